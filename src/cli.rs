@@ -1,0 +1,670 @@
+//! The command line: `poslab table KIND [options] -o FILE` writes any table of the contract.
+//!
+//! Every failure a user can cause ends here as one line on stderr and exit status 2, before
+//! any output file exists.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use ndarray::Ix2;
+
+use crate::encoding::alibi::{Alibi2dParams, AlibiMode, AlibiParams};
+use crate::encoding::binary::BinaryParams;
+use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
+use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
+use crate::encoding::rope::{RopeLayout, RopeParams};
+use crate::encoding::rope2d::AxialParams;
+use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::{self, ParamError};
+use crate::engine::{self, EngineError, TableSpec, ValueKind};
+use crate::export::{self, AtomicFile, OutputFormat, RealDtype};
+use crate::import;
+
+/// Exact tables of transformer positional encodings.
+#[derive(Debug, Parser)]
+#[command(
+    name = "poslab",
+    version,
+    about = "Look inside transformer positional encodings: exact tables of sinusoidal, RoPE, \
+             ALiBi, T5 and 2D vision encodings",
+    long_about = None,
+    allow_negative_numbers = true,
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write one table (an encoding, its angles, biases or indices) to a .npy or .csv file
+    Table(TableArgs),
+}
+
+/// Every table `poslab table` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    /// [seq, dim] sinusoidal encoding (Vaswani or tensor2tensor spacing)
+    Sinusoidal,
+    /// [seq] dot product PE[anchor]·PE[j] of sinusoidal rows
+    DotDecay,
+    /// [seq, seq] dot products PE[i]·PE[j] of sinusoidal rows
+    Similarity,
+    /// [dim/2] RoPE inverse frequencies theta_i = base^(-2i/dim)
+    RopeInvFreq,
+    /// [seq, dim/2] RoPE angles p·theta_i
+    RopeAngles,
+    /// [seq, dim] the --input array rotated by RoPE, row p at position start+p
+    RopeApply,
+    /// [heads] ALiBi slopes, with the reference rule for head counts that are not powers of 2
+    AlibiSlopes,
+    /// [heads, seq, seq] ALiBi biases -m_h|i-j|, causal or symmetric
+    Alibi,
+    /// [heads, P, P] 2D ALiBi biases -m_h·distance between patches (CROMA)
+    #[value(name = "alibi-2d")]
+    Alibi2d,
+    /// [P, P] distance between patch centres (euclidean, manhattan, chebyshev)
+    PatchDistance,
+    /// [P, dim] MAE 2D sin-cos embedding
+    #[value(name = "sincos-2d")]
+    SinCos2d,
+    /// [P, dim/2] axial 2D RoPE angles (rope-vit)
+    #[value(name = "rope-2d-axial")]
+    Rope2dAxial,
+    /// [P, dim/2] mixed 2D RoPE angles from learned --freqs (rope-vit)
+    #[value(name = "rope-2d-mixed")]
+    Rope2dMixed,
+    /// [seq, seq] T5 relative position buckets (int32)
+    #[value(name = "t5-buckets")]
+    T5Buckets,
+    /// [seq, seq] clipped relative distances clip(j-i, -K, K)+K (int32, Shaw et al.)
+    RelativeClip,
+    /// [seq, dim] binary position code, least significant bit first
+    Binary,
+}
+
+/// Options of `poslab table`. Which apply depends on the kind; giving one that does not is an
+/// error rather than something silently ignored.
+#[derive(Debug, Args)]
+#[command(after_long_help = TABLE_NOTES, allow_negative_numbers = true)]
+pub struct TableArgs {
+    /// Which table to write
+    #[arg(value_enum, value_name = "KIND")]
+    pub kind: Kind,
+
+    /// Output file; .npy (NumPy) or .csv, chosen by the extension
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Number of positions, 1 to 1073741824 (required by sequence tables)
+    #[arg(long, value_name = "N")]
+    pub seq: Option<i64>,
+
+    /// Embedding or head dimension: even for sin/cos pairs and RoPE, a multiple of 4 for 2D
+    /// tables, 1 to 1048576 bits for binary (required where used)
+    #[arg(long, value_name = "D")]
+    pub dim: Option<i64>,
+
+    /// Frequency base, a finite number greater than 1
+    #[arg(long, value_name = "B", default_value_t = 10_000.0)]
+    pub base: f64,
+
+    /// First position: rows are positions start, start+1, ..., start+seq-1 (0 to 2^53-1-seq)
+    #[arg(long, value_name = "P", default_value_t = 0)]
+    pub start: i64,
+
+    /// Sinusoidal: interleaved (sin, cos per pair) or split (all sin, then all cos).
+    /// rope-apply: interleaved pairs (2i, 2i+1) as Llama, or half pairs (i, i+dim/2) as HF
+    #[arg(long, value_enum, value_name = "LAYOUT", default_value_t = LayoutArg::Interleaved)]
+    pub layout: LayoutArg,
+
+    /// Frequency spacing: vaswani base^(-2i/dim) or t2t base^(-i/max(dim/2-1, 1))
+    #[arg(long, value_enum, value_name = "SPACING", default_value_t = Spacing::Vaswani)]
+    pub spacing: Spacing,
+
+    /// dot-decay: the row whose dot product with every row is taken, 0 to seq-1
+    #[arg(long, value_name = "ROW", default_value_t = 0)]
+    pub anchor: i64,
+
+    /// rope-apply: a [seq, dim] <f4 or <f8 .npy array to rotate
+    #[arg(long, value_name = "X.npy")]
+    pub input: Option<PathBuf>,
+
+    /// Number of attention heads, 1 to 65536 (required by ALiBi tables)
+    #[arg(long, value_name = "H")]
+    pub heads: Option<i64>,
+
+    /// ALiBi: causal masks keys after the query with -inf; symmetric biases both directions
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = AlibiMode::Causal)]
+    pub mode: AlibiMode,
+
+    /// Write only this head's [seq, seq] or [P, P] slice of an ALiBi table, 0 to heads-1
+    /// (needed for .csv, which holds 2-D tables)
+    #[arg(long, value_name = "H")]
+    pub head: Option<i64>,
+
+    /// Rows of patches, 1 to 65536 (required by 2D tables)
+    #[arg(long, value_name = "N")]
+    pub grid_h: Option<i64>,
+
+    /// Columns of patches, 1 to 65536 (required by 2D tables)
+    #[arg(long, value_name = "N")]
+    pub grid_w: Option<i64>,
+
+    /// patch-distance: how the distance between patch centres is measured
+    #[arg(long, value_enum, value_name = "METRIC", default_value_t = DistanceMetric::Euclidean)]
+    pub metric: DistanceMetric,
+
+    /// rope-2d-axial: frequency base, a finite number greater than 1
+    #[arg(long, value_name = "T", default_value_t = 100.0)]
+    pub theta: f64,
+
+    /// rope-2d-mixed: a [2, dim/2] <f4 or <f8 .npy array, row 0 theta_x, row 1 theta_y
+    #[arg(long, value_name = "F.npy")]
+    pub freqs: Option<PathBuf>,
+
+    /// t5-buckets: number of buckets (4 or more when bidirectional, 2 or more otherwise)
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub num_buckets: i64,
+
+    /// t5-buckets: distances from here on share the last bucket; above num-buckets/4
+    /// (bidirectional) or num-buckets/2
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub max_distance: i64,
+
+    /// t5-buckets: true for encoder attention (both directions), false for decoder
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub bidirectional: bool,
+
+    /// relative-clip: the clipping distance K, 0 to 1073741824 (required)
+    #[arg(long, value_name = "K")]
+    pub max_relative: Option<i64>,
+
+    /// Float width of real tables (index tables are always int32 <i4)
+    #[arg(long, value_enum, value_name = "DTYPE", default_value_t = RealDtype::F32)]
+    pub dtype: RealDtype,
+
+    /// Engine that computes the table (the GPU engine is not in this build yet)
+    #[arg(long, value_enum, value_name = "ENGINE", default_value_t = Backend::Cpu)]
+    pub backend: Backend,
+
+    /// Say on stderr which engine ran, the table's shape and how long it took
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+const TABLE_NOTES: &str = "\
+Notes:
+  Positions are start, start+1, ..., start+seq-1. Grids are raster order: patch k sits at
+  column k % grid-w, row k / grid-w. Tables are computed in f64 and written as <f4 unless
+  --dtype f64; t5-buckets and relative-clip are <i4. docs/tables.md gives every formula and
+  the reference implementation each table matches.
+
+  Bad input exits with status 2 and one line on stderr, and writes no file.
+
+Examples:
+  poslab table sinusoidal --seq 2048 --dim 512 -o pe.npy
+  poslab table rope-angles --seq 4096 --dim 128 --base 500000 -o angles.npy --dtype f64
+  poslab table alibi --heads 12 --seq 128 --mode symmetric --head 3 -o head3.csv
+  poslab table sincos-2d --grid-h 14 --grid-w 14 --dim 768 -o mae.npy";
+
+/// Both layout families share `--layout`; each kind accepts its own two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LayoutArg {
+    Interleaved,
+    Split,
+    Half,
+}
+
+/// Engines `--backend` can pick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// The f64 reference engine on the CPU
+    Cpu,
+}
+
+/// A failure to report: one line, and the process's exit status.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub exit_code: i32,
+}
+
+impl CliError {
+    /// Bad input: exit status 2.
+    fn usage(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            exit_code: 2,
+        }
+    }
+
+    /// A failure while working (a write that failed half way): exit status 1.
+    fn runtime(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            exit_code: 1,
+        }
+    }
+}
+
+impl From<ParamError> for CliError {
+    fn from(error: ParamError) -> Self {
+        CliError::usage(error.to_string())
+    }
+}
+
+/// Runs poslab with `args` (the program name first); returns the exit status.
+pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
+    let matches = match Cli::command().try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(error) => return report_clap_error(&error),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => return report_clap_error(&error),
+    };
+    let result = match cli.command {
+        None => {
+            // The desktop app will open here; until then, show what the command line does.
+            let _ = Cli::command().print_help();
+            Ok(())
+        }
+        Some(Command::Table(args)) => {
+            let table_matches = matches
+                .subcommand_matches("table")
+                .expect("clap returned the table subcommand without its matches");
+            write_table(&args, table_matches)
+        }
+    };
+    match result {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("error: {}", error.message);
+            error.exit_code
+        }
+    }
+}
+
+/// Prints help and version as clap does, and any other clap error as a single line.
+fn report_clap_error(error: &clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = error.print();
+            0
+        }
+        _ => {
+            eprintln!("{}", one_line(&error.render().to_string()));
+            2
+        }
+    }
+}
+
+/// Joins clap's multi-line message into one line, leaving out the usage and the help hint.
+fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .take_while(|line| !line.starts_with("Usage:"))
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("For more information"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Which options each kind reads, by clap id (the field name). `output`, `backend` and
+/// `verbose` apply to every kind.
+fn options_of(kind: Kind) -> &'static [&'static str] {
+    const SINUSOIDAL: &[&str] = &["seq", "dim", "base", "start", "layout", "spacing", "dtype"];
+    match kind {
+        Kind::Sinusoidal | Kind::Similarity => SINUSOIDAL,
+        Kind::DotDecay => &[
+            "seq", "dim", "base", "start", "layout", "spacing", "anchor", "dtype",
+        ],
+        Kind::RopeInvFreq => &["dim", "base", "dtype"],
+        Kind::RopeAngles => &["seq", "dim", "base", "start", "dtype"],
+        Kind::RopeApply => &["input", "layout", "base", "start", "dtype"],
+        Kind::AlibiSlopes => &["heads", "dtype"],
+        Kind::Alibi => &["heads", "seq", "start", "mode", "head", "dtype"],
+        Kind::Alibi2d => &["heads", "grid_h", "grid_w", "head", "dtype"],
+        Kind::PatchDistance => &["grid_h", "grid_w", "metric", "dtype"],
+        Kind::SinCos2d => &["grid_h", "grid_w", "dim", "base", "dtype"],
+        Kind::Rope2dAxial => &["grid_h", "grid_w", "dim", "theta", "dtype"],
+        Kind::Rope2dMixed => &["grid_h", "grid_w", "freqs", "dtype"],
+        Kind::T5Buckets => &[
+            "seq",
+            "start",
+            "num_buckets",
+            "max_distance",
+            "bidirectional",
+        ],
+        Kind::RelativeClip => &["seq", "start", "max_relative"],
+        Kind::Binary => &["seq", "dim", "start", "dtype"],
+    }
+}
+
+fn kind_name(kind: Kind) -> String {
+    kind.to_possible_value()
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+fn flag(id: &str) -> String {
+    format!("--{}", id.replace('_', "-"))
+}
+
+/// Refuses an option the kind does not read, naming those it does.
+fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<(), CliError> {
+    const EVERY_KIND: &[&str] = &["kind", "output", "backend", "verbose"];
+    let accepted = options_of(kind);
+    let command = TableArgs::augment_args(clap::Command::new("table"));
+    let given = command
+        .get_arguments()
+        .map(|arg| arg.get_id().as_str())
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
+    for id in given {
+        if EVERY_KIND.contains(&id) || accepted.contains(&id) {
+            continue;
+        }
+        let reason = if id == "dtype" {
+            " (it writes int32 <i4 indices)".to_owned()
+        } else {
+            String::new()
+        };
+        let list: Vec<String> = accepted.iter().map(|id| flag(id)).collect();
+        return Err(CliError::usage(format!(
+            "{} does not apply to {}{reason}; its options are {}",
+            flag(id),
+            kind_name(kind),
+            list.join(" ")
+        )));
+    }
+    Ok(())
+}
+
+/// Reads an integer option that must be present, checking it is not negative.
+fn required(
+    kind: Kind,
+    id: &'static str,
+    value: Option<i64>,
+    meaning: &str,
+) -> Result<usize, CliError> {
+    match value {
+        Some(v) => usize::try_from(v)
+            .map_err(|_| CliError::usage(format!("{} {v} is not allowed: {meaning}", flag(id)))),
+        None => Err(CliError::usage(format!(
+            "{} is required for {}: {meaning}",
+            flag(id),
+            kind_name(kind)
+        ))),
+    }
+}
+
+fn non_negative(id: &'static str, value: i64) -> Result<usize, CliError> {
+    usize::try_from(value).map_err(|_| {
+        CliError::usage(format!(
+            "{} {value} is not allowed: must be 0 or more",
+            flag(id)
+        ))
+    })
+}
+
+/// Reads the arrays named by `--input` or `--freqs`, as 2-D f64 arrays.
+fn read_input_2d(id: &'static str, path: &Path) -> Result<ndarray::Array2<f64>, CliError> {
+    let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
+    let array = import::read_npy_f64(path, max_bytes)
+        .map_err(|e| CliError::usage(format!("{} {e}", flag(id))))?;
+    let shape = array.shape().to_vec();
+    array.into_dimensionality::<Ix2>().map_err(|_| {
+        let expected = if id == "input" {
+            "[seq, dim]"
+        } else {
+            "[2, dim/2]"
+        };
+        CliError::usage(format!(
+            "{} {} has shape {shape:?}; it must be a 2-D array {expected}",
+            flag(id),
+            path.display()
+        ))
+    })
+}
+
+/// Builds the table's specification from the options, checking each as it is read.
+fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
+    let kind = args.kind;
+    let seq = || required(kind, "seq", args.seq, "the number of positions, 1 to 1073741824");
+    let dim = |meaning: &str| required(kind, "dim", args.dim, meaning);
+    let even_dim = || dim("the dimension, even, 2 to 1048576");
+    let dim_of_4 = || dim("the dimension, a multiple of 4, 4 to 1048576");
+    let heads = || required(kind, "heads", args.heads, "the number of heads, 1 to 65536");
+    let start = || non_negative("start", args.start).map(|s| s as u64);
+    let grid = || -> Result<GridParams, CliError> {
+        Ok(GridParams {
+            grid_h: required(kind, "grid_h", args.grid_h, "rows of patches, 1 to 65536")?,
+            grid_w: required(kind, "grid_w", args.grid_w, "columns of patches, 1 to 65536")?,
+        })
+    };
+    let head = || args.head.map(|h| non_negative("head", h)).transpose();
+    let sinusoidal = || -> Result<SinusoidalParams, CliError> {
+        let layout = match args.layout {
+            LayoutArg::Interleaved => SinusoidalLayout::Interleaved,
+            LayoutArg::Split => SinusoidalLayout::Split,
+            LayoutArg::Half => return Err(wrong_layout(kind, "interleaved or split")),
+        };
+        Ok(SinusoidalParams {
+            seq: seq()?,
+            dim: even_dim()?,
+            base: args.base,
+            start: start()?,
+            layout,
+            spacing: args.spacing,
+        })
+    };
+    let spec = match kind {
+        Kind::Sinusoidal => TableSpec::Sinusoidal(sinusoidal()?),
+        Kind::DotDecay => TableSpec::DotDecay {
+            params: sinusoidal()?,
+            anchor: non_negative("anchor", args.anchor)?,
+        },
+        Kind::Similarity => TableSpec::Similarity(sinusoidal()?),
+        Kind::RopeInvFreq => TableSpec::RopeInvFreq {
+            dim: even_dim()?,
+            base: args.base,
+        },
+        Kind::RopeAngles => TableSpec::RopeAngles(RopeParams {
+            seq: seq()?,
+            dim: even_dim()?,
+            base: args.base,
+            start: start()?,
+        }),
+        Kind::RopeApply => {
+            let layout = match args.layout {
+                LayoutArg::Interleaved => RopeLayout::Interleaved,
+                LayoutArg::Half => RopeLayout::Half,
+                LayoutArg::Split => return Err(wrong_layout(kind, "interleaved or half")),
+            };
+            // Check the cheap parameters before reading a possibly large file.
+            encoding::check_base("base", args.base)?;
+            let start = start()?;
+            let path = args.input.as_deref().ok_or_else(|| {
+                CliError::usage("--input is required for rope-apply: a [seq, dim] .npy array")
+            })?;
+            let input = read_input_2d("input", path)?;
+            encoding::rope::check_apply_shape(input.shape()).map_err(|e| {
+                CliError::usage(format!(
+                    "--input {} has shape {}: {}",
+                    path.display(),
+                    e.value,
+                    e.allowed
+                ))
+            })?;
+            TableSpec::RopeApply {
+                input,
+                layout,
+                base: args.base,
+                start,
+            }
+        }
+        Kind::AlibiSlopes => TableSpec::AlibiSlopes { heads: heads()? },
+        Kind::Alibi => TableSpec::Alibi {
+            params: AlibiParams {
+                heads: heads()?,
+                seq: seq()?,
+                mode: args.mode,
+            },
+            head: head()?,
+        },
+        Kind::Alibi2d => TableSpec::Alibi2d {
+            params: Alibi2dParams {
+                heads: heads()?,
+                grid: grid()?,
+            },
+            head: head()?,
+        },
+        Kind::PatchDistance => TableSpec::PatchDistance {
+            grid: grid()?,
+            metric: args.metric,
+        },
+        Kind::SinCos2d => TableSpec::SinCos2d(SinCos2dParams {
+            grid: grid()?,
+            dim: dim_of_4()?,
+            base: args.base,
+        }),
+        Kind::Rope2dAxial => TableSpec::Rope2dAxial(AxialParams {
+            grid: grid()?,
+            dim: dim_of_4()?,
+            theta: args.theta,
+        }),
+        Kind::Rope2dMixed => {
+            let grid = grid()?;
+            grid.validate()?;
+            let path = args.freqs.as_deref().ok_or_else(|| {
+                CliError::usage(
+                    "--freqs is required for rope-2d-mixed: a [2, dim/2] .npy array \
+                     (row 0 theta_x, row 1 theta_y)",
+                )
+            })?;
+            let freqs = read_input_2d("freqs", path)?;
+            encoding::rope2d::check_mixed_freqs_shape(freqs.shape()).map_err(|e| {
+                CliError::usage(format!(
+                    "--freqs {} has shape {}: {}",
+                    path.display(),
+                    e.value,
+                    e.allowed
+                ))
+            })?;
+            TableSpec::Rope2dMixed { grid, freqs }
+        }
+        Kind::T5Buckets => TableSpec::T5Buckets(T5BucketParams {
+            seq: seq()?,
+            num_buckets: non_negative("num_buckets", args.num_buckets)?,
+            max_distance: non_negative("max_distance", args.max_distance)?,
+            bidirectional: args.bidirectional,
+        }),
+        Kind::RelativeClip => TableSpec::RelativeClip(RelativeClipParams {
+            seq: seq()?,
+            max_relative: required(
+                kind,
+                "max_relative",
+                args.max_relative,
+                "the clipping distance K, 0 to 1073741824",
+            )?,
+        }),
+        Kind::Binary => TableSpec::Binary(BinaryParams {
+            seq: seq()?,
+            dim: dim("the number of bits, 1 to 1048576")?,
+            start: start()?,
+        }),
+    };
+    spec.validate()?;
+    Ok(spec)
+}
+
+fn io_problem(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "the folder does not exist".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => error.to_string(),
+    }
+}
+
+fn wrong_layout(kind: Kind, allowed: &str) -> CliError {
+    let given = match kind {
+        Kind::RopeApply => "split",
+        _ => "half",
+    };
+    CliError::usage(format!(
+        "--layout {given} is not allowed for {}: use {allowed}",
+        kind_name(kind)
+    ))
+}
+
+/// `poslab table`: checks everything, computes, writes atomically.
+fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
+    check_options_apply(args.kind, matches)?;
+    let output = args.output.as_path();
+    let format = OutputFormat::from_path(output).ok_or_else(|| {
+        CliError::usage(format!(
+            "--output {}: the file name must end in .npy or .csv",
+            output.display()
+        ))
+    })?;
+    if output.is_dir() {
+        return Err(CliError::usage(format!(
+            "--output {} is a folder; give a file name ending in .npy or .csv",
+            output.display()
+        )));
+    }
+    let spec = table_spec(args)?;
+    let shape = spec
+        .check_fits(engine::available_memory_bytes())
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    if !format.holds_ndim(shape.len()) {
+        let heads = shape[0];
+        return Err(CliError::usage(format!(
+            "--output {}: {} has shape {shape:?} and a .csv holds 1-D or 2-D tables; \
+             pick one head with --head H (0 to {}) or write .npy",
+            output.display(),
+            spec.kind_name(),
+            heads - 1
+        )));
+    }
+    let mut file = AtomicFile::create(output).map_err(|e| {
+        CliError::usage(format!(
+            "--output {}: cannot create a file there ({})",
+            output.display(),
+            io_problem(&e)
+        ))
+    })?;
+
+    let started = Instant::now();
+    let table = engine::cpu::compute(&spec).map_err(|e| match e {
+        EngineError::Param(p) => CliError::from(p),
+        EngineError::Memory(m) => CliError::usage(m.to_string()),
+    })?;
+    let computed = started.elapsed();
+    export::write_table(file.writer(), &table, format, args.dtype)
+        .and_then(|()| file.commit().map_err(export::ExportError::from))
+        .map_err(|e| {
+            CliError::runtime(format!("writing {} failed: {e}", output.display()))
+        })?;
+    if args.verbose {
+        let dtype = match (spec.value_kind(), args.dtype) {
+            (ValueKind::Index, _) => "<i4",
+            (ValueKind::Real, RealDtype::F32) => "<f4",
+            (ValueKind::Real, RealDtype::F64) => "<f8",
+        };
+        eprintln!("engine: cpu (f64 reference, {} threads)", rayon::current_num_threads());
+        eprintln!(
+            "table: {} {shape:?} computed in {:.3} ms, written as {dtype} to {} in {:.3} ms",
+            spec.kind_name(),
+            computed.as_secs_f64() * 1e3,
+            output.display(),
+            (started.elapsed() - computed).as_secs_f64() * 1e3
+        );
+    }
+    Ok(())
+}

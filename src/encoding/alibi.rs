@@ -1,0 +1,180 @@
+//! ALiBi (Press et al. 2022): per-head slopes and the linear distance biases they scale,
+//! in 1D (causal or symmetric) and in 2D between image patches (CROMA).
+
+use ndarray::{Array2, Array3, Axis, Zip};
+
+use super::grid::GridParams;
+use super::{HEADS_RANGE, ParamError, SEQ_RANGE, check_count};
+
+/// Whether a query may look at later keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum AlibiMode {
+    /// Keys after the query are masked with `-inf` (decoder attention).
+    #[default]
+    Causal,
+    /// Both directions get `-m |i - j|` (encoder attention).
+    Symmetric,
+}
+
+/// Parameters of a 1D ALiBi bias table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AlibiParams {
+    pub heads: usize,
+    pub seq: usize,
+    pub mode: AlibiMode,
+}
+
+impl Default for AlibiParams {
+    fn default() -> Self {
+        Self {
+            heads: 8,
+            seq: 64,
+            mode: AlibiMode::Causal,
+        }
+    }
+}
+
+impl AlibiParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check_count("heads", self.heads, HEADS_RANGE)?;
+        check_count("seq", self.seq, SEQ_RANGE)
+    }
+}
+
+/// Parameters of a 2D ALiBi bias table between the patches of a grid.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Alibi2dParams {
+    pub heads: usize,
+    pub grid: GridParams,
+}
+
+impl Default for Alibi2dParams {
+    fn default() -> Self {
+        Self {
+            heads: 8,
+            grid: GridParams::default(),
+        }
+    }
+}
+
+impl Alibi2dParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check_count("heads", self.heads, HEADS_RANGE)?;
+        self.grid.validate()
+    }
+}
+
+/// The head slopes of ofirpress/attention_with_linear_biases `get_slopes`.
+///
+/// For `n` a power of two: `m_h = 2^(-8(h+1)/n)`. Otherwise the slopes of the largest power of
+/// two `c < n`, followed by every other slope of `2c` heads (`2^(-4(2k+1)/c)`), `n - c` of them.
+pub fn slopes(heads: usize) -> Result<Vec<f64>, ParamError> {
+    check_count("heads", heads, HEADS_RANGE)?;
+    Ok(slopes_unchecked(heads))
+}
+
+fn slopes_unchecked(heads: usize) -> Vec<f64> {
+    // Same operations as the reference (start * ratio^i), so f64 results agree to the bit.
+    let power_of_two = |n: usize| -> Vec<f64> {
+        let start = 2f64.powf(-(2f64.powf(-((n as f64).log2() - 3.0))));
+        (0..n).map(|i| start * start.powf(i as f64)).collect()
+    };
+    if heads.is_power_of_two() {
+        return power_of_two(heads);
+    }
+    let closest = 1usize << heads.ilog2();
+    let mut slopes = power_of_two(closest);
+    slopes.extend(
+        slopes_unchecked(2 * closest)
+            .into_iter()
+            .step_by(2)
+            .take(heads - closest),
+    );
+    slopes
+}
+
+/// Bias of one head: `-m |i - j|`, with `-inf` for `j > i` in causal mode.
+pub fn bias_head(params: &AlibiParams, head: usize) -> Result<Array2<f64>, ParamError> {
+    params.validate()?;
+    check_head(head, params.heads)?;
+    let slope = slopes_unchecked(params.heads)[head];
+    let mut bias = Array2::<f64>::zeros((params.seq, params.seq));
+    fill_head(bias.view_mut(), slope, params.mode);
+    Ok(bias)
+}
+
+/// The `[heads, seq, seq]` bias of every head.
+pub fn bias(params: &AlibiParams) -> Result<Array3<f64>, ParamError> {
+    params.validate()?;
+    let slopes = slopes_unchecked(params.heads);
+    let mut bias = Array3::<f64>::zeros((params.heads, params.seq, params.seq));
+    for (head, slope) in bias.axis_iter_mut(Axis(0)).zip(slopes) {
+        fill_head(head, slope, params.mode);
+    }
+    Ok(bias)
+}
+
+fn fill_head(mut bias: ndarray::ArrayViewMut2<f64>, slope: f64, mode: AlibiMode) {
+    Zip::indexed(bias.rows_mut()).par_for_each(|i, mut row| {
+        for (j, value) in row.iter_mut().enumerate() {
+            *value = if mode == AlibiMode::Causal && j > i {
+                f64::NEG_INFINITY
+            } else {
+                negate_distance(slope, i.abs_diff(j) as f64)
+            };
+        }
+    });
+}
+
+/// `-slope * distance`, with `+0` rather than `-0` on the diagonal.
+fn negate_distance(slope: f64, distance: f64) -> f64 {
+    if distance == 0.0 {
+        0.0
+    } else {
+        -slope * distance
+    }
+}
+
+/// Bias of one head between patches: `-m sqrt(dx² + dy²)` (CROMA `get_2dalibi`).
+pub fn bias_2d_head(params: &Alibi2dParams, head: usize) -> Result<Array2<f64>, ParamError> {
+    params.validate()?;
+    check_head(head, params.heads)?;
+    let slope = slopes_unchecked(params.heads)[head];
+    let mut bias = Array2::<f64>::zeros((params.grid.patches(), params.grid.patches()));
+    fill_head_2d(bias.view_mut(), slope, &params.grid);
+    Ok(bias)
+}
+
+/// The `[heads, P, P]` 2D bias of every head.
+pub fn bias_2d(params: &Alibi2dParams) -> Result<Array3<f64>, ParamError> {
+    params.validate()?;
+    let patches = params.grid.patches();
+    let slopes = slopes_unchecked(params.heads);
+    let mut bias = Array3::<f64>::zeros((params.heads, patches, patches));
+    for (head, slope) in bias.axis_iter_mut(Axis(0)).zip(slopes) {
+        fill_head_2d(head, slope, &params.grid);
+    }
+    Ok(bias)
+}
+
+fn fill_head_2d(mut bias: ndarray::ArrayViewMut2<f64>, slope: f64, grid: &GridParams) {
+    Zip::indexed(bias.rows_mut()).par_for_each(|query, mut row| {
+        for (key, value) in row.iter_mut().enumerate() {
+            let distance = grid.distance(query, key, super::grid::DistanceMetric::Euclidean);
+            *value = negate_distance(slope, distance);
+        }
+    });
+}
+
+/// Checks that `head` is one of `heads` (0-based).
+pub fn check_head(head: usize, heads: usize) -> Result<(), ParamError> {
+    if head < heads {
+        Ok(())
+    } else {
+        Err(ParamError::new(
+            "head",
+            head,
+            format!("must be a head of the table, from 0 to {} (heads - 1)", heads - 1),
+        ))
+    }
+}

@@ -1,0 +1,136 @@
+//! Rotary position embedding (RoPE, Su et al. 2021): inverse frequencies, angles, and the
+//! rotation applied to a `[seq, dim]` array in either pairing convention.
+
+use ndarray::{Array1, Array2, ArrayView2, Zip};
+
+use super::{ParamError, check_base, check_count, check_even_dim, check_start};
+
+/// Which dimensions are rotated together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum RopeLayout {
+    /// Pairs `(2i, 2i+1)`: Meta's Llama `apply_rotary_emb`, RoFormer.
+    #[default]
+    Interleaved,
+    /// Pairs `(i, i + dim/2)`: Hugging Face `rotate_half`, GPT-NeoX.
+    Half,
+}
+
+impl RopeLayout {
+    /// The two dimensions that frequency `i` rotates, for an embedding of width `dim`.
+    pub fn pair(self, i: usize, dim: usize) -> (usize, usize) {
+        match self {
+            RopeLayout::Interleaved => (2 * i, 2 * i + 1),
+            RopeLayout::Half => (i, i + dim / 2),
+        }
+    }
+}
+
+/// Parameters of the RoPE frequency tables.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RopeParams {
+    /// Number of positions.
+    pub seq: usize,
+    /// Head dimension, even.
+    pub dim: usize,
+    /// 10000 in RoFormer and Llama 2, 500000 in Llama 3.
+    pub base: f64,
+    /// First position.
+    pub start: u64,
+}
+
+impl Default for RopeParams {
+    fn default() -> Self {
+        Self {
+            seq: 128,
+            dim: 128,
+            base: 10_000.0,
+            start: 0,
+        }
+    }
+}
+
+impl RopeParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check_count("seq", self.seq, super::SEQ_RANGE)?;
+        check_even_dim("dim", self.dim)?;
+        check_base("base", self.base)?;
+        check_start(self.start, self.seq)
+    }
+}
+
+/// `theta_i = 1 / base^(2i/dim)` for `i < dim/2`, as Hugging Face
+/// `_compute_default_rope_parameters` and Llama's `precompute_freqs_cis` write it.
+pub fn inv_freq(dim: usize, base: f64) -> Result<Array1<f64>, ParamError> {
+    check_even_dim("dim", dim)?;
+    check_base("base", base)?;
+    Ok(Array1::from_shape_fn(dim / 2, |i| {
+        1.0 / base.powf((2 * i) as f64 / dim as f64)
+    }))
+}
+
+/// The `[seq, dim/2]` angles `p * theta_i` for positions `start .. start + seq`.
+pub fn angles(params: &RopeParams) -> Result<Array2<f64>, ParamError> {
+    params.validate()?;
+    let theta = inv_freq(params.dim, params.base)?;
+    let mut angles = Array2::<f64>::zeros((params.seq, params.dim / 2));
+    Zip::indexed(angles.rows_mut()).par_for_each(|row, mut out| {
+        let position = (params.start + row as u64) as f64;
+        out.iter_mut()
+            .zip(&theta)
+            .for_each(|(angle, &t)| *angle = position * t);
+    });
+    Ok(angles)
+}
+
+/// Rotates row `r` of `input` (`[seq, dim]`) by position `start + r`.
+///
+/// Each pair `(a, b)` of `layout` becomes `(a cos - b sin, a sin + b cos)` with angle
+/// `p * theta_i`: the complex product of Llama, and `x cos + rotate_half(x) sin` of Hugging Face.
+pub fn apply(
+    input: ArrayView2<f64>,
+    layout: RopeLayout,
+    base: f64,
+    start: u64,
+) -> Result<Array2<f64>, ParamError> {
+    let (seq, dim) = input.dim();
+    let params = RopeParams {
+        seq,
+        dim,
+        base,
+        start,
+    };
+    params.validate()?;
+    let theta = inv_freq(dim, base)?;
+    let mut output = Array2::<f64>::zeros((seq, dim));
+    Zip::indexed(output.rows_mut())
+        .and(input.rows())
+        .par_for_each(|row, mut out, x| {
+            let position = (start + row as u64) as f64;
+            for (i, &t) in theta.iter().enumerate() {
+                let (sin, cos) = (position * t).sin_cos();
+                let (a, b) = layout.pair(i, dim);
+                out[a] = x[a] * cos - x[b] * sin;
+                out[b] = x[a] * sin + x[b] * cos;
+            }
+        });
+    Ok(output)
+}
+
+/// Checks the shape of an array handed to [`apply`].
+pub fn check_apply_shape(shape: &[usize]) -> Result<(), ParamError> {
+    let shape_text = format!("{shape:?}");
+    match shape {
+        [seq, dim] => {
+            check_count("seq", *seq, super::SEQ_RANGE)
+                .map_err(|e| ParamError::new("input", &shape_text, e.allowed))?;
+            check_even_dim("dim", *dim).map_err(|e| {
+                ParamError::new("input", &shape_text, format!("its last axis {}", e.allowed))
+            })
+        }
+        _ => Err(ParamError::new(
+            "input",
+            shape_text,
+            "must be a 2-D array [seq, dim] with dim even",
+        )),
+    }
+}

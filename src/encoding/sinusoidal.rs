@@ -1,0 +1,161 @@
+//! Fixed sinusoidal encodings (Vaswani et al. 2017; tensor2tensor's `get_timing_signal_1d`),
+//! and the dot products between their rows.
+
+use ndarray::{Array1, Array2, Zip};
+use rayon::prelude::*;
+
+use super::{ParamError, check_count, check_even_dim, check_start};
+
+/// Where the sine and cosine of one frequency sit in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SinusoidalLayout {
+    /// `[p, 2i] = sin`, `[p, 2i+1] = cos` (Vaswani et al., the annotated transformer).
+    #[default]
+    Interleaved,
+    /// `[p, i] = sin`, `[p, dim/2 + i] = cos` (tensor2tensor, fairseq).
+    Split,
+}
+
+/// How the frequencies are spaced between 1 and `1/base`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Spacing {
+    /// `w_i = base^(-2i/dim)`: the last frequency stops short of `1/base`.
+    #[default]
+    Vaswani,
+    /// `w_i = base^(-i/max(dim/2-1, 1))`: the last frequency is exactly `1/base`.
+    T2t,
+}
+
+/// Parameters of a sinusoidal table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SinusoidalParams {
+    /// Number of positions (rows).
+    pub seq: usize,
+    /// Embedding width (columns), even.
+    pub dim: usize,
+    /// Wavelength scale; 10000 in the original transformer.
+    pub base: f64,
+    /// First position.
+    pub start: u64,
+    pub layout: SinusoidalLayout,
+    pub spacing: Spacing,
+}
+
+impl Default for SinusoidalParams {
+    fn default() -> Self {
+        Self {
+            seq: 128,
+            dim: 512,
+            base: 10_000.0,
+            start: 0,
+            layout: SinusoidalLayout::Interleaved,
+            spacing: Spacing::Vaswani,
+        }
+    }
+}
+
+impl SinusoidalParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check_count("seq", self.seq, super::SEQ_RANGE)?;
+        check_even_dim("dim", self.dim)?;
+        super::check_base("base", self.base)?;
+        check_start(self.start, self.seq)
+    }
+
+    /// The `dim / 2` angular frequencies `w_i`, in radians per position.
+    pub fn frequencies(&self) -> Array1<f64> {
+        let pairs = self.dim / 2;
+        match self.spacing {
+            Spacing::Vaswani => Array1::from_shape_fn(pairs, |i| {
+                self.base.powf(-((2 * i) as f64) / self.dim as f64)
+            }),
+            Spacing::T2t => {
+                // tensor2tensor: exp(-i * log(max/min) / max(n - 1, 1)) with min = 1, max = base.
+                let increment = self.base.ln() / (pairs.saturating_sub(1).max(1)) as f64;
+                Array1::from_shape_fn(pairs, |i| (-(i as f64) * increment).exp())
+            }
+        }
+    }
+
+    fn sin_column(&self, i: usize) -> usize {
+        match self.layout {
+            SinusoidalLayout::Interleaved => 2 * i,
+            SinusoidalLayout::Split => i,
+        }
+    }
+
+    fn cos_column(&self, i: usize) -> usize {
+        match self.layout {
+            SinusoidalLayout::Interleaved => 2 * i + 1,
+            SinusoidalLayout::Split => self.dim / 2 + i,
+        }
+    }
+}
+
+/// The `[seq, dim]` table: row `r` encodes position `start + r`.
+pub fn table(params: &SinusoidalParams) -> Result<Array2<f64>, ParamError> {
+    params.validate()?;
+    let freqs = params.frequencies();
+    let mut table = Array2::<f64>::zeros((params.seq, params.dim));
+    Zip::indexed(table.rows_mut()).par_for_each(|row, mut out| {
+        let position = (params.start + row as u64) as f64;
+        for (i, &w) in freqs.iter().enumerate() {
+            let (sin, cos) = (position * w).sin_cos();
+            out[params.sin_column(i)] = sin;
+            out[params.cos_column(i)] = cos;
+        }
+    });
+    Ok(table)
+}
+
+/// `PE[p] · PE[p + k]` for a position offset `k`: `Σ_i cos(k w_i)`.
+///
+/// Because `sin a sin b + cos a cos b = cos(a - b)`, the product depends only on the offset;
+/// evaluating it this way is exact where summing row products loses digits to rounding.
+pub fn dot_at_offset(freqs: &Array1<f64>, offset: f64) -> f64 {
+    freqs.iter().map(|&w| (offset * w).cos()).sum()
+}
+
+/// `PE[anchor] · PE[j]` for every row `j`; `anchor` is a row index (0-based).
+pub fn dot_decay(params: &SinusoidalParams, anchor: usize) -> Result<Array1<f64>, ParamError> {
+    params.validate()?;
+    check_anchor(anchor, params.seq)?;
+    let freqs = params.frequencies();
+    let mut decay = Array1::<f64>::zeros(params.seq);
+    Zip::indexed(&mut decay).par_for_each(|row, out| {
+        *out = dot_at_offset(&freqs, row as f64 - anchor as f64);
+    });
+    Ok(decay)
+}
+
+/// The `[seq, seq]` matrix `PE[i] · PE[j]` (a Toeplitz matrix: it depends on `j - i` only).
+pub fn similarity(params: &SinusoidalParams) -> Result<Array2<f64>, ParamError> {
+    params.validate()?;
+    let freqs = params.frequencies();
+    let seq = params.seq;
+    // One value per offset -(seq-1) ..= seq-1, then a fill: O(seq·dim + seq²), not O(seq²·dim).
+    let by_offset: Vec<f64> = (0..2 * seq - 1)
+        .into_par_iter()
+        .map(|k| dot_at_offset(&freqs, k as f64 - (seq - 1) as f64))
+        .collect();
+    let mut matrix = Array2::<f64>::zeros((seq, seq));
+    Zip::indexed(matrix.rows_mut()).par_for_each(|i, mut out| {
+        for (j, value) in out.iter_mut().enumerate() {
+            *value = by_offset[j + seq - 1 - i];
+        }
+    });
+    Ok(matrix)
+}
+
+/// Checks that a dot-decay anchor names a row of the table.
+pub fn check_anchor(anchor: usize, seq: usize) -> Result<(), ParamError> {
+    if anchor < seq {
+        Ok(())
+    } else {
+        Err(ParamError::new(
+            "anchor",
+            anchor,
+            format!("must be a row of the table, from 0 to {} (seq - 1)", seq - 1),
+        ))
+    }
+}

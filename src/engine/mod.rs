@@ -1,0 +1,241 @@
+//! Engines turn a [`TableSpec`] (what to compute) into a [`Table`] (the numbers).
+//!
+//! The CPU engine in [`cpu`] is the f64 oracle that every other engine is tested against.
+
+pub mod cpu;
+mod memory;
+
+use ndarray::{Array2, ArrayD};
+
+use crate::encoding::alibi::{Alibi2dParams, AlibiParams};
+use crate::encoding::binary::BinaryParams;
+use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
+use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
+use crate::encoding::rope::{RopeLayout, RopeParams};
+use crate::encoding::rope2d::AxialParams;
+use crate::encoding::sinusoidal::SinusoidalParams;
+use crate::encoding::{self, ParamError};
+
+pub use memory::{MemoryError, available_memory_bytes};
+
+/// One table of the contract, with everything needed to compute it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableSpec {
+    Sinusoidal(SinusoidalParams),
+    DotDecay {
+        params: SinusoidalParams,
+        anchor: usize,
+    },
+    Similarity(SinusoidalParams),
+    RopeInvFreq {
+        dim: usize,
+        base: f64,
+    },
+    RopeAngles(RopeParams),
+    RopeApply {
+        input: Array2<f64>,
+        layout: RopeLayout,
+        base: f64,
+        start: u64,
+    },
+    AlibiSlopes {
+        heads: usize,
+    },
+    /// `head: Some(h)` asks for that head's `[seq, seq]` slice only.
+    Alibi {
+        params: AlibiParams,
+        head: Option<usize>,
+    },
+    Alibi2d {
+        params: Alibi2dParams,
+        head: Option<usize>,
+    },
+    PatchDistance {
+        grid: GridParams,
+        metric: DistanceMetric,
+    },
+    SinCos2d(SinCos2dParams),
+    Rope2dAxial(AxialParams),
+    /// `freqs` is `[2, n]`: row 0 `theta_x`, row 1 `theta_y`.
+    Rope2dMixed {
+        grid: GridParams,
+        freqs: Array2<f64>,
+    },
+    T5Buckets(T5BucketParams),
+    RelativeClip(RelativeClipParams),
+    Binary(BinaryParams),
+}
+
+/// What kind of numbers a table holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// Real values, written as `<f4` or `<f8`.
+    Real,
+    /// Indices, written as `<i4`.
+    Index,
+}
+
+impl TableSpec {
+    /// Checks every parameter; the shape and the computation rely on it.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        match self {
+            TableSpec::Sinusoidal(p) | TableSpec::Similarity(p) => p.validate(),
+            TableSpec::DotDecay { params, anchor } => {
+                params.validate()?;
+                encoding::sinusoidal::check_anchor(*anchor, params.seq)
+            }
+            TableSpec::RopeInvFreq { dim, base } => {
+                encoding::check_even_dim("dim", *dim)?;
+                encoding::check_base("base", *base)
+            }
+            TableSpec::RopeAngles(p) => p.validate(),
+            TableSpec::RopeApply {
+                input, base, start, ..
+            } => {
+                encoding::rope::check_apply_shape(input.shape())?;
+                RopeParams {
+                    seq: input.nrows(),
+                    dim: input.ncols(),
+                    base: *base,
+                    start: *start,
+                }
+                .validate()
+            }
+            TableSpec::AlibiSlopes { heads } => {
+                encoding::check_count("heads", *heads, encoding::HEADS_RANGE)
+            }
+            TableSpec::Alibi { params, head } => {
+                params.validate()?;
+                check_optional_head(*head, params.heads)
+            }
+            TableSpec::Alibi2d { params, head } => {
+                params.validate()?;
+                check_optional_head(*head, params.heads)
+            }
+            TableSpec::PatchDistance { grid, .. } => grid.validate(),
+            TableSpec::SinCos2d(p) => p.validate(),
+            TableSpec::Rope2dAxial(p) => p.validate(),
+            TableSpec::Rope2dMixed { grid, freqs } => {
+                grid.validate()?;
+                encoding::rope2d::check_mixed_freqs_shape(freqs.shape())
+            }
+            TableSpec::T5Buckets(p) => p.validate(),
+            TableSpec::RelativeClip(p) => p.validate(),
+            TableSpec::Binary(p) => p.validate(),
+        }
+    }
+
+    /// The name of the kind, as `poslab table` spells it.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            TableSpec::Sinusoidal(_) => "sinusoidal",
+            TableSpec::DotDecay { .. } => "dot-decay",
+            TableSpec::Similarity(_) => "similarity",
+            TableSpec::RopeInvFreq { .. } => "rope-inv-freq",
+            TableSpec::RopeAngles(_) => "rope-angles",
+            TableSpec::RopeApply { .. } => "rope-apply",
+            TableSpec::AlibiSlopes { .. } => "alibi-slopes",
+            TableSpec::Alibi { .. } => "alibi",
+            TableSpec::Alibi2d { .. } => "alibi-2d",
+            TableSpec::PatchDistance { .. } => "patch-distance",
+            TableSpec::SinCos2d(_) => "sincos-2d",
+            TableSpec::Rope2dAxial(_) => "rope-2d-axial",
+            TableSpec::Rope2dMixed { .. } => "rope-2d-mixed",
+            TableSpec::T5Buckets(_) => "t5-buckets",
+            TableSpec::RelativeClip(_) => "relative-clip",
+            TableSpec::Binary(_) => "binary",
+        }
+    }
+
+    pub fn value_kind(&self) -> ValueKind {
+        match self {
+            TableSpec::T5Buckets(_) | TableSpec::RelativeClip(_) => ValueKind::Index,
+            _ => ValueKind::Real,
+        }
+    }
+
+    /// The options that set the table's size, for messages about tables too large.
+    pub fn size_options(&self) -> &'static str {
+        match self {
+            TableSpec::Sinusoidal(_)
+            | TableSpec::RopeAngles(_)
+            | TableSpec::Binary(_)
+            | TableSpec::DotDecay { .. } => "--seq or --dim",
+            TableSpec::Similarity(_) | TableSpec::T5Buckets(_) | TableSpec::RelativeClip(_) => {
+                "--seq"
+            }
+            TableSpec::RopeInvFreq { .. } => "--dim",
+            TableSpec::RopeApply { .. } => "the --input array",
+            TableSpec::AlibiSlopes { .. } => "--heads",
+            TableSpec::Alibi { .. } => "--seq or --heads (or pick one with --head)",
+            TableSpec::Alibi2d { .. } => "--grid-h, --grid-w or --heads (or pick one with --head)",
+            TableSpec::PatchDistance { .. } => "--grid-h or --grid-w",
+            TableSpec::SinCos2d(_) | TableSpec::Rope2dAxial(_) => "--grid-h, --grid-w or --dim",
+            TableSpec::Rope2dMixed { .. } => "--grid-h, --grid-w or the --freqs array",
+        }
+    }
+
+    /// The shape of the table, or `None` when its element count overflows `usize`.
+    /// Call on a validated spec.
+    pub fn shape(&self) -> Option<Vec<usize>> {
+        let square = |n: usize| Some(vec![n, n]);
+        let patches = |g: &GridParams| g.grid_h.checked_mul(g.grid_w);
+        let heads_then_square = |heads: usize, n: usize, head: Option<usize>| match head {
+            Some(_) => Some(vec![n, n]),
+            None => Some(vec![heads, n, n]),
+        };
+        let shape = match self {
+            TableSpec::Sinusoidal(p) => Some(vec![p.seq, p.dim]),
+            TableSpec::DotDecay { params, .. } => Some(vec![params.seq]),
+            TableSpec::Similarity(p) => square(p.seq),
+            TableSpec::RopeInvFreq { dim, .. } => Some(vec![dim / 2]),
+            TableSpec::RopeAngles(p) => Some(vec![p.seq, p.dim / 2]),
+            TableSpec::RopeApply { input, .. } => Some(input.shape().to_vec()),
+            TableSpec::AlibiSlopes { heads } => Some(vec![*heads]),
+            TableSpec::Alibi { params, head } => heads_then_square(params.heads, params.seq, *head),
+            TableSpec::Alibi2d { params, head } => {
+                heads_then_square(params.heads, patches(&params.grid)?, *head)
+            }
+            TableSpec::PatchDistance { grid, .. } => square(patches(grid)?),
+            TableSpec::SinCos2d(p) => Some(vec![patches(&p.grid)?, p.dim]),
+            TableSpec::Rope2dAxial(p) => Some(vec![patches(&p.grid)?, p.dim / 2]),
+            TableSpec::Rope2dMixed { grid, freqs } => Some(vec![patches(grid)?, freqs.ncols()]),
+            TableSpec::T5Buckets(p) => square(p.seq),
+            TableSpec::RelativeClip(p) => square(p.seq),
+            TableSpec::Binary(p) => Some(vec![p.seq, p.dim]),
+        }?;
+        shape
+            .iter()
+            .try_fold(1usize, |n, &axis| n.checked_mul(axis))
+            .map(|_| shape)
+    }
+}
+
+fn check_optional_head(head: Option<usize>, heads: usize) -> Result<(), ParamError> {
+    head.map_or(Ok(()), |h| encoding::alibi::check_head(h, heads))
+}
+
+/// A computed table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Table {
+    Real(ArrayD<f64>),
+    Index(ArrayD<i32>),
+}
+
+impl Table {
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            Table::Real(a) => a.shape(),
+            Table::Index(a) => a.shape(),
+        }
+    }
+}
+
+/// Why an engine did not produce a table.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+}

@@ -1,0 +1,85 @@
+//! Writing tables to files: `.npy` and `.csv`, always through a temporary file that is
+//! renamed into place only when complete, so no half-written file is ever left behind.
+
+mod atomic;
+mod csv;
+mod npy;
+
+use std::io::Write;
+use std::path::Path;
+
+pub use atomic::AtomicFile;
+
+use crate::engine::Table;
+
+/// File formats a table can be written in, chosen by the output's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Npy,
+    Csv,
+}
+
+impl OutputFormat {
+    /// The format named by `path`'s extension, if poslab writes it.
+    pub fn from_path(path: &Path) -> Option<Self> {
+        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        match extension.as_str() {
+            "npy" => Some(Self::Npy),
+            "csv" => Some(Self::Csv),
+            _ => None,
+        }
+    }
+
+    /// Whether a table with `ndim` axes can be written in this format.
+    pub fn holds_ndim(self, ndim: usize) -> bool {
+        match self {
+            Self::Npy => true,
+            Self::Csv => ndim <= 2,
+        }
+    }
+}
+
+/// The float width of real tables; index tables are always `<i4`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum RealDtype {
+    /// `<f4`: what models store, and half the size.
+    #[default]
+    F32,
+    /// `<f8`: every digit of the f64 engine.
+    F64,
+}
+
+/// Why a table could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("a .csv file holds 1-D or 2-D tables; this one has shape {0:?}")]
+    CsvNeeds2d(Vec<usize>),
+}
+
+/// Writes `table` in `format` to `writer`.
+pub fn write_table(
+    writer: &mut impl Write,
+    table: &Table,
+    format: OutputFormat,
+    dtype: RealDtype,
+) -> Result<(), ExportError> {
+    match format {
+        OutputFormat::Npy => npy::write(writer, table, dtype),
+        OutputFormat::Csv => csv::write(writer, table, dtype),
+    }
+}
+
+/// Writes `table` to `path` atomically.
+pub fn write_table_to_path(
+    path: &Path,
+    table: &Table,
+    format: OutputFormat,
+    dtype: RealDtype,
+) -> Result<(), ExportError> {
+    let mut file = AtomicFile::create(path)?;
+    write_table(file.writer(), table, format, dtype)?;
+    file.commit()?;
+    Ok(())
+}

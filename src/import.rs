@@ -1,0 +1,164 @@
+//! Reading the `.npy` arrays that some tables take as input (`--input`, `--freqs`).
+//!
+//! The whole file is read and checked before any array is allocated from what its header
+//! claims, so a truncated or hostile file gets a message, never a crash or a huge allocation.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use ndarray::{ArrayD, IxDyn, ShapeBuilder};
+use ndarray_npy::npy::header::{Header, Layout};
+
+/// Headers this large are not tables (NumPy itself refuses headers over 10 kB by default).
+const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// Why an input array could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {problem}")]
+pub struct ImportError {
+    pub path: PathBuf,
+    pub problem: String,
+}
+
+fn problem(path: &Path, problem: impl Into<String>) -> ImportError {
+    ImportError {
+        path: path.to_owned(),
+        problem: problem.into(),
+    }
+}
+
+/// Reads a `<f4` or `<f8` (or big-endian) `.npy` array as f64, refusing NaN and infinities.
+pub fn read_npy_f64(path: &Path, max_bytes: u64) -> Result<ArrayD<f64>, ImportError> {
+    let mut file = std::fs::File::open(path).map_err(|e| problem(path, io_text(&e)))?;
+    let size = file
+        .metadata()
+        .map_err(|e| problem(path, io_text(&e)))?
+        .len();
+    if size > max_bytes {
+        return Err(problem(
+            path,
+            format!("is {size} bytes, more than the {max_bytes} bytes of memory available"),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.read_to_end(&mut bytes)
+        .map_err(|e| problem(path, io_text(&e)))?;
+    parse_npy_f64(&bytes).map_err(|p| problem(path, p))
+}
+
+/// Parses the bytes of a `.npy` file holding floats.
+pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
+    check_header_length(bytes)?;
+    let mut rest = bytes;
+    let header = Header::from_reader(&mut rest)
+        .map_err(|e| format!("not a valid .npy file ({e})"))?;
+    let descriptor = header.type_descriptor.to_string();
+    let descriptor = descriptor.trim_matches('\'');
+    let (width, little_endian) = match descriptor {
+        "<f4" | "=f4" | "f4" => (4, true),
+        "<f8" | "=f8" | "f8" => (8, true),
+        ">f4" => (4, false),
+        ">f8" => (8, false),
+        other => {
+            return Err(format!(
+                "holds {other} values; poslab reads float arrays, <f4 or <f8"
+            ));
+        }
+    };
+    let elements = header
+        .shape
+        .iter()
+        .try_fold(1usize, |n, &axis| n.checked_mul(axis))
+        .and_then(|n| n.checked_mul(width))
+        .ok_or_else(|| format!("header claims shape {:?}, too large to be real", header.shape))?;
+    if rest.len() < elements {
+        return Err(format!(
+            "is truncated: shape {:?} of {descriptor} needs {elements} data bytes, the file has {}",
+            header.shape,
+            rest.len()
+        ));
+    }
+    if rest.len() > elements {
+        return Err(format!(
+            "has {} bytes after the data that shape {:?} of {descriptor} describes",
+            rest.len() - elements,
+            header.shape
+        ));
+    }
+    let values: Vec<f64> = if width == 4 {
+        rest.chunks_exact(4)
+            .map(|c| {
+                let b = [c[0], c[1], c[2], c[3]];
+                f64::from(if little_endian {
+                    f32::from_le_bytes(b)
+                } else {
+                    f32::from_be_bytes(b)
+                })
+            })
+            .collect()
+    } else {
+        rest.chunks_exact(8)
+            .map(|c| {
+                let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
+                if little_endian {
+                    f64::from_le_bytes(b)
+                } else {
+                    f64::from_be_bytes(b)
+                }
+            })
+            .collect()
+    };
+    if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+        return Err(format!(
+            "holds {} at flat index {index}; values must be finite",
+            values[index]
+        ));
+    }
+    let shape = IxDyn(&header.shape);
+    let array = match header.layout {
+        Layout::Standard => ArrayD::from_shape_vec(shape, values),
+        Layout::Fortran => ArrayD::from_shape_vec(shape.f(), values),
+    };
+    array.map_err(|e| format!("shape {:?} does not match its data ({e})", header.shape))
+}
+
+/// Refuses a header longer than the file or absurdly long, before anything is allocated for it.
+fn check_header_length(bytes: &[u8]) -> Result<(), String> {
+    const MAGIC: &[u8] = b"\x93NUMPY";
+    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+        return Err("not a .npy file (no \\x93NUMPY magic string at the start)".to_owned());
+    }
+    let (length, prefix) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        major => {
+            return Err(format!(
+                "uses .npy format version {major}.{}, which poslab does not read (1.0 to 3.0)",
+                bytes[7]
+            ));
+        }
+    };
+    if length > MAX_HEADER_BYTES {
+        return Err(format!(
+            "has a header of {length} bytes, more than the {MAX_HEADER_BYTES} a table needs"
+        ));
+    }
+    if prefix + length > bytes.len() {
+        return Err(format!(
+            "is truncated: its header claims {length} bytes, the file has {}",
+            bytes.len() - prefix
+        ));
+    }
+    Ok(())
+}
+
+fn io_text(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => error.to_string(),
+    }
+}

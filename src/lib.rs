@@ -1,0 +1,11 @@
+//! poslab: exact tables of transformer positional encodings.
+//!
+//! Data flows one way: parameters ([`encoding`]) → an engine ([`engine`]) → a table →
+//! a file ([`export`]). The command line in [`cli`] drives that flow; [`import`] reads the
+//! arrays some tables take as input.
+
+pub mod cli;
+pub mod encoding;
+pub mod engine;
+pub mod export;
+pub mod import;
