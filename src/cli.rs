@@ -435,7 +435,14 @@ fn read_input_2d(id: &'static str, path: &Path) -> Result<ndarray::Array2<f64>, 
 /// Builds the table's specification from the options, checking each as it is read.
 fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     let kind = args.kind;
-    let seq = || required(kind, "seq", args.seq, "the number of positions, 1 to 1073741824");
+    let seq = || {
+        required(
+            kind,
+            "seq",
+            args.seq,
+            "the number of positions, 1 to 1073741824",
+        )
+    };
     let dim = |meaning: &str| required(kind, "dim", args.dim, meaning);
     let even_dim = || dim("the dimension, even, 2 to 1048576");
     let dim_of_4 = || dim("the dimension, a multiple of 4, 4 to 1048576");
@@ -444,7 +451,12 @@ fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     let grid = || -> Result<GridParams, CliError> {
         Ok(GridParams {
             grid_h: required(kind, "grid_h", args.grid_h, "rows of patches, 1 to 65536")?,
-            grid_w: required(kind, "grid_w", args.grid_w, "columns of patches, 1 to 65536")?,
+            grid_w: required(
+                kind,
+                "grid_w",
+                args.grid_w,
+                "columns of patches, 1 to 65536",
+            )?,
         })
     };
     let head = || args.head.map(|h| non_negative("head", h)).transpose();
@@ -648,16 +660,17 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     let computed = started.elapsed();
     export::write_table(file.writer(), &table, format, args.dtype)
         .and_then(|()| file.commit().map_err(export::ExportError::from))
-        .map_err(|e| {
-            CliError::runtime(format!("writing {} failed: {e}", output.display()))
-        })?;
+        .map_err(|e| CliError::runtime(format!("writing {} failed: {e}", output.display())))?;
     if args.verbose {
         let dtype = match (spec.value_kind(), args.dtype) {
             (ValueKind::Index, _) => "<i4",
             (ValueKind::Real, RealDtype::F32) => "<f4",
             (ValueKind::Real, RealDtype::F64) => "<f8",
         };
-        eprintln!("engine: cpu (f64 reference, {} threads)", rayon::current_num_threads());
+        eprintln!(
+            "engine: cpu (f64 reference, {} threads)",
+            rayon::current_num_threads()
+        );
         eprintln!(
             "table: {} {shape:?} computed in {:.3} ms, written as {dtype} to {} in {:.3} ms",
             spec.kind_name(),

@@ -50,8 +50,8 @@ pub fn read_npy_f64(path: &Path, max_bytes: u64) -> Result<ArrayD<f64>, ImportEr
 pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
     check_header_length(bytes)?;
     let mut rest = bytes;
-    let header = Header::from_reader(&mut rest)
-        .map_err(|e| format!("not a valid .npy file ({e})"))?;
+    let header =
+        Header::from_reader(&mut rest).map_err(|e| format!("not a valid .npy file ({e})"))?;
     let descriptor = header.type_descriptor.to_string();
     let descriptor = descriptor.trim_matches('\'');
     let (width, little_endian) = match descriptor {
@@ -70,7 +70,12 @@ pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
         .iter()
         .try_fold(1usize, |n, &axis| n.checked_mul(axis))
         .and_then(|n| n.checked_mul(width))
-        .ok_or_else(|| format!("header claims shape {:?}, too large to be real", header.shape))?;
+        .ok_or_else(|| {
+            format!(
+                "header claims shape {:?}, too large to be real",
+                header.shape
+            )
+        })?;
     if rest.len() < elements {
         return Err(format!(
             "is truncated: shape {:?} of {descriptor} needs {elements} data bytes, the file has {}",

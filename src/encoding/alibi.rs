@@ -174,7 +174,10 @@ pub fn check_head(head: usize, heads: usize) -> Result<(), ParamError> {
         Err(ParamError::new(
             "head",
             head,
-            format!("must be a head of the table, from 0 to {} (heads - 1)", heads - 1),
+            format!(
+                "must be a head of the table, from 0 to {} (heads - 1)",
+                heads - 1
+            ),
         ))
     }
 }

@@ -40,7 +40,11 @@ impl T5BucketParams {
                 format!(
                     "{} ({} needs at least {min_buckets} so that some buckets are exact)",
                     e.allowed,
-                    if self.bidirectional { "bidirectional" } else { "unidirectional" }
+                    if self.bidirectional {
+                        "bidirectional"
+                    } else {
+                        "unidirectional"
+                    }
                 ),
             )
         })?;

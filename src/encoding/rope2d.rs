@@ -78,7 +78,11 @@ pub fn mixed_angles(grid: &GridParams, freqs: ArrayView2<f64>) -> Result<Array2<
 pub fn check_mixed_freqs_shape(shape: &[usize]) -> Result<(), ParamError> {
     match shape {
         [2, n] => check_count("freqs", *n, super::DIM_RANGE).map_err(|e| {
-            ParamError::new("freqs", format!("{shape:?}"), format!("its second axis {}", e.allowed))
+            ParamError::new(
+                "freqs",
+                format!("{shape:?}"),
+                format!("its second axis {}", e.allowed),
+            )
         }),
         _ => Err(ParamError::new(
             "freqs",

@@ -51,4 +51,3 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, crate::encoding::ParamEr
         TableSpec::Binary(p) => real(binary::table(p)?.into_dyn()),
     })
 }
-

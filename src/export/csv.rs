@@ -98,7 +98,14 @@ mod tests {
 
     #[test]
     fn floats_read_back_exactly() {
-        for v in [0.1f64, -1.0 / 3.0, 1e-300, 6.02e23, 123456.789, f64::MIN_POSITIVE] {
+        for v in [
+            0.1f64,
+            -1.0 / 3.0,
+            1e-300,
+            6.02e23,
+            123456.789,
+            f64::MIN_POSITIVE,
+        ] {
             assert_eq!(real_text(v).parse::<f64>().unwrap(), v);
         }
         for v in [0.1f32, -1.0 / 3.0, 1e-30, 3.4e38, 0.7071068] {
