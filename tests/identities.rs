@@ -185,7 +185,8 @@ fn alibi_slopes_for_powers_of_two_are_geometric() {
     assert_eq!(alibi::slopes(8).unwrap(), expected);
     let sixteen: Vec<f64> = (1..=16).map(|k| 2f64.powf(-0.5 * k as f64)).collect();
     for (a, e) in alibi::slopes(16).unwrap().iter().zip(sixteen) {
-        assert!((a - e).abs() < 1e-15 * e);
+        // The reference multiplies powers of a rounded ratio: a few ulps, growing with h.
+        assert!((a - e).abs() < 4e-15 * e);
     }
 }
 
