@@ -1,0 +1,785 @@
+//! `poslab table` end to end: files read back with the right shape, dtype and values, and
+//! every kind of bad input exits with status 2, one line on stderr and no file left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ndarray::{Array1, Array2, ArrayD, Ix1, Ix2, Ix3, array};
+use ndarray_npy::{read_npy, write_npy};
+
+fn poslab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_poslab"))
+        .args(args)
+        .output()
+        .expect("the poslab binary runs")
+}
+
+fn ok(args: &[&str]) -> Output {
+    let out = poslab(args);
+    assert!(
+        out.status.success(),
+        "poslab {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn dir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary folder")
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("temporary paths are UTF-8")
+}
+
+/// Sinusoidal value computed from the formula, independently of the engine.
+fn vaswani(p: f64, c: usize, dim: usize, base: f64) -> f64 {
+    let w = base.powf(-((2 * (c / 2)) as f64) / dim as f64);
+    if c % 2 == 0 {
+        (p * w).sin()
+    } else {
+        (p * w).cos()
+    }
+}
+
+fn read_csv(path: &Path) -> Vec<Vec<f64>> {
+    std::fs::read_to_string(path)
+        .expect("csv written")
+        .lines()
+        .map(|line| {
+            line.split(',')
+                .map(|v| v.parse::<f64>().expect("a number"))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn sinusoidal_npy_is_f4_by_default_and_f8_on_request() {
+    let d = dir();
+    let f4 = d.path().join("pe.npy");
+    ok(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "33",
+        "--dim",
+        "10",
+        "--start",
+        "7",
+        "-o",
+        path_str(&f4),
+    ]);
+    let table: Array2<f32> = read_npy(&f4).expect("a <f4 2-D array");
+    assert_eq!(table.dim(), (33, 10));
+    for ((r, c), &v) in table.indexed_iter() {
+        let expected = vaswani((7 + r) as f64, c, 10, 10_000.0);
+        assert_eq!(v, expected as f32, "[{r}, {c}] rounds to the nearest f32");
+    }
+    let f8 = d.path().join("pe64.npy");
+    ok(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "33",
+        "--dim",
+        "10",
+        "--start",
+        "7",
+        "--base",
+        "500",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&f8),
+    ]);
+    let table: Array2<f64> = read_npy(&f8).expect("a <f8 2-D array");
+    for ((r, c), &v) in table.indexed_iter() {
+        assert!((v - vaswani((7 + r) as f64, c, 10, 500.0)).abs() < 1e-13);
+    }
+    assert!(read_npy::<_, Array2<f32>>(&f8).is_err(), "<f8 is not <f4");
+}
+
+#[test]
+fn csv_reads_back_with_round_trip_precision() {
+    let d = dir();
+    let csv = d.path().join("pe.csv");
+    ok(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "5",
+        "--dim",
+        "6",
+        "--layout",
+        "split",
+        "--spacing",
+        "t2t",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&csv),
+    ]);
+    let rows = read_csv(&csv);
+    assert_eq!((rows.len(), rows[0].len()), (5, 6));
+    // t2t, split: w_i = 10000^(-i/2), sin in columns 0..3, cos in 3..6.
+    for (p, row) in rows.iter().enumerate() {
+        for i in 0..3 {
+            let angle = p as f64 * 10_000f64.powf(-(i as f64) / 2.0);
+            assert!((row[i] - angle.sin()).abs() < 1e-15);
+            assert!((row[3 + i] - angle.cos()).abs() < 1e-15);
+        }
+    }
+    let slopes = d.path().join("slopes.csv");
+    ok(&[
+        "table",
+        "alibi-slopes",
+        "--heads",
+        "8",
+        "-o",
+        path_str(&slopes),
+    ]);
+    let column: Vec<f64> = read_csv(&slopes).into_iter().map(|r| r[0]).collect();
+    assert_eq!(column, (1..=8).map(|k| 2f64.powi(-k)).collect::<Vec<_>>());
+}
+
+#[test]
+fn index_tables_are_int32() {
+    let d = dir();
+    let out = d.path().join("clip.npy");
+    ok(&[
+        "table",
+        "relative-clip",
+        "--seq",
+        "4",
+        "--max-relative",
+        "1",
+        "-o",
+        path_str(&out),
+    ]);
+    let table: Array2<i32> = read_npy(&out).expect("an <i4 2-D array");
+    assert_eq!(
+        table,
+        array![[1, 2, 2, 2], [0, 1, 2, 2], [0, 0, 1, 2], [0, 0, 0, 1]]
+    );
+    let out = d.path().join("t5.npy");
+    ok(&[
+        "table",
+        "t5-buckets",
+        "--seq",
+        "3",
+        "--bidirectional",
+        "false",
+        "-o",
+        path_str(&out),
+    ]);
+    let table: Array2<i32> = read_npy(&out).expect("an <i4 2-D array");
+    assert_eq!(table, array![[0, 0, 0], [1, 0, 0], [2, 1, 0]]);
+}
+
+#[test]
+fn alibi_writes_all_heads_to_npy_and_one_head_to_csv() {
+    let d = dir();
+    let npy = d.path().join("alibi.npy");
+    ok(&[
+        "table",
+        "alibi",
+        "--heads",
+        "4",
+        "--seq",
+        "3",
+        "-o",
+        path_str(&npy),
+    ]);
+    let all: ndarray::Array3<f32> = read_npy(&npy).expect("a <f4 3-D array");
+    assert_eq!(all.dim(), (4, 3, 3));
+    // 4 heads: slopes 2^-2, 2^-4, ...; head 1 has slope 1/16.
+    assert_eq!(all[[1, 2, 0]], -2.0 / 16.0);
+    assert_eq!(all[[1, 0, 2]], f32::NEG_INFINITY);
+    let csv = d.path().join("head1.csv");
+    ok(&[
+        "table",
+        "alibi",
+        "--heads",
+        "4",
+        "--seq",
+        "3",
+        "--mode",
+        "symmetric",
+        "--head",
+        "1",
+        "-o",
+        path_str(&csv),
+    ]);
+    assert_eq!(
+        read_csv(&csv),
+        vec![
+            vec![0.0, -0.0625, -0.125],
+            vec![-0.0625, 0.0, -0.0625],
+            vec![-0.125, -0.0625, 0.0]
+        ]
+    );
+    let causal = d.path().join("causal.csv");
+    ok(&[
+        "table",
+        "alibi",
+        "--heads",
+        "2",
+        "--seq",
+        "2",
+        "--head",
+        "0",
+        "-o",
+        path_str(&causal),
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(&causal).unwrap(),
+        "0,-inf\n-0.0625,0\n"
+    );
+}
+
+#[test]
+fn rope_apply_reads_f4_and_f8_inputs() {
+    let d = dir();
+    let x = array![[1.0, 2.0, 3.0, 4.0], [0.5, -1.0, 0.25, 2.0]];
+    for (name, f4) in [("x32.npy", true), ("x64.npy", false)] {
+        let input = d.path().join(name);
+        if f4 {
+            write_npy(&input, &x.mapv(|v| v as f32)).unwrap();
+        } else {
+            write_npy(&input, &x).unwrap();
+        }
+        let out = d.path().join(format!("rotated-{name}"));
+        ok(&[
+            "table",
+            "rope-apply",
+            "--input",
+            path_str(&input),
+            "--layout",
+            "half",
+            "--base",
+            "100",
+            "--start",
+            "3",
+            "--dtype",
+            "f64",
+            "-o",
+            path_str(&out),
+        ]);
+        let rotated: Array2<f64> = read_npy(&out).unwrap();
+        // Half pairs (0, 2) and (1, 3), theta = [1, 1/10], positions 3 and 4.
+        for (r, p) in [(0, 3.0), (1, 4.0)] {
+            for (i, theta) in [(0, 1.0), (1, 0.1f64)] {
+                let (s, c) = (p * theta).sin_cos();
+                let (a, b) = (x[[r, i]], x[[r, i + 2]]);
+                assert!((rotated[[r, i]] - (a * c - b * s)).abs() < 1e-14);
+                assert!((rotated[[r, i + 2]] - (a * s + b * c)).abs() < 1e-14);
+            }
+        }
+    }
+}
+
+#[test]
+fn mixed_rope_reads_its_frequencies() {
+    let d = dir();
+    let freqs = d.path().join("freqs.npy");
+    write_npy(&freqs, &array![[0.5f32, 2.0], [0.25, -1.0]]).unwrap();
+    let out = d.path().join("mixed.npy");
+    ok(&[
+        "table",
+        "rope-2d-mixed",
+        "--grid-h",
+        "2",
+        "--grid-w",
+        "3",
+        "--freqs",
+        path_str(&freqs),
+        "-o",
+        path_str(&out),
+    ]);
+    let angles: Array2<f32> = read_npy(&out).unwrap();
+    // Patch 5 sits at x 2, y 1.
+    assert_eq!(
+        angles.row(5).to_vec(),
+        vec![0.5 * 2.0 + 0.25, 2.0 * 2.0 - 1.0]
+    );
+}
+
+#[test]
+fn every_kind_writes_the_shape_the_contract_gives() {
+    let d = dir();
+    let freqs = d.path().join("f.npy");
+    write_npy(&freqs, &Array2::<f64>::ones((2, 6))).unwrap();
+    let input = d.path().join("x.npy");
+    write_npy(&input, &Array2::<f32>::ones((5, 8))).unwrap();
+    let cases: Vec<(Vec<&str>, Vec<usize>)> = vec![
+        (vec!["sinusoidal", "--seq", "5", "--dim", "8"], vec![5, 8]),
+        (
+            vec!["dot-decay", "--seq", "5", "--dim", "8", "--anchor", "4"],
+            vec![5],
+        ),
+        (vec!["similarity", "--seq", "5", "--dim", "8"], vec![5, 5]),
+        (vec!["rope-inv-freq", "--dim", "8"], vec![4]),
+        (vec!["rope-angles", "--seq", "5", "--dim", "8"], vec![5, 4]),
+        (vec!["rope-apply", "--input", path_str(&input)], vec![5, 8]),
+        (vec!["alibi-slopes", "--heads", "6"], vec![6]),
+        (vec!["alibi", "--heads", "6", "--seq", "5"], vec![6, 5, 5]),
+        (
+            vec!["alibi-2d", "--heads", "3", "--grid-h", "2", "--grid-w", "3"],
+            vec![3, 6, 6],
+        ),
+        (
+            vec!["patch-distance", "--grid-h", "2", "--grid-w", "3"],
+            vec![6, 6],
+        ),
+        (
+            vec!["sincos-2d", "--grid-h", "2", "--grid-w", "3", "--dim", "8"],
+            vec![6, 8],
+        ),
+        (
+            vec![
+                "rope-2d-axial",
+                "--grid-h",
+                "2",
+                "--grid-w",
+                "3",
+                "--dim",
+                "8",
+            ],
+            vec![6, 4],
+        ),
+        (
+            vec![
+                "rope-2d-mixed",
+                "--grid-h",
+                "2",
+                "--grid-w",
+                "3",
+                "--freqs",
+                path_str(&freqs),
+            ],
+            vec![6, 6],
+        ),
+        (vec!["t5-buckets", "--seq", "5"], vec![5, 5]),
+        (
+            vec!["relative-clip", "--seq", "5", "--max-relative", "2"],
+            vec![5, 5],
+        ),
+        (vec!["binary", "--seq", "5", "--dim", "3"], vec![5, 3]),
+    ];
+    for (args, shape) in cases {
+        let out = d.path().join(format!("{}.npy", args[0]));
+        let mut full = vec!["table"];
+        full.extend(&args);
+        full.extend(["-o", path_str(&out)]);
+        ok(&full);
+        let index = args[0] == "t5-buckets" || args[0] == "relative-clip";
+        let written = if index {
+            read_npy::<_, ArrayD<i32>>(&out).map(|a| a.shape().to_vec())
+        } else {
+            read_npy::<_, ArrayD<f32>>(&out).map(|a| a.shape().to_vec())
+        };
+        assert_eq!(written.expect("the declared dtype"), shape, "{}", args[0]);
+    }
+}
+
+#[test]
+fn start_shifts_rows_of_position_tables() {
+    let d = dir();
+    let (a, b) = (d.path().join("a.npy"), d.path().join("b.npy"));
+    ok(&[
+        "table",
+        "binary",
+        "--seq",
+        "9",
+        "--dim",
+        "5",
+        "-o",
+        path_str(&a),
+    ]);
+    ok(&[
+        "table",
+        "binary",
+        "--seq",
+        "4",
+        "--dim",
+        "5",
+        "--start",
+        "5",
+        "-o",
+        path_str(&b),
+    ]);
+    let (a, b): (Array2<f32>, Array2<f32>) = (read_npy(&a).unwrap(), read_npy(&b).unwrap());
+    assert_eq!(a.slice(ndarray::s![5.., ..]), b);
+    let decay = d.path().join("decay.npy");
+    ok(&[
+        "table",
+        "dot-decay",
+        "--seq",
+        "4",
+        "--dim",
+        "4",
+        "--anchor",
+        "3",
+        "--start",
+        "100",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&decay),
+    ]);
+    let decay: Array1<f64> = read_npy::<_, ArrayD<f64>>(&decay)
+        .unwrap()
+        .into_dimensionality::<Ix1>()
+        .unwrap();
+    // Offsets -3..=0 from the anchor: sum over w = 1, 1/100 of cos(k w).
+    for (j, v) in decay.iter().enumerate() {
+        let k = j as f64 - 3.0;
+        assert!((v - (k.cos() + (k / 100.0).cos())).abs() < 1e-14);
+    }
+}
+
+/// Runs poslab expecting bad-input handling: exit 2, exactly one line on stderr mentioning
+/// `expected`, and no file in the output folder other than those there before.
+fn refused(d: &Path, args: &[&str], expected: &str) {
+    let before: Vec<PathBuf> = listing(d);
+    let out = poslab(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} exit status; stderr: {stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{args:?} one line: {stderr}");
+    assert!(
+        stderr.contains(expected),
+        "{args:?}: {stderr:?} names {expected:?}"
+    );
+    assert_eq!(listing(d), before, "{args:?} left a file behind");
+}
+
+fn listing(d: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    entries
+}
+
+#[test]
+fn bad_parameters_exit_2_with_one_line_and_no_file() {
+    let d = dir();
+    let o = d.path().join("out.npy");
+    let o = path_str(&o);
+    let cases: &[(&[&str], &str)] = &[
+        (&["sinusoidal", "--seq", "4", "--dim", "7"], "--dim 7"),
+        (&["sinusoidal", "--seq", "4", "--dim", "0"], "--dim"),
+        (
+            &["rope-angles", "--seq", "4", "--dim", "8", "--base", "1"],
+            "--base 1",
+        ),
+        (&["rope-inv-freq", "--dim", "8", "--base", "0.5"], "--base"),
+        (&["rope-inv-freq", "--dim", "8", "--base", "nan"], "--base"),
+        (&["sinusoidal", "--seq", "0", "--dim", "8"], "--seq 0"),
+        (&["sinusoidal", "--seq", "-4", "--dim", "8"], "--seq -4"),
+        (&["sinusoidal", "--seq", "abc", "--dim", "8"], "--seq"),
+        (&["sinusoidal", "--dim", "8"], "--seq is required"),
+        (&["alibi", "--heads", "0", "--seq", "4"], "--heads 0"),
+        (&["alibi-slopes", "--heads", "0"], "--heads"),
+        (
+            &["alibi", "--heads", "2", "--seq", "4", "--head", "2"],
+            "--head 2",
+        ),
+        (
+            &["dot-decay", "--seq", "4", "--dim", "8", "--anchor", "4"],
+            "--anchor 4",
+        ),
+        (
+            &["sincos-2d", "--grid-h", "2", "--grid-w", "2", "--dim", "6"],
+            "--dim 6",
+        ),
+        (
+            &[
+                "rope-2d-axial",
+                "--grid-h",
+                "0",
+                "--grid-w",
+                "2",
+                "--dim",
+                "8",
+            ],
+            "--grid-h 0",
+        ),
+        (
+            &[
+                "rope-2d-axial",
+                "--grid-h",
+                "2",
+                "--grid-w",
+                "2",
+                "--dim",
+                "8",
+                "--theta",
+                "1",
+            ],
+            "--theta",
+        ),
+        (
+            &["t5-buckets", "--seq", "4", "--num-buckets", "2"],
+            "--num-buckets 2",
+        ),
+        (
+            &["t5-buckets", "--seq", "4", "--max-distance", "8"],
+            "--max-distance 8",
+        ),
+        (
+            &["relative-clip", "--seq", "4"],
+            "--max-relative is required",
+        ),
+        (
+            &["sinusoidal", "--seq", "4", "--dim", "8", "--layout", "half"],
+            "--layout half",
+        ),
+        (
+            &[
+                "rope-angles",
+                "--seq",
+                "4",
+                "--dim",
+                "8",
+                "--layout",
+                "diagonal",
+            ],
+            "--layout",
+        ),
+        (
+            &["sinusoidal", "--seq", "4", "--dim", "8", "--heads", "2"],
+            "--heads does not apply",
+        ),
+        (
+            &["t5-buckets", "--seq", "4", "--dtype", "f64"],
+            "--dtype does not apply",
+        ),
+        (
+            &["sinusoidal", "--seq", "4", "--dim", "8", "--frobnicate"],
+            "--frobnicate",
+        ),
+        (
+            &["sinusoidal", "--seq", "4", "--dim", "8", "--start", "-1"],
+            "--start",
+        ),
+        (&["cosine", "--seq", "4"], "cosine"),
+        (
+            &["similarity", "--seq", "1000000000", "--dim", "8"],
+            "reduce --seq",
+        ),
+        (&["alibi", "--heads", "65536", "--seq", "1048576"], "memory"),
+        (
+            &[
+                "alibi-2d", "--heads", "8", "--grid-h", "65536", "--grid-w", "65536",
+            ],
+            "reduce",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut full = vec!["table"];
+        full.extend(args.iter());
+        full.extend(["-o", o]);
+        refused(d.path(), &full, expected);
+    }
+}
+
+#[test]
+fn bad_output_paths_exit_2() {
+    let d = dir();
+    let p = |name: &str| d.path().join(name).to_str().unwrap().to_owned();
+    let base = ["table", "sinusoidal", "--seq", "4", "--dim", "8", "-o"];
+    let run = |o: &str, expected: &str| {
+        let mut args = base.to_vec();
+        args.push(o);
+        refused(d.path(), &args, expected);
+    };
+    run(&p("table.txt"), ".npy or .csv");
+    run(&p("no/such/folder/t.npy"), "does not exist");
+    run(path_str(d.path()), "--output");
+    let mut alibi = vec!["table", "alibi", "--heads", "3", "--seq", "4", "-o"];
+    let csv = p("a.csv");
+    alibi.push(&csv);
+    refused(d.path(), &alibi, "--head H (0 to 2)");
+    let missing_output = ["table", "sinusoidal", "--seq", "4", "--dim", "8"];
+    refused(d.path(), &missing_output, "--output");
+}
+
+#[test]
+fn bad_input_files_exit_2_and_name_the_option() {
+    let d = dir();
+    let inputs = tempfile::tempdir().unwrap();
+    let file = |name: &str, bytes: &[u8]| {
+        let path = inputs.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let npy_bytes = |array: &ArrayD<f64>| {
+        let mut bytes = Vec::new();
+        ndarray_npy::WriteNpyExt::write_npy(array, &mut bytes).unwrap();
+        bytes
+    };
+    let good = npy_bytes(&Array2::<f64>::ones((4, 8)).into_dyn());
+    let mut nan = Array2::<f64>::ones((4, 8));
+    nan[[2, 3]] = f64::NAN;
+    let mut huge_header = b"\x93NUMPY\x02\x00".to_vec();
+    huge_header.extend(u32::MAX.to_le_bytes());
+    // Same file, but the header claims far more rows than the data holds (same header length).
+    let header_end = good.iter().position(|&b| b == b'\n').unwrap();
+    let header = String::from_utf8(good[10..header_end].to_vec()).unwrap();
+    let bigger = header.replacen("(4, 8)}           ", "(400000000000, 8)}", 1);
+    assert_eq!(bigger.len(), header.len());
+    let mut claims_more = good.clone();
+    claims_more.splice(10..header_end, bigger.bytes());
+    let int_array = {
+        let mut bytes = Vec::new();
+        ndarray_npy::WriteNpyExt::write_npy(&Array2::<i64>::ones((4, 8)), &mut bytes).unwrap();
+        bytes
+    };
+    let cases = [
+        (inputs.path().join("missing.npy"), "no such file"),
+        (
+            file("garbage.npy", b"this is not an array"),
+            "not a .npy file",
+        ),
+        (file("truncated.npy", &good[..good.len() - 5]), "truncated"),
+        (file("int.npy", &int_array), "<i8"),
+        (file("nan.npy", &npy_bytes(&nan.into_dyn())), "NaN"),
+        (file("huge-header.npy", &huge_header), "header"),
+        (file("claims-more.npy", &claims_more), "truncated"),
+        (
+            file(
+                "odd.npy",
+                &npy_bytes(&Array2::<f64>::ones((4, 7)).into_dyn()),
+            ),
+            "even",
+        ),
+        (
+            file("3d.npy", &npy_bytes(&ArrayD::<f64>::ones(vec![2, 4, 8]))),
+            "2-D",
+        ),
+        (
+            file(
+                "empty.npy",
+                &npy_bytes(&Array2::<f64>::ones((0, 8)).into_dyn()),
+            ),
+            "[0, 8]",
+        ),
+    ];
+    let o = d.path().join("out.npy");
+    for (input, expected) in &cases {
+        let args = [
+            "table",
+            "rope-apply",
+            "--input",
+            path_str(input),
+            "-o",
+            path_str(&o),
+        ];
+        refused(d.path(), &args, expected);
+        assert!(
+            String::from_utf8_lossy(&poslab(&args).stderr).contains("--input"),
+            "{input:?} names --input"
+        );
+    }
+    let wrong_freqs = file(
+        "freqs.npy",
+        &npy_bytes(&Array2::<f64>::ones((3, 4)).into_dyn()),
+    );
+    let args = [
+        "table",
+        "rope-2d-mixed",
+        "--grid-h",
+        "2",
+        "--grid-w",
+        "2",
+        "--freqs",
+        path_str(&wrong_freqs),
+        "-o",
+        path_str(&o),
+    ];
+    refused(d.path(), &args, "--freqs");
+}
+
+#[test]
+fn help_explains_every_kind_and_option() {
+    let top = ok(&["--help"]);
+    assert!(String::from_utf8_lossy(&top.stdout).contains("table"));
+    let bare = ok(&[]);
+    assert!(String::from_utf8_lossy(&bare.stdout).contains("Usage"));
+    let help = String::from_utf8_lossy(&ok(&["table", "--help"]).stdout).into_owned();
+    for kind in [
+        "sinusoidal",
+        "dot-decay",
+        "similarity",
+        "rope-inv-freq",
+        "rope-angles",
+        "rope-apply",
+        "alibi-slopes",
+        "alibi",
+        "alibi-2d",
+        "patch-distance",
+        "sincos-2d",
+        "rope-2d-axial",
+        "rope-2d-mixed",
+        "t5-buckets",
+        "relative-clip",
+        "binary",
+    ] {
+        assert!(help.contains(&format!("{kind}:")), "help describes {kind}");
+    }
+    for option in [
+        "--seq", "--dim", "--base", "--start", "--heads", "--grid-h", "--dtype",
+    ] {
+        assert!(help.contains(option), "help lists {option}");
+    }
+    assert!(help.contains("[default: 10000]") && help.contains("[default: 100]"));
+}
+
+#[test]
+fn three_axis_tables_stay_three_axis_in_npy() {
+    let d = dir();
+    let out = d.path().join("a2d.npy");
+    ok(&[
+        "table",
+        "alibi-2d",
+        "--heads",
+        "2",
+        "--grid-h",
+        "2",
+        "--grid-w",
+        "2",
+        "-o",
+        path_str(&out),
+    ]);
+    let a: ArrayD<f32> = read_npy(&out).unwrap();
+    let a = a.into_dimensionality::<Ix3>().unwrap();
+    // 2 heads: slopes 1/16 and 1/256; patches 0 and 3 are a diagonal apart.
+    assert_eq!(a[[0, 0, 3]], -(2f32.sqrt()) / 16.0);
+    let one = d.path().join("head.npy");
+    ok(&[
+        "table",
+        "alibi-2d",
+        "--heads",
+        "2",
+        "--grid-h",
+        "2",
+        "--grid-w",
+        "2",
+        "--head",
+        "1",
+        "-o",
+        path_str(&one),
+    ]);
+    let head: ArrayD<f32> = read_npy(&one).unwrap();
+    assert_eq!(
+        head.into_dimensionality::<Ix2>().unwrap(),
+        a.index_axis(ndarray::Axis(0), 1)
+    );
+}
