@@ -113,10 +113,12 @@ pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
             })
             .collect()
     };
-    if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+    if let Some(flat) = values.iter().position(|v| !v.is_finite()) {
+        let fortran = matches!(header.layout, Layout::Fortran);
         return Err(format!(
-            "holds {} at flat index {index}; values must be finite",
-            values[index]
+            "holds {} at index {:?}; values must be finite",
+            values[flat],
+            unravel(flat, &header.shape, fortran)
         ));
     }
     let shape = IxDyn(&header.shape);
@@ -125,6 +127,21 @@ pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
         Layout::Fortran => ArrayD::from_shape_vec(shape.f(), values),
     };
     array.map_err(|e| format!("shape {:?} does not match its data ({e})", header.shape))
+}
+
+/// The multi-index of element `flat` in storage order.
+fn unravel(mut flat: usize, shape: &[usize], fortran: bool) -> Vec<usize> {
+    let mut index = vec![0; shape.len()];
+    let axes: Vec<usize> = if fortran {
+        (0..shape.len()).collect()
+    } else {
+        (0..shape.len()).rev().collect()
+    };
+    for axis in axes {
+        index[axis] = flat % shape[axis];
+        flat /= shape[axis];
+    }
+    index
 }
 
 /// Refuses a header longer than the file or absurdly long, before anything is allocated for it.
@@ -165,5 +182,40 @@ fn io_text(error: &std::io::Error) -> String {
         std::io::ErrorKind::NotFound => "no such file".to_owned(),
         std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
         _ => error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+    use ndarray_npy::WriteNpyExt;
+
+    fn bytes_of<A: WriteNpyExt>(array: &A) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        array.write_npy(&mut bytes).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn reads_both_float_widths_and_both_orders() {
+        let c_order = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let from_f8 = parse_npy_f64(&bytes_of(&c_order)).unwrap();
+        assert_eq!(from_f8, c_order.clone().into_dyn());
+        let from_f4 = parse_npy_f64(&bytes_of(&c_order.mapv(|v| v as f32))).unwrap();
+        assert_eq!(from_f4, c_order.clone().into_dyn());
+        // A transposed view is Fortran-contiguous and is written with fortran_order True.
+        let fortran = c_order.t();
+        let bytes = bytes_of(&fortran);
+        assert!(String::from_utf8_lossy(&bytes).contains("'fortran_order': True"));
+        assert_eq!(parse_npy_f64(&bytes).unwrap(), fortran.into_dyn());
+    }
+
+    #[test]
+    fn names_the_first_non_finite_value_by_its_index() {
+        let mut a = ndarray::Array2::<f64>::zeros((3, 4));
+        a[[2, 1]] = f64::NEG_INFINITY;
+        let message = parse_npy_f64(&bytes_of(&a)).unwrap_err();
+        assert!(message.contains("-inf at index [2, 1]"), "{message}");
     }
 }

@@ -35,7 +35,7 @@ fn path_str(p: &Path) -> &str {
 /// Sinusoidal value computed from the formula, independently of the engine.
 fn vaswani(p: f64, c: usize, dim: usize, base: f64) -> f64 {
     let w = base.powf(-((2 * (c / 2)) as f64) / dim as f64);
-    if c % 2 == 0 {
+    if c.is_multiple_of(2) {
         (p * w).sin()
     } else {
         (p * w).cos()

@@ -3,6 +3,9 @@
 //! computes in float32) and run once; the script is quoted above each constant. None of these
 //! numbers came from poslab.
 
+// The literals are what the references printed; some happen to equal named constants.
+#![allow(clippy::approx_constant)]
+
 use ndarray::{Array2, array};
 use poslab::encoding::alibi::{self, Alibi2dParams, AlibiMode, AlibiParams};
 use poslab::encoding::binary::{self, BinaryParams};

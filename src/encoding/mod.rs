@@ -64,7 +64,7 @@ pub fn check_count(
 /// Checks that a dimension is even (it is made of pairs) and in range.
 pub fn check_even_dim(field: &'static str, dim: usize) -> Result<(), ParamError> {
     let max = *DIM_RANGE.end();
-    if dim >= 2 && dim <= max && dim % 2 == 0 {
+    if dim >= 2 && dim <= max && dim.is_multiple_of(2) {
         Ok(())
     } else {
         Err(ParamError::new(
@@ -78,7 +78,7 @@ pub fn check_even_dim(field: &'static str, dim: usize) -> Result<(), ParamError>
 /// Checks that a dimension is a multiple of four (two axes of pairs) and in range.
 pub fn check_dim_multiple_of_4(field: &'static str, dim: usize) -> Result<(), ParamError> {
     let max = *DIM_RANGE.end();
-    if dim >= 4 && dim <= max && dim % 4 == 0 {
+    if dim >= 4 && dim <= max && dim.is_multiple_of(4) {
         Ok(())
     } else {
         Err(ParamError::new(

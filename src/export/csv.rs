@@ -108,7 +108,7 @@ mod tests {
         ] {
             assert_eq!(real_text(v).parse::<f64>().unwrap(), v);
         }
-        for v in [0.1f32, -1.0 / 3.0, 1e-30, 3.4e38, 0.7071068] {
+        for v in [0.1f32, -1.0 / 3.0, 1e-30, 3.4e38, 0.123_456_79] {
             assert_eq!(real_text(v).parse::<f32>().unwrap(), v);
         }
     }
