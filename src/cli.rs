@@ -59,7 +59,7 @@ pub enum Kind {
     RopeAngles,
     /// [seq, dim] the --input array rotated by RoPE, row p at position start+p
     RopeApply,
-    /// [heads] ALiBi slopes, with the reference rule for head counts that are not powers of 2
+    /// [heads] ALiBi slopes, any head count (the reference rule)
     AlibiSlopes,
     /// [heads, seq, seq] ALiBi biases -m_h|i-j|, causal or symmetric
     Alibi,
@@ -80,7 +80,7 @@ pub enum Kind {
     /// [seq, seq] T5 relative position buckets (int32)
     #[value(name = "t5-buckets")]
     T5Buckets,
-    /// [seq, seq] clipped relative distances clip(j-i, -K, K)+K (int32, Shaw et al.)
+    /// [seq, seq] Shaw et al. clipped distances clip(j-i, -K, K)+K (int32)
     RelativeClip,
     /// [seq, dim] binary position code, least significant bit first
     Binary,
@@ -259,7 +259,7 @@ impl From<ParamError> for CliError {
 
 /// Runs poslab with `args` (the program name first); returns the exit status.
 pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
-    let matches = match Cli::command().try_get_matches_from(args) {
+    let matches = match command().try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(error) => return report_clap_error(&error),
     };
@@ -270,7 +270,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
     let result = match cli.command {
         None => {
             // The desktop app will open here; until then, show what the command line does.
-            let _ = Cli::command().print_help();
+            let _ = command().print_help();
             Ok(())
         }
         Some(Command::Table(args)) => {
@@ -287,6 +287,22 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
             error.exit_code
         }
     }
+}
+
+/// The command line, with the list of table kinds under the top-level help.
+fn command() -> clap::Command {
+    let kinds: Vec<String> = Kind::value_variants()
+        .iter()
+        .filter_map(|kind| kind.to_possible_value())
+        .map(|value| {
+            let help = value.get_help().map(|h| h.to_string()).unwrap_or_default();
+            format!("  {:<15} {help}", value.get_name())
+        })
+        .collect();
+    Cli::command().after_help(format!(
+        "Table kinds (poslab table --help for every option, its default and range):\n{}",
+        kinds.join("\n")
+    ))
 }
 
 /// Prints help and version as clap does, and any other clap error as a single line.

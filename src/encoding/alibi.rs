@@ -9,10 +9,10 @@ use super::{HEADS_RANGE, ParamError, SEQ_RANGE, check_count};
 /// Whether a query may look at later keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum AlibiMode {
-    /// Keys after the query are masked with `-inf` (decoder attention).
+    /// Keys after the query are masked with -inf (decoder attention).
     #[default]
     Causal,
-    /// Both directions get `-m |i - j|` (encoder attention).
+    /// Both directions get -m |i - j| (encoder attention).
     Symmetric,
 }
 

@@ -56,12 +56,12 @@ impl GridParams {
 /// How the distance between two patches is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum DistanceMetric {
-    /// `sqrt(dx² + dy²)`, as 2D ALiBi uses.
+    /// sqrt(dx² + dy²), as 2D ALiBi uses.
     #[default]
     Euclidean,
-    /// `|dx| + |dy|`.
+    /// |dx| + |dy|.
     Manhattan,
-    /// `max(|dx|, |dy|)`.
+    /// max(|dx|, |dy|).
     Chebyshev,
 }
 

@@ -8,10 +8,10 @@ use super::{ParamError, check_base, check_count, check_even_dim, check_start};
 /// Which dimensions are rotated together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum RopeLayout {
-    /// Pairs `(2i, 2i+1)`: Meta's Llama `apply_rotary_emb`, RoFormer.
+    /// Pairs (2i, 2i+1): Meta's Llama apply_rotary_emb, RoFormer.
     #[default]
     Interleaved,
-    /// Pairs `(i, i + dim/2)`: Hugging Face `rotate_half`, GPT-NeoX.
+    /// Pairs (i, i + dim/2): Hugging Face rotate_half, GPT-NeoX.
     Half,
 }
 

@@ -9,20 +9,20 @@ use super::{ParamError, check_count, check_even_dim, check_start};
 /// Where the sine and cosine of one frequency sit in a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum SinusoidalLayout {
-    /// `[p, 2i] = sin`, `[p, 2i+1] = cos` (Vaswani et al., the annotated transformer).
+    /// [p, 2i] = sin, [p, 2i+1] = cos (Vaswani et al., the annotated transformer).
     #[default]
     Interleaved,
-    /// `[p, i] = sin`, `[p, dim/2 + i] = cos` (tensor2tensor, fairseq).
+    /// [p, i] = sin, [p, dim/2 + i] = cos (tensor2tensor, fairseq).
     Split,
 }
 
 /// How the frequencies are spaced between 1 and `1/base`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Spacing {
-    /// `w_i = base^(-2i/dim)`: the last frequency stops short of `1/base`.
+    /// w_i = base^(-2i/dim): the last frequency stops short of 1/base.
     #[default]
     Vaswani,
-    /// `w_i = base^(-i/max(dim/2-1, 1))`: the last frequency is exactly `1/base`.
+    /// w_i = base^(-i/max(dim/2-1, 1)): the last frequency is exactly 1/base.
     T2t,
 }
 

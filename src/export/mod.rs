@@ -42,10 +42,10 @@ impl OutputFormat {
 /// The float width of real tables; index tables are always `<i4`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum RealDtype {
-    /// `<f4`: what models store, and half the size.
+    /// <f4: what models store, and half the size.
     #[default]
     F32,
-    /// `<f8`: every digit of the f64 engine.
+    /// <f8: every digit of the f64 engine.
     F64,
 }
 
