@@ -73,7 +73,8 @@ pub fn slopes(heads: usize) -> Result<Vec<f64>, ParamError> {
     Ok(slopes_unchecked(heads))
 }
 
-fn slopes_unchecked(heads: usize) -> Vec<f64> {
+/// [`slopes`] for a head count already checked.
+pub(crate) fn slopes_unchecked(heads: usize) -> Vec<f64> {
     // Same operations as the reference (start * ratio^i), so f64 results agree to the bit.
     let power_of_two = |n: usize| -> Vec<f64> {
         let start = 2f64.powf(-(2f64.powf(-((n as f64).log2() - 3.0))));
@@ -115,15 +116,28 @@ pub fn bias(params: &AlibiParams) -> Result<Array3<f64>, ParamError> {
 }
 
 fn fill_head(mut bias: ndarray::ArrayViewMut2<f64>, slope: f64, mode: AlibiMode) {
-    Zip::indexed(bias.rows_mut()).par_for_each(|i, mut row| {
-        for (j, value) in row.iter_mut().enumerate() {
-            *value = if mode == AlibiMode::Causal && j > i {
-                f64::NEG_INFINITY
-            } else {
-                negate_distance(slope, i.abs_diff(j) as f64)
-            };
+    Zip::indexed(bias.rows_mut()).par_for_each(|query, mut row| {
+        for (key, value) in row.iter_mut().enumerate() {
+            *value = bias_value(slope, mode, query, key);
         }
     });
+}
+
+/// The bias of one head for `query` (row) and `key` (column).
+pub fn bias_value(slope: f64, mode: AlibiMode, query: usize, key: usize) -> f64 {
+    if mode == AlibiMode::Causal && key > query {
+        f64::NEG_INFINITY
+    } else {
+        negate_distance(slope, query.abs_diff(key) as f64)
+    }
+}
+
+/// The 2D bias of one head between patches `query` and `key`.
+pub fn bias_2d_value(slope: f64, grid: &GridParams, query: usize, key: usize) -> f64 {
+    negate_distance(
+        slope,
+        grid.distance(query, key, super::grid::DistanceMetric::Euclidean),
+    )
 }
 
 /// `-slope * distance`, with `+0` rather than `-0` on the diagonal.
@@ -160,8 +174,7 @@ pub fn bias_2d(params: &Alibi2dParams) -> Result<Array3<f64>, ParamError> {
 fn fill_head_2d(mut bias: ndarray::ArrayViewMut2<f64>, slope: f64, grid: &GridParams) {
     Zip::indexed(bias.rows_mut()).par_for_each(|query, mut row| {
         for (key, value) in row.iter_mut().enumerate() {
-            let distance = grid.distance(query, key, super::grid::DistanceMetric::Euclidean);
-            *value = negate_distance(slope, distance);
+            *value = bias_2d_value(slope, grid, query, key);
         }
     });
 }

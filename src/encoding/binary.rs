@@ -1,9 +1,9 @@
 //! The binary position code: bit `j` of the position in column `j`, least significant first.
 //! A baseline that shows why transformers prefer smooth encodings.
 
-use ndarray::{Array2, Zip};
+use ndarray::Array2;
 
-use super::{DIM_RANGE, ParamError, SEQ_RANGE, check_count, check_start};
+use super::{DIM_RANGE, ParamError, SEQ_RANGE, check_count, check_start, fill_2d};
 
 /// Parameters of the binary table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,17 +30,20 @@ impl BinaryParams {
         check_count("dim", self.dim, DIM_RANGE)?;
         check_start(self.start, self.seq)
     }
+
+    /// Bit `bit` of position `start + row`.
+    pub fn value(&self, row: usize, bit: usize) -> f64 {
+        let position = self.start + row as u64;
+        if bit < u64::BITS as usize {
+            ((position >> bit) & 1) as f64
+        } else {
+            0.0
+        }
+    }
 }
 
 /// The `[seq, dim]` table of 0.0 and 1.0.
 pub fn table(params: &BinaryParams) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
-    let mut table = Array2::<f64>::zeros((params.seq, params.dim));
-    Zip::indexed(table.rows_mut()).par_for_each(|row, mut out| {
-        let position = params.start + row as u64;
-        for (bit, value) in out.iter_mut().enumerate().take(u64::BITS as usize) {
-            *value = ((position >> bit) & 1) as f64;
-        }
-    });
-    Ok(table)
+    Ok(fill_2d(params.seq, params.dim, |row, bit| params.value(row, bit)))
 }

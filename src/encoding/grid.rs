@@ -1,7 +1,9 @@
 //! Patch grids of vision transformers: raster order, distances between patches, and MAE's
 //! fixed 2D sin-cos embedding.
 
-use ndarray::{Array2, Zip};
+use ndarray::Array2;
+
+use super::fill_2d;
 
 use super::{GRID_SIDE_RANGE, ParamError, check_base, check_count, check_dim_multiple_of_4};
 
@@ -72,13 +74,7 @@ pub fn patch_distance(
 ) -> Result<Array2<f64>, ParamError> {
     grid.validate()?;
     let patches = grid.patches();
-    let mut distances = Array2::<f64>::zeros((patches, patches));
-    Zip::indexed(distances.rows_mut()).par_for_each(|a, mut row| {
-        for (b, value) in row.iter_mut().enumerate() {
-            *value = grid.distance(a, b, metric);
-        }
-    });
-    Ok(distances)
+    Ok(fill_2d(patches, patches, |a, b| grid.distance(a, b, metric)))
 }
 
 /// Parameters of MAE's 2D sin-cos embedding.
@@ -107,6 +103,27 @@ impl SinCos2dParams {
         check_dim_multiple_of_4("dim", self.dim)?;
         check_base("base", self.base)
     }
+
+    /// `omega_k = 1 / base^(k / (dim/4))` for `k < dim/4`.
+    pub fn omega(&self) -> Vec<f64> {
+        let quarter = self.dim / 4;
+        (0..quarter)
+            .map(|k| 1.0 / self.base.powf(k as f64 / quarter as f64))
+            .collect()
+    }
+
+    /// Column `col` of patch `patch`, given [`Self::omega`].
+    pub fn value(&self, omega: &[f64], patch: usize, col: usize) -> f64 {
+        let quarter = self.dim / 4;
+        let (x, y) = self.grid.patch_xy(patch);
+        let coordinate = if col < 2 * quarter { x } else { y };
+        let angle = coordinate as f64 * omega[col % quarter];
+        if (col / quarter) % 2 == 0 {
+            angle.sin()
+        } else {
+            angle.cos()
+        }
+    }
 }
 
 /// The `[P, dim]` table of MAE `get_2d_sincos_pos_embed`, generalised to rectangular grids.
@@ -116,21 +133,8 @@ impl SinCos2dParams {
 /// `np.meshgrid(grid_w, grid_h)`, so its first half comes from the column coordinate `x`.
 pub fn sincos_2d(params: &SinCos2dParams) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
-    let quarter = params.dim / 4;
-    let omega: Vec<f64> = (0..quarter)
-        .map(|k| 1.0 / params.base.powf(k as f64 / quarter as f64))
-        .collect();
-    let mut table = Array2::<f64>::zeros((params.grid.patches(), params.dim));
-    Zip::indexed(table.rows_mut()).par_for_each(|k, mut row| {
-        let (x, y) = params.grid.patch_xy(k);
-        for (axis_index, coordinate) in [x, y].into_iter().enumerate() {
-            let offset = axis_index * 2 * quarter;
-            for (i, &w) in omega.iter().enumerate() {
-                let (sin, cos) = (coordinate as f64 * w).sin_cos();
-                row[offset + i] = sin;
-                row[offset + quarter + i] = cos;
-            }
-        }
-    });
-    Ok(table)
+    let omega = params.omega();
+    Ok(fill_2d(params.grid.patches(), params.dim, |patch, col| {
+        params.value(&omega, patch, col)
+    }))
 }

@@ -118,9 +118,19 @@ pub fn check_start(start: u64, seq: usize) -> Result<(), ParamError> {
     }
 }
 
-/// Positions `start, start + 1, ..., start + seq - 1` as f64 (exact below 2^53).
-pub fn positions(start: u64, seq: usize) -> impl Iterator<Item = f64> {
-    (0..seq as u64).map(move |row| (start + row) as f64)
+/// Fills a `[rows, cols]` table from `value(row, col)`, in parallel over rows.
+pub fn fill_2d<T: Clone + Default + Send + Sync>(
+    rows: usize,
+    cols: usize,
+    value: impl Fn(usize, usize) -> T + Sync,
+) -> ndarray::Array2<T> {
+    let mut table = ndarray::Array2::<T>::default((rows, cols));
+    ndarray::Zip::indexed(table.rows_mut()).par_for_each(|row, mut out| {
+        for (col, slot) in out.iter_mut().enumerate() {
+            *slot = value(row, col);
+        }
+    });
+    table
 }
 
 fn range_text(range: &RangeInclusive<usize>) -> String {

@@ -1,9 +1,9 @@
 //! Relative position indices: T5's logarithmic buckets and Shaw et al.'s clipped distances.
 //! Both are integer tables that select a learned bias or embedding per (query, key) pair.
 
-use ndarray::{Array2, Zip};
+use ndarray::Array2;
 
-use super::{ParamError, SEQ_RANGE, check_count};
+use super::{ParamError, SEQ_RANGE, check_count, fill_2d};
 
 /// Parameters of the T5 bucket table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,13 +108,9 @@ impl T5BucketParams {
 /// The `[seq, seq]` table of T5 buckets for query `i` (row) and key `j` (column).
 pub fn t5_buckets(params: &T5BucketParams) -> Result<Array2<i32>, ParamError> {
     params.validate()?;
-    let mut table = Array2::<i32>::zeros((params.seq, params.seq));
-    Zip::indexed(table.rows_mut()).par_for_each(|i, mut row| {
-        for (j, value) in row.iter_mut().enumerate() {
-            *value = params.bucket(j as i64 - i as i64);
-        }
-    });
-    Ok(table)
+    Ok(fill_2d(params.seq, params.seq, |i, j| {
+        params.bucket(j as i64 - i as i64)
+    }))
 }
 
 /// Parameters of the clipped relative distance table.
@@ -133,17 +129,18 @@ impl RelativeClipParams {
         check_count("seq", self.seq, SEQ_RANGE)?;
         check_count("max-relative", self.max_relative, 0..=MAX_RELATIVE)
     }
+
+    /// The index of `key - query`.
+    pub fn index(&self, relative_position: i64) -> i32 {
+        let k = self.max_relative as i64;
+        (relative_position.clamp(-k, k) + k) as i32
+    }
 }
 
 /// The `[seq, seq]` table `clip(j - i, -K, K) + K` (Shaw et al. 2018).
 pub fn relative_clip(params: &RelativeClipParams) -> Result<Array2<i32>, ParamError> {
     params.validate()?;
-    let k = params.max_relative as i64;
-    let mut table = Array2::<i32>::zeros((params.seq, params.seq));
-    Zip::indexed(table.rows_mut()).par_for_each(|i, mut row| {
-        for (j, value) in row.iter_mut().enumerate() {
-            *value = ((j as i64 - i as i64).clamp(-k, k) + k) as i32;
-        }
-    });
-    Ok(table)
+    Ok(fill_2d(params.seq, params.seq, |i, j| {
+        params.index(j as i64 - i as i64)
+    }))
 }

@@ -107,13 +107,17 @@ pub fn apply(
         .par_for_each(|row, mut out, x| {
             let position = (start + row as u64) as f64;
             for (i, &t) in theta.iter().enumerate() {
-                let (sin, cos) = (position * t).sin_cos();
                 let (a, b) = layout.pair(i, dim);
-                out[a] = x[a] * cos - x[b] * sin;
-                out[b] = x[a] * sin + x[b] * cos;
+                (out[a], out[b]) = rotate_pair(x[a], x[b], position * t);
             }
         });
     Ok(output)
+}
+
+/// `(a cos - b sin, a sin + b cos)`: the pair `(a, b)` rotated by `angle`.
+pub fn rotate_pair(a: f64, b: f64, angle: f64) -> (f64, f64) {
+    let (sin, cos) = angle.sin_cos();
+    (a * cos - b * sin, a * sin + b * cos)
 }
 
 /// Checks the shape of an array handed to [`apply`].

@@ -1,10 +1,10 @@
 //! 2D rotary embeddings for vision transformers (Heo et al. 2024, naver-ai/rope-vit): the
 //! axial angles with fixed frequencies, and the mixed angles with learned frequencies.
 
-use ndarray::{Array2, ArrayView2, Zip};
+use ndarray::{Array2, ArrayView2};
 
 use super::grid::GridParams;
-use super::{ParamError, check_base, check_count, check_dim_multiple_of_4};
+use super::{ParamError, check_base, check_count, check_dim_multiple_of_4, fill_2d};
 
 /// Parameters of rope-vit's axial 2D RoPE.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,6 +39,14 @@ impl AxialParams {
             .map(|k| 1.0 / self.theta.powf((4 * k) as f64 / self.dim as f64))
             .collect()
     }
+
+    /// Angle `col` of patch `patch`, given [`Self::frequencies`].
+    pub fn value(&self, freqs: &[f64], patch: usize, col: usize) -> f64 {
+        let quarter = self.dim / 4;
+        let (x, y) = self.grid.patch_xy(patch);
+        let coordinate = if col < quarter { x } else { y };
+        coordinate as f64 * freqs[col % quarter]
+    }
 }
 
 /// The `[P, dim/2]` angles of rope-vit `compute_axial_cis`: the first `dim/4` columns are
@@ -46,16 +54,9 @@ impl AxialParams {
 pub fn axial_angles(params: &AxialParams) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
     let freqs = params.frequencies();
-    let quarter = freqs.len();
-    let mut angles = Array2::<f64>::zeros((params.grid.patches(), 2 * quarter));
-    Zip::indexed(angles.rows_mut()).par_for_each(|k, mut row| {
-        let (x, y) = params.grid.patch_xy(k);
-        for (i, &f) in freqs.iter().enumerate() {
-            row[i] = x as f64 * f;
-            row[quarter + i] = y as f64 * f;
-        }
-    });
-    Ok(angles)
+    Ok(fill_2d(params.grid.patches(), params.dim / 2, |patch, col| {
+        params.value(&freqs, patch, col)
+    }))
 }
 
 /// The `[P, n]` angles of rope-vit `compute_mixed_cis`: `theta_x[k] x + theta_y[k] y`, from
@@ -63,15 +64,15 @@ pub fn axial_angles(params: &AxialParams) -> Result<Array2<f64>, ParamError> {
 pub fn mixed_angles(grid: &GridParams, freqs: ArrayView2<f64>) -> Result<Array2<f64>, ParamError> {
     grid.validate()?;
     check_mixed_freqs_shape(freqs.shape())?;
-    let (theta_x, theta_y) = (freqs.row(0), freqs.row(1));
-    let mut angles = Array2::<f64>::zeros((grid.patches(), freqs.ncols()));
-    Zip::indexed(angles.rows_mut()).par_for_each(|k, mut row| {
-        let (x, y) = grid.patch_xy(k);
-        for (i, angle) in row.iter_mut().enumerate() {
-            *angle = theta_x[i] * x as f64 + theta_y[i] * y as f64;
-        }
-    });
-    Ok(angles)
+    Ok(fill_2d(grid.patches(), freqs.ncols(), |patch, k| {
+        mixed_value(grid, freqs, patch, k)
+    }))
+}
+
+/// Angle `k` of patch `patch`: `theta_x[k] x + theta_y[k] y`.
+pub fn mixed_value(grid: &GridParams, freqs: ArrayView2<f64>, patch: usize, k: usize) -> f64 {
+    let (x, y) = grid.patch_xy(patch);
+    freqs[[0, k]] * x as f64 + freqs[[1, k]] * y as f64
 }
 
 /// Checks the shape of the learned frequencies handed to [`mixed_angles`].

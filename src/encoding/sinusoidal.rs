@@ -4,7 +4,7 @@
 use ndarray::{Array1, Array2, Zip};
 use rayon::prelude::*;
 
-use super::{ParamError, check_count, check_even_dim, check_start};
+use super::{ParamError, check_count, check_even_dim, check_start, fill_2d};
 
 /// Where the sine and cosine of one frequency sit in a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -77,74 +77,96 @@ impl SinusoidalParams {
         }
     }
 
-    fn sin_column(&self, i: usize) -> usize {
+    /// The frequency index of column `col`, and whether the column holds its cosine.
+    pub fn column_pair(&self, col: usize) -> (usize, bool) {
         match self.layout {
-            SinusoidalLayout::Interleaved => 2 * i,
-            SinusoidalLayout::Split => i,
+            SinusoidalLayout::Interleaved => (col / 2, col % 2 == 1),
+            SinusoidalLayout::Split => (col % (self.dim / 2), col >= self.dim / 2),
         }
     }
+}
 
-    fn cos_column(&self, i: usize) -> usize {
-        match self.layout {
-            SinusoidalLayout::Interleaved => 2 * i + 1,
-            SinusoidalLayout::Split => self.dim / 2 + i,
-        }
+/// Values of a sinusoidal table, with its frequencies computed once.
+pub struct SinusoidalValues {
+    params: SinusoidalParams,
+    freqs: Array1<f64>,
+}
+
+impl SinusoidalValues {
+    pub fn new(params: &SinusoidalParams) -> Result<Self, ParamError> {
+        params.validate()?;
+        Ok(Self {
+            params: *params,
+            freqs: params.frequencies(),
+        })
+    }
+
+    /// Row `row`, column `col` of the table.
+    pub fn value(&self, row: usize, col: usize) -> f64 {
+        let position = (self.params.start + row as u64) as f64;
+        let (pair, is_cos) = self.params.column_pair(col);
+        let angle = position * self.freqs[pair];
+        if is_cos { angle.cos() } else { angle.sin() }
+    }
+
+    /// `PE[p] · PE[p + offset]`: `Σ_i cos(offset w_i)`.
+    ///
+    /// Because `sin a sin b + cos a cos b = cos(a - b)`, the product depends only on the offset;
+    /// evaluating it this way is exact where summing row products loses digits to rounding.
+    pub fn dot_at_offset(&self, offset: i64) -> f64 {
+        let offset = offset as f64;
+        self.freqs.iter().map(|&w| (offset * w).cos()).sum()
     }
 }
 
 /// The `[seq, dim]` table: row `r` encodes position `start + r`.
 pub fn table(params: &SinusoidalParams) -> Result<Array2<f64>, ParamError> {
-    params.validate()?;
-    let freqs = params.frequencies();
+    let values = SinusoidalValues::new(params)?;
+    let pairs = params.dim / 2;
     let mut table = Array2::<f64>::zeros((params.seq, params.dim));
+    // Pair by pair rather than through `value`: with sin and cos of one angle side by side the
+    // compiler calls sincos, which reduces the angle once (about 1.5x faster).
     Zip::indexed(table.rows_mut()).par_for_each(|row, mut out| {
         let position = (params.start + row as u64) as f64;
-        for (i, &w) in freqs.iter().enumerate() {
+        for (i, &w) in values.freqs.iter().enumerate() {
             let (sin, cos) = (position * w).sin_cos();
-            out[params.sin_column(i)] = sin;
-            out[params.cos_column(i)] = cos;
+            let (sin_col, cos_col) = match params.layout {
+                SinusoidalLayout::Interleaved => (2 * i, 2 * i + 1),
+                SinusoidalLayout::Split => (i, pairs + i),
+            };
+            out[sin_col] = sin;
+            out[cos_col] = cos;
         }
     });
     Ok(table)
 }
 
-/// `PE[p] · PE[p + k]` for a position offset `k`: `Σ_i cos(k w_i)`.
-///
-/// Because `sin a sin b + cos a cos b = cos(a - b)`, the product depends only on the offset;
-/// evaluating it this way is exact where summing row products loses digits to rounding.
-pub fn dot_at_offset(freqs: &Array1<f64>, offset: f64) -> f64 {
-    freqs.iter().map(|&w| (offset * w).cos()).sum()
-}
-
 /// `PE[anchor] · PE[j]` for every row `j`; `anchor` is a row index (0-based).
 pub fn dot_decay(params: &SinusoidalParams, anchor: usize) -> Result<Array1<f64>, ParamError> {
-    params.validate()?;
+    let values = SinusoidalValues::new(params)?;
     check_anchor(anchor, params.seq)?;
-    let freqs = params.frequencies();
-    let mut decay = Array1::<f64>::zeros(params.seq);
-    Zip::indexed(&mut decay).par_for_each(|row, out| {
-        *out = dot_at_offset(&freqs, row as f64 - anchor as f64);
-    });
-    Ok(decay)
+    let decay: Vec<f64> = (0..params.seq)
+        .into_par_iter()
+        .map(|row| values.dot_at_offset(row as i64 - anchor as i64))
+        .collect();
+    Ok(Array1::from(decay))
 }
 
 /// The `[seq, seq]` matrix `PE[i] · PE[j]` (a Toeplitz matrix: it depends on `j - i` only).
 pub fn similarity(params: &SinusoidalParams) -> Result<Array2<f64>, ParamError> {
-    params.validate()?;
-    let freqs = params.frequencies();
+    let values = SinusoidalValues::new(params)?;
     let seq = params.seq;
-    // One value per offset -(seq-1) ..= seq-1, then a fill: O(seq·dim + seq²), not O(seq²·dim).
-    let by_offset: Vec<f64> = (0..2 * seq - 1)
+    // One value per offset, then a fill: O(seq·dim + seq²), not O(seq²·dim).
+    let by_offset = offsets_table(&values, -(seq as i64 - 1), seq as i64 - 1);
+    Ok(fill_2d(seq, seq, |i, j| by_offset[j + seq - 1 - i]))
+}
+
+/// `dot_at_offset(k)` for `k` in `lowest..=highest`.
+pub fn offsets_table(values: &SinusoidalValues, lowest: i64, highest: i64) -> Vec<f64> {
+    (lowest..=highest)
         .into_par_iter()
-        .map(|k| dot_at_offset(&freqs, k as f64 - (seq - 1) as f64))
-        .collect();
-    let mut matrix = Array2::<f64>::zeros((seq, seq));
-    Zip::indexed(matrix.rows_mut()).par_for_each(|i, mut out| {
-        for (j, value) in out.iter_mut().enumerate() {
-            *value = by_offset[j + seq - 1 - i];
-        }
-    });
-    Ok(matrix)
+        .map(|k| values.dot_at_offset(k))
+        .collect()
 }
 
 /// Checks that a dot-decay anchor names a row of the table.
@@ -155,10 +177,7 @@ pub fn check_anchor(anchor: usize, seq: usize) -> Result<(), ParamError> {
         Err(ParamError::new(
             "anchor",
             anchor,
-            format!(
-                "must be a row of the table, from 0 to {} (seq - 1)",
-                seq - 1
-            ),
+            format!("must be a row of the table, from 0 to {} (seq - 1)", seq - 1),
         ))
     }
 }

@@ -1,0 +1,64 @@
+// RoPE. constants for rope_apply: per pair i, the turns per position (f_hi, f_lo).
+// constants for rope_angles: per pair i, theta_i as f32 bits (the high part) then the low part.
+// flags bit 0: half layout (pairs (i, i + dim/2)) instead of interleaved (2i, 2i+1).
+
+// Position of a table row as an f32 sum of two exact parts (positions reach 2^32).
+fn position_angle(row: u32, theta_hi: f32, theta_lo: f32) -> f32 {
+    let p = params.position_start + row;
+    let p_hi = f32(p & 0xffff0000u);
+    let p_lo = f32(p & 0xffffu);
+    // Largest products first; theta_lo carries the bits of theta_i that f32 drops.
+    return p_hi * theta_hi + (p_lo * theta_hi + (p_hi + p_lo) * theta_lo);
+}
+
+@compute @workgroup_size(16, 16, 1)
+fn rope_angles(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let pair = table_col(id.x);
+    let angle = position_angle(table_row(id.y), real_constant(2u * pair), real_constant(2u * pair + 1u));
+    write_real(output_index(id.x, id.y, 0u), angle);
+}
+
+// The 1-D tables of per-column constants (rope-inv-freq, alibi-slopes): f32 bits of value hi + lo.
+@compute @workgroup_size(256, 1, 1)
+fn constants_table(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x >= params.cols {
+        return;
+    }
+    let i = table_col(id.x);
+    write_real(id.x, real_constant(2u * i) + real_constant(2u * i + 1u));
+}
+
+@compute @workgroup_size(16, 16, 1)
+fn rope_apply(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let row = table_row(id.y);
+    let col = table_col(id.x);
+    let half_dim = params.dim / 2u;
+    var pair: u32;
+    var first: u32;
+    var second: u32;
+    if (params.flags & 1u) != 0u {
+        pair = col % half_dim;
+        first = pair;
+        second = pair + half_dim;
+    } else {
+        pair = col / 2u;
+        first = 2u * pair;
+        second = first + 1u;
+    }
+    let sc = sin_cos_turns(turns(params.position_start + row, constants[2u * pair], constants[2u * pair + 1u]));
+    let a = input[row * params.dim + first];
+    let b = input[row * params.dim + second];
+    var value: f32;
+    if col == first {
+        value = a * sc.y - b * sc.x;
+    } else {
+        value = a * sc.x + b * sc.y;
+    }
+    write_real(output_index(id.x, id.y, 0u), value);
+}

@@ -1,0 +1,58 @@
+// Sinusoidal tables. constants: per frequency i, the turns per position as (f_hi, f_lo).
+// flags bit 0: split layout (sin in column i, cos in dim/2 + i) instead of interleaved.
+
+@compute @workgroup_size(16, 16, 1)
+fn sinusoidal_table(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let row = table_row(id.y);
+    let col = table_col(id.x);
+    let pairs = params.dim / 2u;
+    var pair: u32;
+    var is_cos: bool;
+    if (params.flags & 1u) != 0u {
+        pair = col % pairs;
+        is_cos = col >= pairs;
+    } else {
+        pair = col / 2u;
+        is_cos = (col & 1u) == 1u;
+    }
+    let sc = sin_cos_turns(turns(params.position_start + row, constants[2u * pair], constants[2u * pair + 1u]));
+    write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, is_cos));
+}
+
+// sum_i cos(k w_i) for the offset k between two rows: the dot product of their encodings.
+fn dot_at_offset(k: i32) -> f32 {
+    let distance = u32(abs(k));
+    let pairs = params.dim / 2u;
+    // Kahan summation keeps the sum of dim/2 cosines to a few ulps.
+    var sum = 0.0;
+    var carry = 0.0;
+    for (var i = 0u; i < pairs; i++) {
+        let term = sin_cos_turns(turns(distance, constants[2u * i], constants[2u * i + 1u])).y - carry;
+        let next = sum + term;
+        carry = (next - sum) - term;
+        sum = next;
+    }
+    return sum;
+}
+
+// dot-decay: one row of values PE[anchor] . PE[j]; params.extra is the anchor row.
+@compute @workgroup_size(256, 1, 1)
+fn sinusoidal_dot_decay(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x >= params.cols {
+        return;
+    }
+    let j = table_col(id.x);
+    write_real(id.x, dot_at_offset(i32(j) - i32(params.extra)));
+}
+
+// similarity, first pass: S(k) for offsets k = extra_offset + x, into the output buffer.
+@compute @workgroup_size(256, 1, 1)
+fn sinusoidal_offsets(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x >= params.cols {
+        return;
+    }
+    write_real(id.x, dot_at_offset(i32(id.x) + bitcast<i32>(params.extra)));
+}
