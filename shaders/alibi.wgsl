@@ -19,7 +19,7 @@ fn alibi_bias(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let distance = f32(max(query, key) - min(query, key));
     // 0, not -0, on the diagonal, as the CPU engine writes it.
-    write_real(index, select(-slope(params.head_start + id.z) * distance, 0.0, distance == 0.0));
+    write_real(index, select(-slope(params.head_start + id.z * params.head_step) * distance, 0.0, distance == 0.0));
 }
 
 // 2D ALiBi between patches in raster order: -slope * euclidean distance.
@@ -29,6 +29,6 @@ fn alibi_bias_2d(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let distance = patch_distance(table_row(id.y), table_col(id.x), 0u);
-    let value = select(-slope(params.head_start + id.z) * distance, 0.0, distance == 0.0);
+    let value = select(-slope(params.head_start + id.z * params.head_step) * distance, 0.0, distance == 0.0);
     write_real(output_index(id.x, id.y, id.z), value);
 }

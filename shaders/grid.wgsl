@@ -1,4 +1,4 @@
-// Patch grids in raster order: patch k at column k % grid_w, row k / grid_w.
+// Patch grids in raster order: patch_index k at column k % grid_w, row k / grid_w.
 
 // metric 0 euclidean, 1 manhattan, 2 chebyshev.
 fn patch_distance(a: u32, b: u32, metric: u32) -> f32 {
@@ -25,11 +25,11 @@ fn sincos_2d(@builtin(global_invocation_id) id: vec3<u32>) {
     if !in_window(id) {
         return;
     }
-    let patch = table_row(id.y);
+    let patch_index = table_row(id.y);
     let col = table_col(id.x);
     let quarter = params.dim / 4u;
     // Quarters: sin x, cos x, sin y, cos y.
-    let coordinate = select(patch % params.grid_w, patch / params.grid_w, col >= 2u * quarter);
+    let coordinate = select(patch_index % params.grid_w, patch_index / params.grid_w, col >= 2u * quarter);
     let k = col % quarter;
     let sc = sin_cos_turns(turns(coordinate, constants[2u * k], constants[2u * k + 1u]));
     write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, (col / quarter) % 2u == 1u));

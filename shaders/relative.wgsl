@@ -1,22 +1,18 @@
 // Relative position indices, written as i32 bits.
 
-// T5 buckets. constants: the bucket of each distance below max_exact is the distance itself;
-// from there, constants[b] is the smallest distance whose bucket within a direction is
-// max_exact + b (thresholds found on the CPU with Hugging Face's float32 arithmetic), for
-// b < count = buckets - max_exact. flags bit 0: bidirectional. extra: max_exact.
-// scalar fields unused.
+// T5 buckets (i32 bits). dim: buckets per direction; extra: max_exact; grid_w: count of
+// thresholds. constants[b], for b < count, is the smallest distance whose bucket within a
+// direction is max_exact + b (found on the CPU with Hugging Face's float32 arithmetic;
+// 0xffffffff where no distance reaches it). flags bit 0: bidirectional.
 @compute @workgroup_size(16, 16, 1)
 fn t5_buckets(@builtin(global_invocation_id) id: vec3<u32>) {
     if !in_window(id) {
         return;
     }
-    let query = i32(table_row(id.y));
-    let key = i32(table_col(id.x));
-    let relative = key - query;
-    let bidirectional = (params.flags & 1u) != 0u;
+    let relative = i32(table_col(id.x)) - i32(table_row(id.y));
     var bucket = 0u;
     var distance: u32;
-    if bidirectional {
+    if (params.flags & 1u) != 0u {
         // Keys after the query take the upper half of the buckets.
         if relative > 0 {
             bucket = params.dim;
@@ -29,13 +25,18 @@ fn t5_buckets(@builtin(global_invocation_id) id: vec3<u32>) {
     if distance < max_exact {
         bucket += distance;
     } else {
-        var within = max_exact;
-        for (var b = 1u; b < params.grid_w; b++) {
-            if distance >= constants[b] {
-                within = max_exact + b;
+        // The largest b with constants[b] <= distance; constants[0] = max_exact.
+        var low = 0u;
+        var high = params.grid_w;
+        while high - low > 1u {
+            let middle = (low + high) / 2u;
+            if constants[middle] <= distance {
+                low = middle;
+            } else {
+                high = middle;
             }
         }
-        bucket += within;
+        bucket += max_exact + low;
     }
     output[output_index(id.x, id.y, 0u)] = bucket;
 }

@@ -52,8 +52,9 @@ fn rope_apply(@builtin(global_invocation_id) id: vec3<u32>) {
         second = first + 1u;
     }
     let sc = sin_cos_turns(turns(params.position_start + row, constants[2u * pair], constants[2u * pair + 1u]));
-    let a = input[row * params.dim + first];
-    let b = input[row * params.dim + second];
+    // The input holds this dispatch's rows only, one after another.
+    let a = input[id.y * params.dim + first];
+    let b = input[id.y * params.dim + second];
     var value: f32;
     if col == first {
         value = a * sc.y - b * sc.x;

@@ -187,7 +187,8 @@ pub struct TableArgs {
     #[arg(long, value_enum, value_name = "DTYPE", default_value_t = RealDtype::F32)]
     pub dtype: RealDtype,
 
-    /// Engine that computes the table (the GPU engine is not in this build yet)
+    /// Engine that computes the table: cpu (f64, the reference) or gpu (f32 compute shaders,
+    /// within 2e-6 of cpu; without a usable adapter the CPU engine serves instead)
     #[arg(long, value_enum, value_name = "ENGINE", default_value_t = Backend::Cpu)]
     pub backend: Backend,
 
@@ -224,6 +225,8 @@ pub enum LayoutArg {
 pub enum Backend {
     /// The f64 reference engine on the CPU
     Cpu,
+    /// wgpu compute shaders (WGPU_BACKEND picks vulkan, gl, metal or dx12)
+    Gpu,
 }
 
 /// A failure to report: one line, and the process's exit status.
@@ -611,6 +614,39 @@ fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     Ok(spec)
 }
 
+/// Computes on the chosen engine; a GPU that cannot serve hands over to the CPU engine with a
+/// one-line note. Returns the table and a description of the engine that ran.
+fn compute_with(backend: Backend, spec: &TableSpec) -> Result<(engine::Table, String), CliError> {
+    let cpu_description = || {
+        format!(
+            "cpu (f64 reference, {} threads)",
+            rayon::current_num_threads()
+        )
+    };
+    if backend == Backend::Gpu {
+        match engine::gpu::GpuEngine::new_headless() {
+            Ok(gpu) => match gpu.compute(spec) {
+                Ok(table) => return Ok((table, format!("gpu: {}", gpu.adapter_description()))),
+                Err(EngineError::Gpu(reason)) => {
+                    eprintln!("note: {reason}; computing on the CPU engine instead");
+                }
+                Err(other) => return Err(engine_error(other)),
+            },
+            Err(reason) => eprintln!("note: {reason}; computing on the CPU engine instead"),
+        }
+    }
+    let table = engine::cpu::compute(spec).map_err(engine_error)?;
+    Ok((table, cpu_description()))
+}
+
+fn engine_error(error: EngineError) -> CliError {
+    match error {
+        EngineError::Param(p) => CliError::from(p),
+        EngineError::Memory(_) | EngineError::Window(_) => CliError::usage(error.to_string()),
+        EngineError::Gpu(_) => CliError::runtime(error.to_string()),
+    }
+}
+
 fn io_problem(error: &std::io::Error) -> String {
     match error.kind() {
         std::io::ErrorKind::NotFound => "the folder does not exist".to_owned(),
@@ -669,10 +705,7 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     })?;
 
     let started = Instant::now();
-    let table = engine::cpu::compute(&spec).map_err(|e| match e {
-        EngineError::Param(p) => CliError::from(p),
-        EngineError::Memory(m) => CliError::usage(m.to_string()),
-    })?;
+    let (table, engine_used) = compute_with(args.backend, &spec)?;
     let computed = started.elapsed();
     export::write_table(file.writer(), &table, format, args.dtype)
         .and_then(|()| file.commit().map_err(export::ExportError::from))
@@ -683,10 +716,7 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
             (ValueKind::Real, RealDtype::F32) => "<f4",
             (ValueKind::Real, RealDtype::F64) => "<f8",
         };
-        eprintln!(
-            "engine: cpu (f64 reference, {} threads)",
-            rayon::current_num_threads()
-        );
+        eprintln!("engine: {engine_used}");
         eprintln!(
             "table: {} {shape:?} computed in {:.3} ms, written as {dtype} to {} in {:.3} ms",
             spec.kind_name(),

@@ -12,7 +12,7 @@ struct KernelParams {
     col_start: u32,
     col_step: u32,
     cols: u32,
-    // First head of a 3-D table; the dispatch's z index adds to it.
+    // First head of a 3-D table; head = head_start + z * head_step.
     head_start: u32,
     // Layout, mode or metric, by kernel.
     flags: u32,
@@ -25,7 +25,8 @@ struct KernelParams {
     // Kernel-specific reals.
     scalar0: f32,
     scalar1: f32,
-    _pad0: u32,
+    // Step between the heads of a window.
+    head_step: u32,
     _pad1: u32,
 }
 

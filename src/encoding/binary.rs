@@ -45,5 +45,7 @@ impl BinaryParams {
 /// The `[seq, dim]` table of 0.0 and 1.0.
 pub fn table(params: &BinaryParams) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
-    Ok(fill_2d(params.seq, params.dim, |row, bit| params.value(row, bit)))
+    Ok(fill_2d(params.seq, params.dim, |row, bit| {
+        params.value(row, bit)
+    }))
 }

@@ -74,7 +74,9 @@ pub fn patch_distance(
 ) -> Result<Array2<f64>, ParamError> {
     grid.validate()?;
     let patches = grid.patches();
-    Ok(fill_2d(patches, patches, |a, b| grid.distance(a, b, metric)))
+    Ok(fill_2d(patches, patches, |a, b| {
+        grid.distance(a, b, metric)
+    }))
 }
 
 /// Parameters of MAE's 2D sin-cos embedding.
@@ -118,7 +120,7 @@ impl SinCos2dParams {
         let (x, y) = self.grid.patch_xy(patch);
         let coordinate = if col < 2 * quarter { x } else { y };
         let angle = coordinate as f64 * omega[col % quarter];
-        if (col / quarter) % 2 == 0 {
+        if (col / quarter).is_multiple_of(2) {
             angle.sin()
         } else {
             angle.cos()

@@ -23,6 +23,14 @@ impl RopeLayout {
             RopeLayout::Half => (i, i + dim / 2),
         }
     }
+
+    /// The frequency index of the pair that dimension `col` belongs to.
+    pub fn pair_of_column(self, col: usize, dim: usize) -> usize {
+        match self {
+            RopeLayout::Interleaved => col / 2,
+            RopeLayout::Half => col % (dim / 2),
+        }
+    }
 }
 
 /// Parameters of the RoPE frequency tables.

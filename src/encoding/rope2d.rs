@@ -54,9 +54,11 @@ impl AxialParams {
 pub fn axial_angles(params: &AxialParams) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
     let freqs = params.frequencies();
-    Ok(fill_2d(params.grid.patches(), params.dim / 2, |patch, col| {
-        params.value(&freqs, patch, col)
-    }))
+    Ok(fill_2d(
+        params.grid.patches(),
+        params.dim / 2,
+        |patch, col| params.value(&freqs, patch, col),
+    ))
 }
 
 /// The `[P, n]` angles of rope-vit `compute_mixed_cis`: `theta_x[k] x + theta_y[k] y`, from

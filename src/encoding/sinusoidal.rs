@@ -177,7 +177,10 @@ pub fn check_anchor(anchor: usize, seq: usize) -> Result<(), ParamError> {
         Err(ParamError::new(
             "anchor",
             anchor,
-            format!("must be a row of the table, from 0 to {} (seq - 1)", seq - 1),
+            format!(
+                "must be a row of the table, from 0 to {} (seq - 1)",
+                seq - 1
+            ),
         ))
     }
 }

@@ -1,10 +1,12 @@
 //! The CPU engine: every table in f64 on ndarray, parallel over rows with rayon.
 //! It is the reference that the GPU engine and the tests compare against.
 
-use ndarray::Array1;
+use ndarray::{Array1, ArrayD, IxDyn};
+use rayon::prelude::*;
 
-use super::{EngineError, Table, TableSpec};
-use crate::encoding::{alibi, binary, grid, relative, rope, rope2d, sinusoidal};
+use super::{EngineError, Table, TableSpec, Window};
+use crate::encoding::sinusoidal::SinusoidalValues;
+use crate::encoding::{ParamError, alibi, binary, grid, relative, rope, rope2d, sinusoidal};
 
 /// Computes `spec` after checking its parameters and that it fits in available memory.
 pub fn compute(spec: &TableSpec) -> Result<Table, EngineError> {
@@ -13,7 +15,7 @@ pub fn compute(spec: &TableSpec) -> Result<Table, EngineError> {
     Ok(compute_validated(spec)?)
 }
 
-fn compute_validated(spec: &TableSpec) -> Result<Table, crate::encoding::ParamError> {
+fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
     let real = |a: ndarray::ArrayD<f64>| Table::Real(a);
     Ok(match spec {
         TableSpec::Sinusoidal(p) => real(sinusoidal::table(p)?.into_dyn()),
@@ -50,4 +52,149 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, crate::encoding::ParamEr
         TableSpec::RelativeClip(p) => Table::Index(relative::relative_clip(p)?.into_dyn()),
         TableSpec::Binary(p) => real(binary::table(p)?.into_dyn()),
     })
+}
+
+/// Computes only `window` of the table: what a view shows at screen resolution.
+pub fn compute_window(spec: &TableSpec, window: &Window) -> Result<Table, EngineError> {
+    spec.validate()?;
+    let ndim = spec.shape().map_or(0, |s| s.len());
+    window.check(spec.matrix_shape())?;
+    let shape = window.output_shape(ndim);
+    Ok(match element_values(spec, window) {
+        Values::Real(value) => Table::Real(fill_window(window, &shape, value)),
+        Values::Index(value) => Table::Index(fill_window(window, &shape, value)),
+    })
+}
+
+/// One element of a table as a function of its `[head, row, col]` index.
+type Element<'a, T> = Box<dyn Fn(usize, usize, usize) -> T + Sync + 'a>;
+
+enum Values<'a> {
+    Real(Element<'a, f64>),
+    Index(Element<'a, i32>),
+}
+
+/// The element function of a validated spec, with whatever it needs computed once.
+fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
+    let real = |f: Element<'a, f64>| Values::Real(f);
+    match spec {
+        TableSpec::Sinusoidal(p) => {
+            let values = sinusoidal_values(p);
+            real(Box::new(move |_, row, col| values.value(row, col)))
+        }
+        TableSpec::DotDecay { params, anchor } => {
+            let values = sinusoidal_values(params);
+            let anchor = *anchor as i64;
+            real(Box::new(move |_, _, j| {
+                values.dot_at_offset(j as i64 - anchor)
+            }))
+        }
+        TableSpec::Similarity(p) => {
+            let values = sinusoidal_values(p);
+            let lowest = window.cols.start as i64 - window.rows.last() as i64;
+            let highest = window.cols.last() as i64 - window.rows.start as i64;
+            let by_offset = sinusoidal::offsets_table(&values, lowest, highest);
+            real(Box::new(move |_, i, j| {
+                by_offset[(j as i64 - i as i64 - lowest) as usize]
+            }))
+        }
+        TableSpec::RopeInvFreq { dim, base } => {
+            let theta = inv_freq(*dim, *base);
+            real(Box::new(move |_, _, i| theta[i]))
+        }
+        TableSpec::RopeAngles(p) => {
+            let theta = inv_freq(p.dim, p.base);
+            let start = p.start;
+            real(Box::new(move |_, row, i| {
+                (start + row as u64) as f64 * theta[i]
+            }))
+        }
+        TableSpec::RopeApply {
+            input,
+            layout,
+            base,
+            start,
+        } => {
+            let dim = input.ncols();
+            let theta = inv_freq(dim, *base);
+            let (layout, start) = (*layout, *start);
+            real(Box::new(move |_, row, col| {
+                let i = layout.pair_of_column(col, dim);
+                let (a, b) = layout.pair(i, dim);
+                let angle = (start + row as u64) as f64 * theta[i];
+                let (first, second) = rope::rotate_pair(input[[row, a]], input[[row, b]], angle);
+                if col == a { first } else { second }
+            }))
+        }
+        TableSpec::AlibiSlopes { heads } => {
+            let slopes = alibi::slopes_unchecked(*heads);
+            real(Box::new(move |_, _, h| slopes[h]))
+        }
+        TableSpec::Alibi { params, head } => {
+            let slopes = alibi::slopes_unchecked(params.heads);
+            let (mode, first) = (params.mode, head.unwrap_or(0));
+            real(Box::new(move |h, query, key| {
+                alibi::bias_value(slopes[first + h], mode, query, key)
+            }))
+        }
+        TableSpec::Alibi2d { params, head } => {
+            let slopes = alibi::slopes_unchecked(params.heads);
+            let (grid, first) = (params.grid, head.unwrap_or(0));
+            real(Box::new(move |h, query, key| {
+                alibi::bias_2d_value(slopes[first + h], &grid, query, key)
+            }))
+        }
+        TableSpec::PatchDistance { grid, metric } => {
+            let (grid, metric) = (*grid, *metric);
+            real(Box::new(move |_, a, b| grid.distance(a, b, metric)))
+        }
+        TableSpec::SinCos2d(p) => {
+            let omega = p.omega();
+            real(Box::new(move |_, patch, col| p.value(&omega, patch, col)))
+        }
+        TableSpec::Rope2dAxial(p) => {
+            let freqs = p.frequencies();
+            real(Box::new(move |_, patch, col| p.value(&freqs, patch, col)))
+        }
+        TableSpec::Rope2dMixed { grid, freqs } => real(Box::new(move |_, patch, k| {
+            rope2d::mixed_value(grid, freqs.view(), patch, k)
+        })),
+        TableSpec::T5Buckets(p) => {
+            Values::Index(Box::new(move |_, i, j| p.bucket(j as i64 - i as i64)))
+        }
+        TableSpec::RelativeClip(p) => {
+            Values::Index(Box::new(move |_, i, j| p.index(j as i64 - i as i64)))
+        }
+        TableSpec::Binary(p) => real(Box::new(move |_, row, bit| p.value(row, bit))),
+    }
+}
+
+/// Frequencies of a validated spec (validation is what makes the `expect`s unreachable).
+fn sinusoidal_values(p: &sinusoidal::SinusoidalParams) -> SinusoidalValues {
+    SinusoidalValues::new(p).expect("validated sinusoidal parameters")
+}
+
+fn inv_freq(dim: usize, base: f64) -> Array1<f64> {
+    rope::inv_freq(dim, base).expect("validated RoPE parameters")
+}
+
+/// Evaluates `value` at every `[head, row, col]` of the window, in parallel over rows.
+fn fill_window<T: Copy + Default + Send + Sync>(
+    window: &Window,
+    shape: &[usize],
+    value: Element<'_, T>,
+) -> ArrayD<T> {
+    let cols = window.cols.len();
+    let rows = window.rows.len();
+    let mut data = vec![T::default(); window.len()];
+    data.par_chunks_mut(cols.max(1))
+        .enumerate()
+        .for_each(|(line, out)| {
+            let (h, y) = (line / rows, line % rows);
+            let (head, row) = (window.heads.at(h), window.rows.at(y));
+            for (x, slot) in out.iter_mut().enumerate() {
+                *slot = value(head, row, window.cols.at(x));
+            }
+        });
+    ArrayD::from_shape_vec(IxDyn(shape), data).expect("the window's shape matches its length")
 }

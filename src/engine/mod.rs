@@ -3,7 +3,9 @@
 //! The CPU engine in [`cpu`] is the f64 oracle that every other engine is tested against.
 
 pub mod cpu;
+pub mod gpu;
 mod memory;
+pub mod window;
 
 use ndarray::{Array2, ArrayD};
 
@@ -17,6 +19,7 @@ use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::encoding::{self, ParamError};
 
 pub use memory::{MemoryError, available_memory_bytes};
+pub use window::{Strided, Window, WindowError};
 
 /// One table of the contract, with everything needed to compute it.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,6 +214,20 @@ impl TableSpec {
     }
 }
 
+impl TableSpec {
+    /// The table seen as `[heads, rows, cols]` (a 1-D table is one row, a 2-D table one head).
+    /// Call on a validated spec whose shape fits in memory.
+    pub fn matrix_shape(&self) -> [usize; 3] {
+        let shape = self.shape().unwrap_or_default();
+        match shape.as_slice() {
+            [n] => [1, 1, *n],
+            [rows, cols] => [1, *rows, *cols],
+            [heads, rows, cols] => [*heads, *rows, *cols],
+            _ => [0, 0, 0],
+        }
+    }
+}
+
 fn check_optional_head(head: Option<usize>, heads: usize) -> Result<(), ParamError> {
     head.map_or(Ok(()), |h| encoding::alibi::check_head(h, heads))
 }
@@ -238,4 +255,8 @@ pub enum EngineError {
     Param(#[from] ParamError),
     #[error(transparent)]
     Memory(#[from] MemoryError),
+    #[error(transparent)]
+    Window(#[from] WindowError),
+    #[error(transparent)]
+    Gpu(#[from] gpu::GpuError),
 }

@@ -98,11 +98,7 @@ impl Window {
         ];
         for (axis, range, size) in axes {
             if range.step == 0 || range.is_empty() || range.end > size {
-                return Err(WindowError {
-                    axis,
-                    range,
-                    size,
-                });
+                return Err(WindowError { axis, range, size });
             }
         }
         Ok(())
@@ -117,7 +113,9 @@ impl Window {
 
 /// A window that does not fit its table.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("window {axis} {range} does not fit a table with {size} {axis} (it must be non-empty, with a step of 1 or more)")]
+#[error(
+    "window {axis} {range} does not fit a table with {size} {axis} (it must be non-empty, with a step of 1 or more)"
+)]
 pub struct WindowError {
     pub axis: &'static str,
     pub range: Strided,

@@ -1,0 +1,743 @@
+//! The GPU engine: every table computed by wgpu compute shaders (WGSL in `shaders/`), in f32.
+//!
+//! Angles are reduced exactly with integer arithmetic on fixed-point turns and evaluated with
+//! polynomials of our own, so tables agree with the CPU engine to about 2e-7 whatever the
+//! adapter's `sin`/`cos` do. Per-column constants (frequencies, slopes, T5 bucket edges) are
+//! prepared in f64 on the CPU; every table value is computed on the GPU. Tables larger than
+//! one storage binding are computed in tiles.
+
+mod gpu_data;
+pub mod shaders;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use ndarray::{ArrayD, IxDyn};
+
+use super::{EngineError, Table, TableSpec, Window};
+use crate::encoding::rope::RopeLayout;
+use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams};
+use crate::encoding::{alibi, grid::DistanceMetric, rope};
+use gpu_data::{KernelParams, split_f64, turns_per_step};
+use shaders::ShaderSource;
+
+/// Why the GPU engine could not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GpuError {
+    #[error("no GPU adapter is available ({0}); the CPU engine can compute every table")]
+    NoAdapter(String),
+    #[error("the GPU adapter {adapter} refused to create a device: {reason}")]
+    Device { adapter: String, reason: String },
+    #[error(
+        "the GPU engine handles positions below 2^32 and this table reaches {last}; \
+         use --backend cpu"
+    )]
+    PositionsTooLarge { last: u64 },
+    #[error("reading the table back from the GPU failed: {0}")]
+    Readback(String),
+}
+
+/// A compute device with the pipelines of every kernel, created once and reused.
+pub struct GpuEngine {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    adapter: wgpu::AdapterInfo,
+    bind_group_layout: wgpu::BindGroupLayout,
+    pipeline_layout: wgpu::PipelineLayout,
+    pipelines: Mutex<HashMap<&'static str, wgpu::ComputePipeline>>,
+    params: wgpu::Buffer,
+    /// Largest buffer one binding may hold, in bytes (128 MiB on software adapters).
+    max_binding_bytes: u64,
+}
+
+/// Caps one tile, so that the staging copy stays modest even on cards with huge bindings.
+const MAX_TILE_BYTES: u64 = 256 << 20;
+const WORKGROUPS_PER_DIMENSION: u64 = 65_535;
+
+impl GpuEngine {
+    /// Creates a device of its own, with no window: for the command line, tests and benchmarks.
+    /// `WGPU_BACKEND`, `WGPU_ADAPTER_NAME` and `WGPU_POWER_PREF` choose the adapter.
+    pub fn new_headless() -> Result<Self, GpuError> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = pollster::block_on(wgpu::util::initialize_adapter_from_env_or_default(
+            &instance, None,
+        ))
+        .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        // The adapter's own limits: the defaults are WebGL2's on GL, which have no compute.
+        let descriptor = wgpu::DeviceDescriptor {
+            label: Some("poslab compute"),
+            required_features: wgpu::Features::empty(),
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::default(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| {
+                GpuError::Device {
+                    adapter: info.name.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+        Ok(Self::from_device(device, queue, info))
+    }
+
+    /// Uses a device created elsewhere (eframe's), so that the GUI and the engine share it.
+    pub fn from_device(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        adapter: wgpu::AdapterInfo,
+    ) -> Self {
+        let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let bind_group_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("kernel bindings"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                storage(1, true),
+                storage(2, true),
+                storage(3, false),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("kernel pipeline layout"),
+            bind_group_layouts: &[Some(&bind_group_layout)],
+            immediate_size: 0,
+        });
+        let params = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("kernel params"),
+            size: std::mem::size_of::<KernelParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let limits = device.limits();
+        let max_binding_bytes = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            .min(MAX_TILE_BYTES);
+        Self {
+            device,
+            queue,
+            adapter,
+            bind_group_layout,
+            pipeline_layout,
+            pipelines: Mutex::new(HashMap::new()),
+            params,
+            max_binding_bytes,
+        }
+    }
+
+    /// The adapter, as "name (backend, device type)".
+    pub fn adapter_description(&self) -> String {
+        format!(
+            "{} ({:?}, {:?})",
+            self.adapter.name, self.adapter.backend, self.adapter.device_type
+        )
+    }
+
+    /// Computes the whole table.
+    pub fn compute(&self, spec: &TableSpec) -> Result<Table, EngineError> {
+        spec.validate()?;
+        spec.check_fits(super::available_memory_bytes())?;
+        self.compute_window(spec, &Window::all(spec.matrix_shape()))
+    }
+
+    /// Computes only `window` of the table.
+    pub fn compute_window(&self, spec: &TableSpec, window: &Window) -> Result<Table, EngineError> {
+        spec.validate()?;
+        let ndim = spec.shape().map_or(0, |s| s.len());
+        window.check(spec.matrix_shape())?;
+        check_positions(spec)?;
+        let plan = Plan::new(spec);
+        let words = self.run(&plan, spec, window)?;
+        let shape = IxDyn(&window.output_shape(ndim));
+        let table = if plan.index {
+            let values: Vec<i32> = words.into_iter().map(|w| w as i32).collect();
+            Table::Index(ArrayD::from_shape_vec(shape, values).map_err(readback_error)?)
+        } else {
+            let values: Vec<f64> = words
+                .into_iter()
+                .map(|w| f64::from(f32::from_bits(w)))
+                .collect();
+            Table::Real(ArrayD::from_shape_vec(shape, values).map_err(readback_error)?)
+        };
+        Ok(table)
+    }
+
+    fn pipeline(&self, shader: ShaderSource, entry: &'static str) -> wgpu::ComputePipeline {
+        let mut pipelines = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        pipelines
+            .entry(entry)
+            .or_insert_with(|| {
+                let module = self
+                    .device
+                    .create_shader_module(wgpu::ShaderModuleDescriptor {
+                        label: Some(shader.label),
+                        source: wgpu::ShaderSource::Wgsl(shader.source.into()),
+                    });
+                self.device
+                    .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(entry),
+                        layout: Some(&self.pipeline_layout),
+                        module: &module,
+                        entry_point: Some(entry),
+                        compilation_options: Default::default(),
+                        cache: None,
+                    })
+            })
+            .clone()
+    }
+
+    fn storage_buffer(&self, label: &str, contents: &[u32]) -> wgpu::Buffer {
+        // A binding may not be empty; a placeholder word stands in for no data.
+        let contents: &[u32] = if contents.is_empty() { &[0] } else { contents };
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: (contents.len() * 4) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.queue
+            .write_buffer(&buffer, 0, bytemuck::cast_slice(contents));
+        buffer
+    }
+
+    /// Runs the plan's kernel over the window tile by tile and returns the words it wrote.
+    fn run(&self, plan: &Plan, spec: &TableSpec, window: &Window) -> Result<Vec<u32>, EngineError> {
+        let constants = self.storage_buffer("constants", &plan.constants);
+        let max_words = self.max_binding_bytes / 4;
+        // The similarity table reads its offsets table, computed first in a pass of its own.
+        let (offsets, lowest_offset) = match spec {
+            TableSpec::Similarity(_) => {
+                let (buffer, lowest) = self.similarity_offsets(plan, window, &constants)?;
+                (Some(buffer), lowest)
+            }
+            _ => (None, 0),
+        };
+        let (heads, rows, cols) = (window.heads.len(), window.rows.len(), window.cols.len());
+        let [group_x, group_y] = plan.workgroup;
+        let cols_per_tile = cols.min((WORKGROUPS_PER_DIMENSION * u64::from(group_x)) as usize);
+        let input_width = match spec {
+            TableSpec::RopeApply { input, .. } => input.ncols(),
+            _ => 0,
+        };
+        let row_words = cols_per_tile.max(input_width).max(1) as u64;
+        let rows_per_tile = rows
+            .min((max_words / row_words).max(1) as usize)
+            .min((WORKGROUPS_PER_DIMENSION * u64::from(group_y)) as usize);
+        let heads_per_tile = if rows_per_tile < rows {
+            1
+        } else {
+            heads
+                .min((max_words / (rows as u64 * cols_per_tile as u64)).max(1) as usize)
+                .min(WORKGROUPS_PER_DIMENSION as usize)
+        };
+        let tile_words = heads_per_tile * rows_per_tile * cols_per_tile;
+        let output = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("table tile"),
+            size: (tile_words * 4) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("table readback"),
+            size: (tile_words * 4) as u64,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let pipeline = self.pipeline(plan.shader, plan.entry);
+        let first_head = plan.first_head;
+        let mut words = vec![0u32; window.len()];
+        for h0 in (0..heads).step_by(heads_per_tile) {
+            let nh = heads_per_tile.min(heads - h0);
+            for r0 in (0..rows).step_by(rows_per_tile) {
+                let nr = rows_per_tile.min(rows - r0);
+                for c0 in (0..cols).step_by(cols_per_tile) {
+                    let nc = cols_per_tile.min(cols - c0);
+                    let (row_range, col_range) = (window.rows.sub(r0, nr), window.cols.sub(c0, nc));
+                    let params = KernelParams {
+                        row_start: to_u32(row_range.start),
+                        row_step: to_u32(row_range.step),
+                        rows: to_u32(nr),
+                        col_start: to_u32(col_range.start),
+                        col_step: to_u32(col_range.step),
+                        cols: to_u32(nc),
+                        head_start: to_u32(first_head + window.heads.at(h0)),
+                        head_step: to_u32(window.heads.step),
+                        extra: match spec {
+                            TableSpec::Similarity(_) => lowest_offset as i32 as u32,
+                            _ => plan.params.extra,
+                        },
+                        ..plan.params
+                    };
+                    let input = match (spec, &offsets) {
+                        (TableSpec::RopeApply { input, .. }, _) => {
+                            let rows: Vec<u32> = (0..nr)
+                                .flat_map(|y| input.row(row_range.at(y)).to_vec())
+                                .map(|v| (v as f32).to_bits())
+                                .collect();
+                            self.storage_buffer("input rows", &rows)
+                        }
+                        (_, Some(offsets)) => offsets.clone(),
+                        _ => self.storage_buffer("no input", &[]),
+                    };
+                    self.queue
+                        .write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+                    let bind_group = self.bind_group(&constants, &input, &output);
+                    let dispatch = [
+                        (nc as u32).div_ceil(group_x),
+                        (nr as u32).div_ceil(group_y),
+                        nh as u32,
+                    ];
+                    let tile_bytes = (nh * nr * nc * 4) as u64;
+                    let tile = self.dispatch_and_read(
+                        &pipeline,
+                        &bind_group,
+                        dispatch,
+                        &output,
+                        &staging,
+                        tile_bytes,
+                    )?;
+                    for h in 0..nh {
+                        for r in 0..nr {
+                            let from = (h * nr + r) * nc;
+                            let to = ((h0 + h) * rows + r0 + r) * cols + c0;
+                            words[to..to + nc].copy_from_slice(&tile[from..from + nc]);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(words)
+    }
+
+    /// `S(k)` for every offset `k` between a column and a row of the window, on the GPU.
+    fn similarity_offsets(
+        &self,
+        plan: &Plan,
+        window: &Window,
+        constants: &wgpu::Buffer,
+    ) -> Result<(wgpu::Buffer, i64), EngineError> {
+        let lowest = window.cols.start as i64 - window.rows.last() as i64;
+        let highest = window.cols.last() as i64 - window.rows.start as i64;
+        let count = (highest - lowest + 1) as usize;
+        let offsets = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("similarity offsets"),
+            size: (count * 4) as u64,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let pipeline = self.pipeline(shaders::SINUSOIDAL, "sinusoidal_offsets");
+        let input = self.storage_buffer("no input", &[]);
+        let chunk = (WORKGROUPS_PER_DIMENSION * 256) as usize;
+        for start in (0..count).step_by(chunk) {
+            let n = chunk.min(count - start);
+            let params = KernelParams {
+                cols: to_u32(n),
+                extra: (lowest + start as i64) as i32 as u32,
+                ..plan.params
+            };
+            self.queue
+                .write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+            let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("similarity offsets"),
+                layout: &self.bind_group_layout,
+                entries: &[
+                    entry(0, &self.params),
+                    entry(1, constants),
+                    entry(2, &input),
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: &offsets,
+                            offset: (start * 4) as u64,
+                            size: std::num::NonZeroU64::new((n * 4) as u64),
+                        }),
+                    },
+                ],
+            });
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&pipeline);
+                pass.set_bind_group(0, &bind_group, &[]);
+                pass.dispatch_workgroups((n as u32).div_ceil(256), 1, 1);
+            }
+            self.queue.submit([encoder.finish()]);
+        }
+        Ok((offsets, lowest))
+    }
+
+    fn bind_group(
+        &self,
+        constants: &wgpu::Buffer,
+        input: &wgpu::Buffer,
+        output: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("kernel bindings"),
+            layout: &self.bind_group_layout,
+            entries: &[
+                entry(0, &self.params),
+                entry(1, constants),
+                entry(2, input),
+                entry(3, output),
+            ],
+        })
+    }
+
+    fn dispatch_and_read(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        bind_group: &wgpu::BindGroup,
+        dispatch: [u32; 3],
+        output: &wgpu::Buffer,
+        staging: &wgpu::Buffer,
+        bytes: u64,
+    ) -> Result<Vec<u32>, EngineError> {
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups(dispatch[0], dispatch[1], dispatch[2]);
+        }
+        encoder.copy_buffer_to_buffer(output, 0, staging, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        let slice = staging.slice(..bytes);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |result| {
+            let _ = sender.send(result);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(readback_error)?;
+        receiver
+            .recv()
+            .map_err(readback_error)?
+            .map_err(readback_error)?;
+        let words = {
+            let view = slice.get_mapped_range().map_err(readback_error)?;
+            bytemuck::cast_slice::<u8, u32>(&view).to_vec()
+        };
+        staging.unmap();
+        Ok(words)
+    }
+}
+
+fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+fn readback_error(error: impl std::fmt::Display) -> EngineError {
+    EngineError::Gpu(GpuError::Readback(error.to_string()))
+}
+
+/// Window indices on the GPU are u32; tables that large are refused earlier by memory.
+fn to_u32(value: usize) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+/// Refuses positions the shaders' 32-bit arithmetic cannot hold.
+fn check_positions(spec: &TableSpec) -> Result<(), GpuError> {
+    let (start, seq) = match spec {
+        TableSpec::Sinusoidal(p) | TableSpec::Similarity(p) => (p.start, p.seq),
+        TableSpec::DotDecay { params, .. } => (params.start, params.seq),
+        TableSpec::RopeAngles(p) => (p.start, p.seq),
+        TableSpec::RopeApply { input, start, .. } => (*start, input.nrows()),
+        TableSpec::Binary(p) => (p.start, p.seq),
+        _ => return Ok(()),
+    };
+    let last = start + seq as u64 - 1;
+    if last > u64::from(u32::MAX) {
+        return Err(GpuError::PositionsTooLarge { last });
+    }
+    Ok(())
+}
+
+/// Which kernel computes a table, with its constants and fixed parameters.
+struct Plan {
+    shader: ShaderSource,
+    entry: &'static str,
+    workgroup: [u32; 2],
+    constants: Vec<u32>,
+    params: KernelParams,
+    /// The head a one-head table comes from.
+    first_head: usize,
+    /// Whether the words are i32 (index tables) rather than f32 bits.
+    index: bool,
+}
+
+const TILE_2D: [u32; 2] = [16, 16];
+const TILE_1D: [u32; 2] = [256, 1];
+
+impl Plan {
+    /// The plan for a validated spec.
+    fn new(spec: &TableSpec) -> Self {
+        let plan = |shader, entry, workgroup, constants, params| Plan {
+            shader,
+            entry,
+            workgroup,
+            constants,
+            params,
+            first_head: 0,
+            index: false,
+        };
+        let turns_of =
+            |freqs: &[f64]| -> Vec<u32> { freqs.iter().flat_map(|&w| turns_per_step(w)).collect() };
+        let split_of =
+            |values: &[f64]| -> Vec<u32> { values.iter().flat_map(|&v| split_f64(v)).collect() };
+        let sinusoidal_params = |p: &SinusoidalParams| KernelParams {
+            flags: u32::from(p.layout == SinusoidalLayout::Split),
+            position_start: p.start as u32,
+            dim: p.dim as u32,
+            ..Default::default()
+        };
+        let sinusoidal_turns =
+            |p: &SinusoidalParams| turns_of(p.frequencies().as_slice().unwrap_or(&[]));
+        let inv_freq = |dim: usize, base: f64| {
+            rope::inv_freq(dim, base)
+                .map(|a| a.to_vec())
+                .unwrap_or_default()
+        };
+        match spec {
+            TableSpec::Sinusoidal(p) => plan(
+                shaders::SINUSOIDAL,
+                "sinusoidal_table",
+                TILE_2D,
+                sinusoidal_turns(p),
+                sinusoidal_params(p),
+            ),
+            TableSpec::DotDecay { params, anchor } => plan(
+                shaders::SINUSOIDAL,
+                "sinusoidal_dot_decay",
+                TILE_1D,
+                sinusoidal_turns(params),
+                KernelParams {
+                    extra: *anchor as u32,
+                    ..sinusoidal_params(params)
+                },
+            ),
+            TableSpec::Similarity(p) => plan(
+                shaders::TOEPLITZ,
+                "toeplitz_fill",
+                TILE_2D,
+                sinusoidal_turns(p),
+                sinusoidal_params(p),
+            ),
+            TableSpec::RopeInvFreq { dim, base } => plan(
+                shaders::ROPE,
+                "constants_table",
+                TILE_1D,
+                split_of(&inv_freq(*dim, *base)),
+                KernelParams::default(),
+            ),
+            TableSpec::RopeAngles(p) => plan(
+                shaders::ROPE,
+                "rope_angles",
+                TILE_2D,
+                split_of(&inv_freq(p.dim, p.base)),
+                KernelParams {
+                    position_start: p.start as u32,
+                    dim: p.dim as u32,
+                    ..Default::default()
+                },
+            ),
+            TableSpec::RopeApply {
+                input,
+                layout,
+                base,
+                start,
+            } => plan(
+                shaders::ROPE,
+                "rope_apply",
+                TILE_2D,
+                turns_of(&inv_freq(input.ncols(), *base)),
+                KernelParams {
+                    flags: u32::from(*layout == RopeLayout::Half),
+                    position_start: *start as u32,
+                    dim: input.ncols() as u32,
+                    ..Default::default()
+                },
+            ),
+            TableSpec::AlibiSlopes { heads } => plan(
+                shaders::ROPE,
+                "constants_table",
+                TILE_1D,
+                split_of(&alibi::slopes_unchecked(*heads)),
+                KernelParams::default(),
+            ),
+            TableSpec::Alibi { params, head } => Plan {
+                first_head: head.unwrap_or(0),
+                ..plan(
+                    shaders::ALIBI,
+                    "alibi_bias",
+                    TILE_2D,
+                    split_of(&alibi::slopes_unchecked(params.heads)),
+                    KernelParams {
+                        flags: u32::from(params.mode == alibi::AlibiMode::Causal),
+                        ..Default::default()
+                    },
+                )
+            },
+            TableSpec::Alibi2d { params, head } => Plan {
+                first_head: head.unwrap_or(0),
+                ..plan(
+                    shaders::ALIBI,
+                    "alibi_bias_2d",
+                    TILE_2D,
+                    split_of(&alibi::slopes_unchecked(params.heads)),
+                    KernelParams {
+                        grid_w: params.grid.grid_w as u32,
+                        ..Default::default()
+                    },
+                )
+            },
+            TableSpec::PatchDistance { grid, metric } => plan(
+                shaders::GRID,
+                "patch_distance_table",
+                TILE_2D,
+                Vec::new(),
+                KernelParams {
+                    flags: match metric {
+                        DistanceMetric::Euclidean => 0,
+                        DistanceMetric::Manhattan => 1,
+                        DistanceMetric::Chebyshev => 2,
+                    },
+                    grid_w: grid.grid_w as u32,
+                    ..Default::default()
+                },
+            ),
+            TableSpec::SinCos2d(p) => plan(
+                shaders::GRID,
+                "sincos_2d",
+                TILE_2D,
+                turns_of(&p.omega()),
+                KernelParams {
+                    dim: p.dim as u32,
+                    grid_w: p.grid.grid_w as u32,
+                    ..Default::default()
+                },
+            ),
+            TableSpec::Rope2dAxial(p) => plan(
+                shaders::ROPE_2D,
+                "rope_2d_axial",
+                TILE_2D,
+                split_of(&p.frequencies()),
+                KernelParams {
+                    dim: p.dim as u32,
+                    grid_w: p.grid.grid_w as u32,
+                    ..Default::default()
+                },
+            ),
+            TableSpec::Rope2dMixed { grid, freqs } => plan(
+                shaders::ROPE_2D,
+                "rope_2d_mixed",
+                TILE_2D,
+                split_of(&freqs.iter().copied().collect::<Vec<_>>()),
+                KernelParams {
+                    dim: freqs.ncols() as u32,
+                    grid_w: grid.grid_w as u32,
+                    ..Default::default()
+                },
+            ),
+            TableSpec::T5Buckets(p) => {
+                let (thresholds, max_exact, per_direction) = t5_thresholds(p);
+                Plan {
+                    index: true,
+                    ..plan(
+                        shaders::RELATIVE,
+                        "t5_buckets",
+                        TILE_2D,
+                        thresholds.clone(),
+                        KernelParams {
+                            flags: u32::from(p.bidirectional),
+                            dim: per_direction,
+                            grid_w: thresholds.len() as u32,
+                            extra: max_exact,
+                            ..Default::default()
+                        },
+                    )
+                }
+            }
+            TableSpec::RelativeClip(p) => Plan {
+                index: true,
+                ..plan(
+                    shaders::RELATIVE,
+                    "relative_clip",
+                    TILE_2D,
+                    Vec::new(),
+                    KernelParams {
+                        extra: p.max_relative as u32,
+                        ..Default::default()
+                    },
+                )
+            },
+            TableSpec::Binary(p) => plan(
+                shaders::BINARY,
+                "binary_table",
+                TILE_2D,
+                Vec::new(),
+                KernelParams {
+                    position_start: p.start as u32,
+                    ..Default::default()
+                },
+            ),
+        }
+    }
+}
+
+/// The bucket edges of T5: for each bucket `max_exact + b` within a direction, the smallest
+/// distance that reaches it, found by bisection on the CPU engine's float32 evaluation.
+fn t5_thresholds(p: &crate::encoding::relative::T5BucketParams) -> (Vec<u32>, u32, u32) {
+    let per_direction = if p.bidirectional {
+        p.num_buckets / 2
+    } else {
+        p.num_buckets
+    };
+    let max_exact = per_direction / 2;
+    // A decoder's distances are key-behind-query offsets: bucket(-d).
+    let bucket_within = |distance: u64| -> usize { p.bucket(-(distance as i64)) as usize };
+    let thresholds = (0..per_direction - max_exact)
+        .map(|b| {
+            let target = max_exact + b;
+            let (mut low, mut high) = (max_exact as u64, u64::from(u32::MAX));
+            if bucket_within(high) < target {
+                return u32::MAX;
+            }
+            // bucket_within is non-decreasing in the distance: find the first that reaches target.
+            while low < high {
+                let middle = low + (high - low) / 2;
+                if bucket_within(middle) >= target {
+                    high = middle;
+                } else {
+                    low = middle + 1;
+                }
+            }
+            low as u32
+        })
+        .collect();
+    (thresholds, max_exact as u32, per_direction as u32)
+}

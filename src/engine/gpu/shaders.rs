@@ -1,0 +1,56 @@
+//! The WGSL sources, loaded at compile time. WGSL has no `#include`, so each module is the
+//! shared kernel code followed by its family's file.
+
+/// A shader module: its label and source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ShaderSource {
+    pub label: &'static str,
+    pub source: &'static str,
+}
+
+macro_rules! shader {
+    ($label:literal, $($file:literal),+) => {
+        ShaderSource {
+            label: $label,
+            source: concat!(
+                include_str!("../../../shaders/common/kernel.wgsl"),
+                $("\n", include_str!(concat!("../../../shaders/", $file))),+
+            ),
+        }
+    };
+}
+
+pub const SINUSOIDAL: ShaderSource = shader!("sinusoidal.wgsl", "sinusoidal.wgsl");
+pub const TOEPLITZ: ShaderSource = shader!("toeplitz.wgsl", "toeplitz.wgsl");
+pub const ROPE: ShaderSource = shader!("rope.wgsl", "rope.wgsl");
+pub const ALIBI: ShaderSource = shader!("alibi.wgsl", "grid.wgsl", "alibi.wgsl");
+pub const GRID: ShaderSource = shader!("grid.wgsl", "grid.wgsl");
+pub const ROPE_2D: ShaderSource = shader!("rope2d.wgsl", "rope2d.wgsl");
+pub const RELATIVE: ShaderSource = shader!("relative.wgsl", "relative.wgsl");
+pub const BINARY: ShaderSource = shader!("binary.wgsl", "binary.wgsl");
+
+/// Every module, for validation.
+pub const ALL: [ShaderSource; 8] = [
+    SINUSOIDAL, TOEPLITZ, ROPE, ALIBI, GRID, ROPE_2D, RELATIVE, BINARY,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses and validates every shader with naga, with no GPU.
+    #[test]
+    fn every_shader_parses_and_validates() {
+        for shader in ALL {
+            let module = naga::front::wgsl::parse_str(shader.source).unwrap_or_else(|e| {
+                panic!("{}: {}", shader.label, e.emit_to_string(shader.source))
+            });
+            naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::empty(),
+            )
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", shader.label));
+        }
+    }
+}
