@@ -45,7 +45,6 @@ pub struct GpuEngine {
     bind_group_layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
     pipelines: Mutex<HashMap<&'static str, wgpu::ComputePipeline>>,
-    params: wgpu::Buffer,
     /// Largest buffer one binding may hold, in bytes (128 MiB on software adapters).
     max_binding_bytes: u64,
 }
@@ -123,12 +122,6 @@ impl GpuEngine {
             bind_group_layouts: &[Some(&bind_group_layout)],
             immediate_size: 0,
         });
-        let params = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("kernel params"),
-            size: std::mem::size_of::<KernelParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         let limits = device.limits();
         let max_binding_bytes = limits
             .max_storage_buffer_binding_size
@@ -141,9 +134,15 @@ impl GpuEngine {
             bind_group_layout,
             pipeline_layout,
             pipelines: Mutex::new(HashMap::new()),
-            params,
             max_binding_bytes,
         }
+    }
+
+    /// Caps tiles at `bytes` (at least one row of 4-byte values): smaller tiles exercise the
+    /// tiling that large tables need, at sizes tests can afford.
+    pub fn with_max_tile_bytes(mut self, bytes: u64) -> Self {
+        self.max_binding_bytes = self.max_binding_bytes.min(bytes.max(4));
+        self
     }
 
     /// The adapter, as "name (backend, device type)".
@@ -223,12 +222,21 @@ impl GpuEngine {
 
     /// Runs the plan's kernel over the window tile by tile and returns the words it wrote.
     fn run(&self, plan: &Plan, spec: &TableSpec, window: &Window) -> Result<Vec<u32>, EngineError> {
+        // Each computation has its own uniform buffer, so that computations on several threads
+        // never see each other's parameters.
+        let params_buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("kernel params"),
+            size: std::mem::size_of::<KernelParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let constants = self.storage_buffer("constants", &plan.constants);
         let max_words = self.max_binding_bytes / 4;
         // The similarity table reads its offsets table, computed first in a pass of its own.
         let (offsets, lowest_offset) = match spec {
             TableSpec::Similarity(_) => {
-                let (buffer, lowest) = self.similarity_offsets(plan, window, &constants)?;
+                let (buffer, lowest) =
+                    self.similarity_offsets(plan, window, &params_buffer, &constants)?;
                 (Some(buffer), lowest)
             }
             _ => (None, 0),
@@ -301,8 +309,8 @@ impl GpuEngine {
                         _ => self.storage_buffer("no input", &[]),
                     };
                     self.queue
-                        .write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
-                    let bind_group = self.bind_group(&constants, &input, &output);
+                        .write_buffer(&params_buffer, 0, bytemuck::bytes_of(&params));
+                    let bind_group = self.bind_group(&params_buffer, &constants, &input, &output);
                     let dispatch = [
                         (nc as u32).div_ceil(group_x),
                         (nr as u32).div_ceil(group_y),
@@ -335,6 +343,7 @@ impl GpuEngine {
         &self,
         plan: &Plan,
         window: &Window,
+        params_buffer: &wgpu::Buffer,
         constants: &wgpu::Buffer,
     ) -> Result<(wgpu::Buffer, i64), EngineError> {
         let lowest = window.cols.start as i64 - window.rows.last() as i64;
@@ -357,12 +366,12 @@ impl GpuEngine {
                 ..plan.params
             };
             self.queue
-                .write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+                .write_buffer(params_buffer, 0, bytemuck::bytes_of(&params));
             let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("similarity offsets"),
                 layout: &self.bind_group_layout,
                 entries: &[
-                    entry(0, &self.params),
+                    entry(0, params_buffer),
                     entry(1, constants),
                     entry(2, &input),
                     wgpu::BindGroupEntry {
@@ -389,6 +398,7 @@ impl GpuEngine {
 
     fn bind_group(
         &self,
+        params: &wgpu::Buffer,
         constants: &wgpu::Buffer,
         input: &wgpu::Buffer,
         output: &wgpu::Buffer,
@@ -397,7 +407,7 @@ impl GpuEngine {
             label: Some("kernel bindings"),
             layout: &self.bind_group_layout,
             entries: &[
-                entry(0, &self.params),
+                entry(0, params),
                 entry(1, constants),
                 entry(2, input),
                 entry(3, output),

@@ -1,0 +1,199 @@
+//! The GPU engine against the CPU f64 engine, on whatever adapter wgpu finds (Mesa's lavapipe
+//! in CI). Every value within 2e-6 absolute or 1e-6 relative, `-inf` and indices exact.
+//! These tests fail, rather than skip, when no adapter can be had.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use ndarray::{Array2, ArrayD};
+
+use common::{every_kind, slice, windows_of};
+use poslab::encoding::alibi::{AlibiMode, AlibiParams};
+use poslab::encoding::rope::{RopeLayout, RopeParams};
+use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::engine::gpu::GpuEngine;
+use poslab::engine::{Table, TableSpec, Window, cpu};
+
+fn gpu() -> &'static GpuEngine {
+    static ENGINE: OnceLock<GpuEngine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        GpuEngine::new_headless().unwrap_or_else(|e| {
+            panic!("GPU tests need an adapter (on Debian: mesa-vulkan-drivers): {e}")
+        })
+    })
+}
+
+fn assert_parity(what: &str, gpu: &Table, cpu: &Table) {
+    match (gpu, cpu) {
+        (Table::Real(g), Table::Real(c)) => assert_real_parity(what, g, c),
+        (Table::Index(g), Table::Index(c)) => assert_eq!(g, c, "{what}"),
+        _ => panic!("{what}: the engines returned different value kinds"),
+    }
+}
+
+fn assert_real_parity(what: &str, gpu: &ArrayD<f64>, cpu: &ArrayD<f64>) {
+    assert_eq!(gpu.shape(), cpu.shape(), "{what}: shape");
+    let mut worst = (0.0f64, 0usize);
+    for (k, (g, c)) in gpu.iter().zip(cpu.iter()).enumerate() {
+        if c.is_infinite() {
+            assert_eq!(g, c, "{what}: -inf placement at flat index {k}");
+            continue;
+        }
+        assert!(
+            g.is_finite(),
+            "{what}: GPU wrote {g} where the CPU has {c} ({k})"
+        );
+        let excess = (g - c).abs() / (2e-6f64).max(1e-6 * c.abs());
+        if excess > worst.0 {
+            worst = (excess, k);
+        }
+    }
+    let (excess, k) = worst;
+    assert!(
+        excess <= 1.0,
+        "{what}: flat index {k}: GPU {} vs CPU {} (beyond 2e-6 abs / 1e-6 rel)",
+        gpu.iter().nth(k).copied().unwrap_or_default(),
+        cpu.iter().nth(k).copied().unwrap_or_default()
+    );
+}
+
+#[test]
+fn every_kind_matches_the_cpu_engine() {
+    for spec in every_kind() {
+        let g = gpu().compute(&spec).unwrap();
+        let c = cpu::compute(&spec).unwrap();
+        assert_parity(spec.kind_name(), &g, &c);
+    }
+}
+
+#[test]
+fn every_window_matches_the_cpu_engine() {
+    for spec in every_kind() {
+        let whole = cpu::compute(&spec).unwrap();
+        for window in windows_of(spec.matrix_shape()) {
+            let g = gpu().compute_window(&spec, &window).unwrap();
+            let expected = match &whole {
+                Table::Real(w) => Table::Real(slice(w, &window)),
+                Table::Index(w) => Table::Index(slice(w, &window)),
+            };
+            assert_parity(&format!("{} {window:?}", spec.kind_name()), &g, &expected);
+        }
+    }
+}
+
+#[test]
+fn positions_up_to_a_million_stay_exact() {
+    let end = 1_048_576;
+    for (layout, spacing) in [
+        (SinusoidalLayout::Interleaved, Spacing::Vaswani),
+        (SinusoidalLayout::Split, Spacing::T2t),
+    ] {
+        let spec = TableSpec::Sinusoidal(SinusoidalParams {
+            seq: 96,
+            dim: 256,
+            base: 10_000.0,
+            start: end - 96,
+            layout,
+            spacing,
+        });
+        let what = format!("sinusoidal {layout:?} {spacing:?} near {end}");
+        assert_parity(
+            &what,
+            &gpu().compute(&spec).unwrap(),
+            &cpu::compute(&spec).unwrap(),
+        );
+    }
+    let q = Array2::from_shape_fn((64, 128), |(r, c)| {
+        ((r * 31 + c * 17) % 23) as f64 / 11.5 - 1.0
+    });
+    for layout in [RopeLayout::Interleaved, RopeLayout::Half] {
+        let spec = TableSpec::RopeApply {
+            input: q.clone(),
+            layout,
+            base: 500_000.0,
+            start: end - 64,
+        };
+        let what = format!("rope-apply {layout:?} near {end}");
+        assert_parity(
+            &what,
+            &gpu().compute(&spec).unwrap(),
+            &cpu::compute(&spec).unwrap(),
+        );
+    }
+    let spec = TableSpec::RopeAngles(RopeParams {
+        seq: 64,
+        dim: 128,
+        base: 10_000.0,
+        start: end - 64,
+    });
+    assert_parity(
+        "rope-angles near 2^20",
+        &gpu().compute(&spec).unwrap(),
+        &cpu::compute(&spec).unwrap(),
+    );
+    // Every pair of the dot-decay sums reaches offsets near 2^20 too.
+    let decay = TableSpec::DotDecay {
+        params: SinusoidalParams {
+            seq: end as usize,
+            dim: 8,
+            ..Default::default()
+        },
+        anchor: 0,
+    };
+    let window = Window {
+        cols: poslab::engine::Strided {
+            start: end as usize - 500,
+            end: end as usize,
+            step: 7,
+        },
+        ..Window::all(decay.matrix_shape())
+    };
+    assert_parity(
+        "dot-decay at offsets near 2^20",
+        &gpu().compute_window(&decay, &window).unwrap(),
+        &cpu::compute_window(&decay, &window).unwrap(),
+    );
+}
+
+#[test]
+fn small_tiles_give_the_same_tables() {
+    // Tiles of 4 KiB force tiling across rows, heads and columns at small sizes.
+    let tiny = GpuEngine::new_headless().unwrap().with_max_tile_bytes(4096);
+    for spec in every_kind() {
+        let what = format!("{} in 4 KiB tiles", spec.kind_name());
+        assert_parity(
+            &what,
+            &tiny.compute(&spec).unwrap(),
+            &cpu::compute(&spec).unwrap(),
+        );
+    }
+    let wide = TableSpec::Sinusoidal(SinusoidalParams {
+        seq: 3,
+        dim: 3000,
+        ..Default::default()
+    });
+    assert_parity(
+        "rows wider than a tile",
+        &tiny.compute(&wide).unwrap(),
+        &cpu::compute(&wide).unwrap(),
+    );
+}
+
+#[test]
+fn tables_larger_than_one_storage_binding_are_tiled() {
+    // 3 x 4096 x 4096 f32 is 192 MiB: more than lavapipe's 128 MiB binding.
+    let spec = TableSpec::Alibi {
+        params: AlibiParams {
+            heads: 3,
+            seq: 4096,
+            mode: AlibiMode::Causal,
+        },
+        head: None,
+    };
+    assert_parity(
+        "alibi 3 x 4096 x 4096",
+        &gpu().compute(&spec).unwrap(),
+        &cpu::compute(&spec).unwrap(),
+    );
+}
