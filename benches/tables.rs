@@ -1,12 +1,14 @@
-//! CPU engine benchmarks. The sinusoidal table at 65536 x 1024 is the yardstick
-//! (NumPy, vectorised in f64 on the same 2-core machine, is the external baseline); the
-//! single-threaded C-library loop in the same run is the in-run baseline for ratios.
+//! Engine benchmarks. The CPU sinusoidal table at 65536 x 1024 is the first yardstick (NumPy,
+//! vectorised in f64 on the same 2-core machine, is the external baseline; the single-threaded
+//! C-library loop in the same run is the in-run baseline for ratios). The CPU/GPU pair at
+//! 4096 x 1024 runs on whatever adapter wgpu finds.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ndarray::Array2;
 use std::hint::black_box;
 
 use poslab::encoding::sinusoidal::{self, SinusoidalParams};
+use poslab::engine::gpu::GpuEngine;
 use poslab::engine::{TableSpec, cpu};
 
 fn big_sinusoidal() -> SinusoidalParams {
@@ -82,5 +84,41 @@ fn other_tables(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, sinusoidal_65536x1024, other_tables);
+/// The CPU and GPU engines on the same 4096 x 1024 sinusoidal table. The GPU entries are the
+/// kernel alone (`gpu_kernels`) and the whole computation with the copy back (`gpu_with_readback`).
+fn cpu_gpu_pair_4096x1024(c: &mut Criterion) {
+    let spec = TableSpec::Sinusoidal(SinusoidalParams {
+        seq: 4096,
+        dim: 1024,
+        ..Default::default()
+    });
+    let mut group = c.benchmark_group("sinusoidal_4096x1024");
+    group.sample_size(10);
+    group.bench_function("cpu", |b| {
+        b.iter(|| black_box(cpu::compute(&spec).unwrap()))
+    });
+    match GpuEngine::new_headless() {
+        Ok(gpu) => {
+            group.bench_function("gpu_kernels", |b| {
+                b.iter_custom(|iterations| {
+                    (0..iterations)
+                        .map(|_| gpu.time_kernels(&spec).unwrap().duration)
+                        .sum()
+                })
+            });
+            group.bench_function("gpu_with_readback", |b| {
+                b.iter(|| black_box(gpu.compute(&spec).unwrap()))
+            });
+        }
+        Err(reason) => eprintln!("GPU benchmarks left out: {reason}"),
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    sinusoidal_65536x1024,
+    cpu_gpu_pair_4096x1024,
+    other_tables
+);
 criterion_main!(benches);

@@ -42,7 +42,37 @@ pub struct Cli {
 pub enum Command {
     /// Write one table (an encoding, its angles, biases or indices) to a .npy or .csv file
     Table(TableArgs),
+    /// Time an engine computing a table at one or more sizes
+    Bench(BenchArgs),
 }
+
+/// Options of `poslab bench`: the table's own options, and the sizes to time.
+#[derive(Debug, Args)]
+#[command(after_long_help = BENCH_NOTES)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+
+    /// A size to time, as option=value pairs that override the table's options, e.g.
+    /// seq=65536,dim=1024 (repeat --size for several; options: seq, dim, heads, grid-h,
+    /// grid-w, start)
+    #[arg(long, value_name = "OPTION=VALUE,...")]
+    pub size: Vec<String>,
+
+    /// Timed runs per size; the median is reported (1 to 1000)
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub repeats: i64,
+}
+
+const BENCH_NOTES: &str = "\
+For each size, prints the median time of the computation itself (GPU timestamps where the
+adapter has them, otherwise submission to completion), the bytes of table written per second,
+and the median time including the copy back to main memory. The CPU engine computes f64
+(8 bytes a value), the GPU engine f32 (4 bytes).
+
+Examples:
+  poslab bench sinusoidal --size seq=4096,dim=1024 --size seq=65536,dim=4096 --backend gpu
+  poslab bench alibi --heads 32 --size seq=4096 --backend cpu";
 
 /// Every table `poslab table` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -88,7 +118,7 @@ pub enum Kind {
 
 /// Options of `poslab table`. Which apply depends on the kind; giving one that does not is an
 /// error rather than something silently ignored.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(after_long_help = TABLE_NOTES, allow_negative_numbers = true)]
 pub struct TableArgs {
     /// Which table to write
@@ -96,8 +126,8 @@ pub struct TableArgs {
     pub kind: Kind,
 
     /// Output file; .npy (NumPy) or .csv, chosen by the extension
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
+    #[arg(short, long, value_name = "FILE", required = true)]
+    pub output: Option<PathBuf>,
 
     /// Number of positions, 1 to 1073741824 (required by sequence tables)
     #[arg(long, value_name = "N")]
@@ -238,7 +268,7 @@ pub struct CliError {
 
 impl CliError {
     /// Bad input: exit status 2.
-    fn usage(message: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             exit_code: 2,
@@ -282,6 +312,12 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
                 .expect("clap returned the table subcommand without its matches");
             write_table(&args, table_matches)
         }
+        Some(Command::Bench(args)) => {
+            let bench_matches = matches
+                .subcommand_matches("bench")
+                .expect("clap returned the bench subcommand without its matches");
+            crate::bench::run(&args, bench_matches)
+        }
     };
     match result {
         Ok(()) => 0,
@@ -302,10 +338,14 @@ fn command() -> clap::Command {
             format!("  {:<15} {help}", value.get_name())
         })
         .collect();
-    Cli::command().after_help(format!(
-        "Table kinds (poslab table --help for every option, its default and range):\n{}",
-        kinds.join("\n")
-    ))
+    Cli::command()
+        .mut_subcommand("bench", |bench| {
+            bench.mut_arg("output", |output| output.required(false).hide(true))
+        })
+        .after_help(format!(
+            "Table kinds (poslab table --help for every option, its default and range):\n{}",
+            kinds.join("\n")
+        ))
 }
 
 /// Prints help and version as clap does, and any other clap error as a single line.
@@ -376,10 +416,10 @@ fn flag(id: &str) -> String {
 }
 
 /// Refuses an option the kind does not read, naming those it does.
-fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<(), CliError> {
-    const EVERY_KIND: &[&str] = &["kind", "output", "backend", "verbose"];
+pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<(), CliError> {
+    const EVERY_KIND: &[&str] = &["kind", "output", "backend", "verbose", "size", "repeats"];
     let accepted = options_of(kind);
-    let command = TableArgs::augment_args(clap::Command::new("table"));
+    let command = BenchArgs::augment_args(clap::Command::new("table"));
     let given = command
         .get_arguments()
         .map(|arg| arg.get_id().as_str())
@@ -452,7 +492,7 @@ fn read_input_2d(id: &'static str, path: &Path) -> Result<ndarray::Array2<f64>, 
 }
 
 /// Builds the table's specification from the options, checking each as it is read.
-fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
+pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     let kind = args.kind;
     let seq = || {
         required(
@@ -639,7 +679,7 @@ fn compute_with(backend: Backend, spec: &TableSpec) -> Result<(engine::Table, St
     Ok((table, cpu_description()))
 }
 
-fn engine_error(error: EngineError) -> CliError {
+pub(crate) fn engine_error(error: EngineError) -> CliError {
     match error {
         EngineError::Param(p) => CliError::from(p),
         EngineError::Memory(_) | EngineError::Window(_) => CliError::usage(error.to_string()),
@@ -669,7 +709,10 @@ fn wrong_layout(kind: Kind, allowed: &str) -> CliError {
 /// `poslab table`: checks everything, computes, writes atomically.
 fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     check_options_apply(args.kind, matches)?;
-    let output = args.output.as_path();
+    let output = args
+        .output
+        .as_deref()
+        .ok_or_else(|| CliError::usage("--output is required: a .npy or .csv file name"))?;
     let format = OutputFormat::from_path(output).ok_or_else(|| {
         CliError::usage(format!(
             "--output {}: the file name must end in .npy or .csv",

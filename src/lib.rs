@@ -2,8 +2,9 @@
 //!
 //! Data flows one way: parameters ([`encoding`]) → an engine ([`engine`]) → a table →
 //! a file ([`export`]). The command line in [`cli`] drives that flow; [`import`] reads the
-//! arrays some tables take as input.
+//! arrays some tables take as input; [`bench`] times the engines.
 
+pub mod bench;
 pub mod cli;
 pub mod encoding;
 pub mod engine;

@@ -783,3 +783,75 @@ fn three_axis_tables_stay_three_axis_in_npy() {
         a.index_axis(ndarray::Axis(0), 1)
     );
 }
+
+#[test]
+fn the_gpu_backend_writes_the_same_tables() {
+    let d = dir();
+    for args in [
+        vec![
+            "sinusoidal",
+            "--seq",
+            "40",
+            "--dim",
+            "12",
+            "--start",
+            "5000",
+        ],
+        vec!["alibi", "--heads", "3", "--seq", "9", "--head", "1"],
+        vec!["t5-buckets", "--seq", "30"],
+    ] {
+        let (cpu, gpu) = (d.path().join("cpu.npy"), d.path().join("gpu.npy"));
+        let run = |out: &Path, backend: &str| {
+            let mut full = vec!["table"];
+            full.extend(&args);
+            full.extend(["--backend", backend, "-v", "-o", path_str(out)]);
+            ok(&full)
+        };
+        run(&cpu, "cpu");
+        let verbose = String::from_utf8_lossy(&run(&gpu, "gpu").stderr).into_owned();
+        assert!(verbose.contains("engine: gpu"), "{args:?}: {verbose}");
+        if args[0] == "t5-buckets" {
+            let (c, g): (ArrayD<i32>, ArrayD<i32>) =
+                (read_npy(&cpu).unwrap(), read_npy(&gpu).unwrap());
+            assert_eq!(c, g);
+        } else {
+            let (c, g): (ArrayD<f32>, ArrayD<f32>) =
+                (read_npy(&cpu).unwrap(), read_npy(&gpu).unwrap());
+            assert_eq!(c.shape(), g.shape());
+            for (a, b) in c.iter().zip(g.iter()) {
+                assert!(a == b || (a - b).abs() <= 2e-6, "{args:?}: {a} vs {b}");
+            }
+        }
+    }
+}
+
+#[test]
+fn without_an_adapter_the_cpu_engine_serves_and_says_so() {
+    let d = dir();
+    let out = d.path().join("pe.npy");
+    // No backend of this build exists under that name: wgpu finds no adapter.
+    let result = Command::new(env!("CARGO_BIN_EXE_poslab"))
+        .args([
+            "table",
+            "sinusoidal",
+            "--seq",
+            "4",
+            "--dim",
+            "4",
+            "--backend",
+            "gpu",
+            "-v",
+        ])
+        .args(["-o", path_str(&out)])
+        .env("WGPU_BACKEND", "noop")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("computing on the CPU engine instead"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("engine: cpu"), "{stderr}");
+    assert_eq!(read_npy::<_, Array2<f32>>(&out).unwrap().dim(), (4, 4));
+}

@@ -47,6 +47,16 @@ pub struct GpuEngine {
     pipelines: Mutex<HashMap<&'static str, wgpu::ComputePipeline>>,
     /// Largest buffer one binding may hold, in bytes (128 MiB on software adapters).
     max_binding_bytes: u64,
+    /// Whether compute passes can be timed on the GPU itself.
+    timestamps: bool,
+}
+
+/// How long the kernels of one table took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KernelTime {
+    pub duration: std::time::Duration,
+    /// Measured by GPU timestamps; otherwise from submission until the GPU was done.
+    pub timestamped: bool,
 }
 
 /// Caps one tile, so that the staging copy stays modest even on cards with huge bindings.
@@ -67,7 +77,8 @@ impl GpuEngine {
         // The adapter's own limits: the defaults are WebGL2's on GL, which have no compute.
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("poslab compute"),
-            required_features: wgpu::Features::empty(),
+            // Timestamps where the adapter has them, for `poslab bench`.
+            required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
             required_limits: adapter.limits(),
             experimental_features: wgpu::ExperimentalFeatures::default(),
             memory_hints: wgpu::MemoryHints::Performance,
@@ -123,6 +134,7 @@ impl GpuEngine {
             immediate_size: 0,
         });
         let limits = device.limits();
+        let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let max_binding_bytes = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size)
@@ -135,6 +147,7 @@ impl GpuEngine {
             pipeline_layout,
             pipelines: Mutex::new(HashMap::new()),
             max_binding_bytes,
+            timestamps,
         }
     }
 
@@ -167,7 +180,7 @@ impl GpuEngine {
         window.check(spec.matrix_shape())?;
         check_positions(spec)?;
         let plan = Plan::new(spec);
-        let words = self.run(&plan, spec, window)?;
+        let (words, _) = self.run(&plan, spec, window, true)?;
         let shape = IxDyn(&window.output_shape(ndim));
         let table = if plan.index {
             let values: Vec<i32> = words.into_iter().map(|w| w as i32).collect();
@@ -180,6 +193,20 @@ impl GpuEngine {
             Table::Real(ArrayD::from_shape_vec(shape, values).map_err(readback_error)?)
         };
         Ok(table)
+    }
+
+    /// Computes the whole table on the GPU without reading it back, and says how long the
+    /// kernels took: what `poslab bench` reports as compute time.
+    pub fn time_kernels(&self, spec: &TableSpec) -> Result<KernelTime, EngineError> {
+        spec.validate()?;
+        window_fits(spec)?;
+        check_positions(spec)?;
+        let plan = Plan::new(spec);
+        let (_, duration) = self.run(&plan, spec, &Window::all(spec.matrix_shape()), false)?;
+        Ok(KernelTime {
+            duration,
+            timestamped: self.timestamps,
+        })
     }
 
     fn pipeline(&self, shader: ShaderSource, entry: &'static str) -> wgpu::ComputePipeline {
@@ -220,8 +247,15 @@ impl GpuEngine {
         buffer
     }
 
-    /// Runs the plan's kernel over the window tile by tile and returns the words it wrote.
-    fn run(&self, plan: &Plan, spec: &TableSpec, window: &Window) -> Result<Vec<u32>, EngineError> {
+    /// Runs the plan's kernel over the window tile by tile; returns the words it wrote (when
+    /// `read_back`) and the time its kernels took.
+    fn run(
+        &self,
+        plan: &Plan,
+        spec: &TableSpec,
+        window: &Window,
+        read_back: bool,
+    ) -> Result<(Vec<u32>, std::time::Duration), EngineError> {
         // Each computation has its own uniform buffer, so that computations on several threads
         // never see each other's parameters.
         let params_buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -274,7 +308,8 @@ impl GpuEngine {
         });
         let pipeline = self.pipeline(plan.shader, plan.entry);
         let first_head = plan.first_head;
-        let mut words = vec![0u32; window.len()];
+        let mut words = vec![0u32; if read_back { window.len() } else { 0 }];
+        let mut kernel_time = std::time::Duration::ZERO;
         for h0 in (0..heads).step_by(heads_per_tile) {
             let nh = heads_per_tile.min(heads - h0);
             for r0 in (0..rows).step_by(rows_per_tile) {
@@ -317,14 +352,19 @@ impl GpuEngine {
                         nh as u32,
                     ];
                     let tile_bytes = (nh * nr * nc * 4) as u64;
-                    let tile = self.dispatch_and_read(
+                    let (tile, time) = self.dispatch(
                         &pipeline,
                         &bind_group,
                         dispatch,
                         &output,
                         &staging,
                         tile_bytes,
+                        read_back,
                     )?;
+                    kernel_time += time;
+                    if !read_back {
+                        continue;
+                    }
                     for h in 0..nh {
                         for r in 0..nr {
                             let from = (h * nr + r) * nc;
@@ -335,7 +375,7 @@ impl GpuEngine {
                 }
             }
         }
-        Ok(words)
+        Ok((words, kernel_time))
     }
 
     /// `S(k)` for every offset `k` between a column and a row of the window, on the GPU.
@@ -415,25 +455,85 @@ impl GpuEngine {
         })
     }
 
-    fn dispatch_and_read(
+    /// Runs one dispatch, timing it, then copies its output back when `read_back`.
+    #[allow(clippy::too_many_arguments)]
+    fn dispatch(
         &self,
         pipeline: &wgpu::ComputePipeline,
         bind_group: &wgpu::BindGroup,
-        dispatch: [u32; 3],
+        workgroups: [u32; 3],
         output: &wgpu::Buffer,
         staging: &wgpu::Buffer,
         bytes: u64,
-    ) -> Result<Vec<u32>, EngineError> {
+        read_back: bool,
+    ) -> Result<(Vec<u32>, std::time::Duration), EngineError> {
+        let queries = self.timestamps.then(|| {
+            let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("kernel time"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            });
+            let resolved = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("kernel time"),
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("kernel time readback"),
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            (set, resolved, readable)
+        });
         let mut encoder = self.device.create_command_encoder(&Default::default());
         {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
+            let timestamp_writes =
+                queries
+                    .as_ref()
+                    .map(|(set, _, _)| wgpu::ComputePassTimestampWrites {
+                        query_set: set,
+                        beginning_of_pass_write_index: Some(0),
+                        end_of_pass_write_index: Some(1),
+                    });
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("table"),
+                timestamp_writes,
+            });
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, bind_group, &[]);
-            pass.dispatch_workgroups(dispatch[0], dispatch[1], dispatch[2]);
+            pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
         }
+        if let Some((set, resolved, readable)) = &queries {
+            encoder.resolve_query_set(set, 0..2, resolved, 0);
+            encoder.copy_buffer_to_buffer(resolved, 0, readable, 0, 16);
+        }
+        let submitted = std::time::Instant::now();
+        self.queue.submit([encoder.finish()]);
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(readback_error)?;
+        let mut kernel_time = submitted.elapsed();
+        if let Some((_, _, readable)) = &queries {
+            let ticks: Vec<u64> = bytemuck::cast_slice(&self.read_mapped(readable, 16)?).to_vec();
+            let nanoseconds = ticks[1].saturating_sub(ticks[0]) as f64
+                * f64::from(self.queue.get_timestamp_period());
+            kernel_time = std::time::Duration::from_nanos(nanoseconds as u64);
+        }
+        if !read_back {
+            return Ok((Vec::new(), kernel_time));
+        }
+        let mut encoder = self.device.create_command_encoder(&Default::default());
         encoder.copy_buffer_to_buffer(output, 0, staging, 0, bytes);
         self.queue.submit([encoder.finish()]);
-        let slice = staging.slice(..bytes);
+        let words = bytemuck::cast_slice::<u8, u32>(&self.read_mapped(staging, bytes)?).to_vec();
+        Ok((words, kernel_time))
+    }
+
+    /// Maps the first `bytes` of a `MAP_READ` buffer, copies them out and unmaps it.
+    fn read_mapped(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>, EngineError> {
+        let slice = buffer.slice(..bytes);
         let (sender, receiver) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |result| {
             let _ = sender.send(result);
@@ -445,12 +545,9 @@ impl GpuEngine {
             .recv()
             .map_err(readback_error)?
             .map_err(readback_error)?;
-        let words = {
-            let view = slice.get_mapped_range().map_err(readback_error)?;
-            bytemuck::cast_slice::<u8, u32>(&view).to_vec()
-        };
-        staging.unmap();
-        Ok(words)
+        let bytes = slice.get_mapped_range().map_err(readback_error)?.to_vec();
+        buffer.unmap();
+        Ok(bytes)
     }
 }
 
@@ -468,6 +565,12 @@ fn readback_error(error: impl std::fmt::Display) -> EngineError {
 /// Window indices on the GPU are u32; tables that large are refused earlier by memory.
 fn to_u32(value: usize) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+/// Refuses a table too large for memory before any GPU work.
+fn window_fits(spec: &TableSpec) -> Result<(), EngineError> {
+    spec.check_fits(super::available_memory_bytes())?;
+    Ok(())
 }
 
 /// Refuses positions the shaders' 32-bit arithmetic cannot hold.

@@ -1,0 +1,212 @@
+//! `poslab bench`: how long an engine takes to compute a table, so that the same binary can be
+//! measured on any machine. Speed is measured here and in `benches/`, never in tests.
+
+use std::time::{Duration, Instant};
+
+use clap::ArgMatches;
+
+use crate::cli::{
+    Backend, BenchArgs, CliError, TableArgs, check_options_apply, engine_error, table_spec,
+};
+use crate::engine::gpu::GpuEngine;
+use crate::engine::{self, TableSpec, cpu};
+
+/// One size's measurements.
+struct Measurement {
+    size: String,
+    shape: Vec<usize>,
+    compute: Duration,
+    bytes: u64,
+    with_readback: Duration,
+}
+
+/// Runs `poslab bench`.
+pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
+    check_options_apply(args.table.kind, matches)?;
+    if args.table.output.is_some() {
+        return Err(CliError::usage(
+            "--output does not apply to poslab bench: it times the engines and writes no file",
+        ));
+    }
+    let repeats = usize::try_from(args.repeats)
+        .ok()
+        .filter(|n| (1..=1000).contains(n))
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "--repeats {} is not allowed: must be from 1 to 1000",
+                args.repeats
+            ))
+        })?;
+    let sizes: Vec<String> = if args.size.is_empty() {
+        vec![String::new()]
+    } else {
+        args.size.clone()
+    };
+    // Every size is checked before any is timed.
+    let specs = sizes
+        .iter()
+        .map(|size| {
+            let spec = table_spec(&with_size(&args.table, size)?)?;
+            spec.check_fits(engine::available_memory_bytes())
+                .map_err(|e| CliError::usage(e.to_string()))?;
+            Ok((size.clone(), spec))
+        })
+        .collect::<Result<Vec<_>, CliError>>()?;
+    let gpu = match args.table.backend {
+        Backend::Cpu => None,
+        Backend::Gpu => {
+            Some(GpuEngine::new_headless().map_err(|e| CliError::usage(e.to_string()))?)
+        }
+    };
+    let engine_name = gpu.as_ref().map_or_else(
+        || format!("cpu (f64, {} threads)", rayon::current_num_threads()),
+        |g| format!("gpu: {}", g.adapter_description()),
+    );
+    println!(
+        "poslab bench {} on {engine_name}, median of {repeats}",
+        specs[0].1.kind_name()
+    );
+    let mut results = Vec::new();
+    for (size, spec) in &specs {
+        let measurement = match &gpu {
+            None => measure_cpu(spec, repeats)?,
+            Some(gpu) => measure_gpu(gpu, spec, repeats)?,
+        };
+        results.push(Measurement {
+            size: if size.is_empty() {
+                "(as given)".to_owned()
+            } else {
+                size.clone()
+            },
+            ..measurement
+        });
+    }
+    if let Some(gpu) = &gpu {
+        let timing = gpu.time_kernels(&specs[0].1).map_err(engine_error)?;
+        println!(
+            "compute time from {}",
+            if timing.timestamped {
+                "GPU timestamps"
+            } else {
+                "submission to completion (no timestamp queries)"
+            }
+        );
+    }
+    print_table(&results);
+    Ok(())
+}
+
+/// The table's options with `size` (`seq=4096,dim=1024`) applied.
+fn with_size(table: &TableArgs, size: &str) -> Result<TableArgs, CliError> {
+    let mut args = table.clone();
+    for pair in size.split(',').filter(|p| !p.trim().is_empty()) {
+        let (option, value) = pair.split_once('=').ok_or_else(|| {
+            CliError::usage(format!(
+                "--size {size}: expected option=value pairs such as seq=4096,dim=1024"
+            ))
+        })?;
+        let value: i64 = value.trim().parse().map_err(|_| {
+            CliError::usage(format!("--size {size}: {option}={value} is not an integer"))
+        })?;
+        match option.trim() {
+            "seq" => args.seq = Some(value),
+            "dim" => args.dim = Some(value),
+            "heads" => args.heads = Some(value),
+            "grid-h" => args.grid_h = Some(value),
+            "grid-w" => args.grid_w = Some(value),
+            "start" => args.start = value,
+            other => {
+                return Err(CliError::usage(format!(
+                    "--size {size}: {other} cannot be set by a size; use seq, dim, heads, grid-h, grid-w or start"
+                )));
+            }
+        }
+    }
+    Ok(args)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn element_count(spec: &TableSpec) -> u64 {
+    spec.shape()
+        .map_or(0, |s| s.iter().map(|&n| n as u64).product())
+}
+
+fn measure_cpu(spec: &TableSpec, repeats: usize) -> Result<Measurement, CliError> {
+    let mut times = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let started = Instant::now();
+        let table = cpu::compute(spec).map_err(engine_error)?;
+        times.push(started.elapsed());
+        drop(table);
+    }
+    let time = median(times);
+    Ok(Measurement {
+        size: String::new(),
+        shape: spec.shape().unwrap_or_default(),
+        compute: time,
+        bytes: element_count(spec) * 8,
+        with_readback: time,
+    })
+}
+
+fn measure_gpu(gpu: &GpuEngine, spec: &TableSpec, repeats: usize) -> Result<Measurement, CliError> {
+    // One untimed run compiles the pipeline and warms the driver.
+    gpu.time_kernels(spec).map_err(engine_error)?;
+    let mut kernel = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        kernel.push(gpu.time_kernels(spec).map_err(engine_error)?.duration);
+    }
+    let mut total = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let started = Instant::now();
+        let table = gpu.compute(spec).map_err(engine_error)?;
+        total.push(started.elapsed());
+        drop(table);
+    }
+    Ok(Measurement {
+        size: String::new(),
+        shape: spec.shape().unwrap_or_default(),
+        compute: median(kernel),
+        bytes: element_count(spec) * 4,
+        with_readback: median(total),
+    })
+}
+
+fn print_table(results: &[Measurement]) {
+    let size_width = results
+        .iter()
+        .map(|m| m.size.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let shape_width = results
+        .iter()
+        .map(|m| format!("{:?}", m.shape).len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    println!(
+        "{:<size_width$}  {:<shape_width$}  {:>12}  {:>12}  {:>17}",
+        "size", "shape", "compute ms", "GB/s written", "with readback ms"
+    );
+    for m in results {
+        let seconds = m.compute.as_secs_f64();
+        let rate = if seconds > 0.0 {
+            m.bytes as f64 / seconds / 1e9
+        } else {
+            f64::INFINITY
+        };
+        println!(
+            "{:<size_width$}  {:<shape_width$}  {:>12.3}  {:>12.2}  {:>17.3}",
+            m.size,
+            format!("{:?}", m.shape),
+            seconds * 1e3,
+            rate,
+            m.with_readback.as_secs_f64() * 1e3
+        );
+    }
+}
