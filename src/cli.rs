@@ -419,7 +419,7 @@ fn flag(id: &str) -> String {
 pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<(), CliError> {
     const EVERY_KIND: &[&str] = &["kind", "output", "backend", "verbose", "size", "repeats"];
     let accepted = options_of(kind);
-    let command = BenchArgs::augment_args(clap::Command::new("table"));
+    let command = TableArgs::augment_args(clap::Command::new("table"));
     let given = command
         .get_arguments()
         .map(|arg| arg.get_id().as_str())

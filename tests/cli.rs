@@ -855,3 +855,53 @@ fn without_an_adapter_the_cpu_engine_serves_and_says_so() {
     assert!(stderr.contains("engine: cpu"), "{stderr}");
     assert_eq!(read_npy::<_, Array2<f32>>(&out).unwrap().dim(), (4, 4));
 }
+
+#[test]
+fn bench_prints_a_row_per_size_on_either_engine() {
+    for backend in ["cpu", "gpu"] {
+        let out = ok(&[
+            "bench",
+            "sinusoidal",
+            "--size",
+            "seq=64,dim=16",
+            "--size",
+            "seq=128,dim=8",
+            "--repeats",
+            "2",
+            "--backend",
+            backend,
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(text.contains(&format!("on {backend}")), "{text}");
+        assert!(
+            text.contains("[64, 16]") && text.contains("[128, 8]"),
+            "{text}"
+        );
+        assert!(text.contains("GB/s written"), "{text}");
+    }
+    let d = dir();
+    refused(
+        d.path(),
+        &["bench", "sinusoidal", "--dim", "8", "--size", "seq=x"],
+        "--size",
+    );
+    refused(
+        d.path(),
+        &["bench", "sinusoidal", "--dim", "8", "--size", "frobs=3"],
+        "frobs",
+    );
+    refused(
+        d.path(),
+        &[
+            "bench",
+            "sinusoidal",
+            "--seq",
+            "4",
+            "--dim",
+            "8",
+            "--repeats",
+            "0",
+        ],
+        "--repeats",
+    );
+}
