@@ -8,6 +8,7 @@ use ndarray::Array2;
 use std::hint::black_box;
 
 use poslab::encoding::sinusoidal::{self, SinusoidalParams};
+use poslab::encoding::torch_f32::Arithmetic;
 use poslab::engine::gpu::GpuEngine;
 use poslab::engine::{TableSpec, cpu};
 
@@ -102,7 +103,7 @@ fn cpu_gpu_pair_4096x1024(c: &mut Criterion) {
             group.bench_function("gpu_kernels", |b| {
                 b.iter_custom(|iterations| {
                     (0..iterations)
-                        .map(|_| gpu.time_kernels(&spec).unwrap().duration)
+                        .map(|_| gpu.time_kernels(&spec, Arithmetic::Exact).unwrap().duration)
                         .sum()
                 })
             });

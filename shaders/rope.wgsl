@@ -63,3 +63,46 @@ fn rope_apply(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     write_real(output_index(id.x, id.y, 0u), value);
 }
+
+// torch float32 angles: f32(p) * f32(theta_i), rounded once.
+@compute @workgroup_size(16, 16, 1)
+fn rope_angles_torch(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let angle = torch_angle(params.position_start + table_row(id.y), table_col(id.x));
+    write_real(output_index(id.x, id.y, 0u), angle);
+}
+
+// torch float32 rotation: cos and sin of the f32 angle rounded to f32, then f32 products.
+@compute @workgroup_size(16, 16, 1)
+fn rope_apply_torch(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let row = table_row(id.y);
+    let col = table_col(id.x);
+    let half_dim = params.dim / 2u;
+    var pair: u32;
+    var first: u32;
+    var second: u32;
+    if (params.flags & 1u) != 0u {
+        pair = col % half_dim;
+        first = pair;
+        second = pair + half_dim;
+    } else {
+        pair = col / 2u;
+        first = 2u * pair;
+        second = first + 1u;
+    }
+    let sc = sin_cos_turns_64(torch_turns(params.position_start + row, pair));
+    let a = input[id.y * params.dim + first];
+    let b = input[id.y * params.dim + second];
+    var value: f32;
+    if col == first {
+        value = a * sc.y - b * sc.x;
+    } else {
+        value = a * sc.x + b * sc.y;
+    }
+    write_real(output_index(id.x, id.y, 0u), value);
+}

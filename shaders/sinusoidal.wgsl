@@ -56,3 +56,24 @@ fn sinusoidal_offsets(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     write_real(id.x, dot_at_offset(i32(id.x) + bitcast<i32>(params.extra)));
 }
+
+// The same table as torch computes it in float32 (constants in the torch_f32 layout).
+@compute @workgroup_size(16, 16, 1)
+fn sinusoidal_table_torch(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let col = table_col(id.x);
+    let pairs = params.dim / 2u;
+    var pair: u32;
+    var is_cos: bool;
+    if (params.flags & 1u) != 0u {
+        pair = col % pairs;
+        is_cos = col >= pairs;
+    } else {
+        pair = col / 2u;
+        is_cos = (col & 1u) == 1u;
+    }
+    let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), pair));
+    write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, is_cos));
+}

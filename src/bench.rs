@@ -8,6 +8,7 @@ use clap::ArgMatches;
 use crate::cli::{
     Backend, BenchArgs, CliError, TableArgs, check_options_apply, engine_error, table_spec,
 };
+use crate::encoding::torch_f32::Arithmetic;
 use crate::engine::gpu::GpuEngine;
 use crate::engine::{self, TableSpec, cpu};
 
@@ -69,8 +70,8 @@ pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
     let mut results = Vec::new();
     for (size, spec) in &specs {
         let measurement = match &gpu {
-            None => measure_cpu(spec, repeats)?,
-            Some(gpu) => measure_gpu(gpu, spec, repeats)?,
+            None => measure_cpu(spec, args.table.arith, repeats)?,
+            Some(gpu) => measure_gpu(gpu, spec, args.table.arith, repeats)?,
         };
         results.push(Measurement {
             size: if size.is_empty() {
@@ -82,7 +83,9 @@ pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
         });
     }
     if let Some(gpu) = &gpu {
-        let timing = gpu.time_kernels(&specs[0].1).map_err(engine_error)?;
+        let timing = gpu
+            .time_kernels(&specs[0].1, args.table.arith)
+            .map_err(engine_error)?;
         println!(
             "compute time from {}",
             if timing.timestamped {
@@ -135,11 +138,15 @@ fn element_count(spec: &TableSpec) -> u64 {
         .map_or(0, |s| s.iter().map(|&n| n as u64).product())
 }
 
-fn measure_cpu(spec: &TableSpec, repeats: usize) -> Result<Measurement, CliError> {
+fn measure_cpu(
+    spec: &TableSpec,
+    arith: Arithmetic,
+    repeats: usize,
+) -> Result<Measurement, CliError> {
     let mut times = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         let started = Instant::now();
-        let table = cpu::compute(spec).map_err(engine_error)?;
+        let table = cpu::compute_arith(spec, arith).map_err(engine_error)?;
         times.push(started.elapsed());
         drop(table);
     }
@@ -153,17 +160,26 @@ fn measure_cpu(spec: &TableSpec, repeats: usize) -> Result<Measurement, CliError
     })
 }
 
-fn measure_gpu(gpu: &GpuEngine, spec: &TableSpec, repeats: usize) -> Result<Measurement, CliError> {
+fn measure_gpu(
+    gpu: &GpuEngine,
+    spec: &TableSpec,
+    arith: Arithmetic,
+    repeats: usize,
+) -> Result<Measurement, CliError> {
     // One untimed run compiles the pipeline and warms the driver.
-    gpu.time_kernels(spec).map_err(engine_error)?;
+    gpu.time_kernels(spec, arith).map_err(engine_error)?;
     let mut kernel = Vec::with_capacity(repeats);
     for _ in 0..repeats {
-        kernel.push(gpu.time_kernels(spec).map_err(engine_error)?.duration);
+        kernel.push(
+            gpu.time_kernels(spec, arith)
+                .map_err(engine_error)?
+                .duration,
+        );
     }
     let mut total = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         let started = Instant::now();
-        let table = gpu.compute(spec).map_err(engine_error)?;
+        let table = gpu.compute_arith(spec, arith).map_err(engine_error)?;
         total.push(started.elapsed());
         drop(table);
     }

@@ -18,6 +18,7 @@ use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::rope::{RopeLayout, RopeParams};
 use crate::encoding::rope2d::AxialParams;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::torch_f32::Arithmetic;
 use crate::encoding::{self, ParamError};
 use crate::engine::{self, EngineError, TableSpec, ValueKind};
 use crate::export::{self, AtomicFile, OutputFormat, RealDtype};
@@ -213,6 +214,11 @@ pub struct TableArgs {
     #[arg(long, value_name = "K")]
     pub max_relative: Option<i64>,
 
+    /// Arithmetic: exact (f64) or torch-f32, the angles PyTorch computes in float32
+    /// (torch.outer(pos, inv_freq)), for sinusoidal, rope-inv-freq, rope-angles, rope-apply
+    #[arg(long, value_enum, value_name = "ARITH", default_value_t = Arithmetic::Exact)]
+    pub arith: Arithmetic,
+
     /// Float width of real tables (index tables are always int32 <i4)
     #[arg(long, value_enum, value_name = "DTYPE", default_value_t = RealDtype::F32)]
     pub dtype: RealDtype,
@@ -379,13 +385,16 @@ fn one_line(message: &str) -> String {
 fn options_of(kind: Kind) -> &'static [&'static str] {
     const SINUSOIDAL: &[&str] = &["seq", "dim", "base", "start", "layout", "spacing", "dtype"];
     match kind {
-        Kind::Sinusoidal | Kind::Similarity => SINUSOIDAL,
+        Kind::Sinusoidal => &[
+            "seq", "dim", "base", "start", "layout", "spacing", "dtype", "arith",
+        ],
+        Kind::Similarity => SINUSOIDAL,
         Kind::DotDecay => &[
             "seq", "dim", "base", "start", "layout", "spacing", "anchor", "dtype",
         ],
-        Kind::RopeInvFreq => &["dim", "base", "dtype"],
-        Kind::RopeAngles => &["seq", "dim", "base", "start", "dtype"],
-        Kind::RopeApply => &["input", "layout", "base", "start", "dtype"],
+        Kind::RopeInvFreq => &["dim", "base", "dtype", "arith"],
+        Kind::RopeAngles => &["seq", "dim", "base", "start", "dtype", "arith"],
+        Kind::RopeApply => &["input", "layout", "base", "start", "dtype", "arith"],
         Kind::AlibiSlopes => &["heads", "dtype"],
         Kind::Alibi => &["heads", "seq", "start", "mode", "head", "dtype"],
         Kind::Alibi2d => &["heads", "grid_h", "grid_w", "head", "dtype"],
@@ -656,7 +665,11 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
 
 /// Computes on the chosen engine; a GPU that cannot serve hands over to the CPU engine with a
 /// one-line note. Returns the table and a description of the engine that ran.
-fn compute_with(backend: Backend, spec: &TableSpec) -> Result<(engine::Table, String), CliError> {
+fn compute_with(
+    backend: Backend,
+    spec: &TableSpec,
+    arith: Arithmetic,
+) -> Result<(engine::Table, String), CliError> {
     let cpu_description = || {
         format!(
             "cpu (f64 reference, {} threads)",
@@ -665,7 +678,7 @@ fn compute_with(backend: Backend, spec: &TableSpec) -> Result<(engine::Table, St
     };
     if backend == Backend::Gpu {
         match engine::gpu::GpuEngine::new_headless() {
-            Ok(gpu) => match gpu.compute(spec) {
+            Ok(gpu) => match gpu.compute_arith(spec, arith) {
                 Ok(table) => return Ok((table, format!("gpu: {}", gpu.adapter_description()))),
                 Err(EngineError::Gpu(reason)) => {
                     eprintln!("note: {reason}; computing on the CPU engine instead");
@@ -675,14 +688,16 @@ fn compute_with(backend: Backend, spec: &TableSpec) -> Result<(engine::Table, St
             Err(reason) => eprintln!("note: {reason}; computing on the CPU engine instead"),
         }
     }
-    let table = engine::cpu::compute(spec).map_err(engine_error)?;
+    let table = engine::cpu::compute_arith(spec, arith).map_err(engine_error)?;
     Ok((table, cpu_description()))
 }
 
 pub(crate) fn engine_error(error: EngineError) -> CliError {
     match error {
         EngineError::Param(p) => CliError::from(p),
-        EngineError::Memory(_) | EngineError::Window(_) => CliError::usage(error.to_string()),
+        EngineError::Memory(_) | EngineError::Window(_) | EngineError::Arithmetic(_) => {
+            CliError::usage(error.to_string())
+        }
         EngineError::Gpu(_) => CliError::runtime(error.to_string()),
     }
 }
@@ -748,7 +763,7 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     })?;
 
     let started = Instant::now();
-    let (table, engine_used) = compute_with(args.backend, &spec)?;
+    let (table, engine_used) = compute_with(args.backend, &spec, args.arith)?;
     let computed = started.elapsed();
     export::write_table(file.writer(), &table, format, args.dtype)
         .and_then(|()| file.commit().map_err(export::ExportError::from))

@@ -11,6 +11,7 @@ pub mod relative;
 pub mod rope;
 pub mod rope2d;
 pub mod sinusoidal;
+pub mod torch_f32;
 
 use std::fmt::Display;
 use std::ops::RangeInclusive;

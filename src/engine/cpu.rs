@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use super::{EngineError, Table, TableSpec, Window};
 use crate::encoding::sinusoidal::SinusoidalValues;
+use crate::encoding::torch_f32::{self, Arithmetic};
 use crate::encoding::{ParamError, alibi, binary, grid, relative, rope, rope2d, sinusoidal};
 
 /// Computes `spec` after checking its parameters and that it fits in available memory.
@@ -52,6 +53,83 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         TableSpec::RelativeClip(p) => Table::Index(relative::relative_clip(p)?.into_dyn()),
         TableSpec::Binary(p) => real(binary::table(p)?.into_dyn()),
     })
+}
+
+/// Computes `spec` in `arith`: exact, or as PyTorch's float32 computes it (for sinusoidal,
+/// rope-inv-freq, rope-angles and rope-apply).
+pub fn compute_arith(spec: &TableSpec, arith: Arithmetic) -> Result<Table, EngineError> {
+    match arith {
+        Arithmetic::Exact => compute(spec),
+        Arithmetic::TorchF32 => {
+            spec.validate()?;
+            spec.check_fits(super::available_memory_bytes())?;
+            let window = Window::all(spec.matrix_shape());
+            compute_window_arith(spec, &window, arith)
+        }
+    }
+}
+
+/// [`compute_window`] in `arith`.
+pub fn compute_window_arith(
+    spec: &TableSpec,
+    window: &Window,
+    arith: Arithmetic,
+) -> Result<Table, EngineError> {
+    if arith == Arithmetic::Exact {
+        return compute_window(spec, window);
+    }
+    spec.validate()?;
+    super::check_arithmetic(spec, arith)?;
+    let ndim = spec.shape().map_or(0, |s| s.len());
+    window.check(spec.matrix_shape())?;
+    let value = torch_f32_values(spec);
+    Ok(Table::Real(fill_window(
+        window,
+        &window.output_shape(ndim),
+        value,
+    )))
+}
+
+/// The element function of a validated spec in PyTorch's float32 arithmetic.
+fn torch_f32_values(spec: &TableSpec) -> Element<'_, f64> {
+    match spec {
+        TableSpec::Sinusoidal(p) => {
+            let freqs = p.frequencies();
+            Box::new(move |_, row, col| {
+                let (pair, is_cos) = p.column_pair(col);
+                let (sin, cos) =
+                    torch_f32::sin_cos(torch_f32::angle(p.start + row as u64, freqs[pair]));
+                f64::from(if is_cos { cos } else { sin })
+            })
+        }
+        TableSpec::RopeInvFreq { dim, base } => {
+            let theta = inv_freq(*dim, *base);
+            Box::new(move |_, _, i| f64::from(theta[i] as f32))
+        }
+        TableSpec::RopeAngles(p) => {
+            let theta = inv_freq(p.dim, p.base);
+            Box::new(move |_, row, i| f64::from(torch_f32::angle(p.start + row as u64, theta[i])))
+        }
+        TableSpec::RopeApply {
+            input,
+            layout,
+            base,
+            start,
+        } => {
+            let dim = input.ncols();
+            let theta = inv_freq(dim, *base);
+            Box::new(move |_, row, col| {
+                let i = layout.pair_of_column(col, dim);
+                let (a, b) = layout.pair(i, dim);
+                let angle = torch_f32::angle(start + row as u64, theta[i]);
+                let (first, second) =
+                    torch_f32::rotate_pair(input[[row, a]], input[[row, b]], angle);
+                if col == a { first } else { second }
+            })
+        }
+        // check_arithmetic admits only the kinds above.
+        _ => Box::new(|_, _, _| f64::NAN),
+    }
 }
 
 /// Computes only `window` of the table: what a view shows at screen resolution.

@@ -228,6 +228,26 @@ impl TableSpec {
     }
 }
 
+/// Refuses an arithmetic a table does not have: PyTorch's float32 mode covers the tables
+/// built from f32 angles.
+pub fn check_arithmetic(
+    spec: &TableSpec,
+    arith: crate::encoding::torch_f32::Arithmetic,
+) -> Result<(), EngineError> {
+    use crate::encoding::torch_f32::Arithmetic;
+    let has_torch_mode = matches!(
+        spec,
+        TableSpec::Sinusoidal(_)
+            | TableSpec::RopeInvFreq { .. }
+            | TableSpec::RopeAngles(_)
+            | TableSpec::RopeApply { .. }
+    );
+    if arith == Arithmetic::TorchF32 && !has_torch_mode {
+        return Err(EngineError::Arithmetic(spec.kind_name()));
+    }
+    Ok(())
+}
+
 fn check_optional_head(head: Option<usize>, heads: usize) -> Result<(), ParamError> {
     head.map_or(Ok(()), |h| encoding::alibi::check_head(h, heads))
 }
@@ -259,4 +279,9 @@ pub enum EngineError {
     Window(#[from] WindowError),
     #[error(transparent)]
     Gpu(#[from] gpu::GpuError),
+    #[error(
+        "--arith torch-f32 is not available for {0}: it applies to sinusoidal, rope-inv-freq, \
+         rope-angles and rope-apply"
+    )]
+    Arithmetic(&'static str),
 }

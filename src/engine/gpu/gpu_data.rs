@@ -43,6 +43,48 @@ pub fn split_f64(value: f64) -> [u32; 2] {
     [hi.to_bits(), lo.to_bits()]
 }
 
+/// The first 256 bits of the fraction of 1/(2π), most significant word first.
+const INV_TWO_PI_BITS: [u32; 8] = [
+    0x28be_60db,
+    0x9391_054a,
+    0x7f09_d5f4,
+    0x7d4d_3770,
+    0x36d8_a566,
+    0x4f10_e410,
+    0x7f94_58ea,
+    0xf7ae_f158,
+];
+
+/// Bit `k` (weight 2^-k, k >= 1) of the fraction of 1/(2π); 0 beyond the table.
+fn inv_two_pi_bit(k: i64) -> u32 {
+    if !(1..=256).contains(&k) {
+        return 0;
+    }
+    let index = (k - 1) as usize;
+    (INV_TWO_PI_BITS[index / 32] >> (31 - index % 32)) & 1
+}
+
+/// Per column for the torch-f32 kernels: the f32 frequency's bits, then the 96-bit
+/// `frac(2^e / 2π)` (three words, most significant first) where the frequency is
+/// `m * 2^e` with `m` its 24-bit significand. Keep in sync with shaders/common/torch_f32.wgsl.
+pub fn torch_f32_constants(frequencies: &[f64]) -> Vec<u32> {
+    frequencies
+        .iter()
+        .flat_map(|&w| {
+            let bits = (w as f32).to_bits();
+            let exponent = i64::from((bits >> 23) & 0xff) - 127 - 23;
+            // Bit j (weight 2^-j) of frac(2^e · (1/2π)) is bit j + e of 1/(2π).
+            let mut words = [0u32; 3];
+            for j in 1..=96i64 {
+                let bit = inv_two_pi_bit(j + exponent);
+                let index = (j - 1) as usize;
+                words[index / 32] |= bit << (31 - index % 32);
+            }
+            [bits, words[0], words[1], words[2]]
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +104,20 @@ mod tests {
         let [hi, lo] = turns_per_step(1.0);
         let back = (f64::from(hi) + f64::from(lo) / 4_294_967_296.0) / 4_294_967_296.0;
         assert!((back * std::f64::consts::TAU - 1.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn torch_constants_hold_the_fraction_of_two_to_the_e_over_two_pi() {
+        // 1.0f32 = 2^23 * 2^-23: g = 2^-23 / 2π.
+        let words = torch_f32_constants(&[1.0]);
+        assert_eq!(words[0], 1.0f32.to_bits());
+        let g = (f64::from(words[1]) + f64::from(words[2]) / 4_294_967_296.0) / 4_294_967_296.0;
+        let expected = 2f64.powi(-23) / std::f64::consts::TAU;
+        assert!((g - expected).abs() < 1e-19, "{g:e} vs {expected:e}");
+        // A frequency above 2^23 keeps only the fraction: 2^24 = 2^23 * 2, g = frac(2 / 2π).
+        let words = torch_f32_constants(&[16_777_216.0]);
+        let g = f64::from(words[1]) / 4_294_967_296.0;
+        assert!((g - 2.0 / std::f64::consts::TAU).abs() < 1e-9);
     }
 
     #[test]

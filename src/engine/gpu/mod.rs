@@ -17,8 +17,9 @@ use ndarray::{ArrayD, IxDyn};
 use super::{EngineError, Table, TableSpec, Window};
 use crate::encoding::rope::RopeLayout;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams};
+use crate::encoding::torch_f32::Arithmetic;
 use crate::encoding::{alibi, grid::DistanceMetric, rope};
-use gpu_data::{KernelParams, split_f64, turns_per_step};
+use gpu_data::{KernelParams, split_f64, torch_f32_constants, turns_per_step};
 use shaders::ShaderSource;
 
 /// Why the GPU engine could not run.
@@ -168,18 +169,34 @@ impl GpuEngine {
 
     /// Computes the whole table.
     pub fn compute(&self, spec: &TableSpec) -> Result<Table, EngineError> {
+        self.compute_arith(spec, Arithmetic::Exact)
+    }
+
+    /// Computes the whole table in `arith` (exact, or PyTorch's float32 angles).
+    pub fn compute_arith(&self, spec: &TableSpec, arith: Arithmetic) -> Result<Table, EngineError> {
         spec.validate()?;
         spec.check_fits(super::available_memory_bytes())?;
-        self.compute_window(spec, &Window::all(spec.matrix_shape()))
+        self.compute_window_arith(spec, &Window::all(spec.matrix_shape()), arith)
     }
 
     /// Computes only `window` of the table.
     pub fn compute_window(&self, spec: &TableSpec, window: &Window) -> Result<Table, EngineError> {
+        self.compute_window_arith(spec, window, Arithmetic::Exact)
+    }
+
+    /// Computes only `window` of the table in `arith`.
+    pub fn compute_window_arith(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+        arith: Arithmetic,
+    ) -> Result<Table, EngineError> {
         spec.validate()?;
+        super::check_arithmetic(spec, arith)?;
         let ndim = spec.shape().map_or(0, |s| s.len());
         window.check(spec.matrix_shape())?;
         check_positions(spec)?;
-        let plan = Plan::new(spec);
+        let plan = Plan::new(spec, arith);
         let (words, _) = self.run(&plan, spec, window, true)?;
         let shape = IxDyn(&window.output_shape(ndim));
         let table = if plan.index {
@@ -197,11 +214,16 @@ impl GpuEngine {
 
     /// Computes the whole table on the GPU without reading it back, and says how long the
     /// kernels took: what `poslab bench` reports as compute time.
-    pub fn time_kernels(&self, spec: &TableSpec) -> Result<KernelTime, EngineError> {
+    pub fn time_kernels(
+        &self,
+        spec: &TableSpec,
+        arith: Arithmetic,
+    ) -> Result<KernelTime, EngineError> {
         spec.validate()?;
+        super::check_arithmetic(spec, arith)?;
         window_fits(spec)?;
         check_positions(spec)?;
-        let plan = Plan::new(spec);
+        let plan = Plan::new(spec, arith);
         let (_, duration) = self.run(&plan, spec, &Window::all(spec.matrix_shape()), false)?;
         Ok(KernelTime {
             duration,
@@ -608,7 +630,12 @@ const TILE_1D: [u32; 2] = [256, 1];
 
 impl Plan {
     /// The plan for a validated spec.
-    fn new(spec: &TableSpec) -> Self {
+    fn new(spec: &TableSpec, arith: Arithmetic) -> Self {
+        if arith == Arithmetic::TorchF32
+            && let Some(plan) = Self::torch_f32(spec)
+        {
+            return plan;
+        }
         let plan = |shader, entry, workgroup, constants, params| Plan {
             shader,
             entry,
@@ -819,6 +846,79 @@ impl Plan {
                 },
             ),
         }
+    }
+}
+
+impl Plan {
+    /// The plan in PyTorch's float32 arithmetic, for the kinds that have one.
+    fn torch_f32(spec: &TableSpec) -> Option<Self> {
+        let plan = |shader, entry, constants, params| Plan {
+            shader,
+            entry,
+            workgroup: TILE_2D,
+            constants,
+            params,
+            first_head: 0,
+            index: false,
+        };
+        let inv_freq = |dim: usize, base: f64| {
+            rope::inv_freq(dim, base)
+                .map(|a| a.to_vec())
+                .unwrap_or_default()
+        };
+        Some(match spec {
+            TableSpec::Sinusoidal(p) => plan(
+                shaders::SINUSOIDAL,
+                "sinusoidal_table_torch",
+                torch_f32_constants(p.frequencies().as_slice().unwrap_or(&[])),
+                KernelParams {
+                    flags: u32::from(p.layout == SinusoidalLayout::Split),
+                    position_start: p.start as u32,
+                    dim: p.dim as u32,
+                    ..Default::default()
+                },
+            ),
+            // The f32 frequencies themselves: the high part alone.
+            TableSpec::RopeInvFreq { dim, base } => Plan {
+                workgroup: TILE_1D,
+                ..plan(
+                    shaders::ROPE,
+                    "constants_table",
+                    inv_freq(*dim, *base)
+                        .iter()
+                        .flat_map(|&t| [(t as f32).to_bits(), 0])
+                        .collect(),
+                    KernelParams::default(),
+                )
+            },
+            TableSpec::RopeAngles(p) => plan(
+                shaders::ROPE,
+                "rope_angles_torch",
+                torch_f32_constants(&inv_freq(p.dim, p.base)),
+                KernelParams {
+                    position_start: p.start as u32,
+                    dim: p.dim as u32,
+                    ..Default::default()
+                },
+            ),
+            TableSpec::RopeApply {
+                input,
+                layout,
+                base,
+                start,
+            } => plan(
+                shaders::ROPE,
+                "rope_apply_torch",
+                torch_f32_constants(&inv_freq(input.ncols(), *base)),
+                KernelParams {
+                    flags: u32::from(*layout == RopeLayout::Half),
+                    position_start: *start as u32,
+                    dim: input.ncols() as u32,
+                    ..Default::default()
+                },
+            ),
+            _ => return None,
+        })
     }
 }
 

@@ -20,9 +20,13 @@ macro_rules! shader {
     };
 }
 
-pub const SINUSOIDAL: ShaderSource = shader!("sinusoidal.wgsl", "sinusoidal.wgsl");
+pub const SINUSOIDAL: ShaderSource = shader!(
+    "sinusoidal.wgsl",
+    "common/torch_f32.wgsl",
+    "sinusoidal.wgsl"
+);
 pub const TOEPLITZ: ShaderSource = shader!("toeplitz.wgsl", "toeplitz.wgsl");
-pub const ROPE: ShaderSource = shader!("rope.wgsl", "rope.wgsl");
+pub const ROPE: ShaderSource = shader!("rope.wgsl", "common/torch_f32.wgsl", "rope.wgsl");
 pub const ALIBI: ShaderSource = shader!("alibi.wgsl", "grid.wgsl", "alibi.wgsl");
 pub const GRID: ShaderSource = shader!("grid.wgsl", "grid.wgsl");
 pub const ROPE_2D: ShaderSource = shader!("rope2d.wgsl", "rope2d.wgsl");
