@@ -905,3 +905,53 @@ fn bench_prints_a_row_per_size_on_either_engine() {
         "--repeats",
     );
 }
+
+#[test]
+fn torch_f32_arithmetic_is_offered_where_tables_come_from_f32_angles() {
+    let d = dir();
+    let (exact, torch) = (d.path().join("exact.npy"), d.path().join("torch.npy"));
+    let args = [
+        "table",
+        "rope-angles",
+        "--seq",
+        "8",
+        "--dim",
+        "4",
+        "--start",
+        "5000",
+    ];
+    let mut with_exact = args.to_vec();
+    with_exact.extend(["--dtype", "f64", "-o", path_str(&exact)]);
+    ok(&with_exact);
+    let mut with_torch = args.to_vec();
+    with_torch.extend([
+        "--arith",
+        "torch-f32",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&torch),
+    ]);
+    ok(&with_torch);
+    let (e, t): (Array2<f64>, Array2<f64>) = (read_npy(&exact).unwrap(), read_npy(&torch).unwrap());
+    // theta = [1, 1/100]: the f32 product of 5007 and f32(0.01) rounds, the exact one does not.
+    assert_eq!(t[[7, 0]], 5007.0);
+    assert_eq!(t[[7, 1]], f64::from(5007.0f32 * 0.01f32));
+    assert!((e[[7, 1]] - 50.07).abs() < 1e-12 && t[[7, 1]] != e[[7, 1]]);
+    refused(
+        d.path(),
+        &[
+            "table",
+            "alibi",
+            "--heads",
+            "2",
+            "--seq",
+            "4",
+            "--arith",
+            "torch-f32",
+            "-o",
+            "x.npy",
+        ],
+        "--arith",
+    );
+}
