@@ -31,37 +31,38 @@ fn constants_table(@builtin(global_invocation_id) id: vec3<u32>) {
     write_real(id.x, real_constant(2u * i) + real_constant(2u * i + 1u));
 }
 
+
+// The pair a column belongs to: (pair index, first dimension, second dimension).
+fn rope_pair(col: u32) -> vec3<u32> {
+    if (params.flags & 1u) != 0u {
+        let half_dim = params.dim / 2u;
+        let pair = col % half_dim;
+        return vec3<u32>(pair, pair, pair + half_dim);
+    }
+    let pair = col / 2u;
+    return vec3<u32>(pair, 2u * pair, 2u * pair + 1u);
+}
+
+// Column `col` of the input's local row `y` rotated by the angle whose (sin, cos) is `sc`.
+fn rotated(y: u32, col: u32, pair: vec3<u32>, sc: vec2<f32>) -> f32 {
+    // The input holds this dispatch's rows only, one after another.
+    let a = input[y * params.dim + pair.y];
+    let b = input[y * params.dim + pair.z];
+    if col == pair.y {
+        return a * sc.y - b * sc.x;
+    }
+    return a * sc.x + b * sc.y;
+}
+
 @compute @workgroup_size(16, 16, 1)
 fn rope_apply(@builtin(global_invocation_id) id: vec3<u32>) {
     if !in_window(id) {
         return;
     }
-    let row = table_row(id.y);
     let col = table_col(id.x);
-    let half_dim = params.dim / 2u;
-    var pair: u32;
-    var first: u32;
-    var second: u32;
-    if (params.flags & 1u) != 0u {
-        pair = col % half_dim;
-        first = pair;
-        second = pair + half_dim;
-    } else {
-        pair = col / 2u;
-        first = 2u * pair;
-        second = first + 1u;
-    }
-    let sc = sin_cos_turns(turns(params.position_start + row, constants[2u * pair], constants[2u * pair + 1u]));
-    // The input holds this dispatch's rows only, one after another.
-    let a = input[id.y * params.dim + first];
-    let b = input[id.y * params.dim + second];
-    var value: f32;
-    if col == first {
-        value = a * sc.y - b * sc.x;
-    } else {
-        value = a * sc.x + b * sc.y;
-    }
-    write_real(output_index(id.x, id.y, 0u), value);
+    let pair = rope_pair(col);
+    let sc = sin_cos_turns(turns(params.position_start + table_row(id.y), constants[2u * pair.x], constants[2u * pair.x + 1u]));
+    write_real(output_index(id.x, id.y, 0u), rotated(id.y, col, pair, sc));
 }
 
 // torch float32 angles: f32(p) * f32(theta_i), rounded once.
@@ -80,29 +81,8 @@ fn rope_apply_torch(@builtin(global_invocation_id) id: vec3<u32>) {
     if !in_window(id) {
         return;
     }
-    let row = table_row(id.y);
     let col = table_col(id.x);
-    let half_dim = params.dim / 2u;
-    var pair: u32;
-    var first: u32;
-    var second: u32;
-    if (params.flags & 1u) != 0u {
-        pair = col % half_dim;
-        first = pair;
-        second = pair + half_dim;
-    } else {
-        pair = col / 2u;
-        first = 2u * pair;
-        second = first + 1u;
-    }
-    let sc = sin_cos_turns_64(torch_turns(params.position_start + row, pair));
-    let a = input[id.y * params.dim + first];
-    let b = input[id.y * params.dim + second];
-    var value: f32;
-    if col == first {
-        value = a * sc.y - b * sc.x;
-    } else {
-        value = a * sc.x + b * sc.y;
-    }
-    write_real(output_index(id.x, id.y, 0u), value);
+    let pair = rope_pair(col);
+    let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), pair.x));
+    write_real(output_index(id.x, id.y, 0u), rotated(id.y, col, pair, sc));
 }

@@ -1,25 +1,24 @@
 // Sinusoidal tables. constants: per frequency i, the turns per position as (f_hi, f_lo).
 // flags bit 0: split layout (sin in column i, cos in dim/2 + i) instead of interleaved.
 
+// The frequency of a column, and 1 where the column holds its cosine.
+fn sinusoidal_column(col: u32) -> vec2<u32> {
+    let pairs = params.dim / 2u;
+    if (params.flags & 1u) != 0u {
+        return vec2<u32>(col % pairs, select(0u, 1u, col >= pairs));
+    }
+    return vec2<u32>(col / 2u, col & 1u);
+}
+
 @compute @workgroup_size(16, 16, 1)
 fn sinusoidal_table(@builtin(global_invocation_id) id: vec3<u32>) {
     if !in_window(id) {
         return;
     }
-    let row = table_row(id.y);
-    let col = table_col(id.x);
-    let pairs = params.dim / 2u;
-    var pair: u32;
-    var is_cos: bool;
-    if (params.flags & 1u) != 0u {
-        pair = col % pairs;
-        is_cos = col >= pairs;
-    } else {
-        pair = col / 2u;
-        is_cos = (col & 1u) == 1u;
-    }
-    let sc = sin_cos_turns(turns(params.position_start + row, constants[2u * pair], constants[2u * pair + 1u]));
-    write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, is_cos));
+    let column = sinusoidal_column(table_col(id.x));
+    let pair = column.x;
+    let sc = sin_cos_turns(turns(params.position_start + table_row(id.y), constants[2u * pair], constants[2u * pair + 1u]));
+    write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, column.y == 1u));
 }
 
 // sum_i cos(k w_i) for the offset k between two rows: the dot product of their encodings.
@@ -63,17 +62,7 @@ fn sinusoidal_table_torch(@builtin(global_invocation_id) id: vec3<u32>) {
     if !in_window(id) {
         return;
     }
-    let col = table_col(id.x);
-    let pairs = params.dim / 2u;
-    var pair: u32;
-    var is_cos: bool;
-    if (params.flags & 1u) != 0u {
-        pair = col % pairs;
-        is_cos = col >= pairs;
-    } else {
-        pair = col / 2u;
-        is_cos = (col & 1u) == 1u;
-    }
-    let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), pair));
-    write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, is_cos));
+    let column = sinusoidal_column(table_col(id.x));
+    let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), column.x));
+    write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, column.y == 1u));
 }

@@ -116,15 +116,11 @@ fn torch_f32_values(spec: &TableSpec) -> Element<'_, f64> {
             base,
             start,
         } => {
-            let dim = input.ncols();
-            let theta = inv_freq(dim, *base);
+            let theta = inv_freq(input.ncols(), *base);
             Box::new(move |_, row, col| {
-                let i = layout.pair_of_column(col, dim);
-                let (a, b) = layout.pair(i, dim);
-                let angle = torch_f32::angle(start + row as u64, theta[i]);
-                let (first, second) =
-                    torch_f32::rotate_pair(input[[row, a]], input[[row, b]], angle);
-                if col == a { first } else { second }
+                rotated_element(input, *layout, row, col, |a, b, i| {
+                    torch_f32::rotate_pair(a, b, torch_f32::angle(start + row as u64, theta[i]))
+                })
             })
         }
         // check_arithmetic admits only the kinds above.
@@ -193,15 +189,12 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             base,
             start,
         } => {
-            let dim = input.ncols();
-            let theta = inv_freq(dim, *base);
+            let theta = inv_freq(input.ncols(), *base);
             let (layout, start) = (*layout, *start);
             real(Box::new(move |_, row, col| {
-                let i = layout.pair_of_column(col, dim);
-                let (a, b) = layout.pair(i, dim);
-                let angle = (start + row as u64) as f64 * theta[i];
-                let (first, second) = rope::rotate_pair(input[[row, a]], input[[row, b]], angle);
-                if col == a { first } else { second }
+                rotated_element(input, layout, row, col, |a, b, i| {
+                    rope::rotate_pair(a, b, (start + row as u64) as f64 * theta[i])
+                })
             }))
         }
         TableSpec::AlibiSlopes { heads } => {
@@ -245,6 +238,22 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
         }
         TableSpec::Binary(p) => real(Box::new(move |_, row, bit| p.value(row, bit))),
     }
+}
+
+/// Element `[row, col]` of a rotated array: `rotate(a, b, i)` turns the pair `(a, b)` of
+/// frequency `i` that `col` belongs to.
+fn rotated_element(
+    input: &ndarray::Array2<f64>,
+    layout: rope::RopeLayout,
+    row: usize,
+    col: usize,
+    rotate: impl Fn(f64, f64, usize) -> (f64, f64),
+) -> f64 {
+    let dim = input.ncols();
+    let i = layout.pair_of_column(col, dim);
+    let (a, b) = layout.pair(i, dim);
+    let (first, second) = rotate(input[[row, a]], input[[row, b]], i);
+    if col == a { first } else { second }
 }
 
 /// Frequencies of a validated spec (validation is what makes the `expect`s unreachable).
