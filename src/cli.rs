@@ -207,7 +207,14 @@ pub struct TableArgs {
     pub max_distance: i64,
 
     /// t5-buckets: true for encoder attention (both directions), false for decoder
-    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    /// (also accepted: yes/no, 1/0, in any case)
+    #[arg(
+        long,
+        value_name = "BOOL",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     pub bidirectional: bool,
 
     /// relative-clip: the clipping distance K, 0 to 1073741824 (required)
