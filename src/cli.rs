@@ -314,11 +314,11 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
         Err(error) => return report_clap_error(&error),
     };
     let result = match cli.command {
-        None => {
-            // The desktop app will open here; until then, show what the command line does.
-            let _ = command().print_help();
-            Ok(())
-        }
+        None => crate::app::run().map_err(|e| {
+            CliError::runtime(format!(
+                "the app could not open a window ({e}); the command line still works: poslab --help"
+            ))
+        }),
         Some(Command::Table(args)) => {
             let table_matches = matches
                 .subcommand_matches("table")

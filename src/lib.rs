@@ -2,11 +2,17 @@
 //!
 //! Data flows one way: parameters ([`encoding`]) → an engine ([`engine`]) → a table →
 //! a file ([`export`]). The command line in [`cli`] drives that flow; [`import`] reads the
-//! arrays some tables take as input; [`bench`] times the engines.
+//! arrays some tables take as input; [`bench`] times the engines. The desktop app lives in
+//! [`app`], its views in [`views`] and its drawing pieces in [`widgets`].
 
+pub use eframe::egui;
+
+pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod encoding;
 pub mod engine;
 pub mod export;
 pub mod import;
+pub mod views;
+pub mod widgets;

@@ -1,0 +1,165 @@
+//! The desktop app: a side panel with the view picker and the parameters, the current view, and
+//! a status bar. Settings survive a restart.
+
+pub mod engine;
+pub mod params;
+pub mod status;
+
+use eframe::egui_wgpu;
+use serde::{Deserialize, Serialize};
+
+use crate::views::ViewKind;
+use crate::views::sinusoidal::SinusoidalView;
+use crate::widgets::colormap::Colormap;
+use engine::AppEngine;
+use params::{SharedParams, shared_params_ui};
+use status::Status;
+
+/// What is saved between runs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AppState {
+    pub view: ViewKind,
+    pub shared: SharedParams,
+    pub colormap: Colormap,
+}
+
+const STATE_KEY: &str = "poslab";
+
+pub struct PoslabApp {
+    pub state: AppState,
+    engine: AppEngine,
+    sinusoidal: SinusoidalView,
+    status: Status,
+    /// Whether the status bar names the adapter and shows timings (off for snapshot tests,
+    /// where both differ from machine to machine).
+    show_machine_details: bool,
+}
+
+impl PoslabApp {
+    pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
+        let state = cc
+            .storage
+            .and_then(|storage| eframe::get_value(storage, STATE_KEY))
+            .unwrap_or_default();
+        Self {
+            state,
+            engine: AppEngine::from_render_state(cc.wgpu_render_state.as_ref()),
+            sinusoidal: SinusoidalView::default(),
+            status: Status::default(),
+            show_machine_details: true,
+        }
+    }
+
+    /// Hides the adapter's name and the timings, which differ between machines.
+    pub fn hide_machine_details(mut self) -> Self {
+        self.show_machine_details = false;
+        self
+    }
+
+    /// The sinusoidal table the view shows now (a window of it at screen resolution).
+    pub fn shown_sinusoidal(&self) -> Option<&crate::widgets::heatmap::HeatmapData> {
+        self.sinusoidal.shown()
+    }
+
+    fn side_panel_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("poslab");
+        ui.label("View");
+        for view in ViewKind::ALL {
+            ui.selectable_value(&mut self.state.view, view, view.label());
+        }
+        ui.separator();
+        shared_params_ui(ui, &mut self.state.shared);
+        ui.separator();
+        egui::ComboBox::from_label("Colour map")
+            .selected_text(self.state.colormap.label())
+            .show_ui(ui, |ui| {
+                for colormap in Colormap::ALL {
+                    ui.selectable_value(&mut self.state.colormap, colormap, colormap.label());
+                }
+            });
+    }
+
+    fn status_bar_ui(&self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            if self.show_machine_details {
+                ui.label(self.engine.description());
+                ui.separator();
+            }
+            let table = self.state.shared;
+            ui.label(format!("table {} × {}", table.seq, table.dim));
+            if let Some((rows, cols)) = self.status.last_window {
+                ui.label(format!("(computed {rows} × {cols} on screen)"));
+            }
+            if let Some(took) = self
+                .status
+                .last_compute
+                .filter(|_| self.show_machine_details)
+            {
+                ui.separator();
+                ui.label(format!("{:.1} ms", took.as_secs_f64() * 1e3));
+            }
+            if let Some(error) = &self.status.error {
+                ui.separator();
+                ui.colored_label(ui.visuals().error_fg_color, error);
+            }
+        });
+    }
+}
+
+impl eframe::App for PoslabApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        egui::Panel::bottom("status").show(ui, |ui| self.status_bar_ui(ui));
+        egui::Panel::left("controls")
+            .resizable(true)
+            .default_size(300.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| self.side_panel_ui(ui));
+            });
+        egui::CentralPanel::default().show(ui, |ui| match self.state.view {
+            ViewKind::Sinusoidal => self.sinusoidal.ui(
+                ui,
+                &self.state.shared,
+                self.state.colormap,
+                &self.engine,
+                &mut self.status,
+            ),
+        });
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, STATE_KEY, &self.state);
+    }
+}
+
+/// eframe's wgpu set-up, asking for the adapter's own limits: the default (WebGL2's limits on
+/// the GL backend) has no compute shaders.
+pub fn wgpu_setup() -> egui_wgpu::WgpuSetup {
+    let mut setup = egui_wgpu::WgpuSetupCreateNew::without_display_handle();
+    setup.device_descriptor =
+        std::sync::Arc::new(
+            |adapter: &eframe::wgpu::Adapter| eframe::wgpu::DeviceDescriptor {
+                label: Some("poslab"),
+                required_features: adapter.features() & eframe::wgpu::Features::TIMESTAMP_QUERY,
+                required_limits: adapter.limits(),
+                ..Default::default()
+            },
+        );
+    egui_wgpu::WgpuSetup::CreateNew(setup)
+}
+
+/// Opens the app window and runs until it is closed.
+pub fn run() -> eframe::Result {
+    let mut options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("poslab")
+            .with_inner_size([1280.0, 800.0]),
+        ..Default::default()
+    };
+    options.wgpu_options.wgpu_setup = wgpu_setup();
+    eframe::run_native(
+        "poslab",
+        options,
+        Box::new(|cc| Ok(Box::new(PoslabApp::new(cc)))),
+    )
+}

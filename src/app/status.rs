@@ -1,0 +1,24 @@
+//! The status bar's facts: which engine runs, the size of the last table, how long it took.
+
+use std::time::Duration;
+
+use crate::engine::Window;
+
+#[derive(Default)]
+pub struct Status {
+    pub last_window: Option<(usize, usize)>,
+    pub last_compute: Option<Duration>,
+    pub error: Option<String>,
+}
+
+impl Status {
+    pub fn computed(&mut self, window: &Window, took: Duration) {
+        self.last_window = Some((window.rows.len(), window.cols.len()));
+        self.last_compute = Some(took);
+        self.error = None;
+    }
+
+    pub fn error(&mut self, message: String) {
+        self.error = Some(message);
+    }
+}

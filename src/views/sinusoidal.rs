@@ -1,0 +1,219 @@
+//! The sinusoidal table as a heatmap; clicking a column plots that dimension against position
+//! with its wavelength marked.
+
+use egui_plot::{Line, Plot, PlotPoints, VLine};
+
+use crate::app::engine::AppEngine;
+use crate::app::params::SharedParams;
+use crate::app::status::Status;
+use crate::encoding::sinusoidal::SinusoidalParams;
+use crate::engine::{Strided, Table, TableSpec, Window};
+use crate::widgets::colormap::Colormap;
+use crate::widgets::heatmap::{
+    HeatmapData, HeatmapTexture, colorbar_ui, heatmap_ui, visible_range,
+};
+
+/// What the view keeps between frames.
+#[derive(Default)]
+pub struct SinusoidalView {
+    texture: HeatmapTexture,
+    data: Option<HeatmapData>,
+    computed_for: Option<(SinusoidalParams, Window, Colormap)>,
+    /// The visible part of the table and the plot's size, from the last frame.
+    visible: Option<(egui_plot::PlotBounds, egui::Vec2)>,
+    /// The column whose curve is plotted.
+    pub selected_column: Option<usize>,
+    column_curve: Option<(SinusoidalParams, usize, Vec<[f64; 2]>)>,
+}
+
+impl SinusoidalView {
+    /// The window of the table on screen.
+    pub fn shown(&self) -> Option<&HeatmapData> {
+        self.data.as_ref()
+    }
+
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        shared: &SharedParams,
+        colormap: Colormap,
+        engine: &AppEngine,
+        status: &mut Status,
+    ) {
+        let params = shared.sinusoidal();
+        let spec = TableSpec::Sinusoidal(params);
+        let window = self.window_on_screen(&params);
+        if self.computed_for != Some((params, window, colormap)) {
+            match engine.compute_window(&spec, &window) {
+                Ok((Table::Real(values), took)) => {
+                    let values = values
+                        .into_dimensionality::<ndarray::Ix2>()
+                        .expect("a window of a 2-D table is 2-D");
+                    let data = HeatmapData {
+                        values,
+                        rows: window.rows,
+                        cols: window.cols,
+                    };
+                    self.texture.update(ui.ctx(), &data, colormap);
+                    self.data = Some(data);
+                    status.computed(&window, took);
+                }
+                Ok((Table::Index(_), _)) => {}
+                Err(error) => status.error(error.to_string()),
+            }
+            self.computed_for = Some((params, window, colormap));
+        }
+
+        let curve_height = if self.selected_column.is_some() {
+            200.0
+        } else {
+            0.0
+        };
+        let full = ui.available_rect_before_wrap();
+        let colorbar_width = 90.0;
+        let heatmap_rect = egui::Rect::from_min_max(
+            full.min,
+            egui::pos2(
+                full.max.x - colorbar_width,
+                (full.max.y - curve_height).max(full.min.y + 200.0),
+            ),
+        );
+        let colorbar_rect = egui::Rect::from_min_max(
+            egui::pos2(heatmap_rect.max.x + 8.0, heatmap_rect.min.y),
+            egui::pos2(full.max.x, heatmap_rect.max.y),
+        );
+        ui.scope_builder(egui::UiBuilder::new().max_rect(heatmap_rect), |ui| {
+            if let Some(data) = &self.data {
+                let response = heatmap_ui(
+                    ui,
+                    "sinusoidal_table",
+                    data,
+                    &self.texture,
+                    ("dimension", "position (row)"),
+                    (params.seq, params.dim),
+                );
+                if let Some((row, col)) = response.hovered {
+                    let text = hover_text(&params, row, col);
+                    response.response.clone().on_hover_text_at_pointer(text);
+                }
+                if let Some((_, col)) = response.clicked {
+                    self.selected_column = Some(col);
+                }
+                self.visible = Some((response.visible, response.size_px));
+            }
+        });
+        ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
+            ui.horizontal_top(|ui| {
+                colorbar_ui(
+                    ui,
+                    colormap,
+                    self.texture.range(),
+                    colorbar_rect.height().min(400.0),
+                );
+            });
+        });
+        ui.allocate_rect(
+            egui::Rect::from_min_max(full.min, egui::pos2(full.max.x, heatmap_rect.max.y)),
+            egui::Sense::hover(),
+        );
+        if let Some(col) = self.selected_column.filter(|&c| c < params.dim) {
+            self.column_ui(ui, &params, col, engine);
+        }
+    }
+
+    /// The rows and columns the heatmap shows, at about one value per pixel.
+    fn window_on_screen(&self, params: &SinusoidalParams) -> Window {
+        let all = Window::all([1, params.seq, params.dim]);
+        let Some((bounds, size)) = self.visible else {
+            return Window {
+                rows: Strided {
+                    step: params.seq.div_ceil(1024).max(1),
+                    ..all.rows
+                },
+                ..all
+            };
+        };
+        Window {
+            heads: all.heads,
+            rows: visible_range(-bounds.max()[1], -bounds.min()[1], params.seq, size.y),
+            cols: visible_range(bounds.min()[0], bounds.max()[0], params.dim, size.x),
+        }
+    }
+
+    /// Column `col` against position, with its wavelength marked.
+    fn column_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        params: &SinusoidalParams,
+        col: usize,
+        engine: &AppEngine,
+    ) {
+        let stale = self
+            .column_curve
+            .as_ref()
+            .is_none_or(|(p, c, _)| p != params || *c != col);
+        if stale {
+            let spec = TableSpec::Sinusoidal(*params);
+            let window = Window {
+                rows: Strided {
+                    step: params.seq.div_ceil(4096).max(1),
+                    ..Strided::all(params.seq)
+                },
+                cols: Strided {
+                    start: col,
+                    end: col + 1,
+                    step: 1,
+                },
+                heads: Strided::all(1),
+            };
+            if let Ok((Table::Real(values), _)) = engine.compute_window(&spec, &window) {
+                let points = values
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &v)| [(params.start + window.rows.at(k) as u64) as f64, v])
+                    .collect();
+                self.column_curve = Some((*params, col, points));
+            }
+        }
+        let (pair, is_cos) = params.column_pair(col);
+        let frequency = params.frequencies()[pair];
+        let wavelength = std::f64::consts::TAU / frequency;
+        ui.horizontal(|ui| {
+            ui.label(format!(
+                "Column {col}: {} of frequency {frequency:.4e} rad/position, wavelength {wavelength:.1} positions",
+                if is_cos { "cos" } else { "sin" }
+            ));
+            if ui.button("Close").clicked() {
+                self.selected_column = None;
+            }
+        });
+        if let Some((_, _, points)) = &self.column_curve {
+            Plot::new("sinusoidal_column")
+                .height(150.0)
+                .x_axis_label("position")
+                .show(ui, |plot_ui| {
+                    plot_ui.line(Line::new(
+                        format!("column {col}"),
+                        PlotPoints::from(points.clone()),
+                    ));
+                    let first = params.start as f64;
+                    plot_ui.vline(VLine::new("one wavelength", first + wavelength));
+                });
+        }
+    }
+}
+
+/// What a hovered cell means.
+fn hover_text(params: &SinusoidalParams, row: usize, col: usize) -> String {
+    let (pair, is_cos) = params.column_pair(col);
+    let frequency = params.frequencies()[pair];
+    let position = params.start + row as u64;
+    let value = crate::encoding::sinusoidal::SinusoidalValues::new(params)
+        .map(|v| v.value(row, col))
+        .unwrap_or(f64::NAN);
+    format!(
+        "position {position}, dimension {col}\n{}({position} × {frequency:.6e}) = {value:.9}\nfrequency {frequency:.6e} rad/position, wavelength {:.2} positions",
+        if is_cos { "cos" } else { "sin" },
+        std::f64::consts::TAU / frequency
+    )
+}

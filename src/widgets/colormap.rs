@@ -1,0 +1,62 @@
+//! Perceptual colour maps for tables: sequential ones for magnitudes, a diverging one centred
+//! on zero for signed tables.
+
+use serde::{Deserialize, Serialize};
+
+/// The colour maps a heatmap can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Colormap {
+    #[default]
+    Viridis,
+    Magma,
+    /// Blue below zero, white at zero, red above: for signed tables.
+    Diverging,
+    Greyscale,
+}
+
+impl Colormap {
+    pub const ALL: [Colormap; 4] = [
+        Colormap::Viridis,
+        Colormap::Magma,
+        Colormap::Diverging,
+        Colormap::Greyscale,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Colormap::Viridis => "viridis",
+            Colormap::Magma => "magma",
+            Colormap::Diverging => "diverging (0 = white)",
+            Colormap::Greyscale => "greyscale",
+        }
+    }
+
+    /// The colour of `t` in `[0, 1]`.
+    pub fn color(self, t: f64) -> egui::Color32 {
+        let t = if t.is_finite() {
+            t.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let c = match self {
+            Colormap::Viridis => colorous::VIRIDIS.eval_continuous(t),
+            Colormap::Magma => colorous::MAGMA.eval_continuous(t),
+            // RdBu runs red to blue; reversed, low values are blue.
+            Colormap::Diverging => colorous::RED_BLUE.eval_continuous(1.0 - t),
+            Colormap::Greyscale => colorous::GREYS.eval_continuous(1.0 - t),
+        };
+        egui::Color32::from_rgb(c.r, c.g, c.b)
+    }
+
+    /// The value range a table is mapped over: symmetric around 0 for the diverging map.
+    pub fn range(self, min: f64, max: f64) -> (f64, f64) {
+        match self {
+            Colormap::Diverging => {
+                let m = min.abs().max(max.abs()).max(f64::MIN_POSITIVE);
+                (-m, m)
+            }
+            _ if max > min => (min, max),
+            _ => (min - 0.5, min + 0.5),
+        }
+    }
+}

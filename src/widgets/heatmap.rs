@@ -1,0 +1,173 @@
+//! A table drawn as a heatmap inside plot axes: zoom with the scroll wheel, pan by dragging,
+//! double-click to reset. Row `r` is drawn at `y = -r`, so the first row is at the top.
+
+use egui_plot::{Plot, PlotBounds, PlotImage, PlotPoint};
+use ndarray::Array2;
+
+use super::colormap::Colormap;
+use crate::engine::Strided;
+
+/// A computed window of a table: its values and where they sit.
+pub struct HeatmapData {
+    pub values: Array2<f64>,
+    pub rows: Strided,
+    pub cols: Strided,
+}
+
+/// What happened to a heatmap this frame.
+pub struct HeatmapResponse {
+    /// The part of the table the axes show.
+    pub visible: PlotBounds,
+    /// The plot's size on screen, in points.
+    pub size_px: egui::Vec2,
+    /// The table cell `(row, col)` under the pointer.
+    pub hovered: Option<(usize, usize)>,
+    /// The cell clicked this frame.
+    pub clicked: Option<(usize, usize)>,
+    pub response: egui::Response,
+}
+
+/// The texture of a heatmap, kept between frames and refreshed when its data changes.
+#[derive(Default)]
+pub struct HeatmapTexture {
+    texture: Option<egui::TextureHandle>,
+    range: (f64, f64),
+}
+
+impl HeatmapTexture {
+    /// Colour-maps `data` into the texture.
+    pub fn update(&mut self, ctx: &egui::Context, data: &HeatmapData, colormap: Colormap) {
+        let finite = data.values.iter().copied().filter(|v| v.is_finite());
+        let (min, max) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        let (min, max) = if min.is_finite() {
+            (min, max)
+        } else {
+            (0.0, 1.0)
+        };
+        self.range = colormap.range(min, max);
+        let (lo, hi) = self.range;
+        let (rows, cols) = data.values.dim();
+        let pixels: Vec<egui::Color32> = data
+            .values
+            .iter()
+            .map(|&v| {
+                if v.is_finite() {
+                    colormap.color((v - lo) / (hi - lo))
+                } else {
+                    // -inf (a masked ALiBi entry) is drawn as the background.
+                    egui::Color32::TRANSPARENT
+                }
+            })
+            .collect();
+        let image = egui::ColorImage::new([cols.max(1), rows.max(1)], pixels);
+        match &mut self.texture {
+            Some(texture) => texture.set(image, egui::TextureOptions::NEAREST),
+            None => {
+                self.texture =
+                    Some(ctx.load_texture("heatmap", image, egui::TextureOptions::NEAREST))
+            }
+        }
+    }
+
+    /// The value range the colours span.
+    pub fn range(&self) -> (f64, f64) {
+        self.range
+    }
+}
+
+/// Draws `data` (whose texture is `texture`) in plot axes named `id`.
+pub fn heatmap_ui(
+    ui: &mut egui::Ui,
+    id: &str,
+    data: &HeatmapData,
+    texture: &HeatmapTexture,
+    axis_labels: (&str, &str),
+    full_size: (usize, usize),
+) -> HeatmapResponse {
+    let (rows_total, cols_total) = full_size;
+    let plot = Plot::new(id)
+        .x_axis_label(axis_labels.0)
+        .y_axis_label(axis_labels.1)
+        // Rows grow downwards; + 0.0 turns -0 into 0.
+        .y_axis_formatter(|mark, _| format!("{}", -mark.value + 0.0))
+        .height(ui.available_height())
+        .width(ui.available_width())
+        .include_x(0.0)
+        .include_x(cols_total as f64)
+        .include_y(0.0)
+        .include_y(-(rows_total as f64))
+        .allow_boxed_zoom(false)
+        .show_grid(false);
+    let response = plot.show(ui, |plot_ui| {
+        if let Some(texture) = &texture.texture {
+            let (x0, x1) = (
+                data.cols.start as f64,
+                (data.cols.last() + data.cols.step) as f64,
+            );
+            let (y0, y1) = (
+                data.rows.start as f64,
+                (data.rows.last() + data.rows.step) as f64,
+            );
+            let center = PlotPoint::new((x0 + x1) / 2.0, -(y0 + y1) / 2.0);
+            let size = egui::vec2((x1 - x0) as f32, (y1 - y0) as f32);
+            plot_ui.add(PlotImage::new("table", texture.id(), center, size));
+        }
+        let cell = plot_ui.pointer_coordinate().and_then(|p| {
+            let (row, col) = (-p.y, p.x);
+            let inside = row >= 0.0
+                && col >= 0.0
+                && (row as usize) < rows_total
+                && (col as usize) < cols_total;
+            inside.then_some((row as usize, col as usize))
+        });
+        (plot_ui.plot_bounds(), cell, plot_ui.response().clicked())
+    });
+    let (visible, hovered, clicked) = response.inner;
+    HeatmapResponse {
+        visible,
+        size_px: response.response.rect.size(),
+        hovered,
+        clicked: if clicked { hovered } else { None },
+        response: response.response,
+    }
+}
+
+/// The rows (or columns) of `0..total` visible in `low..high`, at about one per pixel.
+pub fn visible_range(low: f64, high: f64, total: usize, pixels: f32) -> Strided {
+    let start = low.floor().max(0.0) as usize;
+    let end = (high.ceil().max(0.0) as usize).min(total);
+    let (start, end) = if start >= end {
+        (0, total)
+    } else {
+        (start.min(total - 1), end)
+    };
+    let step = ((end - start) as f64 / f64::from(pixels.max(1.0)))
+        .ceil()
+        .max(1.0) as usize;
+    Strided { start, end, step }
+}
+
+/// A vertical colour bar with the range it spans.
+pub fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: (f64, f64), height: f32) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(18.0, height), egui::Sense::hover());
+    let painter = ui.painter_at(rect.expand(2.0));
+    let steps = 64;
+    for k in 0..steps {
+        let t0 = k as f32 / steps as f32;
+        let t1 = (k + 1) as f32 / steps as f32;
+        let band = egui::Rect::from_min_max(
+            egui::pos2(rect.left(), rect.bottom() - t1 * rect.height()),
+            egui::pos2(rect.right(), rect.bottom() - t0 * rect.height()),
+        );
+        painter.rect_filled(band, 0.0, colormap.color(f64::from(t0 + t1) / 2.0));
+    }
+    ui.vertical(|ui| {
+        ui.label(format!("{:.3}", range.1));
+        ui.add_space((height - 3.0 * 18.0).max(0.0) / 2.0);
+        ui.label(format!("{:.3}", (range.0 + range.1) / 2.0));
+        ui.add_space((height - 3.0 * 18.0).max(0.0) / 2.0);
+        ui.label(format!("{:.3}", range.0));
+    });
+}
