@@ -92,3 +92,57 @@ fn sinusoidal_view_snapshot() {
     harness.run();
     harness.snapshot("views/sinusoidal");
 }
+
+#[test]
+fn switching_views_keeps_the_shared_parameters() {
+    let mut harness = harness();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Dimension")
+        .set_value_accesskit(32.0);
+    harness.run();
+    harness.get_by_label("Dot-product decay").click();
+    harness.run();
+    assert_eq!(harness.state().state.shared.dim, 32);
+    // The curve is PE[0]·PE[k] = Σ_i cos(k w_i) with w_i = 10000^(-2i/32), computed here.
+    let curve = harness
+        .state()
+        .shown_dot_decay()
+        .expect("a curve is shown")
+        .to_vec();
+    assert_eq!(curve.len(), 512);
+    for [k, value] in curve {
+        let expected: f64 = (0..16)
+            .map(|i| (k * 10_000f64.powf(-(2 * i) as f64 / 32.0)).cos())
+            .sum();
+        assert!(
+            (value - expected).abs() < 2e-5,
+            "k {k}: {value} vs {expected}"
+        );
+    }
+    harness.get_by_label("Normalised").click();
+    harness.run();
+    let first = harness.state().shown_dot_decay().unwrap()[0];
+    assert!(
+        (first[1] - 1.0).abs() < 1e-6,
+        "normalised curve starts at 1: {first:?}"
+    );
+}
+
+#[test]
+fn dot_decay_view_snapshot() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Dot-product decay").click();
+    harness.run();
+    harness.snapshot("views/dot_decay");
+}
+
+#[test]
+fn alibi_view_snapshot() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("ALiBi").click();
+    harness.run();
+    harness.snapshot("views/alibi");
+}

@@ -180,6 +180,26 @@ fn rope_angles_are_the_rotation_rope_apply_performs() {
 }
 
 #[test]
+fn rope_long_term_decay_starts_at_its_maximum_and_falls() {
+    // At r = 0 every S_j = j, so the bound is (1/(d/2)) Σ_{j=1}^{d/2} j = (d/2 + 1) / 2.
+    let dim = 128;
+    let decay = rope::long_term_decay(dim, 10_000.0, &[0.0, 10.0, 100.0, 1000.0]).unwrap();
+    assert!((decay[0] - 32.5).abs() < 1e-12);
+    assert!(decay[0] > decay[1] && decay[1] > decay[2] && decay[2] > decay[3]);
+    // An independent evaluation of the same sum with complex numbers written out.
+    let theta = rope::inv_freq(dim, 10_000.0).unwrap();
+    let r = 37.0;
+    let mut partial = (0.0f64, 0.0f64);
+    let mut sum = 0.0;
+    for &t in theta.iter() {
+        partial = (partial.0 + (r * t).cos(), partial.1 + (r * t).sin());
+        sum += (partial.0 * partial.0 + partial.1 * partial.1).sqrt();
+    }
+    let at_37 = rope::long_term_decay(dim, 10_000.0, &[r]).unwrap()[0];
+    assert!((at_37 - sum / 64.0).abs() < 1e-12);
+}
+
+#[test]
 fn alibi_slopes_for_powers_of_two_are_geometric() {
     let expected: Vec<f64> = (1..=8).map(|k| 2f64.powi(-k)).collect();
     assert_eq!(alibi::slopes(8).unwrap(), expected);

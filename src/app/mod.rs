@@ -9,6 +9,8 @@ use eframe::egui_wgpu;
 use serde::{Deserialize, Serialize};
 
 use crate::views::ViewKind;
+use crate::views::alibi::AlibiView;
+use crate::views::dot_decay::DotDecayView;
 use crate::views::sinusoidal::SinusoidalView;
 use crate::widgets::colormap::Colormap;
 use engine::AppEngine;
@@ -30,6 +32,8 @@ pub struct PoslabApp {
     pub state: AppState,
     engine: AppEngine,
     sinusoidal: SinusoidalView,
+    dot_decay: DotDecayView,
+    alibi: AlibiView,
     status: Status,
     /// Whether the status bar names the adapter and shows timings (off for snapshot tests,
     /// where both differ from machine to machine).
@@ -46,6 +50,8 @@ impl PoslabApp {
             state,
             engine: AppEngine::from_render_state(cc.wgpu_render_state.as_ref()),
             sinusoidal: SinusoidalView::default(),
+            dot_decay: DotDecayView::default(),
+            alibi: AlibiView::default(),
             status: Status::default(),
             show_machine_details: true,
         }
@@ -55,6 +61,11 @@ impl PoslabApp {
     pub fn hide_machine_details(mut self) -> Self {
         self.show_machine_details = false;
         self
+    }
+
+    /// The dot-decay curve the view shows now: `(offset, value)`.
+    pub fn shown_dot_decay(&self) -> Option<&[[f64; 2]]> {
+        self.dot_decay.shown_curve()
     }
 
     /// The sinusoidal table the view shows now (a window of it at screen resolution).
@@ -118,6 +129,20 @@ impl eframe::App for PoslabApp {
             });
         egui::CentralPanel::default().show(ui, |ui| match self.state.view {
             ViewKind::Sinusoidal => self.sinusoidal.ui(
+                ui,
+                &self.state.shared,
+                self.state.colormap,
+                &self.engine,
+                &mut self.status,
+            ),
+            ViewKind::DotDecay => self.dot_decay.ui(
+                ui,
+                &self.state.shared,
+                self.state.colormap,
+                &self.engine,
+                &mut self.status,
+            ),
+            ViewKind::Alibi => self.alibi.ui(
                 ui,
                 &self.state.shared,
                 self.state.colormap,

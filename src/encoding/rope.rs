@@ -146,3 +146,24 @@ pub fn check_apply_shape(shape: &[usize]) -> Result<(), ParamError> {
         )),
     }
 }
+
+/// RoFormer's long-term decay bound on `|q_m · k_n|` against the relative distance `r`:
+/// `(1/(d/2)) Σ_j |S_j|` with `S_j = Σ_{k<j} exp(i r θ_k)` (Su et al. 2021, section 3.4.3),
+/// for each distance in `distances`.
+pub fn long_term_decay(dim: usize, base: f64, distances: &[f64]) -> Result<Vec<f64>, ParamError> {
+    let theta = inv_freq(dim, base)?;
+    let pairs = theta.len();
+    Ok(distances
+        .iter()
+        .map(|&r| {
+            let (mut re, mut im, mut total) = (0.0f64, 0.0f64, 0.0f64);
+            for &t in &theta {
+                let (s, c) = (r * t).sin_cos();
+                re += c;
+                im += s;
+                total += re.hypot(im);
+            }
+            total / pairs as f64
+        })
+        .collect())
+}

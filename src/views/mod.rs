@@ -1,5 +1,7 @@
 //! One file per view. A view draws; the engines compute what it asks for.
 
+pub mod alibi;
+pub mod dot_decay;
 pub mod sinusoidal;
 
 use serde::{Deserialize, Serialize};
@@ -9,14 +11,18 @@ use serde::{Deserialize, Serialize};
 pub enum ViewKind {
     #[default]
     Sinusoidal,
+    DotDecay,
+    Alibi,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 1] = [ViewKind::Sinusoidal];
+    pub const ALL: [ViewKind; 3] = [ViewKind::Sinusoidal, ViewKind::DotDecay, ViewKind::Alibi];
 
     pub fn label(self) -> &'static str {
         match self {
             ViewKind::Sinusoidal => "Sinusoidal table",
+            ViewKind::DotDecay => "Dot-product decay",
+            ViewKind::Alibi => "ALiBi",
         }
     }
 }

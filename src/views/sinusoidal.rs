@@ -9,18 +9,12 @@ use crate::app::status::Status;
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::engine::{Strided, Table, TableSpec, Window};
 use crate::widgets::colormap::Colormap;
-use crate::widgets::heatmap::{
-    HeatmapData, HeatmapTexture, colorbar_ui, heatmap_ui, visible_range,
-};
+use crate::widgets::heatmap::{HeatmapData, TableHeatmap};
 
 /// What the view keeps between frames.
 #[derive(Default)]
 pub struct SinusoidalView {
-    texture: HeatmapTexture,
-    data: Option<HeatmapData>,
-    computed_for: Option<(SinusoidalParams, Window, Colormap)>,
-    /// The visible part of the table and the plot's size, from the last frame.
-    visible: Option<(egui_plot::PlotBounds, egui::Vec2)>,
+    heatmap: TableHeatmap,
     /// The column whose curve is plotted.
     pub selected_column: Option<usize>,
     column_curve: Option<(SinusoidalParams, usize, Vec<[f64; 2]>)>,
@@ -29,7 +23,7 @@ pub struct SinusoidalView {
 impl SinusoidalView {
     /// The window of the table on screen.
     pub fn shown(&self) -> Option<&HeatmapData> {
-        self.data.as_ref()
+        self.heatmap.shown()
     }
 
     pub fn ui(
@@ -42,56 +36,25 @@ impl SinusoidalView {
     ) {
         let params = shared.sinusoidal();
         let spec = TableSpec::Sinusoidal(params);
-        let window = self.window_on_screen(&params);
-        if self.computed_for != Some((params, window, colormap)) {
-            match engine.compute_window(&spec, &window) {
-                Ok((Table::Real(values), took)) => {
-                    let values = values
-                        .into_dimensionality::<ndarray::Ix2>()
-                        .expect("a window of a 2-D table is 2-D");
-                    let data = HeatmapData {
-                        values,
-                        rows: window.rows,
-                        cols: window.cols,
-                    };
-                    self.texture.update(ui.ctx(), &data, colormap);
-                    self.data = Some(data);
-                    status.computed(&window, took);
-                }
-                Ok((Table::Index(_), _)) => {}
-                Err(error) => status.error(error.to_string()),
-            }
-            self.computed_for = Some((params, window, colormap));
-        }
-
         let curve_height = if self.selected_column.is_some() {
             200.0
         } else {
             0.0
         };
-        let full = ui.available_rect_before_wrap();
-        let colorbar_width = 90.0;
-        let heatmap_rect = egui::Rect::from_min_max(
-            full.min,
-            egui::pos2(
-                full.max.x - colorbar_width,
-                (full.max.y - curve_height).max(full.min.y + 200.0),
-            ),
-        );
-        let colorbar_rect = egui::Rect::from_min_max(
-            egui::pos2(heatmap_rect.max.x + 8.0, heatmap_rect.min.y),
-            egui::pos2(full.max.x, heatmap_rect.max.y),
-        );
-        ui.scope_builder(egui::UiBuilder::new().max_rect(heatmap_rect), |ui| {
-            if let Some(data) = &self.data {
-                let response = heatmap_ui(
-                    ui,
-                    "sinusoidal_table",
-                    data,
-                    &self.texture,
-                    ("dimension", "position (row)"),
-                    (params.seq, params.dim),
-                );
+        let height = (ui.available_height() - curve_height).max(200.0);
+        let width = ui.available_width();
+        ui.allocate_ui(egui::vec2(width, height), |ui| {
+            let response = self.heatmap.ui(
+                ui,
+                "sinusoidal_table",
+                &spec,
+                0,
+                ("dimension", "position (row)"),
+                colormap,
+                engine,
+                status,
+            );
+            if let Some(response) = response {
                 if let Some((row, col)) = response.hovered {
                     let text = hover_text(&params, row, col);
                     response.response.clone().on_hover_text_at_pointer(text);
@@ -99,44 +62,10 @@ impl SinusoidalView {
                 if let Some((_, col)) = response.clicked {
                     self.selected_column = Some(col);
                 }
-                self.visible = Some((response.visible, response.size_px));
             }
         });
-        ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
-            ui.horizontal_top(|ui| {
-                colorbar_ui(
-                    ui,
-                    colormap,
-                    self.texture.range(),
-                    colorbar_rect.height().min(400.0),
-                );
-            });
-        });
-        ui.allocate_rect(
-            egui::Rect::from_min_max(full.min, egui::pos2(full.max.x, heatmap_rect.max.y)),
-            egui::Sense::hover(),
-        );
         if let Some(col) = self.selected_column.filter(|&c| c < params.dim) {
             self.column_ui(ui, &params, col, engine);
-        }
-    }
-
-    /// The rows and columns the heatmap shows, at about one value per pixel.
-    fn window_on_screen(&self, params: &SinusoidalParams) -> Window {
-        let all = Window::all([1, params.seq, params.dim]);
-        let Some((bounds, size)) = self.visible else {
-            return Window {
-                rows: Strided {
-                    step: params.seq.div_ceil(1024).max(1),
-                    ..all.rows
-                },
-                ..all
-            };
-        };
-        Window {
-            heads: all.heads,
-            rows: visible_range(-bounds.max()[1], -bounds.min()[1], params.seq, size.y),
-            cols: visible_range(bounds.min()[0], bounds.max()[0], params.dim, size.x),
         }
     }
 

@@ -171,3 +171,116 @@ pub fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: (f64, f64), hei
         ui.label(format!("{:.3}", range.0));
     });
 }
+
+/// A heatmap of a table that computes, through the app's engine, only the window on screen,
+/// and recomputes when the table, the view or the colour map changes.
+#[derive(Default)]
+pub struct TableHeatmap {
+    texture: HeatmapTexture,
+    data: Option<HeatmapData>,
+    computed_for: Option<(crate::engine::TableSpec, crate::engine::Window, Colormap)>,
+    visible: Option<(PlotBounds, egui::Vec2)>,
+}
+
+impl TableHeatmap {
+    /// The window of the table on screen.
+    pub fn shown(&self) -> Option<&HeatmapData> {
+        self.data.as_ref()
+    }
+
+    pub fn range(&self) -> (f64, f64) {
+        self.texture.range()
+    }
+
+    /// Draws `spec` (a 2-D table, or head `head` of a 3-D one), with a colour bar on the right.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        id: &str,
+        spec: &crate::engine::TableSpec,
+        head: usize,
+        axis_labels: (&str, &str),
+        colormap: Colormap,
+        engine: &crate::app::engine::AppEngine,
+        status: &mut crate::app::status::Status,
+    ) -> Option<HeatmapResponse> {
+        let [_, rows, cols] = spec.matrix_shape();
+        let window = self.window_on_screen(rows, cols, head);
+        if self.computed_for.as_ref() != Some(&(spec.clone(), window, colormap)) {
+            match engine.compute_window(spec, &window) {
+                Ok((crate::engine::Table::Real(values), took)) => {
+                    let shape = (window.rows.len(), window.cols.len());
+                    if let Ok(values) = values.into_shape_with_order(shape) {
+                        let data = HeatmapData {
+                            values,
+                            rows: window.rows,
+                            cols: window.cols,
+                        };
+                        self.texture.update(ui.ctx(), &data, colormap);
+                        self.data = Some(data);
+                        status.computed(&window, took);
+                    }
+                }
+                Ok((crate::engine::Table::Index(_), _)) => {}
+                Err(error) => status.error(error.to_string()),
+            }
+            self.computed_for = Some((spec.clone(), window, colormap));
+        }
+        let full = ui.available_rect_before_wrap();
+        let colorbar_width = 90.0;
+        let heatmap_rect = egui::Rect::from_min_max(
+            full.min,
+            egui::pos2(full.max.x - colorbar_width, full.max.y),
+        );
+        let colorbar_rect =
+            egui::Rect::from_min_max(egui::pos2(heatmap_rect.max.x + 8.0, full.min.y), full.max);
+        let mut result = None;
+        ui.scope_builder(egui::UiBuilder::new().max_rect(heatmap_rect), |ui| {
+            if let Some(data) = &self.data {
+                let response = heatmap_ui(ui, id, data, &self.texture, axis_labels, (rows, cols));
+                self.visible = Some((response.visible, response.size_px));
+                result = Some(response);
+            }
+        });
+        ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
+            ui.horizontal_top(|ui| {
+                colorbar_ui(
+                    ui,
+                    colormap,
+                    self.texture.range(),
+                    colorbar_rect.height().min(400.0),
+                );
+            });
+        });
+        ui.allocate_rect(full, egui::Sense::hover());
+        result
+    }
+
+    /// The rows and columns the heatmap shows, at about one value per pixel.
+    fn window_on_screen(&self, rows: usize, cols: usize, head: usize) -> crate::engine::Window {
+        let heads = Strided {
+            start: head,
+            end: head + 1,
+            step: 1,
+        };
+        match self.visible {
+            None => crate::engine::Window {
+                heads,
+                rows: Strided {
+                    step: rows.div_ceil(1024).max(1),
+                    ..Strided::all(rows)
+                },
+                cols: Strided {
+                    step: cols.div_ceil(1024).max(1),
+                    ..Strided::all(cols)
+                },
+            },
+            Some((bounds, size)) => crate::engine::Window {
+                heads,
+                rows: visible_range(-bounds.max()[1], -bounds.min()[1], rows, size.y),
+                cols: visible_range(bounds.min()[0], bounds.max()[0], cols, size.x),
+            },
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! ALiBi: the bias matrix of one head (or all heads as small multiples), causal or symmetric;
+//! the slopes per head on a log axis; and what a query attends to when content scores are equal
+//! (the softmax of its bias row) for each head.
+
+use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
+
+use crate::app::engine::AppEngine;
+use crate::app::params::SharedParams;
+use crate::app::status::Status;
+use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
+use crate::engine::TableSpec;
+use crate::widgets::colormap::Colormap;
+use crate::widgets::heatmap::TableHeatmap;
+
+pub struct AlibiView {
+    pub causal: bool,
+    pub head: usize,
+    /// The query row whose attention is plotted.
+    pub query: usize,
+    heatmap: TableHeatmap,
+}
+
+impl Default for AlibiView {
+    fn default() -> Self {
+        Self {
+            causal: true,
+            head: 0,
+            // Clamped to the last row: in causal mode it sees every key.
+            query: usize::MAX,
+            heatmap: TableHeatmap::default(),
+        }
+    }
+}
+
+impl AlibiView {
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        shared: &SharedParams,
+        colormap: Colormap,
+        engine: &AppEngine,
+        status: &mut Status,
+    ) {
+        let heads = shared.heads;
+        // The matrix is [seq, seq]: keep it to sizes a screen can show usefully.
+        let seq = shared.seq.min(8192);
+        self.head = self.head.min(heads - 1);
+        self.query = self.query.min(seq - 1);
+        let params = AlibiParams {
+            heads,
+            seq,
+            mode: if self.causal {
+                AlibiMode::Causal
+            } else {
+                AlibiMode::Symmetric
+            },
+        };
+        let Ok(slopes) = alibi::slopes(heads) else {
+            return;
+        };
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut self.causal, "Causal").on_hover_text(
+                "Mask keys after the query with -inf (decoders); off: -m|i-j| both ways",
+            );
+            ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("Head"))
+                .on_hover_text("The head whose bias matrix is drawn");
+            ui.add(egui::Slider::new(&mut self.query, 0..=seq - 1).text("Query position"))
+                .on_hover_text(
+                    "The query whose attention weights (softmax of its bias row) are plotted",
+                );
+            ui.label(format!(
+                "slope m = {:.6} = 2^{:.3}",
+                slopes[self.head],
+                slopes[self.head].log2()
+            ));
+            if shared.seq > seq {
+                ui.label(format!("(showing the first {seq} positions)"));
+            }
+        });
+        let full = ui.available_size();
+        ui.horizontal_top(|ui| {
+            ui.allocate_ui(egui::vec2(full.x * 0.55, full.y), |ui| {
+                let spec = TableSpec::Alibi {
+                    params,
+                    head: Some(self.head),
+                };
+                let response = self.heatmap.ui(
+                    ui,
+                    "alibi_bias",
+                    &spec,
+                    0,
+                    ("key j", "query i"),
+                    colormap,
+                    engine,
+                    status,
+                );
+                if let Some(response) = response
+                    && let Some((i, j)) = response.hovered
+                {
+                    let value = alibi::bias_value(slopes[self.head], params.mode, i, j);
+                    response.response.clone().on_hover_text_at_pointer(format!(
+                        "head {}, query {i}, key {j}, distance {}\nbias = {value}",
+                        self.head,
+                        j as i64 - i as i64
+                    ));
+                }
+            });
+            ui.vertical(|ui| {
+                let height = (full.y - 16.0) / 2.0;
+                slopes_ui(ui, &slopes, self.head, height);
+                attention_ui(ui, &slopes, &params, self.query, height);
+            });
+        });
+    }
+}
+
+/// The slope of every head on a log2 axis.
+fn slopes_ui(ui: &mut egui::Ui, slopes: &[f64], selected: usize, height: f32) {
+    let points: Vec<[f64; 2]> = slopes
+        .iter()
+        .enumerate()
+        .map(|(h, m)| [h as f64, m.log2()])
+        .collect();
+    Plot::new("alibi_slopes")
+        .height(height)
+        .x_axis_label("head")
+        .y_axis_label("slope m (log scale)")
+        .y_axis_formatter(|mark, _| format!("2^{}", mark.value))
+        .show(ui, |plot_ui| {
+            plot_ui.points(Points::new("slopes", PlotPoints::from(points.clone())).radius(3.0));
+            if let Some(&p) = points.get(selected) {
+                plot_ui.points(Points::new("selected head", PlotPoints::from(vec![p])).radius(6.0));
+            }
+        });
+}
+
+/// What query `query` attends to with equal content scores: softmax of its bias row, per head.
+fn attention_ui(
+    ui: &mut egui::Ui,
+    slopes: &[f64],
+    params: &AlibiParams,
+    query: usize,
+    height: f32,
+) {
+    let keys = params.seq;
+    Plot::new("alibi_attention")
+        .height(height)
+        .legend(Legend::default())
+        .x_axis_label("key j")
+        .y_axis_label("attention weight")
+        .show(ui, |plot_ui| {
+            // A handful of heads keeps the plot readable: first, last and evenly between.
+            let shown = 8.min(slopes.len());
+            for k in 0..shown {
+                let head = if shown == 1 {
+                    0
+                } else {
+                    k * (slopes.len() - 1) / (shown - 1)
+                };
+                let row: Vec<f64> = (0..keys)
+                    .map(|j| alibi::bias_value(slopes[head], params.mode, query, j))
+                    .collect();
+                let peak = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let total: f64 = row.iter().map(|b| (b - peak).exp()).sum();
+                let points: Vec<[f64; 2]> = row
+                    .iter()
+                    .enumerate()
+                    .map(|(j, b)| [j as f64, (b - peak).exp() / total])
+                    .collect();
+                plot_ui.line(Line::new(format!("head {head}"), PlotPoints::from(points)));
+            }
+        });
+}

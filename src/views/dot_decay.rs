@@ -1,0 +1,195 @@
+//! Dot-product decay: `PE[a]·PE[a+k]` against the offset `k` (raw or normalised), pinned curves
+//! to compare bases and dimensions, the `[seq, seq]` similarity heatmap that shows the product
+//! depends only on the distance, and RoFormer's long-term decay bound for RoPE.
+
+use egui_plot::{Legend, Line, Plot, PlotPoints};
+
+use crate::app::engine::AppEngine;
+use crate::app::params::SharedParams;
+use crate::app::status::Status;
+use crate::encoding::rope;
+use crate::encoding::sinusoidal::SinusoidalParams;
+use crate::engine::{Strided, Table, TableSpec, Window};
+use crate::widgets::colormap::Colormap;
+use crate::widgets::heatmap::TableHeatmap;
+
+/// A curve kept on the plot while the parameters change.
+struct PinnedCurve {
+    label: String,
+    points: Vec<[f64; 2]>,
+}
+
+#[derive(Default)]
+pub struct DotDecayView {
+    /// Row of the anchor `a`.
+    pub anchor: usize,
+    pub normalised: bool,
+    pub show_rope_bound: bool,
+    similarity: TableHeatmap,
+    curve: Option<(SinusoidalParams, usize, bool, Vec<[f64; 2]>)>,
+    pinned: Vec<PinnedCurve>,
+}
+
+impl DotDecayView {
+    /// The decay curve on screen: `(offset k, value)`.
+    pub fn shown_curve(&self) -> Option<&[[f64; 2]]> {
+        self.curve
+            .as_ref()
+            .map(|(_, _, _, points)| points.as_slice())
+    }
+
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        shared: &SharedParams,
+        colormap: Colormap,
+        engine: &AppEngine,
+        status: &mut Status,
+    ) {
+        let params = shared.sinusoidal();
+        self.anchor = self.anchor.min(params.seq - 1);
+        ui.horizontal(|ui| {
+            ui.add(egui::Slider::new(&mut self.anchor, 0..=params.seq - 1).text("Anchor row"))
+                .on_hover_text("The row a whose dot product with every row j is plotted against k = j - a");
+            ui.checkbox(&mut self.normalised, "Normalised")
+                .on_hover_text("Divide by PE[a]·PE[a] = d/2, so the curve starts at 1");
+            ui.checkbox(&mut self.show_rope_bound, "RoPE long-term decay")
+                .on_hover_text("RoFormer's bound (1/(d/2)) Σ_j |S_j|, S_j = Σ_{k<j} exp(i r θ_k), against the distance r");
+            let pin = ui
+                .button("Pin curve")
+                .on_hover_text("Keep this curve to compare with other bases or dimensions");
+            if pin.clicked()
+                && let Some((_, _, _, points)) = &self.curve
+            {
+                self.pinned.push(PinnedCurve {
+                    label: format!("d {} base {}", params.dim, params.base),
+                    points: points.clone(),
+                });
+            }
+            if ui.add_enabled(!self.pinned.is_empty(), egui::Button::new("Clear pins")).clicked() {
+                self.pinned.clear();
+            }
+        });
+        self.update_curve(&params, engine, status);
+
+        let full = ui.available_size();
+        ui.horizontal_top(|ui| {
+            ui.allocate_ui(egui::vec2(full.x * 0.5, full.y), |ui| {
+                let height = if self.show_rope_bound {
+                    full.y * 0.5
+                } else {
+                    full.y
+                };
+                self.curve_ui(ui, &params, height);
+                if self.show_rope_bound {
+                    rope_bound_ui(ui, &params, full.y * 0.45);
+                }
+            });
+            ui.allocate_ui(egui::vec2(full.x * 0.5 - 8.0, full.y), |ui| {
+                let spec = TableSpec::Similarity(params);
+                let response = self.similarity.ui(
+                    ui,
+                    "similarity",
+                    &spec,
+                    0,
+                    ("row j", "row i"),
+                    colormap,
+                    engine,
+                    status,
+                );
+                if let Some(response) = response
+                    && let Some((i, j)) = response.hovered
+                {
+                    let value = crate::encoding::sinusoidal::SinusoidalValues::new(&params)
+                        .map(|v| v.dot_at_offset(j as i64 - i as i64))
+                        .unwrap_or(f64::NAN);
+                    response.response.clone().on_hover_text_at_pointer(format!(
+                        "PE[{i}]·PE[{j}] = {value:.9}\ndistance j - i = {}",
+                        j as i64 - i as i64
+                    ));
+                }
+            });
+        });
+    }
+
+    fn update_curve(&mut self, params: &SinusoidalParams, engine: &AppEngine, status: &mut Status) {
+        let current = self
+            .curve
+            .as_ref()
+            .is_some_and(|(p, a, n, _)| p == params && *a == self.anchor && *n == self.normalised);
+        if current {
+            return;
+        }
+        let spec = TableSpec::DotDecay {
+            params: *params,
+            anchor: self.anchor,
+        };
+        let window = Window {
+            heads: Strided::all(1),
+            rows: Strided::all(1),
+            cols: Strided {
+                step: params.seq.div_ceil(4096).max(1),
+                ..Strided::all(params.seq)
+            },
+        };
+        match engine.compute_window(&spec, &window) {
+            Ok((Table::Real(values), _)) => {
+                let scale = if self.normalised {
+                    2.0 / params.dim as f64
+                } else {
+                    1.0
+                };
+                let points = values
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &v)| [window.cols.at(k) as f64 - self.anchor as f64, v * scale])
+                    .collect();
+                self.curve = Some((*params, self.anchor, self.normalised, points));
+            }
+            Ok(_) => {}
+            Err(error) => status.error(error.to_string()),
+        }
+    }
+
+    fn curve_ui(&self, ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
+        Plot::new("dot_decay")
+            .height(height)
+            .legend(Legend::default())
+            .x_axis_label("offset k = j - a")
+            .y_axis_label(if self.normalised {
+                "PE[a]·PE[a+k] / (d/2)"
+            } else {
+                "PE[a]·PE[a+k]"
+            })
+            .show(ui, |plot_ui| {
+                for pin in &self.pinned {
+                    plot_ui.line(Line::new(
+                        pin.label.clone(),
+                        PlotPoints::from(pin.points.clone()),
+                    ));
+                }
+                if let Some((_, _, _, points)) = &self.curve {
+                    let label = format!("d {} base {}", params.dim, params.base);
+                    plot_ui.line(Line::new(label, PlotPoints::from(points.clone())).width(2.0));
+                }
+            });
+    }
+}
+
+/// RoFormer's long-term decay bound for the current dimension and base.
+fn rope_bound_ui(ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
+    let distances: Vec<f64> = (0..=512)
+        .map(|k| k as f64 * params.seq.max(2) as f64 / 512.0)
+        .collect();
+    let Ok(bound) = rope::long_term_decay(params.dim, params.base, &distances) else {
+        return;
+    };
+    let points: Vec<[f64; 2]> = distances.iter().zip(bound).map(|(&r, b)| [r, b]).collect();
+    Plot::new("rope_long_term_decay")
+        .height(height)
+        .x_axis_label("relative distance r")
+        .y_axis_label("bound on |q·k| (RoFormer)")
+        .show(ui, |plot_ui| {
+            plot_ui.line(Line::new("RoPE long-term decay", PlotPoints::from(points)));
+        });
+}
