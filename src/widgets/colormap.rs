@@ -48,6 +48,25 @@ impl Colormap {
         egui::Color32::from_rgb(c.r, c.g, c.b)
     }
 
+    /// 256 colours from `t = 0` to `t = 1`, packed rgba8 (red in the low byte) as the GPU's
+    /// colour-mapping shader reads them.
+    pub fn lut(self) -> [u32; 256] {
+        std::array::from_fn(|k| {
+            let [r, g, b, a] = self.color(k as f64 / 255.0).to_array();
+            u32::from_le_bytes([r, g, b, a])
+        })
+    }
+
+    /// The colour of `t` as the GPU maps it: the nearest of the 256 table entries.
+    pub fn lut_color(self, t: f64) -> egui::Color32 {
+        let t = if t.is_finite() {
+            t.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self.color((t * 255.0).round() / 255.0)
+    }
+
     /// The value range a table is mapped over: symmetric around 0 for the diverging map.
     pub fn range(self, min: f64, max: f64) -> (f64, f64) {
         match self {

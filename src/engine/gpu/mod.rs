@@ -7,7 +7,10 @@
 //! one storage binding are computed in tiles.
 
 mod gpu_data;
+mod heatmap;
 pub mod shaders;
+
+pub use heatmap::GpuHeatmap;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -50,6 +53,19 @@ pub struct GpuEngine {
     max_binding_bytes: u64,
     /// Whether compute passes can be timed on the GPU itself.
     timestamps: bool,
+    /// The heatmap colour-mapping pipelines, made on first use.
+    colormap: std::sync::OnceLock<heatmap::ColormapPipelines>,
+}
+
+/// Where a computation's values go.
+#[derive(Clone, Copy)]
+pub(super) enum Sink<'a> {
+    /// Back to main memory, returned as words.
+    ReadBack,
+    /// Nowhere: only the kernels' time matters.
+    Discard,
+    /// Into a buffer on the device, in window order.
+    Buffer(&'a wgpu::Buffer),
 }
 
 /// How long the kernels of one table took.
@@ -149,6 +165,7 @@ impl GpuEngine {
             pipelines: Mutex::new(HashMap::new()),
             max_binding_bytes,
             timestamps,
+            colormap: std::sync::OnceLock::new(),
         }
     }
 
@@ -197,7 +214,7 @@ impl GpuEngine {
         window.check(spec.matrix_shape())?;
         check_positions(spec)?;
         let plan = Plan::new(spec, arith);
-        let (words, _) = self.run(&plan, spec, window, true)?;
+        let (words, _) = self.run(&plan, spec, window, Sink::ReadBack)?;
         let shape = IxDyn(&window.output_shape(ndim));
         let table = if plan.index {
             let values: Vec<i32> = words.into_iter().map(|w| w as i32).collect();
@@ -224,7 +241,12 @@ impl GpuEngine {
         window_fits(spec)?;
         check_positions(spec)?;
         let plan = Plan::new(spec, arith);
-        let (_, duration) = self.run(&plan, spec, &Window::all(spec.matrix_shape()), false)?;
+        let (_, duration) = self.run(
+            &plan,
+            spec,
+            &Window::all(spec.matrix_shape()),
+            Sink::Discard,
+        )?;
         Ok(KernelTime {
             duration,
             timestamped: self.timestamps,
@@ -255,6 +277,10 @@ impl GpuEngine {
             .clone()
     }
 
+    pub(super) fn storage_buffer_of(&self, label: &str, contents: &[u32]) -> wgpu::Buffer {
+        self.storage_buffer(label, contents)
+    }
+
     fn storage_buffer(&self, label: &str, contents: &[u32]) -> wgpu::Buffer {
         // A binding may not be empty; a placeholder word stands in for no data.
         let contents: &[u32] = if contents.is_empty() { &[0] } else { contents };
@@ -269,15 +295,16 @@ impl GpuEngine {
         buffer
     }
 
-    /// Runs the plan's kernel over the window tile by tile; returns the words it wrote (when
-    /// `read_back`) and the time its kernels took.
-    fn run(
+    /// Runs the plan's kernel over the window tile by tile; returns the words it wrote (for
+    /// [`Sink::ReadBack`]) and the time its kernels took.
+    pub(super) fn run(
         &self,
         plan: &Plan,
         spec: &TableSpec,
         window: &Window,
-        read_back: bool,
+        sink: Sink<'_>,
     ) -> Result<(Vec<u32>, std::time::Duration), EngineError> {
+        let read_back = matches!(sink, Sink::ReadBack);
         // Each computation has its own uniform buffer, so that computations on several threads
         // never see each other's parameters.
         let params_buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -316,6 +343,11 @@ impl GpuEngine {
                 .min(WORKGROUPS_PER_DIMENSION as usize)
         };
         let tile_words = heads_per_tile * rows_per_tile * cols_per_tile;
+        if matches!(sink, Sink::Buffer(_)) && cols_per_tile < cols {
+            return Err(readback_error(
+                "a window this wide cannot be written to one device buffer",
+            ));
+        }
         let output = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("table tile"),
             size: (tile_words * 4) as u64,
@@ -383,6 +415,13 @@ impl GpuEngine {
                         tile_bytes,
                         read_back,
                     )?;
+                    if let Sink::Buffer(destination) = sink {
+                        // Full-width tiles are contiguous in window order.
+                        let offset = ((h0 * rows + r0) * cols * 4) as u64;
+                        let mut encoder = self.device.create_command_encoder(&Default::default());
+                        encoder.copy_buffer_to_buffer(&output, 0, destination, offset, tile_bytes);
+                        self.queue.submit([encoder.finish()]);
+                    }
                     kernel_time += time;
                     if !read_back {
                         continue;
@@ -554,7 +593,11 @@ impl GpuEngine {
     }
 
     /// Maps the first `bytes` of a `MAP_READ` buffer, copies them out and unmaps it.
-    fn read_mapped(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>, EngineError> {
+    pub(super) fn read_mapped(
+        &self,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+    ) -> Result<Vec<u8>, EngineError> {
         let slice = buffer.slice(..bytes);
         let (sender, receiver) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |result| {
@@ -596,7 +639,7 @@ fn window_fits(spec: &TableSpec) -> Result<(), EngineError> {
 }
 
 /// Refuses positions the shaders' 32-bit arithmetic cannot hold.
-fn check_positions(spec: &TableSpec) -> Result<(), GpuError> {
+pub(super) fn check_positions(spec: &TableSpec) -> Result<(), GpuError> {
     let (start, seq) = match spec {
         TableSpec::Sinusoidal(p) | TableSpec::Similarity(p) => (p.start, p.seq),
         TableSpec::DotDecay { params, .. } => (params.start, params.seq),
@@ -613,7 +656,7 @@ fn check_positions(spec: &TableSpec) -> Result<(), GpuError> {
 }
 
 /// Which kernel computes a table, with its constants and fixed parameters.
-struct Plan {
+pub(super) struct Plan {
     shader: ShaderSource,
     entry: &'static str,
     workgroup: [u32; 2],
@@ -630,7 +673,7 @@ const TILE_1D: [u32; 2] = [256, 1];
 
 impl Plan {
     /// The plan for a validated spec.
-    fn new(spec: &TableSpec, arith: Arithmetic) -> Self {
+    pub(super) fn new(spec: &TableSpec, arith: Arithmetic) -> Self {
         if arith == Arithmetic::TorchF32
             && let Some(plan) = Self::torch_f32(spec)
         {

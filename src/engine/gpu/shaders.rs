@@ -33,9 +33,15 @@ pub const ROPE_2D: ShaderSource = shader!("rope2d.wgsl", "rope2d.wgsl");
 pub const RELATIVE: ShaderSource = shader!("relative.wgsl", "relative.wgsl");
 pub const BINARY: ShaderSource = shader!("binary.wgsl", "binary.wgsl");
 
+/// The heatmap colour-mapping shader, which has bindings of its own.
+pub const COLORMAP: ShaderSource = ShaderSource {
+    label: "colormap.wgsl",
+    source: include_str!("../../../shaders/colormap.wgsl"),
+};
+
 /// Every module, for validation.
-pub const ALL: [ShaderSource; 8] = [
-    SINUSOIDAL, TOEPLITZ, ROPE, ALIBI, GRID, ROPE_2D, RELATIVE, BINARY,
+pub const ALL: [ShaderSource; 9] = [
+    SINUSOIDAL, TOEPLITZ, ROPE, ALIBI, GRID, ROPE_2D, RELATIVE, BINARY, COLORMAP,
 ];
 
 #[cfg(test)]

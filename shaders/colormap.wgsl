@@ -1,0 +1,76 @@
+// Heatmap textures straight from a table window on the GPU: the value range by an atomic
+// reduction, then every value mapped through a 256-entry colour table into an rgba8 texture.
+// The values never travel to the CPU.
+
+// Keep in sync with ColormapParams in src/engine/gpu/gpu_data.rs.
+struct ColormapParams {
+    rows: u32,
+    cols: u32,
+    // 1: the range is made symmetric around 0 (diverging colour maps).
+    symmetric: u32,
+    _pad: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: ColormapParams;
+@group(0) @binding(1) var<storage, read> values: array<f32>;
+// Order-preserving u32 codes of the smallest and largest finite value.
+@group(0) @binding(2) var<storage, read_write> range_codes: array<atomic<u32>, 2>;
+// 256 colours, rgba8 packed as unpack4x8unorm reads them.
+@group(0) @binding(3) var<storage, read> colors: array<u32, 256>;
+@group(0) @binding(4) var texture: texture_storage_2d<rgba8unorm, write>;
+
+// Maps f32 bits to u32 so that unsigned order is numeric order.
+fn order_code(value: f32) -> u32 {
+    let bits = bitcast<u32>(value);
+    if (bits & 0x80000000u) != 0u {
+        return ~bits;
+    }
+    return bits | 0x80000000u;
+}
+
+fn from_order_code(code: u32) -> f32 {
+    if (code & 0x80000000u) != 0u {
+        return bitcast<f32>(code & 0x7fffffffu);
+    }
+    return bitcast<f32>(~code);
+}
+
+fn is_finite(value: f32) -> bool {
+    return (bitcast<u32>(value) & 0x7f800000u) != 0x7f800000u;
+}
+
+@compute @workgroup_size(256, 1, 1)
+fn value_range(@builtin(global_invocation_id) id: vec3<u32>) {
+    let index = id.y * 65535u * 256u + id.x;
+    if index >= params.rows * params.cols {
+        return;
+    }
+    let value = values[index];
+    if is_finite(value) {
+        atomicMin(&range_codes[0], order_code(value));
+        atomicMax(&range_codes[1], order_code(value));
+    }
+}
+
+@compute @workgroup_size(16, 16, 1)
+fn colormap(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x >= params.cols || id.y >= params.rows {
+        return;
+    }
+    let value = values[id.y * params.cols + id.x];
+    var color = vec4<f32>(0.0, 0.0, 0.0, 0.0);
+    if is_finite(value) {
+        var low = from_order_code(atomicLoad(&range_codes[0]));
+        var high = from_order_code(atomicLoad(&range_codes[1]));
+        if params.symmetric == 1u {
+            high = max(abs(low), abs(high));
+            low = -high;
+        }
+        var t = 0.5;
+        if high > low {
+            t = clamp((value - low) / (high - low), 0.0, 1.0);
+        }
+        color = unpack4x8unorm(colors[u32(round(t * 255.0))]);
+    }
+    textureStore(texture, vec2<i32>(i32(id.x), i32(id.y)), color);
+}

@@ -1,0 +1,304 @@
+//! Heatmap textures computed on the device: a table window goes from the table kernel to an
+//! rgba8 texture without visiting main memory, ready for egui to draw.
+
+use super::{GpuEngine, Plan, Sink, check_positions, readback_error};
+use crate::encoding::torch_f32::Arithmetic;
+use crate::engine::{EngineError, TableSpec, Window};
+
+/// Keep in sync with `ColormapParams` in shaders/colormap.wgsl.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct ColormapParams {
+    rows: u32,
+    cols: u32,
+    symmetric: u32,
+    _pad: u32,
+}
+
+const COLORMAP_SHADER: &str = super::shaders::COLORMAP.source;
+
+/// The colour-mapping pipelines, made on first use.
+pub(super) struct ColormapPipelines {
+    layout: wgpu::BindGroupLayout,
+    value_range: wgpu::ComputePipeline,
+    colormap: wgpu::ComputePipeline,
+}
+
+/// A window of a table as a texture on the device, with the values behind it.
+pub struct GpuHeatmap {
+    pub texture: wgpu::Texture,
+    pub view: wgpu::TextureView,
+    /// The window's values, f32, in row order.
+    pub values: wgpu::Buffer,
+    /// `[cols, rows]`.
+    pub size: [u32; 2],
+    /// The value range the colours span.
+    pub range: (f64, f64),
+}
+
+impl GpuEngine {
+    fn colormap_pipelines(&self) -> &ColormapPipelines {
+        self.colormap.get_or_init(|| {
+            let buffer = |binding, ty| wgpu::BindGroupLayoutEntry {
+                binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            };
+            let layout = self
+                .device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("colormap bindings"),
+                    entries: &[
+                        buffer(0, wgpu::BufferBindingType::Uniform),
+                        buffer(1, wgpu::BufferBindingType::Storage { read_only: true }),
+                        buffer(2, wgpu::BufferBindingType::Storage { read_only: false }),
+                        buffer(3, wgpu::BufferBindingType::Storage { read_only: true }),
+                        wgpu::BindGroupLayoutEntry {
+                            binding: 4,
+                            visibility: wgpu::ShaderStages::COMPUTE,
+                            ty: wgpu::BindingType::StorageTexture {
+                                access: wgpu::StorageTextureAccess::WriteOnly,
+                                format: wgpu::TextureFormat::Rgba8Unorm,
+                                view_dimension: wgpu::TextureViewDimension::D2,
+                            },
+                            count: None,
+                        },
+                    ],
+                });
+            let pipeline_layout =
+                self.device
+                    .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                        label: Some("colormap pipeline layout"),
+                        bind_group_layouts: &[Some(&layout)],
+                        immediate_size: 0,
+                    });
+            let module = self
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("colormap.wgsl"),
+                    source: wgpu::ShaderSource::Wgsl(COLORMAP_SHADER.into()),
+                });
+            let pipeline = |entry| {
+                self.device
+                    .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(entry),
+                        layout: Some(&pipeline_layout),
+                        module: &module,
+                        entry_point: Some(entry),
+                        compilation_options: Default::default(),
+                        cache: None,
+                    })
+            };
+            ColormapPipelines {
+                value_range: pipeline("value_range"),
+                colormap: pipeline("colormap"),
+                layout,
+            }
+        })
+    }
+
+    /// Computes one head's `window` of `spec` and colour-maps it into a texture, all on the
+    /// device. `colors` is the colour map as 256 packed rgba8 values; `symmetric` centres the
+    /// range on 0. A previous heatmap of the same size is reused.
+    pub fn render_heatmap(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+        colors: &[u32; 256],
+        symmetric: bool,
+        previous: Option<GpuHeatmap>,
+    ) -> Result<GpuHeatmap, EngineError> {
+        spec.validate()?;
+        window.check(spec.matrix_shape())?;
+        check_positions(spec)?;
+        let (rows, cols) = (window.rows.len() as u32, window.cols.len() as u32);
+        let limit = self.device.limits().max_texture_dimension_2d;
+        if window.heads.len() != 1 || rows > limit || cols > limit {
+            return Err(readback_error(format!(
+                "a heatmap texture holds one head of at most {limit} x {limit} values"
+            )));
+        }
+        let heatmap = match previous {
+            Some(previous) if previous.size == [cols, rows] => previous,
+            _ => self.new_heatmap(cols, rows),
+        };
+        let plan = Plan::new(spec, Arithmetic::Exact);
+        self.run(&plan, spec, window, Sink::Buffer(&heatmap.values))?;
+
+        let pipelines = self.colormap_pipelines();
+        let params = ColormapParams {
+            rows,
+            cols,
+            symmetric: u32::from(symmetric),
+            _pad: 0,
+        };
+        let params = self.uniform_buffer(bytemuck::bytes_of(&params));
+        let range_codes = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("range codes"),
+            size: 8,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        self.queue
+            .write_buffer(&range_codes, 0, bytemuck::cast_slice(&[u32::MAX, 0u32]));
+        let colors = self.storage_buffer_of("colour map", colors);
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("colormap bindings"),
+            layout: &pipelines.layout,
+            entries: &[
+                super::entry(0, &params),
+                super::entry(1, &heatmap.values),
+                super::entry(2, &range_codes),
+                super::entry(3, &colors),
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: wgpu::BindingResource::TextureView(&heatmap.view),
+                },
+            ],
+        });
+        let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("value range readback"),
+            size: 8,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.set_pipeline(&pipelines.value_range);
+            let groups = (rows * cols).div_ceil(256);
+            pass.dispatch_workgroups(groups.min(65_535), groups.div_ceil(65_535), 1);
+            pass.set_pipeline(&pipelines.colormap);
+            pass.dispatch_workgroups(cols.div_ceil(16), rows.div_ceil(16), 1);
+        }
+        encoder.copy_buffer_to_buffer(&range_codes, 0, &readable, 0, 8);
+        self.queue.submit([encoder.finish()]);
+        // Only the two range values come back, for the colour bar's labels.
+        let codes: Vec<u32> = bytemuck::cast_slice(&self.read_mapped(&readable, 8)?).to_vec();
+        let decode = |code: u32| {
+            f64::from(if code & 0x8000_0000 != 0 {
+                f32::from_bits(code & 0x7fff_ffff)
+            } else {
+                f32::from_bits(!code)
+            })
+        };
+        let (mut low, mut high) = (decode(codes[0]), decode(codes[1]));
+        if codes[0] == u32::MAX && codes[1] == 0 {
+            (low, high) = (0.0, 0.0);
+        }
+        if symmetric {
+            high = low.abs().max(high.abs());
+            low = -high;
+        }
+        Ok(GpuHeatmap {
+            range: (low, high),
+            ..heatmap
+        })
+    }
+
+    fn new_heatmap(&self, cols: u32, rows: u32) -> GpuHeatmap {
+        let texture = self.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("heatmap"),
+            size: wgpu::Extent3d {
+                width: cols,
+                height: rows,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::STORAGE_BINDING
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let view = texture.create_view(&Default::default());
+        let values = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("heatmap values"),
+            size: u64::from(rows * cols) * 4,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        GpuHeatmap {
+            texture,
+            view,
+            values,
+            size: [cols, rows],
+            range: (0.0, 0.0),
+        }
+    }
+
+    fn uniform_buffer(&self, bytes: &[u8]) -> wgpu::Buffer {
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("colormap params"),
+            size: bytes.len() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.queue.write_buffer(&buffer, 0, bytes);
+        buffer
+    }
+
+    /// The heatmap's values, copied back (for tests and exports).
+    pub fn read_heatmap_values(&self, heatmap: &GpuHeatmap) -> Result<Vec<f32>, EngineError> {
+        let bytes = heatmap.values.size();
+        let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("heatmap values readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&heatmap.values, 0, &readable, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        Ok(bytemuck::cast_slice(&self.read_mapped(&readable, bytes)?).to_vec())
+    }
+
+    /// The heatmap's pixels, rgba8 in row order, copied back (for tests).
+    pub fn read_heatmap_pixels(&self, heatmap: &GpuHeatmap) -> Result<Vec<[u8; 4]>, EngineError> {
+        let [cols, rows] = heatmap.size;
+        // Rows of a texture copy are padded to 256 bytes.
+        let padded = (cols * 4).div_ceil(256) * 256;
+        let bytes = u64::from(padded * rows);
+        let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("heatmap pixels readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_texture_to_buffer(
+            heatmap.texture.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &readable,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded),
+                    rows_per_image: Some(rows),
+                },
+            },
+            heatmap.texture.size(),
+        );
+        self.queue.submit([encoder.finish()]);
+        let raw = self.read_mapped(&readable, bytes)?;
+        Ok(raw
+            .chunks(padded as usize)
+            .flat_map(|row| {
+                row[..cols as usize * 4]
+                    .chunks(4)
+                    .map(|p| [p[0], p[1], p[2], p[3]])
+            })
+            .collect())
+    }
+}
