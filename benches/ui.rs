@@ -36,7 +36,7 @@ fn parameter_change_to_texture(c: &mut Criterion) {
     let engines: Vec<(&str, AppEngine)> = {
         let mut engines = vec![("cpu", AppEngine::Cpu("benchmark".to_owned()))];
         match GpuEngine::new_headless() {
-            Ok(gpu) => engines.push(("gpu", AppEngine::Gpu(Box::new(gpu)))),
+            Ok(gpu) => engines.push(("gpu", AppEngine::Gpu(Box::new(gpu), None))),
             Err(reason) => eprintln!("GPU entries left out: {reason}"),
         }
         engines

@@ -9,7 +9,9 @@ use crate::engine::gpu::GpuEngine;
 use crate::engine::{EngineError, Table, TableSpec, Window, cpu};
 
 pub enum AppEngine {
-    Gpu(Box<GpuEngine>),
+    /// With eframe's render state when the engine shares its device, so that heatmaps go from
+    /// the compute kernels to egui textures without leaving the GPU.
+    Gpu(Box<GpuEngine>, Option<egui_wgpu::RenderState>),
     /// With the reason no GPU engine could be had.
     Cpu(String),
 }
@@ -18,11 +20,14 @@ impl AppEngine {
     /// The GPU engine on eframe's device when eframe runs on wgpu, the CPU engine otherwise.
     pub fn from_render_state(render_state: Option<&egui_wgpu::RenderState>) -> Self {
         match render_state {
-            Some(state) => Self::Gpu(Box::new(GpuEngine::from_device(
-                state.device.clone(),
-                state.queue.clone(),
-                state.adapter.get_info(),
-            ))),
+            Some(state) => Self::Gpu(
+                Box::new(GpuEngine::from_device(
+                    state.device.clone(),
+                    state.queue.clone(),
+                    state.adapter.get_info(),
+                )),
+                Some(state.clone()),
+            ),
             None => Self::Cpu("no wgpu device".to_owned()),
         }
     }
@@ -30,7 +35,7 @@ impl AppEngine {
     /// What the status bar says about the engine.
     pub fn description(&self) -> String {
         match self {
-            Self::Gpu(gpu) => format!("GPU: {}", gpu.adapter_description()),
+            Self::Gpu(gpu, _) => format!("GPU: {}", gpu.adapter_description()),
             Self::Cpu(reason) => format!("CPU engine (f64) – {reason}"),
         }
     }
@@ -43,7 +48,7 @@ impl AppEngine {
     ) -> Result<(Table, Duration), EngineError> {
         let started = Instant::now();
         let table = match self {
-            Self::Gpu(gpu) => match gpu.compute_window(spec, window) {
+            Self::Gpu(gpu, _) => match gpu.compute_window(spec, window) {
                 // Positions beyond the GPU's 32 bits: the CPU engine serves.
                 Err(EngineError::Gpu(_)) => cpu::compute_window(spec, window)?,
                 other => other?,

@@ -69,8 +69,8 @@ impl PoslabApp {
     }
 
     /// The sinusoidal table the view shows now (a window of it at screen resolution).
-    pub fn shown_sinusoidal(&self) -> Option<&crate::widgets::heatmap::HeatmapData> {
-        self.sinusoidal.shown()
+    pub fn shown_sinusoidal(&self) -> Option<crate::widgets::heatmap::HeatmapData> {
+        self.sinusoidal.shown(&self.engine)
     }
 
     fn side_panel_ui(&mut self, ui: &mut egui::Ui) {

@@ -21,9 +21,9 @@ pub struct SinusoidalView {
 }
 
 impl SinusoidalView {
-    /// The window of the table on screen.
-    pub fn shown(&self) -> Option<&HeatmapData> {
-        self.heatmap.shown()
+    /// The window of the table on screen, with its values.
+    pub fn shown(&self, engine: &AppEngine) -> Option<HeatmapData> {
+        self.heatmap.shown(engine)
     }
 
     pub fn ui(

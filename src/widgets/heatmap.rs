@@ -75,14 +75,18 @@ impl HeatmapTexture {
     pub fn range(&self) -> (f64, f64) {
         self.range
     }
+
+    pub fn id(&self) -> Option<egui::TextureId> {
+        self.texture.as_ref().map(|t| t.id())
+    }
 }
 
-/// Draws `data` (whose texture is `texture`) in plot axes named `id`.
+/// Draws the texture `texture` of a window (`rows`, `cols`) in plot axes named `id`.
 pub fn heatmap_ui(
     ui: &mut egui::Ui,
     id: &str,
-    data: &HeatmapData,
-    texture: &HeatmapTexture,
+    (rows, cols): (Strided, Strided),
+    texture: Option<egui::TextureId>,
     axis_labels: (&str, &str),
     full_size: (usize, usize),
 ) -> HeatmapResponse {
@@ -101,18 +105,12 @@ pub fn heatmap_ui(
         .allow_boxed_zoom(false)
         .show_grid(false);
     let response = plot.show(ui, |plot_ui| {
-        if let Some(texture) = &texture.texture {
-            let (x0, x1) = (
-                data.cols.start as f64,
-                (data.cols.last() + data.cols.step) as f64,
-            );
-            let (y0, y1) = (
-                data.rows.start as f64,
-                (data.rows.last() + data.rows.step) as f64,
-            );
+        if let Some(texture) = texture {
+            let (x0, x1) = (cols.start as f64, (cols.last() + cols.step) as f64);
+            let (y0, y1) = (rows.start as f64, (rows.last() + rows.step) as f64);
             let center = PlotPoint::new((x0 + x1) / 2.0, -(y0 + y1) / 2.0);
             let size = egui::vec2((x1 - x0) as f32, (y1 - y0) as f32);
-            plot_ui.add(PlotImage::new("table", texture.id(), center, size));
+            plot_ui.add(PlotImage::new("table", texture, center, size));
         }
         let cell = plot_ui.pointer_coordinate().and_then(|p| {
             let (row, col) = (-p.y, p.x);
@@ -176,20 +174,115 @@ pub fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: (f64, f64), hei
 /// and recomputes when the table, the view or the colour map changes.
 #[derive(Default)]
 pub struct TableHeatmap {
+    /// The CPU path: values in main memory, colour-mapped into an egui texture.
     texture: HeatmapTexture,
     data: Option<HeatmapData>,
+    /// The GPU path: values and texture stay on the device.
+    gpu: Option<(crate::engine::gpu::GpuHeatmap, egui::TextureId)>,
+    shown_window: Option<(Strided, Strided)>,
+    range: (f64, f64),
     computed_for: Option<(crate::engine::TableSpec, crate::engine::Window, Colormap)>,
     visible: Option<(PlotBounds, egui::Vec2)>,
 }
 
 impl TableHeatmap {
-    /// The window of the table on screen.
-    pub fn shown(&self) -> Option<&HeatmapData> {
-        self.data.as_ref()
+    /// The window of the table on screen, with its values (read back from the GPU when the
+    /// heatmap lives there).
+    pub fn shown(&self, engine: &crate::app::engine::AppEngine) -> Option<HeatmapData> {
+        let (rows, cols) = self.shown_window?;
+        match (&self.gpu, engine) {
+            (Some((heatmap, _)), crate::app::engine::AppEngine::Gpu(gpu, _)) => {
+                let values = gpu.read_heatmap_values(heatmap).ok()?;
+                let values = Array2::from_shape_vec(
+                    (rows.len(), cols.len()),
+                    values.into_iter().map(f64::from).collect(),
+                )
+                .ok()?;
+                Some(HeatmapData { values, rows, cols })
+            }
+            _ => self.data.as_ref().map(|d| HeatmapData {
+                values: d.values.clone(),
+                rows: d.rows,
+                cols: d.cols,
+            }),
+        }
     }
 
     pub fn range(&self) -> (f64, f64) {
-        self.texture.range()
+        self.range
+    }
+
+    /// Computes the window: on the device into a texture egui draws when the engine shares
+    /// eframe's device, otherwise through main memory.
+    fn compute(
+        &mut self,
+        ctx: &egui::Context,
+        spec: &crate::engine::TableSpec,
+        window: &crate::engine::Window,
+        colormap: Colormap,
+        engine: &crate::app::engine::AppEngine,
+        status: &mut crate::app::status::Status,
+    ) {
+        let started = std::time::Instant::now();
+        if let crate::app::engine::AppEngine::Gpu(gpu, Some(render_state)) = engine {
+            let previous = self.gpu.take();
+            let previous_id = previous.as_ref().map(|(_, id)| *id);
+            let symmetric = colormap == Colormap::Diverging;
+            match gpu.render_heatmap(
+                spec,
+                window,
+                &colormap.lut(),
+                symmetric,
+                previous.map(|(h, _)| h),
+            ) {
+                Ok(heatmap) => {
+                    let mut renderer = render_state.renderer.write();
+                    let filter = eframe::wgpu::FilterMode::Nearest;
+                    let id = match previous_id {
+                        Some(id) => {
+                            renderer.update_egui_texture_from_wgpu_texture(
+                                &render_state.device,
+                                &heatmap.view,
+                                filter,
+                                id,
+                            );
+                            id
+                        }
+                        None => renderer.register_native_texture(
+                            &render_state.device,
+                            &heatmap.view,
+                            filter,
+                        ),
+                    };
+                    self.range = heatmap.range;
+                    self.gpu = Some((heatmap, id));
+                    self.shown_window = Some((window.rows, window.cols));
+                    status.computed(window, started.elapsed());
+                    return;
+                }
+                // Positions beyond 32 bits and the like: the CPU path below serves.
+                Err(error) => status.error(error.to_string()),
+            }
+        }
+        match engine.compute_window(spec, window) {
+            Ok((crate::engine::Table::Real(values), _)) => {
+                let shape = (window.rows.len(), window.cols.len());
+                if let Ok(values) = values.into_shape_with_order(shape) {
+                    let data = HeatmapData {
+                        values,
+                        rows: window.rows,
+                        cols: window.cols,
+                    };
+                    self.texture.update(ctx, &data, colormap);
+                    self.range = self.texture.range();
+                    self.data = Some(data);
+                    self.shown_window = Some((window.rows, window.cols));
+                    status.computed(window, started.elapsed());
+                }
+            }
+            Ok((crate::engine::Table::Index(_), _)) => {}
+            Err(error) => status.error(error.to_string()),
+        }
     }
 
     /// Draws `spec` (a 2-D table, or head `head` of a 3-D one), with a colour bar on the right.
@@ -208,23 +301,7 @@ impl TableHeatmap {
         let [_, rows, cols] = spec.matrix_shape();
         let window = self.window_on_screen(rows, cols, head);
         if self.computed_for.as_ref() != Some(&(spec.clone(), window, colormap)) {
-            match engine.compute_window(spec, &window) {
-                Ok((crate::engine::Table::Real(values), took)) => {
-                    let shape = (window.rows.len(), window.cols.len());
-                    if let Ok(values) = values.into_shape_with_order(shape) {
-                        let data = HeatmapData {
-                            values,
-                            rows: window.rows,
-                            cols: window.cols,
-                        };
-                        self.texture.update(ui.ctx(), &data, colormap);
-                        self.data = Some(data);
-                        status.computed(&window, took);
-                    }
-                }
-                Ok((crate::engine::Table::Index(_), _)) => {}
-                Err(error) => status.error(error.to_string()),
-            }
+            self.compute(ui.ctx(), spec, &window, colormap, engine, status);
             self.computed_for = Some((spec.clone(), window, colormap));
         }
         let full = ui.available_rect_before_wrap();
@@ -236,21 +313,20 @@ impl TableHeatmap {
         let colorbar_rect =
             egui::Rect::from_min_max(egui::pos2(heatmap_rect.max.x + 8.0, full.min.y), full.max);
         let mut result = None;
+        let texture = match &self.gpu {
+            Some((_, id)) => Some(*id),
+            None => self.texture.id(),
+        };
         ui.scope_builder(egui::UiBuilder::new().max_rect(heatmap_rect), |ui| {
-            if let Some(data) = &self.data {
-                let response = heatmap_ui(ui, id, data, &self.texture, axis_labels, (rows, cols));
+            if let Some(shown) = self.shown_window {
+                let response = heatmap_ui(ui, id, shown, texture, axis_labels, (rows, cols));
                 self.visible = Some((response.visible, response.size_px));
                 result = Some(response);
             }
         });
         ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
             ui.horizontal_top(|ui| {
-                colorbar_ui(
-                    ui,
-                    colormap,
-                    self.texture.range(),
-                    colorbar_rect.height().min(400.0),
-                );
+                colorbar_ui(ui, colormap, self.range, colorbar_rect.height().min(400.0));
             });
         });
         ui.allocate_rect(full, egui::Sense::hover());
