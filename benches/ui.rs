@@ -90,7 +90,7 @@ fn parameter_change_to_texture(c: &mut Criterion) {
                         rows: window.rows,
                         cols: window.cols,
                     };
-                    texture.update(&ctx, &data, Colormap::Viridis);
+                    texture.update(&ctx, &data, Colormap::Viridis, None);
                     black_box(texture.range())
                 })
             });

@@ -146,3 +146,14 @@ fn alibi_view_snapshot() {
     harness.run();
     harness.snapshot("views/alibi");
 }
+
+#[test]
+fn alibi_small_multiples_snapshot() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("ALiBi").click();
+    harness.run();
+    harness.get_by_label("All heads").click();
+    harness.run();
+    harness.snapshot("views/alibi_small_multiples");
+}

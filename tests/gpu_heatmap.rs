@@ -21,7 +21,7 @@ fn gpu() -> &'static GpuEngine {
 fn check(spec: &TableSpec, window: &Window, colormap: Colormap) {
     let symmetric = colormap == Colormap::Diverging;
     let heatmap = gpu()
-        .render_heatmap(spec, window, &colormap.lut(), symmetric, None)
+        .render_heatmap(spec, window, &colormap.lut(), symmetric, None, None)
         .unwrap();
     let pixels = gpu().read_heatmap_pixels(&heatmap).unwrap();
     let Table::Real(values) = cpu::compute_window(spec, window).unwrap() else {
@@ -114,4 +114,39 @@ fn gpu_textures_match_cpu_values_through_the_same_colour_map() {
         &Window::all(similarity.matrix_shape()),
         Colormap::Greyscale,
     );
+}
+
+#[test]
+fn a_fixed_range_maps_several_heatmaps_on_one_scale() {
+    let spec = TableSpec::Alibi {
+        params: AlibiParams {
+            heads: 2,
+            seq: 9,
+            mode: AlibiMode::Symmetric,
+        },
+        head: Some(1),
+    };
+    let window = Window::all(spec.matrix_shape());
+    let heatmap = gpu()
+        .render_heatmap(
+            &spec,
+            &window,
+            &Colormap::Greyscale.lut(),
+            false,
+            Some((-8.0, 0.0)),
+            None,
+        )
+        .unwrap();
+    assert_eq!(heatmap.range, (-8.0, 0.0));
+    let pixels = gpu().read_heatmap_pixels(&heatmap).unwrap();
+    // Head 1 of 2 has slope 1/256: its values stay near 0, the top of the fixed scale.
+    let Table::Real(values) = cpu::compute_window(&spec, &window).unwrap() else {
+        panic!()
+    };
+    for (pixel, &value) in pixels.iter().zip(values.iter()) {
+        let expected = Colormap::Greyscale
+            .lut_color((value + 8.0) / 8.0)
+            .to_array();
+        assert!(pixel.iter().zip(expected).all(|(&a, b)| a.abs_diff(b) <= 4));
+    }
 }

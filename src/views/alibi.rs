@@ -17,7 +17,10 @@ pub struct AlibiView {
     pub head: usize,
     /// The query row whose attention is plotted.
     pub query: usize,
+    /// Every head as a small multiple on one shared scale, instead of one head large.
+    pub all_heads: bool,
     heatmap: TableHeatmap,
+    thumbnails: Vec<TableHeatmap>,
 }
 
 impl Default for AlibiView {
@@ -27,7 +30,9 @@ impl Default for AlibiView {
             head: 0,
             // Clamped to the last row: in causal mode it sees every key.
             query: usize::MAX,
+            all_heads: false,
             heatmap: TableHeatmap::default(),
+            thumbnails: Vec::new(),
         }
     }
 }
@@ -59,6 +64,8 @@ impl AlibiView {
             return;
         };
         ui.horizontal(|ui| {
+            ui.checkbox(&mut self.all_heads, "All heads")
+                .on_hover_text("Every head as a small multiple, all on one colour scale; click one to see it large");
             ui.checkbox(&mut self.causal, "Causal").on_hover_text(
                 "Mask keys after the query with -inf (decoders); off: -m|i-j| both ways",
             );
@@ -80,6 +87,13 @@ impl AlibiView {
         let full = ui.available_size();
         ui.horizontal_top(|ui| {
             ui.allocate_ui(egui::vec2(full.x * 0.55, full.y), |ui| {
+                ui.set_max_width(full.x * 0.55);
+                if self.all_heads {
+                    ui.vertical(|ui| {
+                        self.small_multiples_ui(ui, &params, &slopes, colormap, engine, status);
+                    });
+                    return;
+                }
                 let spec = TableSpec::Alibi {
                     params,
                     head: Some(self.head),
@@ -110,6 +124,59 @@ impl AlibiView {
                 slopes_ui(ui, &slopes, self.head, height);
                 attention_ui(ui, &slopes, &params, self.query, height);
             });
+        });
+    }
+}
+
+impl AlibiView {
+    /// Every head's bias, small, on the scale of the steepest head, in a grid.
+    fn small_multiples_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        params: &AlibiParams,
+        slopes: &[f64],
+        colormap: Colormap,
+        engine: &AppEngine,
+        status: &mut Status,
+    ) {
+        let steepest = slopes.iter().copied().fold(0.0, f64::max);
+        let scale = (-steepest * (params.seq - 1) as f64, 0.0);
+        self.thumbnails
+            .resize_with(params.heads, TableHeatmap::default);
+        let size = 96.0;
+        let per_row = ((ui.available_width() / (size + 12.0)).floor() as usize).max(1);
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.label(format!(
+                "One colour scale for every head: {:.3} (steepest head, farthest key) to 0",
+                scale.0
+            ));
+            egui::Grid::new("alibi_small_multiples")
+                .spacing([12.0, 8.0])
+                .show(ui, |ui| {
+                    for (head, thumbnail) in self.thumbnails.iter_mut().enumerate() {
+                        thumbnail.fixed_range = Some(scale);
+                        ui.vertical(|ui| {
+                            ui.label(format!("head {head}: 2^{:.2}", slopes[head].log2()))
+                                .on_hover_text(format!("slope m = {}", slopes[head]));
+                            let spec = TableSpec::Alibi {
+                                params: *params,
+                                head: Some(head),
+                            };
+                            let response = thumbnail
+                                .thumbnail_ui(ui, &spec, 0, size, colormap, engine, status)
+                                .interact(egui::Sense::click())
+                                .on_hover_text("Click to see this head large");
+                            if response.clicked() {
+                                self.head = head;
+                                self.all_heads = false;
+                            }
+                        });
+                        if (head + 1) % per_row == 0 {
+                            ui.end_row();
+                        }
+                    }
+                });
         });
     }
 }

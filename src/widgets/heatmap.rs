@@ -35,8 +35,14 @@ pub struct HeatmapTexture {
 }
 
 impl HeatmapTexture {
-    /// Colour-maps `data` into the texture.
-    pub fn update(&mut self, ctx: &egui::Context, data: &HeatmapData, colormap: Colormap) {
+    /// Colour-maps `data` into the texture, over `fixed_range` or the values' own range.
+    pub fn update(
+        &mut self,
+        ctx: &egui::Context,
+        data: &HeatmapData,
+        colormap: Colormap,
+        fixed_range: Option<(f64, f64)>,
+    ) {
         let finite = data.values.iter().copied().filter(|v| v.is_finite());
         let (min, max) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
@@ -46,7 +52,10 @@ impl HeatmapTexture {
         } else {
             (0.0, 1.0)
         };
-        self.range = colormap.range(min, max);
+        self.range = match fixed_range {
+            Some(range) => range,
+            None => colormap.range(min, max),
+        };
         let (lo, hi) = self.range;
         let (rows, cols) = data.values.dim();
         let pixels: Vec<egui::Color32> = data
@@ -170,6 +179,14 @@ pub fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: (f64, f64), hei
     });
 }
 
+/// What a heatmap's texture shows: the table, the window, the colour map and the fixed range.
+type ComputedFor = (
+    crate::engine::TableSpec,
+    crate::engine::Window,
+    Colormap,
+    Option<(f64, f64)>,
+);
+
 /// A heatmap of a table that computes, through the app's engine, only the window on screen,
 /// and recomputes when the table, the view or the colour map changes.
 #[derive(Default)]
@@ -181,7 +198,9 @@ pub struct TableHeatmap {
     gpu: Option<(crate::engine::gpu::GpuHeatmap, egui::TextureId)>,
     shown_window: Option<(Strided, Strided)>,
     range: (f64, f64),
-    computed_for: Option<(crate::engine::TableSpec, crate::engine::Window, Colormap)>,
+    /// A range set by the caller, so that several heatmaps share one scale.
+    pub fixed_range: Option<(f64, f64)>,
+    computed_for: Option<ComputedFor>,
     visible: Option<(PlotBounds, egui::Vec2)>,
 }
 
@@ -228,11 +247,13 @@ impl TableHeatmap {
             let previous = self.gpu.take();
             let previous_id = previous.as_ref().map(|(_, id)| *id);
             let symmetric = colormap == Colormap::Diverging;
+            let fixed = self.fixed_range.map(|(a, b)| (a as f32, b as f32));
             match gpu.render_heatmap(
                 spec,
                 window,
                 &colormap.lut(),
                 symmetric,
+                fixed,
                 previous.map(|(h, _)| h),
             ) {
                 Ok(heatmap) => {
@@ -273,7 +294,7 @@ impl TableHeatmap {
                         rows: window.rows,
                         cols: window.cols,
                     };
-                    self.texture.update(ctx, &data, colormap);
+                    self.texture.update(ctx, &data, colormap, self.fixed_range);
                     self.range = self.texture.range();
                     self.data = Some(data);
                     self.shown_window = Some((window.rows, window.cols));
@@ -300,9 +321,10 @@ impl TableHeatmap {
     ) -> Option<HeatmapResponse> {
         let [_, rows, cols] = spec.matrix_shape();
         let window = self.window_on_screen(rows, cols, head);
-        if self.computed_for.as_ref() != Some(&(spec.clone(), window, colormap)) {
+        let key = (spec.clone(), window, colormap, self.fixed_range);
+        if self.computed_for.as_ref() != Some(&key) {
             self.compute(ui.ctx(), spec, &window, colormap, engine, status);
-            self.computed_for = Some((spec.clone(), window, colormap));
+            self.computed_for = Some(key);
         }
         let full = ui.available_rect_before_wrap();
         let colorbar_width = 90.0;
@@ -331,6 +353,50 @@ impl TableHeatmap {
         });
         ui.allocate_rect(full, egui::Sense::hover());
         result
+    }
+
+    /// A small image of head `head` of `spec`, with no axes: for small multiples.
+    #[allow(clippy::too_many_arguments)]
+    pub fn thumbnail_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        spec: &crate::engine::TableSpec,
+        head: usize,
+        size_px: f32,
+        colormap: Colormap,
+        engine: &crate::app::engine::AppEngine,
+        status: &mut crate::app::status::Status,
+    ) -> egui::Response {
+        let [_, rows, cols] = spec.matrix_shape();
+        let along = |n: usize| Strided {
+            step: n.div_ceil(size_px.max(1.0) as usize).max(1),
+            ..Strided::all(n)
+        };
+        let window = crate::engine::Window {
+            heads: Strided {
+                start: head,
+                end: head + 1,
+                step: 1,
+            },
+            rows: along(rows),
+            cols: along(cols),
+        };
+        let key = (spec.clone(), window, colormap, self.fixed_range);
+        if self.computed_for.as_ref() != Some(&key) {
+            self.compute(ui.ctx(), spec, &window, colormap, engine, status);
+            self.computed_for = Some(key);
+        }
+        let texture = match &self.gpu {
+            Some((_, id)) => Some(*id),
+            None => self.texture.id(),
+        };
+        match texture {
+            Some(id) => ui.add(
+                egui::Image::new((id, egui::vec2(size_px, size_px)))
+                    .texture_options(egui::TextureOptions::NEAREST),
+            ),
+            None => ui.allocate_response(egui::vec2(size_px, size_px), egui::Sense::hover()),
+        }
     }
 
     /// The rows and columns the heatmap shows, at about one value per pixel.

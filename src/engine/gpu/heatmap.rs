@@ -5,6 +5,16 @@ use super::{GpuEngine, Plan, Sink, check_positions, readback_error};
 use crate::encoding::torch_f32::Arithmetic;
 use crate::engine::{EngineError, TableSpec, Window};
 
+/// f32 bits as u32 codes whose unsigned order is numeric order (as colormap.wgsl codes them).
+fn order_code(value: f32) -> u32 {
+    let bits = value.to_bits();
+    if bits & 0x8000_0000 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
 /// Keep in sync with `ColormapParams` in shaders/colormap.wgsl.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -104,13 +114,15 @@ impl GpuEngine {
 
     /// Computes one head's `window` of `spec` and colour-maps it into a texture, all on the
     /// device. `colors` is the colour map as 256 packed rgba8 values; `symmetric` centres the
-    /// range on 0. A previous heatmap of the same size is reused.
+    /// range on 0; `fixed_range` maps that range instead of the values' own (to compare
+    /// several heatmaps on one scale). A previous heatmap of the same size is reused.
     pub fn render_heatmap(
         &self,
         spec: &TableSpec,
         window: &Window,
         colors: &[u32; 256],
         symmetric: bool,
+        fixed_range: Option<(f32, f32)>,
         previous: Option<GpuHeatmap>,
     ) -> Result<GpuHeatmap, EngineError> {
         spec.validate()?;
@@ -146,8 +158,12 @@ impl GpuEngine {
                 | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
+        let initial_codes = match fixed_range {
+            Some((low, high)) => [order_code(low), order_code(high)],
+            None => [u32::MAX, 0],
+        };
         self.queue
-            .write_buffer(&range_codes, 0, bytemuck::cast_slice(&[u32::MAX, 0u32]));
+            .write_buffer(&range_codes, 0, bytemuck::cast_slice(&initial_codes));
         let colors = self.storage_buffer_of("colour map", colors);
         let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("colormap bindings"),
@@ -173,9 +189,11 @@ impl GpuEngine {
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
             pass.set_bind_group(0, &bind_group, &[]);
-            pass.set_pipeline(&pipelines.value_range);
-            let groups = (rows * cols).div_ceil(256);
-            pass.dispatch_workgroups(groups.min(65_535), groups.div_ceil(65_535), 1);
+            if fixed_range.is_none() {
+                pass.set_pipeline(&pipelines.value_range);
+                let groups = (rows * cols).div_ceil(256);
+                pass.dispatch_workgroups(groups.min(65_535), groups.div_ceil(65_535), 1);
+            }
             pass.set_pipeline(&pipelines.colormap);
             pass.dispatch_workgroups(cols.div_ceil(16), rows.div_ceil(16), 1);
         }
