@@ -20,6 +20,18 @@ impl AppEngine {
     /// The GPU engine on eframe's device when eframe runs on wgpu, the CPU engine otherwise.
     pub fn from_render_state(render_state: Option<&egui_wgpu::RenderState>) -> Self {
         match render_state {
+            Some(state)
+                if !state
+                    .adapter
+                    .get_downlevel_capabilities()
+                    .flags
+                    .contains(eframe::wgpu::DownlevelFlags::COMPUTE_SHADERS) =>
+            {
+                Self::Cpu(format!(
+                    "{} has no compute shaders",
+                    state.adapter.get_info().name
+                ))
+            }
             Some(state) => Self::Gpu(
                 Box::new(GpuEngine::from_device(
                     state.device.clone(),

@@ -112,8 +112,15 @@ pub fn heatmap_ui(
         .include_y(0.0)
         .include_y(-(rows_total as f64))
         .allow_boxed_zoom(false)
+        // The scroll wheel zooms (as in image viewers) instead of panning; dragging pans.
+        .allow_scroll(false)
         .show_grid(false);
     let response = plot.show(ui, |plot_ui| {
+        let scroll = plot_ui.ctx().input(|i| i.smooth_scroll_delta);
+        let scroll = scroll.x + scroll.y;
+        if scroll != 0.0 && plot_ui.response().hovered() {
+            plot_ui.zoom_bounds_around_hovered(egui::Vec2::splat((scroll * 0.005).exp()));
+        }
         if let Some(texture) = texture {
             let (x0, x1) = (cols.start as f64, (cols.last() + cols.step) as f64);
             let (y0, y1) = (rows.start as f64, (rows.last() + rows.step) as f64);
