@@ -8,10 +8,10 @@ pub mod status;
 use eframe::egui_wgpu;
 use serde::{Deserialize, Serialize};
 
-use crate::views::ViewKind;
 use crate::views::alibi::AlibiView;
 use crate::views::dot_decay::DotDecayView;
 use crate::views::sinusoidal::SinusoidalView;
+use crate::views::{View, ViewContext, ViewKind};
 use crate::widgets::colormap::Colormap;
 use engine::AppEngine;
 use params::{SharedParams, shared_params_ui};
@@ -127,28 +127,19 @@ impl eframe::App for PoslabApp {
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| self.side_panel_ui(ui));
             });
-        egui::CentralPanel::default().show(ui, |ui| match self.state.view {
-            ViewKind::Sinusoidal => self.sinusoidal.ui(
-                ui,
-                &self.state.shared,
-                self.state.colormap,
-                &self.engine,
-                &mut self.status,
-            ),
-            ViewKind::DotDecay => self.dot_decay.ui(
-                ui,
-                &self.state.shared,
-                self.state.colormap,
-                &self.engine,
-                &mut self.status,
-            ),
-            ViewKind::Alibi => self.alibi.ui(
-                ui,
-                &self.state.shared,
-                self.state.colormap,
-                &self.engine,
-                &mut self.status,
-            ),
+        egui::CentralPanel::default().show(ui, |ui| {
+            let view: &mut dyn View = match self.state.view {
+                ViewKind::Sinusoidal => &mut self.sinusoidal,
+                ViewKind::DotDecay => &mut self.dot_decay,
+                ViewKind::Alibi => &mut self.alibi,
+            };
+            let mut ctx = ViewContext {
+                shared: &self.state.shared,
+                colormap: self.state.colormap,
+                engine: &self.engine,
+                status: &mut self.status,
+            };
+            view.ui(ui, &mut ctx);
         });
     }
 

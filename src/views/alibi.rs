@@ -5,10 +5,10 @@
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
 use crate::app::engine::AppEngine;
-use crate::app::params::SharedParams;
 use crate::app::status::Status;
 use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
 use crate::engine::TableSpec;
+use crate::views::{View, ViewContext};
 use crate::widgets::colormap::Colormap;
 use crate::widgets::heatmap::TableHeatmap;
 
@@ -37,96 +37,7 @@ impl Default for AlibiView {
     }
 }
 
-impl AlibiView {
-    pub fn ui(
-        &mut self,
-        ui: &mut egui::Ui,
-        shared: &SharedParams,
-        colormap: Colormap,
-        engine: &AppEngine,
-        status: &mut Status,
-    ) {
-        let heads = shared.heads;
-        // The matrix is [seq, seq]: keep it to sizes a screen can show usefully.
-        let seq = shared.seq.min(8192);
-        self.head = self.head.min(heads - 1);
-        self.query = self.query.min(seq - 1);
-        let params = AlibiParams {
-            heads,
-            seq,
-            mode: if self.causal {
-                AlibiMode::Causal
-            } else {
-                AlibiMode::Symmetric
-            },
-        };
-        let Ok(slopes) = alibi::slopes(heads) else {
-            return;
-        };
-        ui.horizontal(|ui| {
-            ui.checkbox(&mut self.all_heads, "All heads")
-                .on_hover_text("Every head as a small multiple, all on one colour scale; click one to see it large");
-            ui.checkbox(&mut self.causal, "Causal").on_hover_text(
-                "Mask keys after the query with -inf (decoders); off: -m|i-j| both ways",
-            );
-            ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("Head"))
-                .on_hover_text("The head whose bias matrix is drawn");
-            ui.add(egui::Slider::new(&mut self.query, 0..=seq - 1).text("Query position"))
-                .on_hover_text(
-                    "The query whose attention weights (softmax of its bias row) are plotted",
-                );
-            ui.label(format!(
-                "slope m = {:.6} = 2^{:.3}",
-                slopes[self.head],
-                slopes[self.head].log2()
-            ));
-            if shared.seq > seq {
-                ui.label(format!("(showing the first {seq} positions)"));
-            }
-        });
-        let full = ui.available_size();
-        ui.horizontal_top(|ui| {
-            ui.allocate_ui(egui::vec2(full.x * 0.55, full.y), |ui| {
-                ui.set_max_width(full.x * 0.55);
-                if self.all_heads {
-                    ui.vertical(|ui| {
-                        self.small_multiples_ui(ui, &params, &slopes, colormap, engine, status);
-                    });
-                    return;
-                }
-                let spec = TableSpec::Alibi {
-                    params,
-                    head: Some(self.head),
-                };
-                let response = self.heatmap.ui(
-                    ui,
-                    "alibi_bias",
-                    &spec,
-                    0,
-                    ("key j", "query i"),
-                    colormap,
-                    engine,
-                    status,
-                );
-                if let Some(response) = response
-                    && let Some((i, j)) = response.hovered
-                {
-                    let value = alibi::bias_value(slopes[self.head], params.mode, i, j);
-                    response.response.clone().on_hover_text_at_pointer(format!(
-                        "head {}, query {i}, key {j}, distance {}\nbias = {value}",
-                        self.head,
-                        j as i64 - i as i64
-                    ));
-                }
-            });
-            ui.vertical(|ui| {
-                let height = (full.y - 16.0) / 2.0;
-                slopes_ui(ui, &slopes, self.head, height);
-                attention_ui(ui, &slopes, &params, self.query, height);
-            });
-        });
-    }
-}
+impl AlibiView {}
 
 impl AlibiView {
     /// Every head's bias, small, on the scale of the steepest head, in a grid.
@@ -237,4 +148,90 @@ fn attention_ui(
                 plot_ui.line(Line::new(format!("head {head}"), PlotPoints::from(points)));
             }
         });
+}
+
+impl View for AlibiView {
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        let (shared, colormap, engine) = (ctx.shared, ctx.colormap, ctx.engine);
+        let status = &mut *ctx.status;
+        let heads = shared.heads;
+        // The matrix is [seq, seq]: keep it to sizes a screen can show usefully.
+        let seq = shared.seq.min(8192);
+        self.head = self.head.min(heads - 1);
+        self.query = self.query.min(seq - 1);
+        let params = AlibiParams {
+            heads,
+            seq,
+            mode: if self.causal {
+                AlibiMode::Causal
+            } else {
+                AlibiMode::Symmetric
+            },
+        };
+        let Ok(slopes) = alibi::slopes(heads) else {
+            return;
+        };
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut self.all_heads, "All heads")
+                .on_hover_text("Every head as a small multiple, all on one colour scale; click one to see it large");
+            ui.checkbox(&mut self.causal, "Causal").on_hover_text(
+                "Mask keys after the query with -inf (decoders); off: -m|i-j| both ways",
+            );
+            ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("Head"))
+                .on_hover_text("The head whose bias matrix is drawn");
+            ui.add(egui::Slider::new(&mut self.query, 0..=seq - 1).text("Query position"))
+                .on_hover_text(
+                    "The query whose attention weights (softmax of its bias row) are plotted",
+                );
+            ui.label(format!(
+                "slope m = {:.6} = 2^{:.3}",
+                slopes[self.head],
+                slopes[self.head].log2()
+            ));
+            if shared.seq > seq {
+                ui.label(format!("(showing the first {seq} positions)"));
+            }
+        });
+        let full = ui.available_size();
+        ui.horizontal_top(|ui| {
+            ui.allocate_ui(egui::vec2(full.x * 0.55, full.y), |ui| {
+                ui.set_max_width(full.x * 0.55);
+                if self.all_heads {
+                    ui.vertical(|ui| {
+                        self.small_multiples_ui(ui, &params, &slopes, colormap, engine, status);
+                    });
+                    return;
+                }
+                let spec = TableSpec::Alibi {
+                    params,
+                    head: Some(self.head),
+                };
+                let response = self.heatmap.ui(
+                    ui,
+                    "alibi_bias",
+                    &spec,
+                    0,
+                    ("key j", "query i"),
+                    colormap,
+                    engine,
+                    status,
+                );
+                if let Some(response) = response
+                    && let Some((i, j)) = response.hovered
+                {
+                    let value = alibi::bias_value(slopes[self.head], params.mode, i, j);
+                    response.response.clone().on_hover_text_at_pointer(format!(
+                        "head {}, query {i}, key {j}, distance {}\nbias = {value}",
+                        self.head,
+                        j as i64 - i as i64
+                    ));
+                }
+            });
+            ui.vertical(|ui| {
+                let height = (full.y - 16.0) / 2.0;
+                slopes_ui(ui, &slopes, self.head, height);
+                attention_ui(ui, &slopes, &params, self.query, height);
+            });
+        });
+    }
 }

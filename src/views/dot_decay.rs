@@ -5,12 +5,11 @@
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
 use crate::app::engine::AppEngine;
-use crate::app::params::SharedParams;
 use crate::app::status::Status;
 use crate::encoding::rope;
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::engine::{Strided, Table, TableSpec, Window};
-use crate::widgets::colormap::Colormap;
+use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::TableHeatmap;
 
 /// A curve kept on the plot while the parameters change.
@@ -36,80 +35,6 @@ impl DotDecayView {
         self.curve
             .as_ref()
             .map(|(_, _, _, points)| points.as_slice())
-    }
-
-    pub fn ui(
-        &mut self,
-        ui: &mut egui::Ui,
-        shared: &SharedParams,
-        colormap: Colormap,
-        engine: &AppEngine,
-        status: &mut Status,
-    ) {
-        let params = shared.sinusoidal();
-        self.anchor = self.anchor.min(params.seq - 1);
-        ui.horizontal(|ui| {
-            ui.add(egui::Slider::new(&mut self.anchor, 0..=params.seq - 1).text("Anchor row"))
-                .on_hover_text("The row a whose dot product with every row j is plotted against k = j - a");
-            ui.checkbox(&mut self.normalised, "Normalised")
-                .on_hover_text("Divide by PE[a]·PE[a] = d/2, so the curve starts at 1");
-            ui.checkbox(&mut self.show_rope_bound, "RoPE long-term decay")
-                .on_hover_text("RoFormer's bound (1/(d/2)) Σ_j |S_j|, S_j = Σ_{k<j} exp(i r θ_k), against the distance r");
-            let pin = ui
-                .button("Pin curve")
-                .on_hover_text("Keep this curve to compare with other bases or dimensions");
-            if pin.clicked()
-                && let Some((_, _, _, points)) = &self.curve
-            {
-                self.pinned.push(PinnedCurve {
-                    label: format!("d {} base {}", params.dim, params.base),
-                    points: points.clone(),
-                });
-            }
-            if ui.add_enabled(!self.pinned.is_empty(), egui::Button::new("Clear pins")).clicked() {
-                self.pinned.clear();
-            }
-        });
-        self.update_curve(&params, engine, status);
-
-        let full = ui.available_size();
-        ui.horizontal_top(|ui| {
-            ui.allocate_ui(egui::vec2(full.x * 0.5, full.y), |ui| {
-                let height = if self.show_rope_bound {
-                    full.y * 0.5
-                } else {
-                    full.y
-                };
-                self.curve_ui(ui, &params, height);
-                if self.show_rope_bound {
-                    rope_bound_ui(ui, &params, full.y * 0.45);
-                }
-            });
-            ui.allocate_ui(egui::vec2(full.x * 0.5 - 8.0, full.y), |ui| {
-                let spec = TableSpec::Similarity(params);
-                let response = self.similarity.ui(
-                    ui,
-                    "similarity",
-                    &spec,
-                    0,
-                    ("row j", "row i"),
-                    colormap,
-                    engine,
-                    status,
-                );
-                if let Some(response) = response
-                    && let Some((i, j)) = response.hovered
-                {
-                    let value = crate::encoding::sinusoidal::SinusoidalValues::new(&params)
-                        .map(|v| v.dot_at_offset(j as i64 - i as i64))
-                        .unwrap_or(f64::NAN);
-                    response.response.clone().on_hover_text_at_pointer(format!(
-                        "PE[{i}]·PE[{j}] = {value:.9}\ndistance j - i = {}",
-                        j as i64 - i as i64
-                    ));
-                }
-            });
-        });
     }
 
     fn update_curve(&mut self, params: &SinusoidalParams, engine: &AppEngine, status: &mut Status) {
@@ -192,4 +117,75 @@ fn rope_bound_ui(ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
         .show(ui, |plot_ui| {
             plot_ui.line(Line::new("RoPE long-term decay", PlotPoints::from(points)));
         });
+}
+
+impl View for DotDecayView {
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        let (shared, colormap, engine) = (ctx.shared, ctx.colormap, ctx.engine);
+        let status = &mut *ctx.status;
+        let params = shared.sinusoidal();
+        self.anchor = self.anchor.min(params.seq - 1);
+        ui.horizontal(|ui| {
+            ui.add(egui::Slider::new(&mut self.anchor, 0..=params.seq - 1).text("Anchor row"))
+                .on_hover_text("The row a whose dot product with every row j is plotted against k = j - a");
+            ui.checkbox(&mut self.normalised, "Normalised")
+                .on_hover_text("Divide by PE[a]·PE[a] = d/2, so the curve starts at 1");
+            ui.checkbox(&mut self.show_rope_bound, "RoPE long-term decay")
+                .on_hover_text("RoFormer's bound (1/(d/2)) Σ_j |S_j|, S_j = Σ_{k<j} exp(i r θ_k), against the distance r");
+            let pin = ui
+                .button("Pin curve")
+                .on_hover_text("Keep this curve to compare with other bases or dimensions");
+            if pin.clicked()
+                && let Some((_, _, _, points)) = &self.curve
+            {
+                self.pinned.push(PinnedCurve {
+                    label: format!("d {} base {}", params.dim, params.base),
+                    points: points.clone(),
+                });
+            }
+            if ui.add_enabled(!self.pinned.is_empty(), egui::Button::new("Clear pins")).clicked() {
+                self.pinned.clear();
+            }
+        });
+        self.update_curve(&params, engine, status);
+
+        let full = ui.available_size();
+        ui.horizontal_top(|ui| {
+            ui.allocate_ui(egui::vec2(full.x * 0.5, full.y), |ui| {
+                let height = if self.show_rope_bound {
+                    full.y * 0.5
+                } else {
+                    full.y
+                };
+                self.curve_ui(ui, &params, height);
+                if self.show_rope_bound {
+                    rope_bound_ui(ui, &params, full.y * 0.45);
+                }
+            });
+            ui.allocate_ui(egui::vec2(full.x * 0.5 - 8.0, full.y), |ui| {
+                let spec = TableSpec::Similarity(params);
+                let response = self.similarity.ui(
+                    ui,
+                    "similarity",
+                    &spec,
+                    0,
+                    ("row j", "row i"),
+                    colormap,
+                    engine,
+                    status,
+                );
+                if let Some(response) = response
+                    && let Some((i, j)) = response.hovered
+                {
+                    let value = crate::encoding::sinusoidal::SinusoidalValues::new(&params)
+                        .map(|v| v.dot_at_offset(j as i64 - i as i64))
+                        .unwrap_or(f64::NAN);
+                    response.response.clone().on_hover_text_at_pointer(format!(
+                        "PE[{i}]·PE[{j}] = {value:.9}\ndistance j - i = {}",
+                        j as i64 - i as i64
+                    ));
+                }
+            });
+        });
+    }
 }

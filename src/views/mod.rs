@@ -6,6 +6,25 @@ pub mod sinusoidal;
 
 use serde::{Deserialize, Serialize};
 
+use crate::app::engine::AppEngine;
+use crate::app::params::SharedParams;
+use crate::app::status::Status;
+use crate::widgets::colormap::Colormap;
+
+/// What every view draws with: the shared parameters, the colour map, the engine that computes
+/// what it shows, and the status bar it reports to.
+pub struct ViewContext<'a> {
+    pub shared: &'a SharedParams,
+    pub colormap: Colormap,
+    pub engine: &'a AppEngine,
+    pub status: &'a mut Status,
+}
+
+/// A view of the app.
+pub trait View {
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>);
+}
+
 /// The views the picker offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum ViewKind {

@@ -4,11 +4,9 @@
 use egui_plot::{Line, Plot, PlotPoints, VLine};
 
 use crate::app::engine::AppEngine;
-use crate::app::params::SharedParams;
-use crate::app::status::Status;
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::engine::{Strided, Table, TableSpec, Window};
-use crate::widgets::colormap::Colormap;
+use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::{HeatmapData, TableHeatmap};
 
 /// What the view keeps between frames.
@@ -24,49 +22,6 @@ impl SinusoidalView {
     /// The window of the table on screen, with its values.
     pub fn shown(&self, engine: &AppEngine) -> Option<HeatmapData> {
         self.heatmap.shown(engine)
-    }
-
-    pub fn ui(
-        &mut self,
-        ui: &mut egui::Ui,
-        shared: &SharedParams,
-        colormap: Colormap,
-        engine: &AppEngine,
-        status: &mut Status,
-    ) {
-        let params = shared.sinusoidal();
-        let spec = TableSpec::Sinusoidal(params);
-        let curve_height = if self.selected_column.is_some() {
-            200.0
-        } else {
-            0.0
-        };
-        let height = (ui.available_height() - curve_height).max(200.0);
-        let width = ui.available_width();
-        ui.allocate_ui(egui::vec2(width, height), |ui| {
-            let response = self.heatmap.ui(
-                ui,
-                "sinusoidal_table",
-                &spec,
-                0,
-                ("dimension", "position (row)"),
-                colormap,
-                engine,
-                status,
-            );
-            if let Some(response) = response {
-                if let Some((row, col)) = response.hovered {
-                    let text = hover_text(&params, row, col);
-                    response.response.clone().on_hover_text_at_pointer(text);
-                }
-                if let Some((_, col)) = response.clicked {
-                    self.selected_column = Some(col);
-                }
-            }
-        });
-        if let Some(col) = self.selected_column.filter(|&c| c < params.dim) {
-            self.column_ui(ui, &params, col, engine);
-        }
     }
 
     /// Column `col` against position, with its wavelength marked.
@@ -145,4 +100,44 @@ fn hover_text(params: &SinusoidalParams, row: usize, col: usize) -> String {
         if is_cos { "cos" } else { "sin" },
         std::f64::consts::TAU / frequency
     )
+}
+
+impl View for SinusoidalView {
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        let (shared, colormap, engine) = (ctx.shared, ctx.colormap, ctx.engine);
+        let status = &mut *ctx.status;
+        let params = shared.sinusoidal();
+        let spec = TableSpec::Sinusoidal(params);
+        let curve_height = if self.selected_column.is_some() {
+            200.0
+        } else {
+            0.0
+        };
+        let height = (ui.available_height() - curve_height).max(200.0);
+        let width = ui.available_width();
+        ui.allocate_ui(egui::vec2(width, height), |ui| {
+            let response = self.heatmap.ui(
+                ui,
+                "sinusoidal_table",
+                &spec,
+                0,
+                ("dimension", "position (row)"),
+                colormap,
+                engine,
+                status,
+            );
+            if let Some(response) = response {
+                if let Some((row, col)) = response.hovered {
+                    let text = hover_text(&params, row, col);
+                    response.response.clone().on_hover_text_at_pointer(text);
+                }
+                if let Some((_, col)) = response.clicked {
+                    self.selected_column = Some(col);
+                }
+            }
+        });
+        if let Some(col) = self.selected_column.filter(|&c| c < params.dim) {
+            self.column_ui(ui, &params, col, engine);
+        }
+    }
 }
