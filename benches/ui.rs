@@ -1,5 +1,7 @@
 //! From a parameter change to the heatmap's new texture: the window at screen resolution
-//! (a 1024 x 768 pixel plot) computed on an engine, then colour-mapped into the egui texture.
+//! (a 1024 x 768 pixel plot) computed on an engine and colour-mapped into the egui texture
+//! (`cpu`, `gpu`: through main memory), or computed and colour-mapped on the device
+//! (`gpu_texture`, what the app does when it shares eframe's device).
 //! Goal: under 16 ms on a real GPU, under 100 ms on lavapipe.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -92,6 +94,24 @@ fn parameter_change_to_texture(c: &mut Criterion) {
                     };
                     texture.update(&ctx, &data, Colormap::Viridis, None);
                     black_box(texture.range())
+                })
+            });
+        }
+    }
+    // The app's own path on a shared device: table kernel, min/max and colour map all on the
+    // GPU, into the texture egui draws (only the two range values come back).
+    if let Ok(gpu) = GpuEngine::new_headless() {
+        let colors = Colormap::Viridis.lut();
+        for (case, spec) in &cases {
+            let window = screen_window(spec);
+            let mut heatmap = None;
+            group.bench_function(format!("{case}/gpu_texture"), |b| {
+                b.iter(|| {
+                    let rendered = gpu
+                        .render_heatmap(spec, &window, &colors, false, None, heatmap.take())
+                        .unwrap();
+                    black_box(rendered.range);
+                    heatmap = Some(rendered);
                 })
             });
         }

@@ -157,3 +157,41 @@ fn alibi_small_multiples_snapshot() {
     harness.run();
     harness.snapshot("views/alibi_small_multiples");
 }
+
+/// Storage in memory, as eframe's file storage behaves.
+#[derive(Default)]
+struct MemoryStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_owned(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn settings_survive_a_restart() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("ALiBi").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Heads")
+        .set_value_accesskit(12.0);
+    harness.run();
+    let mut storage = MemoryStorage::default();
+    eframe::App::save(harness.state_mut(), &mut storage);
+    let restored: poslab::app::AppState =
+        eframe::get_value(&storage, poslab::app::STATE_KEY).expect("the state was saved");
+    assert_eq!(restored, harness.state().state);
+    assert_eq!(
+        (restored.view, restored.shared.heads),
+        (poslab::views::ViewKind::Alibi, 12)
+    );
+}

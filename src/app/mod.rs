@@ -18,7 +18,7 @@ use params::{SharedParams, shared_params_ui};
 use status::Status;
 
 /// What is saved between runs.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AppState {
     pub view: ViewKind,
@@ -26,7 +26,8 @@ pub struct AppState {
     pub colormap: Colormap,
 }
 
-const STATE_KEY: &str = "poslab";
+/// The key the state is saved under.
+pub const STATE_KEY: &str = "poslab";
 
 pub struct PoslabApp {
     pub state: AppState,
@@ -97,8 +98,10 @@ impl PoslabApp {
                 ui.label(self.engine.description());
                 ui.separator();
             }
-            let table = self.state.shared;
-            ui.label(format!("table {} × {}", table.seq, table.dim));
+            if let Some(shape) = &self.status.last_table {
+                let sizes: Vec<String> = shape.iter().map(|n| n.to_string()).collect();
+                ui.label(format!("table {}", sizes.join(" × ")));
+            }
             if let Some((rows, cols)) = self.status.last_window {
                 ui.label(format!("(computed {rows} × {cols} on screen)"));
             }

@@ -6,13 +6,16 @@ use crate::engine::Window;
 
 #[derive(Default)]
 pub struct Status {
+    /// The shape of the last table drawn, and how much of it was computed.
+    pub last_table: Option<Vec<usize>>,
     pub last_window: Option<(usize, usize)>,
     pub last_compute: Option<Duration>,
     pub error: Option<String>,
 }
 
 impl Status {
-    pub fn computed(&mut self, window: &Window, took: Duration) {
+    pub fn computed(&mut self, table_shape: Vec<usize>, window: &Window, took: Duration) {
+        self.last_table = Some(table_shape);
         self.last_window = Some((window.rows.len(), window.cols.len()));
         self.last_compute = Some(took);
         self.error = None;

@@ -285,7 +285,7 @@ impl TableHeatmap {
                     self.range = heatmap.range;
                     self.gpu = Some((heatmap, id));
                     self.shown_window = Some((window.rows, window.cols));
-                    status.computed(window, started.elapsed());
+                    status.computed(spec.shape().unwrap_or_default(), window, started.elapsed());
                     return;
                 }
                 // Positions beyond 32 bits and the like: the CPU path below serves.
@@ -305,7 +305,7 @@ impl TableHeatmap {
                     self.range = self.texture.range();
                     self.data = Some(data);
                     self.shown_window = Some((window.rows, window.cols));
-                    status.computed(window, started.elapsed());
+                    status.computed(spec.shape().unwrap_or_default(), window, started.elapsed());
                 }
             }
             Ok((crate::engine::Table::Index(_), _)) => {}
