@@ -195,3 +195,41 @@ fn settings_survive_a_restart() {
         (poslab::views::ViewKind::Alibi, 12)
     );
 }
+
+#[test]
+fn patch_maps_follow_the_grid_and_the_query() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("2D patch maps").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Grid columns")
+        .set_value_accesskit(9.0);
+    harness.run();
+    let view = harness.state().patch_view();
+    let query = view.query;
+    let (qx, qy) = (query % 9, query / 9);
+    let euclidean = view.shown_map(0).expect("the left map is shown");
+    assert_eq!(euclidean.values.dim(), (14, 9));
+    for ((y, x), &d) in euclidean.values.indexed_iter() {
+        let expected = ((x as f64 - qx as f64).powi(2) + (y as f64 - qy as f64).powi(2)).sqrt();
+        assert!(
+            (d - expected).abs() < 1e-5,
+            "patch ({x}, {y}): {d} vs {expected}"
+        );
+    }
+    // The right map is head 0's 2D ALiBi: -m * distance with m = 2^-1 for 8 heads.
+    let alibi = view.shown_map(1).expect("the right map is shown");
+    for (&bias, &d) in alibi.values.iter().zip(euclidean.values.iter()) {
+        assert!((bias + 0.5 * d).abs() < 1e-5, "{bias} vs {d}");
+    }
+}
+
+#[test]
+fn patch_maps_view_snapshot() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("2D patch maps").click();
+    harness.run();
+    harness.snapshot("views/patch_maps");
+}

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::views::alibi::AlibiView;
 use crate::views::dot_decay::DotDecayView;
+use crate::views::patches::PatchView;
 use crate::views::sinusoidal::SinusoidalView;
 use crate::views::{View, ViewContext, ViewKind};
 use crate::widgets::colormap::Colormap;
@@ -35,6 +36,7 @@ pub struct PoslabApp {
     sinusoidal: SinusoidalView,
     dot_decay: DotDecayView,
     alibi: AlibiView,
+    patches: PatchView,
     status: Status,
     /// Whether the status bar names the adapter and shows timings (off for snapshot tests,
     /// where both differ from machine to machine).
@@ -53,6 +55,7 @@ impl PoslabApp {
             sinusoidal: SinusoidalView::default(),
             dot_decay: DotDecayView::default(),
             alibi: AlibiView::default(),
+            patches: PatchView::default(),
             status: Status::default(),
             show_machine_details: true,
         }
@@ -67,6 +70,11 @@ impl PoslabApp {
     /// The dot-decay curve the view shows now: `(offset, value)`.
     pub fn shown_dot_decay(&self) -> Option<&[[f64; 2]]> {
         self.dot_decay.shown_curve()
+    }
+
+    /// The patch maps' view, for tests.
+    pub fn patch_view(&self) -> &PatchView {
+        &self.patches
     }
 
     /// The sinusoidal table the view shows now (a window of it at screen resolution).
@@ -135,6 +143,7 @@ impl eframe::App for PoslabApp {
                 ViewKind::Sinusoidal => &mut self.sinusoidal,
                 ViewKind::DotDecay => &mut self.dot_decay,
                 ViewKind::Alibi => &mut self.alibi,
+                ViewKind::Patches => &mut self.patches,
             };
             let mut ctx = ViewContext {
                 shared: &self.state.shared,

@@ -2,6 +2,7 @@
 
 pub mod alibi;
 pub mod dot_decay;
+pub mod patches;
 pub mod sinusoidal;
 
 use serde::{Deserialize, Serialize};
@@ -32,16 +33,23 @@ pub enum ViewKind {
     Sinusoidal,
     DotDecay,
     Alibi,
+    Patches,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 3] = [ViewKind::Sinusoidal, ViewKind::DotDecay, ViewKind::Alibi];
+    pub const ALL: [ViewKind; 4] = [
+        ViewKind::Sinusoidal,
+        ViewKind::DotDecay,
+        ViewKind::Alibi,
+        ViewKind::Patches,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
             ViewKind::Sinusoidal => "Sinusoidal table",
             ViewKind::DotDecay => "Dot-product decay",
             ViewKind::Alibi => "ALiBi",
+            ViewKind::Patches => "2D patch maps",
         }
     }
 }

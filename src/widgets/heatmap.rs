@@ -98,6 +98,7 @@ pub fn heatmap_ui(
     texture: Option<egui::TextureId>,
     axis_labels: (&str, &str),
     full_size: (usize, usize),
+    highlight_row: Option<usize>,
 ) -> HeatmapResponse {
     let (rows_total, cols_total) = full_size;
     let plot = Plot::new(id)
@@ -127,6 +128,13 @@ pub fn heatmap_ui(
             let center = PlotPoint::new((x0 + x1) / 2.0, -(y0 + y1) / 2.0);
             let size = egui::vec2((x1 - x0) as f32, (y1 - y0) as f32);
             plot_ui.add(PlotImage::new("table", texture, center, size));
+        }
+        if let Some(row) = highlight_row {
+            let stroke = egui::Stroke::new(1.5, egui::Color32::WHITE);
+            for edge in [row, row + 1] {
+                plot_ui
+                    .hline(egui_plot::HLine::new("highlighted row", -(edge as f64)).stroke(stroke));
+            }
         }
         let cell = plot_ui.pointer_coordinate().and_then(|p| {
             let (row, col) = (-p.y, p.x);
@@ -207,6 +215,8 @@ pub struct TableHeatmap {
     range: (f64, f64),
     /// A range set by the caller, so that several heatmaps share one scale.
     pub fixed_range: Option<(f64, f64)>,
+    /// A row outlined on top of the table.
+    pub highlight_row: Option<usize>,
     computed_for: Option<ComputedFor>,
     visible: Option<(PlotBounds, egui::Vec2)>,
 }
@@ -348,7 +358,15 @@ impl TableHeatmap {
         };
         ui.scope_builder(egui::UiBuilder::new().max_rect(heatmap_rect), |ui| {
             if let Some(shown) = self.shown_window {
-                let response = heatmap_ui(ui, id, shown, texture, axis_labels, (rows, cols));
+                let response = heatmap_ui(
+                    ui,
+                    id,
+                    shown,
+                    texture,
+                    axis_labels,
+                    (rows, cols),
+                    self.highlight_row,
+                );
                 self.visible = Some((response.visible, response.size_px));
                 result = Some(response);
             }

@@ -1,0 +1,233 @@
+//! 2D patch maps for vision transformers: for a query patch (click one), what every other patch
+//! gets under a distance or 2D ALiBi, two methods side by side, and the full `[P, P]` matrix in
+//! raster order with the query's row outlined.
+
+use serde::{Deserialize, Serialize};
+
+use crate::app::engine::AppEngine;
+use crate::encoding::alibi::Alibi2dParams;
+use crate::encoding::grid::{DistanceMetric, GridParams};
+use crate::engine::{Strided, Table, TableSpec, Window};
+use crate::views::{View, ViewContext};
+use crate::widgets::colormap::Colormap;
+use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, TableHeatmap, heatmap_ui};
+
+/// What a patch map shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PatchMethod {
+    Euclidean,
+    Manhattan,
+    Chebyshev,
+    /// The 2D ALiBi bias of the selected head (CROMA).
+    Alibi2d,
+}
+
+impl PatchMethod {
+    const ALL: [PatchMethod; 4] = [
+        PatchMethod::Euclidean,
+        PatchMethod::Manhattan,
+        PatchMethod::Chebyshev,
+        PatchMethod::Alibi2d,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            PatchMethod::Euclidean => "Euclidean distance",
+            PatchMethod::Manhattan => "Manhattan distance",
+            PatchMethod::Chebyshev => "Chebyshev distance",
+            PatchMethod::Alibi2d => "2D ALiBi bias",
+        }
+    }
+
+    /// The `[P, P]` table of this method (one head of it for ALiBi).
+    fn spec(self, grid: GridParams, heads: usize, head: usize) -> TableSpec {
+        let distance = |metric| TableSpec::PatchDistance { grid, metric };
+        match self {
+            PatchMethod::Euclidean => distance(DistanceMetric::Euclidean),
+            PatchMethod::Manhattan => distance(DistanceMetric::Manhattan),
+            PatchMethod::Chebyshev => distance(DistanceMetric::Chebyshev),
+            PatchMethod::Alibi2d => TableSpec::Alibi2d {
+                params: Alibi2dParams { heads, grid },
+                head: Some(head),
+            },
+        }
+    }
+}
+
+pub struct PatchView {
+    pub grid: GridParams,
+    /// The query patch, in raster order.
+    pub query: usize,
+    pub methods: [PatchMethod; 2],
+    pub head: usize,
+    maps: [GridMap; 2],
+    matrix: TableHeatmap,
+}
+
+impl Default for PatchView {
+    fn default() -> Self {
+        Self {
+            grid: GridParams::default(),
+            query: 7 * 14 + 7,
+            methods: [PatchMethod::Euclidean, PatchMethod::Alibi2d],
+            head: 0,
+            maps: Default::default(),
+            matrix: TableHeatmap::default(),
+        }
+    }
+}
+
+impl PatchView {
+    /// The values of map `side` (0 or 1) as shown: `[grid_h, grid_w]`.
+    pub fn shown_map(&self, side: usize) -> Option<&HeatmapData> {
+        self.maps[side].data.as_ref()
+    }
+}
+
+impl View for PatchView {
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        let heads = ctx.shared.heads;
+        self.head = self.head.min(heads - 1);
+        ui.horizontal(|ui| {
+            ui.add(egui::Slider::new(&mut self.grid.grid_h, 1..=64).text("Grid rows"))
+                .on_hover_text("Patches down the image (14 for ViT-B/16 at 224 px)");
+            ui.add(egui::Slider::new(&mut self.grid.grid_w, 1..=64).text("Grid columns"))
+                .on_hover_text("Patches across the image");
+            ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("ALiBi head"))
+                .on_hover_text("The head whose 2D ALiBi bias the maps and the matrix show");
+        });
+        let patches = self.grid.patches();
+        self.query = self.query.min(patches - 1);
+        let (qx, qy) = self.grid.patch_xy(self.query);
+        ui.label(format!(
+            "Query patch {} at column {qx}, row {qy} (click a patch to move it). Raster order: patch k sits at column k % {}, row k / {}.",
+            self.query, self.grid.grid_w, self.grid.grid_w
+        ));
+        let full = ui.available_size();
+        let map_height = (full.y * 0.5).max(160.0);
+        ui.horizontal_top(|ui| {
+            for side in 0..2 {
+                ui.allocate_ui(egui::vec2(full.x / 2.0 - 8.0, map_height), |ui| {
+                    ui.vertical(|ui| {
+                        egui::ComboBox::from_label(["Left map", "Right map"][side])
+                            .selected_text(self.methods[side].label())
+                            .show_ui(ui, |ui| {
+                                for method in PatchMethod::ALL {
+                                    ui.selectable_value(
+                                        &mut self.methods[side],
+                                        method,
+                                        method.label(),
+                                    );
+                                }
+                            });
+                        let spec = self.methods[side].spec(self.grid, heads, self.head);
+                        if let Some(clicked) = self.maps[side].ui(
+                            ui,
+                            &format!("patch_map_{side}"),
+                            &spec,
+                            self.grid,
+                            self.query,
+                            ctx.colormap,
+                            ctx.engine,
+                        ) {
+                            self.query = clicked;
+                        }
+                    });
+                });
+            }
+        });
+        ui.separator();
+        ui.label(format!(
+            "The full [P, P] matrix of {}; the query's row is outlined",
+            self.methods[0].label()
+        ));
+        let spec = self.methods[0].spec(self.grid, heads, self.head);
+        self.matrix.highlight_row = Some(self.query);
+        let grid = self.grid;
+        if let Some(response) = self.matrix.ui(
+            ui,
+            "patch_matrix",
+            &spec,
+            0,
+            ("key patch j", "query patch i"),
+            ctx.colormap,
+            ctx.engine,
+            ctx.status,
+        ) && let Some((i, j)) = response.hovered
+        {
+            let (ix, iy) = grid.patch_xy(i);
+            let (jx, jy) = grid.patch_xy(j);
+            response.response.clone().on_hover_text_at_pointer(format!(
+                "query patch {i} (column {ix}, row {iy}), key patch {j} (column {jx}, row {jy})\nraster order: patch k at column k % {w}, row k / {w}",
+                w = grid.grid_w
+            ));
+        }
+    }
+}
+
+/// One query's row of a `[P, P]` table, laid out as the patch grid.
+#[derive(Default)]
+struct GridMap {
+    texture: HeatmapTexture,
+    data: Option<HeatmapData>,
+    computed_for: Option<(TableSpec, usize, Colormap)>,
+}
+
+impl GridMap {
+    /// Draws the map; returns the patch clicked, if any.
+    #[allow(clippy::too_many_arguments)]
+    fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        id: &str,
+        spec: &TableSpec,
+        grid: GridParams,
+        query: usize,
+        colormap: Colormap,
+        engine: &AppEngine,
+    ) -> Option<usize> {
+        let key = (spec.clone(), query, colormap);
+        if self.computed_for.as_ref() != Some(&key) {
+            let patches = grid.patches();
+            let window = Window {
+                heads: Strided::all(1),
+                rows: Strided {
+                    start: query,
+                    end: query + 1,
+                    step: 1,
+                },
+                cols: Strided::all(patches),
+            };
+            if let Ok((Table::Real(values), _)) = engine.compute_window(spec, &window)
+                && let Ok(values) = values.into_shape_with_order((grid.grid_h, grid.grid_w))
+            {
+                let data = HeatmapData {
+                    values,
+                    rows: Strided::all(grid.grid_h),
+                    cols: Strided::all(grid.grid_w),
+                };
+                self.texture.update(ui.ctx(), &data, colormap, None);
+                self.data = Some(data);
+            }
+            self.computed_for = Some(key);
+        }
+        let data = self.data.as_ref()?;
+        let response = heatmap_ui(
+            ui,
+            id,
+            (data.rows, data.cols),
+            self.texture.id(),
+            ("patch column x", "patch row y"),
+            (grid.grid_h, grid.grid_w),
+            None,
+        );
+        if let Some((y, x)) = response.hovered {
+            let patch = y * grid.grid_w + x;
+            let value = data.values[[y, x]];
+            response.response.clone().on_hover_text_at_pointer(format!(
+                "patch {patch} (column {x}, row {y}): {value:.6}\nclick to make it the query"
+            ));
+        }
+        response.clicked.map(|(y, x)| y * grid.grid_w + x)
+    }
+}
