@@ -34,3 +34,35 @@ fn sincos_2d(@builtin(global_invocation_id) id: vec3<u32>) {
     let sc = sin_cos_turns(turns(coordinate, constants[2u * k], constants[2u * k + 1u]));
     write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, (col / quarter) % 2u == 1u));
 }
+
+// d steps of a frequency, as a fraction of a turn, for a signed d.
+fn signed_turns(d: i32, f_hi: u32, f_lo: u32) -> u32 {
+    let t = turns(u32(abs(d)), f_hi, f_lo);
+    return select(t, 0u - t, d < 0);
+}
+
+// Patch similarity: the mean over `dim` frequency pairs of cos(fx dx + fy dy), where (dx, dy)
+// is the offset between the patches. constants: per pair, fx then fy as turns (hi, lo).
+@compute @workgroup_size(16, 16, 1)
+fn patch_similarity(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let query = table_row(id.y);
+    let key = table_col(id.x);
+    let dx = i32(query % params.grid_w) - i32(key % params.grid_w);
+    let dy = i32(query / params.grid_w) - i32(key / params.grid_w);
+    var sum = 0.0;
+    var carry = 0.0;
+    for (var i = 0u; i < params.dim; i++) {
+        let base = 4u * i;
+        // Adding fractions of a turn in integers is exact, wrap-around included.
+        let t = signed_turns(dx, constants[base], constants[base + 1u])
+            + signed_turns(dy, constants[base + 2u], constants[base + 3u]);
+        let term = sin_cos_turns(t).y - carry;
+        let next = sum + term;
+        carry = (next - sum) - term;
+        sum = next;
+    }
+    write_real(output_index(id.x, id.y, 0u), sum / f32(params.dim));
+}

@@ -233,3 +233,44 @@ fn patch_maps_view_snapshot() {
     harness.run();
     harness.snapshot("views/patch_maps");
 }
+
+#[test]
+fn patch_maps_show_rope_and_mae_similarities() {
+    use poslab::encoding::similarity2d::{self, PatchEncoding, PatchSimilarityParams};
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("2D patch maps").click();
+    harness.run();
+    for (item, encoding) in [
+        (
+            "MAE sin-cos similarity",
+            PatchEncoding::SinCos {
+                dim: 128,
+                base: 10_000.0,
+            },
+        ),
+        (
+            "axial RoPE similarity",
+            PatchEncoding::AxialRope {
+                dim: 128,
+                theta: 100.0,
+            },
+        ),
+    ] {
+        harness.get_by_label("Right map").click();
+        harness.run();
+        harness.get_by_label(item).click();
+        harness.run();
+        let view = harness.state().patch_view();
+        let grid = view.grid;
+        let expected = similarity2d::table(&PatchSimilarityParams { grid, encoding }).unwrap();
+        let shown = view.shown_map(1).expect("the right map is shown");
+        for (p, &value) in shown.values.iter().enumerate() {
+            let want = expected[[view.query, p]];
+            assert!(
+                (value - want).abs() < 2e-6,
+                "{item}, patch {p}: {value} vs {want}"
+            );
+        }
+    }
+}

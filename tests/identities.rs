@@ -316,6 +316,85 @@ fn axial_rope_is_mixed_rope_with_frequencies_on_one_axis_each() {
 }
 
 #[test]
+fn patch_similarities_are_mean_cosines_of_the_tables_themselves() {
+    use poslab::encoding::similarity2d::{self, PatchEncoding, PatchSimilarityParams};
+    let grid = GridParams {
+        grid_h: 3,
+        grid_w: 5,
+    };
+    let patches = grid.patches();
+    // MAE: PE[q]·PE[p] / (dim/2), from the sin-cos table's rows.
+    let mae = grid::sincos_2d(&SinCos2dParams {
+        grid,
+        dim: 16,
+        base: 10_000.0,
+    })
+    .unwrap();
+    let similarity = similarity2d::table(&PatchSimilarityParams {
+        grid,
+        encoding: PatchEncoding::SinCos {
+            dim: 16,
+            base: 10_000.0,
+        },
+    })
+    .unwrap();
+    for q in 0..patches {
+        assert!((similarity[[q, q]] - 1.0).abs() < 1e-12);
+        for p in 0..patches {
+            let by_rows = mae.row(q).dot(&mae.row(p)) / 8.0;
+            assert!((similarity[[q, p]] - by_rows).abs() < 1e-12, "({q}, {p})");
+        }
+    }
+    // RoPE, axial and mixed: the mean cosine of the angle differences of the angle tables.
+    let axial = AxialParams {
+        grid,
+        dim: 16,
+        theta: 100.0,
+    };
+    let freqs = similarity2d::random_mixed_freqs(16, 100.0, 7).unwrap();
+    for (angles, encoding) in [
+        (
+            rope2d::axial_angles(&axial).unwrap(),
+            PatchEncoding::AxialRope {
+                dim: 16,
+                theta: 100.0,
+            },
+        ),
+        (
+            rope2d::mixed_angles(&grid, freqs.view()).unwrap(),
+            PatchEncoding::MixedRope {
+                freqs: freqs.clone(),
+            },
+        ),
+    ] {
+        let table = similarity2d::table(&PatchSimilarityParams { grid, encoding }).unwrap();
+        assert_eq!(table, table.t());
+        for q in 0..patches {
+            for p in 0..patches {
+                let n = angles.ncols() as f64;
+                let mean: f64 = angles
+                    .row(q)
+                    .iter()
+                    .zip(angles.row(p))
+                    .map(|(a, b)| (a - b).cos())
+                    .sum::<f64>()
+                    / n;
+                assert!((table[[q, p]] - mean).abs() < 1e-12);
+            }
+        }
+    }
+    // rope-vit's initialisation: the two halves a quarter turn apart, magnitudes theta^(-4k/dim).
+    for k in 0..4 {
+        let (a, b) = (
+            (freqs[[0, k]], freqs[[1, k]]),
+            (freqs[[0, 4 + k]], freqs[[1, 4 + k]]),
+        );
+        assert!((a.0 * b.0 + a.1 * b.1).abs() < 1e-12);
+        assert!((a.0.hypot(a.1) - 100f64.powf(-((4 * k) as f64) / 16.0)).abs() < 1e-12);
+    }
+}
+
+#[test]
 fn relative_indices_mirror_around_the_diagonal() {
     let clip = relative::relative_clip(&RelativeClipParams {
         seq: 30,

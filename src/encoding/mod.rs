@@ -10,6 +10,7 @@ pub mod grid;
 pub mod relative;
 pub mod rope;
 pub mod rope2d;
+pub mod similarity2d;
 pub mod sinusoidal;
 pub mod torch_f32;
 

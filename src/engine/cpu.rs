@@ -7,7 +7,9 @@ use rayon::prelude::*;
 use super::{EngineError, Table, TableSpec, Window};
 use crate::encoding::sinusoidal::SinusoidalValues;
 use crate::encoding::torch_f32::{self, Arithmetic};
-use crate::encoding::{ParamError, alibi, binary, grid, relative, rope, rope2d, sinusoidal};
+use crate::encoding::{
+    ParamError, alibi, binary, grid, relative, rope, rope2d, similarity2d, sinusoidal,
+};
 
 /// Computes `spec` after checking its parameters and that it fits in available memory.
 pub fn compute(spec: &TableSpec) -> Result<Table, EngineError> {
@@ -52,6 +54,7 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         TableSpec::T5Buckets(p) => Table::Index(relative::t5_buckets(p)?.into_dyn()),
         TableSpec::RelativeClip(p) => Table::Index(relative::relative_clip(p)?.into_dyn()),
         TableSpec::Binary(p) => real(binary::table(p)?.into_dyn()),
+        TableSpec::PatchSimilarity(p) => real(similarity2d::table(p)?.into_dyn()),
     })
 }
 
@@ -237,6 +240,10 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             Values::Index(Box::new(move |_, i, j| p.index(j as i64 - i as i64)))
         }
         TableSpec::Binary(p) => real(Box::new(move |_, row, bit| p.value(row, bit))),
+        TableSpec::PatchSimilarity(p) => {
+            let pairs = p.frequency_pairs();
+            real(Box::new(move |_, query, key| p.value(&pairs, query, key)))
+        }
     }
 }
 

@@ -15,6 +15,7 @@ use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::rope::{RopeLayout, RopeParams};
 use crate::encoding::rope2d::AxialParams;
+use crate::encoding::similarity2d::PatchSimilarityParams;
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::encoding::{self, ParamError};
 
@@ -67,6 +68,8 @@ pub enum TableSpec {
     T5Buckets(T5BucketParams),
     RelativeClip(RelativeClipParams),
     Binary(BinaryParams),
+    /// `[P, P]` similarity of a 2D encoding between patches (drawn by the app).
+    PatchSimilarity(PatchSimilarityParams),
 }
 
 /// What kind of numbers a table holds.
@@ -125,6 +128,7 @@ impl TableSpec {
             TableSpec::T5Buckets(p) => p.validate(),
             TableSpec::RelativeClip(p) => p.validate(),
             TableSpec::Binary(p) => p.validate(),
+            TableSpec::PatchSimilarity(p) => p.validate(),
         }
     }
 
@@ -147,6 +151,7 @@ impl TableSpec {
             TableSpec::T5Buckets(_) => "t5-buckets",
             TableSpec::RelativeClip(_) => "relative-clip",
             TableSpec::Binary(_) => "binary",
+            TableSpec::PatchSimilarity(_) => "patch-similarity",
         }
     }
 
@@ -172,7 +177,9 @@ impl TableSpec {
             TableSpec::AlibiSlopes { .. } => "--heads",
             TableSpec::Alibi { .. } => "--seq or --heads (or pick one with --head)",
             TableSpec::Alibi2d { .. } => "--grid-h, --grid-w or --heads (or pick one with --head)",
-            TableSpec::PatchDistance { .. } => "--grid-h or --grid-w",
+            TableSpec::PatchDistance { .. } | TableSpec::PatchSimilarity(_) => {
+                "--grid-h or --grid-w"
+            }
             TableSpec::SinCos2d(_) | TableSpec::Rope2dAxial(_) => "--grid-h, --grid-w or --dim",
             TableSpec::Rope2dMixed { .. } => "--grid-h, --grid-w or the --freqs array",
         }
@@ -206,6 +213,7 @@ impl TableSpec {
             TableSpec::T5Buckets(p) => square(p.seq),
             TableSpec::RelativeClip(p) => square(p.seq),
             TableSpec::Binary(p) => Some(vec![p.seq, p.dim]),
+            TableSpec::PatchSimilarity(p) => square(patches(&p.grid)?),
         }?;
         shape
             .iter()

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::engine::AppEngine;
 use crate::encoding::alibi::Alibi2dParams;
 use crate::encoding::grid::{DistanceMetric, GridParams};
+use crate::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams, random_mixed_freqs};
 use crate::engine::{Strided, Table, TableSpec, Window};
 use crate::views::{View, ViewContext};
 use crate::widgets::colormap::Colormap;
@@ -20,14 +21,23 @@ pub enum PatchMethod {
     Chebyshev,
     /// The 2D ALiBi bias of the selected head (CROMA).
     Alibi2d,
+    /// Axial RoPE similarity (rope-vit, theta 100).
+    AxialRope,
+    /// Mixed RoPE similarity, frequencies from rope-vit's random initialisation.
+    MixedRope,
+    /// MAE 2D sin-cos similarity.
+    SinCos,
 }
 
 impl PatchMethod {
-    const ALL: [PatchMethod; 4] = [
+    const ALL: [PatchMethod; 7] = [
         PatchMethod::Euclidean,
         PatchMethod::Manhattan,
         PatchMethod::Chebyshev,
         PatchMethod::Alibi2d,
+        PatchMethod::AxialRope,
+        PatchMethod::MixedRope,
+        PatchMethod::SinCos,
     ];
 
     fn label(self) -> &'static str {
@@ -36,13 +46,37 @@ impl PatchMethod {
             PatchMethod::Manhattan => "Manhattan distance",
             PatchMethod::Chebyshev => "Chebyshev distance",
             PatchMethod::Alibi2d => "2D ALiBi bias",
+            PatchMethod::AxialRope => "axial RoPE similarity",
+            PatchMethod::MixedRope => "mixed RoPE similarity",
+            PatchMethod::SinCos => "MAE sin-cos similarity",
         }
     }
 
     /// The `[P, P]` table of this method (one head of it for ALiBi).
-    fn spec(self, grid: GridParams, heads: usize, head: usize) -> TableSpec {
+    fn spec(
+        self,
+        grid: GridParams,
+        heads: usize,
+        head: usize,
+        encoding: &EncodingSettings,
+    ) -> TableSpec {
         let distance = |metric| TableSpec::PatchDistance { grid, metric };
+        let similarity =
+            |encoding| TableSpec::PatchSimilarity(PatchSimilarityParams { grid, encoding });
+        let dim = encoding.dim;
         match self {
+            PatchMethod::AxialRope => similarity(PatchEncoding::AxialRope {
+                dim,
+                theta: ROPE_VIT_THETA,
+            }),
+            PatchMethod::MixedRope => similarity(PatchEncoding::MixedRope {
+                freqs: random_mixed_freqs(dim, ROPE_VIT_THETA, encoding.seed)
+                    .unwrap_or_else(|_| ndarray::Array2::zeros((2, 1))),
+            }),
+            PatchMethod::SinCos => similarity(PatchEncoding::SinCos {
+                dim,
+                base: encoding.base,
+            }),
             PatchMethod::Euclidean => distance(DistanceMetric::Euclidean),
             PatchMethod::Manhattan => distance(DistanceMetric::Manhattan),
             PatchMethod::Chebyshev => distance(DistanceMetric::Chebyshev),
@@ -54,12 +88,25 @@ impl PatchMethod {
     }
 }
 
+/// rope-vit's frequency base.
+const ROPE_VIT_THETA: f64 = 100.0;
+
+/// What the similarity methods take from the shared parameters and the view's own controls.
+struct EncodingSettings {
+    /// The head dimension, rounded down to a multiple of 4.
+    dim: usize,
+    base: f64,
+    seed: u64,
+}
+
 pub struct PatchView {
     pub grid: GridParams,
     /// The query patch, in raster order.
     pub query: usize,
     pub methods: [PatchMethod; 2],
     pub head: usize,
+    /// Seed of the mixed RoPE frequencies' random initialisation.
+    pub seed: u64,
     maps: [GridMap; 2],
     matrix: TableHeatmap,
 }
@@ -71,6 +118,7 @@ impl Default for PatchView {
             query: 7 * 14 + 7,
             methods: [PatchMethod::Euclidean, PatchMethod::Alibi2d],
             head: 0,
+            seed: 0,
             maps: Default::default(),
             matrix: TableHeatmap::default(),
         }
@@ -95,7 +143,14 @@ impl View for PatchView {
                 .on_hover_text("Patches across the image");
             ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("ALiBi head"))
                 .on_hover_text("The head whose 2D ALiBi bias the maps and the matrix show");
+            ui.add(egui::DragValue::new(&mut self.seed).prefix("seed "))
+                .on_hover_text("Seed of the random initialisation of the mixed RoPE frequencies (rope-vit init_random_2d_freqs, with our own generator)");
         });
+        let encoding = EncodingSettings {
+            dim: (ctx.shared.dim / 4 * 4).max(4),
+            base: ctx.shared.base,
+            seed: self.seed,
+        };
         let patches = self.grid.patches();
         self.query = self.query.min(patches - 1);
         let (qx, qy) = self.grid.patch_xy(self.query);
@@ -120,7 +175,7 @@ impl View for PatchView {
                                     );
                                 }
                             });
-                        let spec = self.methods[side].spec(self.grid, heads, self.head);
+                        let spec = self.methods[side].spec(self.grid, heads, self.head, &encoding);
                         if let Some(clicked) = self.maps[side].ui(
                             ui,
                             &format!("patch_map_{side}"),
@@ -141,7 +196,7 @@ impl View for PatchView {
             "The full [P, P] matrix of {}; the query's row is outlined",
             self.methods[0].label()
         ));
-        let spec = self.methods[0].spec(self.grid, heads, self.head);
+        let spec = self.methods[0].spec(self.grid, heads, self.head, &encoding);
         self.matrix.highlight_row = Some(self.query);
         let grid = self.grid;
         if let Some(response) = self.matrix.ui(

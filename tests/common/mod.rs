@@ -9,6 +9,7 @@ use poslab::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use poslab::encoding::relative::{RelativeClipParams, T5BucketParams};
 use poslab::encoding::rope::{RopeLayout, RopeParams};
 use poslab::encoding::rope2d::AxialParams;
+use poslab::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams};
 use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use poslab::engine::{Strided, TableSpec, Window};
 
@@ -112,6 +113,29 @@ pub fn every_kind() -> Vec<TableSpec> {
             seq: 33,
             dim: 9,
             start: 1000,
+        }),
+        TableSpec::PatchSimilarity(PatchSimilarityParams {
+            grid,
+            encoding: PatchEncoding::AxialRope {
+                dim: 16,
+                theta: 100.0,
+            },
+        }),
+        TableSpec::PatchSimilarity(PatchSimilarityParams {
+            grid,
+            encoding: PatchEncoding::SinCos {
+                dim: 24,
+                base: 10_000.0,
+            },
+        }),
+        TableSpec::PatchSimilarity(PatchSimilarityParams {
+            grid: GridParams {
+                grid_h: 9,
+                grid_w: 11,
+            },
+            encoding: PatchEncoding::MixedRope {
+                freqs: poslab::encoding::similarity2d::random_mixed_freqs(32, 100.0, 3).unwrap(),
+            },
         }),
     ]
 }

@@ -878,6 +878,27 @@ impl Plan {
                     },
                 )
             },
+            TableSpec::PatchSimilarity(p) => {
+                let pairs = p.frequency_pairs();
+                plan(
+                    shaders::GRID,
+                    "patch_similarity",
+                    TILE_2D,
+                    pairs
+                        .iter()
+                        .flat_map(|&(fx, fy)| {
+                            let [a, b] = turns_per_step(fx);
+                            let [c, d] = turns_per_step(fy);
+                            [a, b, c, d]
+                        })
+                        .collect(),
+                    KernelParams {
+                        dim: pairs.len() as u32,
+                        grid_w: p.grid.grid_w as u32,
+                        ..Default::default()
+                    },
+                )
+            }
             TableSpec::Binary(p) => plan(
                 shaders::BINARY,
                 "binary_table",

@@ -1,0 +1,127 @@
+//! How alike two patches' positional encodings are: the `[P, P]` similarity of 2D encodings,
+//! each a mean of `cos(fx Δx + fy Δy)` over the encoding's frequency pairs, where `(Δx, Δy)` is
+//! the offset between the patches. That form is exact for all three encodings here: a RoPE
+//! score for equal content is the mean cosine of the angle differences, and the dot product of
+//! two sin-cos rows is a sum of cosines of phase differences.
+
+use ndarray::Array2;
+
+use super::grid::GridParams;
+use super::rope2d::{AxialParams, check_mixed_freqs_shape};
+use super::{ParamError, check_base, check_dim_multiple_of_4, fill_2d};
+
+/// The encoding whose similarity is measured.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatchEncoding {
+    /// rope-vit axial RoPE: pairs `(f_k, 0)` and `(0, f_k)`, `f_k = theta^(-4k/dim)`.
+    AxialRope { dim: usize, theta: f64 },
+    /// rope-vit mixed RoPE: pairs `(theta_x[k], theta_y[k])` from `[2, n]` frequencies.
+    MixedRope { freqs: Array2<f64> },
+    /// MAE 2D sin-cos: `PE[q]·PE[p] / (dim/2)`, pairs `(omega_k, 0)` and `(0, omega_k)`.
+    SinCos { dim: usize, base: f64 },
+}
+
+/// Parameters of a `[P, P]` patch similarity table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatchSimilarityParams {
+    pub grid: GridParams,
+    pub encoding: PatchEncoding,
+}
+
+impl PatchSimilarityParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        self.grid.validate()?;
+        match &self.encoding {
+            PatchEncoding::AxialRope { dim, theta } => {
+                check_dim_multiple_of_4("dim", *dim)?;
+                check_base("theta", *theta)
+            }
+            PatchEncoding::MixedRope { freqs } => check_mixed_freqs_shape(freqs.shape()),
+            PatchEncoding::SinCos { dim, base } => {
+                check_dim_multiple_of_4("dim", *dim)?;
+                check_base("base", *base)
+            }
+        }
+    }
+
+    /// The `(fx, fy)` frequency pairs, in radians per patch.
+    pub fn frequency_pairs(&self) -> Vec<(f64, f64)> {
+        let per_axis = |freqs: Vec<f64>| -> Vec<(f64, f64)> {
+            let along_x = freqs.iter().map(|&f| (f, 0.0));
+            let along_y = freqs.iter().map(|&f| (0.0, f));
+            along_x.chain(along_y).collect()
+        };
+        match &self.encoding {
+            PatchEncoding::AxialRope { dim, theta } => per_axis(
+                AxialParams {
+                    grid: self.grid,
+                    dim: *dim,
+                    theta: *theta,
+                }
+                .frequencies(),
+            ),
+            PatchEncoding::MixedRope { freqs } => freqs
+                .row(0)
+                .iter()
+                .zip(freqs.row(1))
+                .map(|(&x, &y)| (x, y))
+                .collect(),
+            PatchEncoding::SinCos { dim, base } => {
+                let quarter = dim / 4;
+                per_axis(
+                    (0..quarter)
+                        .map(|k| 1.0 / base.powf(k as f64 / quarter as f64))
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    /// The similarity of patches `query` and `key`.
+    pub fn value(&self, pairs: &[(f64, f64)], query: usize, key: usize) -> f64 {
+        let (qx, qy) = self.grid.patch_xy(query);
+        let (kx, ky) = self.grid.patch_xy(key);
+        let (dx, dy) = (qx as f64 - kx as f64, qy as f64 - ky as f64);
+        let sum: f64 = pairs
+            .iter()
+            .map(|&(fx, fy)| (fx * dx + fy * dy).cos())
+            .sum();
+        sum / pairs.len() as f64
+    }
+}
+
+/// The `[P, P]` table of similarities, 1 on the diagonal.
+pub fn table(params: &PatchSimilarityParams) -> Result<Array2<f64>, ParamError> {
+    params.validate()?;
+    let pairs = params.frequency_pairs();
+    let patches = params.grid.patches();
+    Ok(fill_2d(patches, patches, |q, k| params.value(&pairs, q, k)))
+}
+
+/// rope-vit's random initialisation of mixed frequencies for one head (`init_random_2d_freqs`),
+/// with a seeded generator of our own: magnitudes `theta^(-4k/dim)`, a random angle per pair, the
+/// second half turned a quarter turn from the first.
+pub fn random_mixed_freqs(dim: usize, theta: f64, seed: u64) -> Result<Array2<f64>, ParamError> {
+    check_dim_multiple_of_4("dim", dim)?;
+    check_base("theta", theta)?;
+    let quarter = dim / 4;
+    let mut state = seed;
+    let mut next_unit = || {
+        // splitmix64
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) as f64 / u64::MAX as f64
+    };
+    let angle = next_unit() * std::f64::consts::TAU;
+    let mut freqs = Array2::<f64>::zeros((2, 2 * quarter));
+    for k in 0..quarter {
+        let magnitude = 1.0 / theta.powf((4 * k) as f64 / dim as f64);
+        for (half, phase) in [(0, angle), (1, angle + std::f64::consts::FRAC_PI_2)] {
+            freqs[[0, half * quarter + k]] = magnitude * phase.cos();
+            freqs[[1, half * quarter + k]] = magnitude * phase.sin();
+        }
+    }
+    Ok(freqs)
+}
