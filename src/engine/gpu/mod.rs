@@ -674,11 +674,15 @@ const TILE_1D: [u32; 2] = [256, 1];
 impl Plan {
     /// The plan for a validated spec.
     pub(super) fn new(spec: &TableSpec, arith: Arithmetic) -> Self {
-        if arith == Arithmetic::TorchF32
-            && let Some(plan) = Self::torch_f32(spec)
-        {
-            return plan;
+        let exact = Self::exact(spec);
+        match arith {
+            Arithmetic::Exact => exact,
+            Arithmetic::TorchF32 => exact.in_torch_f32(spec),
         }
+    }
+
+    /// The plan in exact arithmetic.
+    fn exact(spec: &TableSpec) -> Self {
         let plan = |shader, entry, workgroup, constants, params| Plan {
             shader,
             entry,
@@ -914,75 +918,42 @@ impl Plan {
 }
 
 impl Plan {
-    /// The plan in PyTorch's float32 arithmetic, for the kinds that have one.
-    fn torch_f32(spec: &TableSpec) -> Option<Self> {
-        let plan = |shader, entry, constants, params| Plan {
-            shader,
-            entry,
-            workgroup: TILE_2D,
-            constants,
-            params,
-            first_head: 0,
-            index: false,
-        };
+    /// The same plan in PyTorch's float32 arithmetic, for the kinds that have one: the same
+    /// parameters with the torch kernels and their constants (see shaders/common/torch_f32.wgsl).
+    fn in_torch_f32(self, spec: &TableSpec) -> Self {
         let inv_freq = |dim: usize, base: f64| {
             rope::inv_freq(dim, base)
                 .map(|a| a.to_vec())
                 .unwrap_or_default()
         };
-        Some(match spec {
-            TableSpec::Sinusoidal(p) => plan(
-                shaders::SINUSOIDAL,
+        let (entry, constants) = match spec {
+            TableSpec::Sinusoidal(p) => (
                 "sinusoidal_table_torch",
                 torch_f32_constants(p.frequencies().as_slice().unwrap_or(&[])),
-                KernelParams {
-                    flags: u32::from(p.layout == SinusoidalLayout::Split),
-                    position_start: p.start as u32,
-                    dim: p.dim as u32,
-                    ..Default::default()
-                },
             ),
             // The f32 frequencies themselves: the high part alone.
-            TableSpec::RopeInvFreq { dim, base } => Plan {
-                workgroup: TILE_1D,
-                ..plan(
-                    shaders::ROPE,
-                    "constants_table",
-                    inv_freq(*dim, *base)
-                        .iter()
-                        .flat_map(|&t| [(t as f32).to_bits(), 0])
-                        .collect(),
-                    KernelParams::default(),
-                )
-            },
-            TableSpec::RopeAngles(p) => plan(
-                shaders::ROPE,
+            TableSpec::RopeInvFreq { dim, base } => (
+                "constants_table",
+                inv_freq(*dim, *base)
+                    .iter()
+                    .flat_map(|&t| [(t as f32).to_bits(), 0])
+                    .collect(),
+            ),
+            TableSpec::RopeAngles(p) => (
                 "rope_angles_torch",
                 torch_f32_constants(&inv_freq(p.dim, p.base)),
-                KernelParams {
-                    position_start: p.start as u32,
-                    dim: p.dim as u32,
-                    ..Default::default()
-                },
             ),
-            TableSpec::RopeApply {
-                input,
-                layout,
-                base,
-                start,
-            } => plan(
-                shaders::ROPE,
+            TableSpec::RopeApply { input, base, .. } => (
                 "rope_apply_torch",
                 torch_f32_constants(&inv_freq(input.ncols(), *base)),
-                KernelParams {
-                    flags: u32::from(*layout == RopeLayout::Half),
-                    position_start: *start as u32,
-                    dim: input.ncols() as u32,
-                    ..Default::default()
-                },
             ),
-            _ => return None,
-        })
+            _ => return self,
+        };
+        Plan {
+            entry,
+            constants,
+            ..self
+        }
     }
 }
 
