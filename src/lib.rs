@@ -3,7 +3,8 @@
 //! Data flows one way: parameters ([`encoding`]) → an engine ([`engine`]) → a table →
 //! a file ([`export`]). The command line in [`cli`] drives that flow; [`import`] reads the
 //! arrays some tables take as input; [`bench`] times the engines. The desktop app lives in
-//! [`app`], its views in [`views`] and its drawing pieces in [`widgets`].
+//! [`app`], its views in [`views`], its drawing pieces in [`widgets`] and the geometry of its
+//! 3D views in [`scene`].
 
 pub use eframe::egui;
 
@@ -14,5 +15,6 @@ pub mod encoding;
 pub mod engine;
 pub mod export;
 pub mod import;
+pub mod scene;
 pub mod views;
 pub mod widgets;

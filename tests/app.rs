@@ -274,3 +274,81 @@ fn patch_maps_show_rope_and_mae_similarities() {
         }
     }
 }
+
+#[test]
+fn corkscrew_view_snapshot() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("RoPE corkscrew (3D)").click();
+    harness.run();
+    harness.snapshot("views/corkscrew");
+}
+
+#[test]
+fn a_locked_offset_keeps_the_score() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("RoPE corkscrew (3D)").click();
+    harness.run();
+    // A random query and key, so that the score is no special value.
+    harness.get_by_label("Query q").click();
+    harness.run();
+    harness.get_by_label("random").click();
+    harness.run();
+    let view = harness.state().corkscrew_view();
+    let (m, n) = (view.query_position, view.key_position);
+    let score = view.shown_score().expect("a score is shown");
+    harness.get_by_label("Lock the offset").click();
+    harness.run();
+    for target in [100.0, 511.0, 300.0, 9.0] {
+        harness
+            .get_by_role_and_label(Role::Slider, "Query position m")
+            .set_value_accesskit(target);
+        harness.run();
+        let view = harness.state().corkscrew_view();
+        assert_eq!(view.query_position, target as u64);
+        assert_eq!(
+            view.query_position as i64 - view.key_position as i64,
+            m as i64 - n as i64
+        );
+        let moved = view.shown_score().unwrap();
+        assert!(
+            (moved - score).abs() <= 1e-6,
+            "m = {target}: {moved} vs {score}"
+        );
+    }
+    // Unlocked, moving the query alone changes the score.
+    harness.get_by_label("Lock the offset").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Query position m")
+        .set_value_accesskit(200.0);
+    harness.run();
+    let view = harness.state().corkscrew_view();
+    assert_eq!(view.key_position, 1);
+    assert!((view.shown_score().unwrap() - score).abs() > 1e-3);
+}
+
+#[test]
+fn the_corkscrew_draws_the_chosen_pairs() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("RoPE corkscrew (3D)").click();
+    harness.run();
+    let pairs: Vec<usize> = harness
+        .state()
+        .corkscrew_view()
+        .scene()
+        .expect("a scene is drawn")
+        .helices
+        .iter()
+        .map(|helix| helix.pair)
+        .collect();
+    assert_eq!(pairs, vec![0, 8, 16, 24, 32, 40, 48, 56]);
+    harness.get_by_label("half").click();
+    harness.run();
+    assert_eq!(
+        harness.state().corkscrew_view().layout,
+        poslab::encoding::rope::RopeLayout::Half
+    );
+}

@@ -9,6 +9,7 @@ use eframe::egui_wgpu;
 use serde::{Deserialize, Serialize};
 
 use crate::views::alibi::AlibiView;
+use crate::views::corkscrew::CorkscrewView;
 use crate::views::dot_decay::DotDecayView;
 use crate::views::patches::PatchView;
 use crate::views::sinusoidal::SinusoidalView;
@@ -37,7 +38,9 @@ pub struct PoslabApp {
     dot_decay: DotDecayView,
     alibi: AlibiView,
     patches: PatchView,
-    status: Status,
+    corkscrew: CorkscrewView,
+    /// One status per view, so that switching views shows each view's own facts.
+    statuses: Vec<Status>,
     /// Whether the status bar names the adapter and shows timings (off for snapshot tests,
     /// where both differ from machine to machine).
     show_machine_details: bool,
@@ -56,7 +59,8 @@ impl PoslabApp {
             dot_decay: DotDecayView::default(),
             alibi: AlibiView::default(),
             patches: PatchView::default(),
-            status: Status::default(),
+            corkscrew: CorkscrewView::default(),
+            statuses: ViewKind::ALL.iter().map(|_| Status::default()).collect(),
             show_machine_details: true,
         }
     }
@@ -75,6 +79,11 @@ impl PoslabApp {
     /// The patch maps' view, for tests.
     pub fn patch_view(&self) -> &PatchView {
         &self.patches
+    }
+
+    /// The RoPE corkscrew's view, for tests.
+    pub fn corkscrew_view(&self) -> &CorkscrewView {
+        &self.corkscrew
     }
 
     /// The sinusoidal table the view shows now (a window of it at screen resolution).
@@ -100,28 +109,35 @@ impl PoslabApp {
             });
     }
 
+    fn status_index(&self) -> usize {
+        ViewKind::ALL
+            .iter()
+            .position(|&view| view == self.state.view)
+            .unwrap_or(0)
+    }
+
     fn status_bar_ui(&self, ui: &mut egui::Ui) {
+        let status = &self.statuses[self.status_index()];
         ui.horizontal(|ui| {
             if self.show_machine_details {
                 ui.label(self.engine.description());
                 ui.separator();
             }
-            if let Some(shape) = &self.status.last_table {
+            if let Some(scene) = &status.scene {
+                ui.label(scene);
+            }
+            if let Some(shape) = &status.last_table {
                 let sizes: Vec<String> = shape.iter().map(|n| n.to_string()).collect();
                 ui.label(format!("table {}", sizes.join(" × ")));
             }
-            if let Some((rows, cols)) = self.status.last_window {
+            if let Some((rows, cols)) = status.last_window {
                 ui.label(format!("(computed {rows} × {cols} on screen)"));
             }
-            if let Some(took) = self
-                .status
-                .last_compute
-                .filter(|_| self.show_machine_details)
-            {
+            if let Some(took) = status.last_compute.filter(|_| self.show_machine_details) {
                 ui.separator();
                 ui.label(format!("{:.1} ms", took.as_secs_f64() * 1e3));
             }
-            if let Some(error) = &self.status.error {
+            if let Some(error) = &status.error {
                 ui.separator();
                 ui.colored_label(ui.visuals().error_fg_color, error);
             }
@@ -138,18 +154,20 @@ impl eframe::App for PoslabApp {
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| self.side_panel_ui(ui));
             });
+        let status_index = self.status_index();
         egui::CentralPanel::default().show(ui, |ui| {
             let view: &mut dyn View = match self.state.view {
                 ViewKind::Sinusoidal => &mut self.sinusoidal,
                 ViewKind::DotDecay => &mut self.dot_decay,
                 ViewKind::Alibi => &mut self.alibi,
                 ViewKind::Patches => &mut self.patches,
+                ViewKind::Corkscrew => &mut self.corkscrew,
             };
             let mut ctx = ViewContext {
                 shared: &self.state.shared,
                 colormap: self.state.colormap,
                 engine: &self.engine,
-                status: &mut self.status,
+                status: &mut self.statuses[status_index],
             };
             view.ui(ui, &mut ctx);
         });

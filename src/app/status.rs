@@ -1,4 +1,5 @@
-//! The status bar's facts: which engine runs, the size of the last table, how long it took.
+//! The status bar's facts: which engine runs, the size of the last table (or what a 3D view
+//! drew), how long it took.
 
 use std::time::Duration;
 
@@ -10,6 +11,8 @@ pub struct Status {
     pub last_table: Option<Vec<usize>>,
     pub last_window: Option<(usize, usize)>,
     pub last_compute: Option<Duration>,
+    /// What a 3D view drew, in words.
+    pub scene: Option<String>,
     pub error: Option<String>,
 }
 
@@ -17,6 +20,13 @@ impl Status {
     pub fn computed(&mut self, table_shape: Vec<usize>, window: &Window, took: Duration) {
         self.last_table = Some(table_shape);
         self.last_window = Some((window.rows.len(), window.cols.len()));
+        self.last_compute = Some(took);
+        self.error = None;
+    }
+
+    /// A 3D scene was built.
+    pub fn built_scene(&mut self, description: String, took: Duration) {
+        self.scene = Some(description);
         self.last_compute = Some(took);
         self.error = None;
     }

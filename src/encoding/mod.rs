@@ -7,6 +7,7 @@
 pub mod alibi;
 pub mod binary;
 pub mod grid;
+pub mod random;
 pub mod relative;
 pub mod rope;
 pub mod rope2d;

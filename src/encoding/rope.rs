@@ -167,3 +167,51 @@ pub fn long_term_decay(dim: usize, base: f64, distances: &[f64]) -> Result<Vec<f
         })
         .collect())
 }
+
+/// One frequency pair's part of a RoPE attention score `q_m · k_n`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairScore {
+    /// The query's pair rotated to position `m`.
+    pub query: (f64, f64),
+    /// The key's pair rotated to position `n`.
+    pub key: (f64, f64),
+    /// Their dot product: this pair's term of the score.
+    pub score: f64,
+}
+
+/// The score `q_m · k_n` term by term: every pair of `query` rotated by `m θ_i` and of `key` by
+/// `n θ_i`, then multiplied. Evaluated from the two absolute positions, not from `m - n`, so
+/// that the relative-position property is something to observe, not something assumed.
+pub fn pair_scores(
+    query: &[f64],
+    key: &[f64],
+    layout: RopeLayout,
+    base: f64,
+    query_position: u64,
+    key_position: u64,
+) -> Result<Vec<PairScore>, ParamError> {
+    let dim = query.len();
+    if key.len() != dim {
+        return Err(ParamError::new(
+            "key",
+            format!("of length {}", key.len()),
+            format!("must have the query's length {dim}"),
+        ));
+    }
+    let theta = inv_freq(dim, base)?;
+    let (m, n) = (query_position as f64, key_position as f64);
+    Ok(theta
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            let (a, b) = layout.pair(i, dim);
+            let q = rotate_pair(query[a], query[b], m * t);
+            let k = rotate_pair(key[a], key[b], n * t);
+            PairScore {
+                query: q,
+                key: k,
+                score: q.0 * k.0 + q.1 * k.1,
+            }
+        })
+        .collect())
+}

@@ -105,16 +105,7 @@ pub fn random_mixed_freqs(dim: usize, theta: f64, seed: u64) -> Result<Array2<f6
     check_dim_multiple_of_4("dim", dim)?;
     check_base("theta", theta)?;
     let quarter = dim / 4;
-    let mut state = seed;
-    let mut next_unit = || {
-        // splitmix64
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) as f64 / u64::MAX as f64
-    };
-    let angle = next_unit() * std::f64::consts::TAU;
+    let angle = super::random::SplitMix64::new(seed).next_unit() * std::f64::consts::TAU;
     let mut freqs = Array2::<f64>::zeros((2, 2 * quarter));
     for k in 0..quarter {
         let magnitude = 1.0 / theta.powf((4 * k) as f64 / dim as f64);

@@ -1,6 +1,7 @@
 //! One file per view. A view draws; the engines compute what it asks for.
 
 pub mod alibi;
+pub mod corkscrew;
 pub mod dot_decay;
 pub mod patches;
 pub mod sinusoidal;
@@ -34,13 +35,15 @@ pub enum ViewKind {
     DotDecay,
     Alibi,
     Patches,
+    Corkscrew,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 4] = [
+    pub const ALL: [ViewKind; 5] = [
         ViewKind::Sinusoidal,
         ViewKind::DotDecay,
         ViewKind::Alibi,
+        ViewKind::Corkscrew,
         ViewKind::Patches,
     ];
 
@@ -50,6 +53,7 @@ impl ViewKind {
             ViewKind::DotDecay => "Dot-product decay",
             ViewKind::Alibi => "ALiBi",
             ViewKind::Patches => "2D patch maps",
+            ViewKind::Corkscrew => "RoPE corkscrew (3D)",
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Reusable drawing pieces: the heatmap with its colour bar, and the colour maps.
+//! Reusable drawing pieces: the heatmap with its colour bar, the colour maps, and the 3D canvas.
 
+pub mod canvas3d;
 pub mod colormap;
 pub mod heatmap;

@@ -39,9 +39,21 @@ pub const COLORMAP: ShaderSource = ShaderSource {
     source: include_str!("../../../shaders/colormap.wgsl"),
 };
 
+/// The RoPE corkscrew's render pipelines (the 3D canvas).
+pub const CORKSCREW: ShaderSource = ShaderSource {
+    label: "corkscrew.wgsl",
+    source: include_str!("../../../shaders/corkscrew.wgsl"),
+};
+
+/// The copy of an offscreen picture into egui's render pass.
+pub const BLIT: ShaderSource = ShaderSource {
+    label: "blit.wgsl",
+    source: include_str!("../../../shaders/blit.wgsl"),
+};
+
 /// Every module, for validation.
-pub const ALL: [ShaderSource; 9] = [
-    SINUSOIDAL, TOEPLITZ, ROPE, ALIBI, GRID, ROPE_2D, RELATIVE, BINARY, COLORMAP,
+pub const ALL: [ShaderSource; 11] = [
+    SINUSOIDAL, TOEPLITZ, ROPE, ALIBI, GRID, ROPE_2D, RELATIVE, BINARY, COLORMAP, CORKSCREW, BLIT,
 ];
 
 #[cfg(test)]

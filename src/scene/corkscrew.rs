@@ -1,0 +1,335 @@
+//! The RoPE corkscrew's geometry: each selected frequency pair rotates its part of a query
+//! vector by `p θ_i` at position `p`, which traced along the positions is a helix. Built in f64
+//! from RoPE's angles and handed to the GPU as f32.
+
+use std::ops::Range;
+
+use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
+
+use crate::encoding::rope::{RopeLayout, inv_freq, rotate_pair};
+use crate::encoding::{MAX_POSITION, ParamError, check_base, check_even_dim};
+
+/// The most helices drawn at once (and the size of the shader's per-helix arrays).
+pub const MAX_HELICES: usize = 64;
+/// The most positions drawn along the axis.
+pub const MAX_DRAWN_POSITIONS: usize = 65_536;
+/// Vertices a helix gets per turn when it turns faster than once in a few positions, so that
+/// fast pairs stay curves rather than zigzags between integer positions.
+const SAMPLES_PER_TURN: f64 = 24.0;
+/// At most this many vertices between two integer positions.
+const MAX_SUBSTEPS: usize = 16;
+/// The vertex budget: with more, helices fall back to integer positions only.
+const MAX_VERTICES: usize = 4 << 20;
+
+/// One vertex of a helix. Keep in sync with `HelixVertex` in `shaders/corkscrew.wgsl`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct HelixVertex {
+    /// `[p - first position, rotated a, rotated b]` for the pair `(a, b)` at position `p`.
+    pub position: [f32; 3],
+    /// Which helix of the scene (its index in [`CorkscrewScene::helices`]).
+    pub helix: u32,
+}
+
+/// What to draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CorkscrewParams<'a> {
+    pub dim: usize,
+    pub base: f64,
+    pub layout: RopeLayout,
+    /// Frequency indices, each below `dim / 2`.
+    pub pairs: &'a [usize],
+    pub first_position: u64,
+    pub position_count: usize,
+    /// The vector being rotated, of length `dim`.
+    pub query: &'a [f64],
+}
+
+/// One helix: a pair's rotation of the query along the drawn positions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Helix {
+    /// The frequency index `i`.
+    pub pair: usize,
+    /// `θ_i` in radians per position.
+    pub theta: f64,
+    /// The length of the query's pair: the helix's radius.
+    pub radius: f64,
+    /// Its vertices in [`CorkscrewScene::vertices`].
+    pub vertices: Range<usize>,
+    /// Vertices per position step.
+    pub substeps: usize,
+}
+
+/// Every helix's vertices, one line strip per helix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CorkscrewScene {
+    pub vertices: Vec<HelixVertex>,
+    pub helices: Vec<Helix>,
+    pub first_position: u64,
+    pub position_count: usize,
+    /// The largest radius (1 when every pair of the query is zero).
+    pub max_radius: f64,
+}
+
+impl CorkscrewParams<'_> {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check_even_dim("dim", self.dim)?;
+        check_base("base", self.base)?;
+        if self.query.len() != self.dim {
+            return Err(ParamError::new(
+                "query",
+                format!("of length {}", self.query.len()),
+                format!("must have length dim = {}", self.dim),
+            ));
+        }
+        if self.pairs.is_empty() || self.pairs.len() > MAX_HELICES {
+            return Err(ParamError::new(
+                "pairs",
+                format!("({} of them)", self.pairs.len()),
+                format!("1 to {MAX_HELICES} pairs can be drawn at once"),
+            ));
+        }
+        if let Some(&pair) = self.pairs.iter().find(|&&p| p >= self.dim / 2) {
+            return Err(ParamError::new(
+                "pairs",
+                pair,
+                format!(
+                    "pairs run from 0 to {} for dim {}",
+                    self.dim / 2 - 1,
+                    self.dim
+                ),
+            ));
+        }
+        if !(1..=MAX_DRAWN_POSITIONS).contains(&self.position_count) {
+            return Err(ParamError::new(
+                "positions",
+                self.position_count,
+                format!("1 to {MAX_DRAWN_POSITIONS} positions can be drawn"),
+            ));
+        }
+        if self.first_position + self.position_count as u64 - 1 > MAX_POSITION {
+            return Err(ParamError::new(
+                "start",
+                self.first_position,
+                format!(
+                    "the last position must stay below 2^53 = {}",
+                    MAX_POSITION + 1
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Builds the helices.
+pub fn build(params: &CorkscrewParams<'_>) -> Result<CorkscrewScene, ParamError> {
+    params.validate()?;
+    let theta = inv_freq(params.dim, params.base)?;
+    let steps = params.position_count - 1;
+    let mut substeps: Vec<usize> = params
+        .pairs
+        .iter()
+        .map(|&i| {
+            let per_position = theta[i] * SAMPLES_PER_TURN / std::f64::consts::TAU;
+            (per_position.ceil() as usize).clamp(1, MAX_SUBSTEPS)
+        })
+        .collect();
+    let count = |substeps: &[usize]| substeps.iter().map(|s| steps * s + 1).sum::<usize>();
+    if count(&substeps) > MAX_VERTICES {
+        substeps.fill(1);
+    }
+
+    let helices: Vec<Helix> = {
+        let mut next = 0;
+        params
+            .pairs
+            .iter()
+            .zip(&substeps)
+            .map(|(&pair, &substeps)| {
+                let (a, b) = params.layout.pair(pair, params.dim);
+                let len = steps * substeps + 1;
+                let helix = Helix {
+                    pair,
+                    theta: theta[pair],
+                    radius: params.query[a].hypot(params.query[b]),
+                    vertices: next..next + len,
+                    substeps,
+                };
+                next += len;
+                helix
+            })
+            .collect()
+    };
+    let per_helix: Vec<Vec<HelixVertex>> = helices
+        .par_iter()
+        .enumerate()
+        .map(|(index, helix)| {
+            let (a, b) = params.layout.pair(helix.pair, params.dim);
+            let (qa, qb) = (params.query[a], params.query[b]);
+            (0..helix.vertices.len())
+                .map(|k| {
+                    let (step, sub) = (k / helix.substeps, k % helix.substeps);
+                    let position = (params.first_position + step as u64) as f64;
+                    let fraction = sub as f64 / helix.substeps as f64;
+                    // At integer positions this is exactly RoPE's angle `p θ_i`; in between, the
+                    // curve the rotation sweeps.
+                    let angle = position * helix.theta + fraction * helix.theta;
+                    let (x, y) = rotate_pair(qa, qb, angle);
+                    HelixVertex {
+                        position: [(step as f64 + fraction) as f32, x as f32, y as f32],
+                        helix: index as u32,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let max_radius = helices.iter().map(|h| h.radius).fold(0.0, f64::max);
+    Ok(CorkscrewScene {
+        vertices: per_helix.concat(),
+        helices,
+        first_position: params.first_position,
+        position_count: params.position_count,
+        max_radius: if max_radius > 0.0 { max_radius } else { 1.0 },
+    })
+}
+
+/// How the scene sits in the world: positions along x, helices stacked along y (the first
+/// selected pair on top), each turning in its own `(y, z)` plane, the largest radius 1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SceneLayout {
+    /// World x of position step 0, and world units per position.
+    pub x_offset: f32,
+    pub x_scale: f32,
+    /// Divides every rotated pair so that the largest radius is 1.
+    pub radius_scale: f32,
+    /// World distance between two helices' axes.
+    pub spacing: f32,
+    pub helix_count: usize,
+}
+
+impl SceneLayout {
+    pub fn of(scene: &CorkscrewScene) -> Self {
+        let helix_count = scene.helices.len().max(1);
+        let spacing = 2.6;
+        let length = (helix_count as f32 * spacing * 1.8).max(12.0);
+        let steps = scene.position_count.saturating_sub(1).max(1) as f32;
+        Self {
+            x_offset: -length / 2.0,
+            x_scale: length / steps,
+            radius_scale: (1.0 / scene.max_radius) as f32,
+            spacing,
+            helix_count,
+        }
+    }
+
+    /// World y of helix `index`'s axis.
+    pub fn axis_y(&self, index: usize) -> f32 {
+        ((self.helix_count as f32 - 1.0) / 2.0 - index as f32) * self.spacing
+    }
+
+    /// Where a vertex of helix `index` lies in the world.
+    pub fn world(&self, index: usize, vertex: [f32; 3]) -> glam::Vec3 {
+        glam::Vec3::new(
+            vertex[0] * self.x_scale + self.x_offset,
+            vertex[1] * self.radius_scale + self.axis_y(index),
+            vertex[2] * self.radius_scale,
+        )
+    }
+
+    /// Half the extent of the scene along x, y and z.
+    pub fn half_extent(&self) -> glam::Vec3 {
+        glam::Vec3::new(
+            -self.x_offset,
+            self.helix_count as f32 * self.spacing / 2.0,
+            1.0,
+        )
+    }
+}
+
+/// Which pairs to draw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PairSelection {
+    All,
+    /// Pairs `0, k, 2k, ...`.
+    EveryKth(usize),
+    /// A list such as `0, 4, 8-12`.
+    List(String),
+}
+
+impl PairSelection {
+    /// The selected pairs of an encoding with `pair_count` pairs, in increasing order.
+    pub fn pairs(&self, pair_count: usize) -> Result<Vec<usize>, ParamError> {
+        let last = pair_count.saturating_sub(1);
+        let pairs: Vec<usize> = match self {
+            PairSelection::All => (0..pair_count).collect(),
+            PairSelection::EveryKth(0) => {
+                return Err(ParamError::new("every", 0, "the step must be at least 1"));
+            }
+            PairSelection::EveryKth(k) => (0..pair_count).step_by(*k).collect(),
+            PairSelection::List(text) => {
+                let mut pairs = Vec::new();
+                for item in text.split([',', ' ']).filter(|s| !s.trim().is_empty()) {
+                    let bad = || {
+                        ParamError::new(
+                            "pairs",
+                            format!("'{item}'"),
+                            format!("list pair numbers 0 to {last}, or ranges such as 2-5"),
+                        )
+                    };
+                    let number = |s: &str| s.trim().parse::<usize>().map_err(|_| bad());
+                    let (from, to) = match item.split_once('-') {
+                        Some((a, b)) => (number(a)?, number(b)?),
+                        None => (number(item)?, number(item)?),
+                    };
+                    if from > to || to > last {
+                        return Err(bad());
+                    }
+                    pairs.extend(from..=to);
+                }
+                pairs.sort_unstable();
+                pairs.dedup();
+                if pairs.is_empty() {
+                    return Err(ParamError::new(
+                        "pairs",
+                        "(none)",
+                        format!("list at least one pair, 0 to {last}"),
+                    ));
+                }
+                pairs
+            }
+        };
+        Ok(pairs)
+    }
+}
+
+/// The vector the corkscrew rotates (and the key it is scored against).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ProbeVector {
+    /// `(1, 0)` in every pair: the helix of pair `i` is exactly `(p, cos p θ_i, sin p θ_i)`.
+    UnitPairs,
+    /// Every component 1.
+    Ones,
+    /// Components uniform in `[-1, 1]` from a seed.
+    Random(u64),
+}
+
+impl ProbeVector {
+    /// The vector for an embedding of width `dim`, laid out as `layout` pairs it.
+    pub fn values(self, dim: usize, layout: RopeLayout) -> Vec<f64> {
+        match self {
+            ProbeVector::UnitPairs => {
+                let mut v = vec![0.0; dim];
+                for i in 0..dim / 2 {
+                    v[layout.pair(i, dim).0] = 1.0;
+                }
+                v
+            }
+            ProbeVector::Ones => vec![1.0; dim],
+            ProbeVector::Random(seed) => {
+                let mut random = crate::encoding::random::SplitMix64::new(seed);
+                (0..dim).map(|_| 2.0 * random.next_unit() - 1.0).collect()
+            }
+        }
+    }
+}

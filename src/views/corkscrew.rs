@@ -1,0 +1,844 @@
+//! The RoPE corkscrew: each selected frequency pair's rotation of a query vector along the
+//! positions, drawn as helices in 3D; a marker at the query position `m` (and a ring at the key
+//! position `n`) on every helix; per-pair insets with the rotated query and key and their score;
+//! the pairing convention of both layouts; and the spectrum of frequencies against the context.
+
+use std::sync::Arc;
+
+use egui_plot::{HLine, Line, Plot, PlotPoints, Points};
+
+use crate::encoding::rope::{PairScore, RopeLayout, inv_freq, pair_scores};
+use crate::scene::camera::OrbitCamera;
+use crate::scene::corkscrew::{
+    self, CorkscrewParams, CorkscrewScene, HelixVertex, MAX_DRAWN_POSITIONS, MAX_HELICES,
+    PairSelection, ProbeVector, SceneLayout,
+};
+use crate::views::{View, ViewContext};
+use crate::widgets::canvas3d::{CameraChange, CanvasFrame, CanvasRenderer, KEY_FLAG, canvas_ui};
+
+/// How the pairs to draw are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SelectionMode {
+    All,
+    EveryKth,
+    List,
+}
+
+/// What the scene was built from, to rebuild it only when that changes.
+#[derive(Debug, Clone, PartialEq)]
+struct SceneKey {
+    dim: usize,
+    base: f64,
+    layout: RopeLayout,
+    pairs: Vec<usize>,
+    first_position: u64,
+    position_count: usize,
+    query: ProbeVector,
+}
+
+pub struct CorkscrewView {
+    mode: SelectionMode,
+    every: usize,
+    list: String,
+    pub layout: RopeLayout,
+    query: ProbeVector,
+    key: ProbeVector,
+    /// Positions drawn along the axis, from the context's start.
+    drawn_limit: usize,
+    /// The query's position `m` and the key's `n`.
+    pub query_position: u64,
+    pub key_position: u64,
+    /// Moves `m` and `n` together, keeping `m - n`.
+    pub lock_offset: bool,
+    playing: bool,
+    /// Play speed, positions per second.
+    speed: f64,
+    /// Fractional position while playing.
+    play_phase: f64,
+    camera: OrbitCamera,
+    framed_for: Option<glam::Vec3>,
+    scene: Option<(SceneKey, Arc<CorkscrewScene>, u64)>,
+    next_scene_id: u64,
+    error: Option<String>,
+    shown_scores: Option<Vec<PairScore>>,
+}
+
+impl Default for CorkscrewView {
+    fn default() -> Self {
+        Self {
+            mode: SelectionMode::EveryKth,
+            every: 8,
+            list: "0, 4, 8, 16, 32".to_owned(),
+            layout: RopeLayout::Interleaved,
+            query: ProbeVector::UnitPairs,
+            key: ProbeVector::UnitPairs,
+            drawn_limit: 256,
+            query_position: 12,
+            key_position: 4,
+            lock_offset: false,
+            playing: false,
+            speed: 8.0,
+            play_phase: 0.0,
+            camera: OrbitCamera::framing(glam::Vec3::ONE, 1.0),
+            framed_for: None,
+            scene: None,
+            next_scene_id: 0,
+            error: None,
+            shown_scores: None,
+        }
+    }
+}
+
+/// The colour of the `k`-th of `n` drawn helices, shared by the helix, its inset, its cells in
+/// the pairing diagram and its point in the spectrum.
+fn helix_color(k: usize, n: usize) -> egui::Color32 {
+    let t = if n > 1 {
+        k as f64 / (n - 1) as f64
+    } else {
+        0.0
+    };
+    let c = colorous::TURBO.eval_continuous(0.12 + 0.76 * t);
+    egui::Color32::from_rgb(c.r, c.g, c.b)
+}
+
+impl CorkscrewView {
+    /// The score `q_m · k_n` shown now, the sum of every pair's term.
+    pub fn shown_score(&self) -> Option<f64> {
+        self.shown_scores
+            .as_ref()
+            .map(|scores| scores.iter().map(|s| s.score).sum())
+    }
+
+    /// The scene drawn now.
+    pub fn scene(&self) -> Option<&CorkscrewScene> {
+        self.scene.as_ref().map(|(_, scene, _)| scene.as_ref())
+    }
+
+    fn selection(&self) -> PairSelection {
+        match self.mode {
+            SelectionMode::All => PairSelection::All,
+            SelectionMode::EveryKth => PairSelection::EveryKth(self.every),
+            SelectionMode::List => PairSelection::List(self.list.clone()),
+        }
+    }
+
+    fn controls_ui(&mut self, ui: &mut egui::Ui, seq: usize) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Pairs:");
+            ui.radio_value(&mut self.mode, SelectionMode::All, "all")
+                .on_hover_text(format!("Every pair (at most {MAX_HELICES} are drawn)"));
+            ui.radio_value(&mut self.mode, SelectionMode::EveryKth, "every k-th")
+                .on_hover_text("Pairs 0, k, 2k, ...");
+            if self.mode == SelectionMode::EveryKth {
+                ui.add(
+                    egui::DragValue::new(&mut self.every)
+                        .range(1..=2048)
+                        .prefix("k = "),
+                )
+                .on_hover_text("The step between drawn pairs");
+            }
+            ui.radio_value(&mut self.mode, SelectionMode::List, "list")
+                .on_hover_text("Pair numbers and ranges, e.g. 0, 4, 8-12");
+            if self.mode == SelectionMode::List {
+                ui.add(
+                    egui::TextEdit::singleline(&mut self.list)
+                        .desired_width(120.0)
+                        .hint_text("0, 4, 8-12"),
+                )
+                .on_hover_text("Pair numbers and ranges, e.g. 0, 4, 8-12");
+            }
+            ui.separator();
+            ui.label("Pairing:");
+            ui.radio_value(&mut self.layout, RopeLayout::Interleaved, "interleaved")
+                .on_hover_text("Pair i rotates dimensions (2i, 2i+1): Meta's Llama, RoFormer");
+            ui.radio_value(&mut self.layout, RopeLayout::Half, "half")
+                .on_hover_text(
+                    "Pair i rotates dimensions (i, i + d/2): Hugging Face rotate_half, GPT-NeoX",
+                );
+        });
+        ui.horizontal_wrapped(|ui| {
+            probe_ui(ui, "Query q", &mut self.query);
+            probe_ui(ui, "Key k", &mut self.key);
+            ui.separator();
+            let most = seq.clamp(1, MAX_DRAWN_POSITIONS);
+            self.drawn_limit = self.drawn_limit.clamp(1, most);
+            ui.add_enabled(
+                most > 1,
+                egui::Slider::new(&mut self.drawn_limit, 1..=most)
+                    .logarithmic(true)
+                    .text("Positions drawn"),
+            )
+            .on_hover_text(format!(
+                "How many positions of the context the helices run along, from its start (at most {MAX_DRAWN_POSITIONS})"
+            ));
+        });
+    }
+
+    /// Rebuilds the scene when its parameters changed; returns it.
+    fn update_scene(
+        &mut self,
+        key: SceneKey,
+        status: &mut crate::app::status::Status,
+    ) -> Option<(Arc<CorkscrewScene>, u64)> {
+        if let Some((built, scene, id)) = &self.scene
+            && *built == key
+        {
+            return Some((scene.clone(), *id));
+        }
+        let query = key.query.values(key.dim, key.layout);
+        let params = CorkscrewParams {
+            dim: key.dim,
+            base: key.base,
+            layout: key.layout,
+            pairs: &key.pairs,
+            first_position: key.first_position,
+            position_count: key.position_count,
+            query: &query,
+        };
+        let started = std::time::Instant::now();
+        match corkscrew::build(&params) {
+            Ok(scene) => {
+                status.built_scene(
+                    format!(
+                        "{} helices × {} positions ({} vertices)",
+                        scene.helices.len(),
+                        scene.position_count,
+                        scene.vertices.len()
+                    ),
+                    started.elapsed(),
+                );
+                self.next_scene_id += 1;
+                let scene = Arc::new(scene);
+                self.scene = Some((key, scene.clone(), self.next_scene_id));
+                Some((scene, self.next_scene_id))
+            }
+            Err(error) => {
+                status.error(error.to_string());
+                self.error = Some(error.to_string());
+                self.scene = None;
+                None
+            }
+        }
+    }
+
+    /// Keeps `m` and `n` inside the context, and `m - n` fixed when locked.
+    fn positions_ui(&mut self, ui: &mut egui::Ui, first: u64, last: u64) {
+        let offset = self.query_position as i64 - self.key_position as i64;
+        ui.horizontal_wrapped(|ui| {
+            let play_label = if self.playing { "Pause" } else { "Play" };
+            if ui
+                .button(play_label)
+                .on_hover_text("Move the query position along the helices (Space)")
+                .clicked()
+                || ui.input(|i| i.key_pressed(egui::Key::Space))
+                    && !ui.ctx().egui_wants_keyboard_input()
+            {
+                self.playing = !self.playing;
+                self.play_phase = 0.0;
+            }
+            ui.add(
+                egui::Slider::new(&mut self.query_position, first..=last.max(first))
+                    .text("Query position m"),
+            )
+            .on_hover_text("The position the query is rotated to: the marker on every helix");
+            ui.add_enabled(
+                !self.lock_offset,
+                egui::Slider::new(&mut self.key_position, first..=last.max(first))
+                    .text("Key position n"),
+            )
+            .on_hover_text("The position the key is rotated to: the ring on every helix");
+            ui.checkbox(&mut self.lock_offset, "Lock the offset")
+                .on_hover_text(
+                    "Move m and n together: the score depends only on m - n, so it stays put",
+                );
+            ui.add(
+                egui::DragValue::new(&mut self.speed)
+                    .range(1.0..=1000.0)
+                    .speed(1.0)
+                    .suffix(" positions/s"),
+            )
+            .on_hover_text("Play speed");
+        });
+        if self.playing {
+            let dt = ui.input(|i| i.stable_dt).min(0.1) as f64;
+            self.play_phase += dt * self.speed;
+            let steps = self.play_phase.floor();
+            self.play_phase -= steps;
+            let span = last - first + 1;
+            self.query_position = first + (self.query_position - first + steps as u64) % span;
+            ui.ctx().request_repaint();
+        }
+        if self.lock_offset {
+            // The key follows the query; keep both inside the context.
+            let lowest = first as i64 + offset.max(0);
+            let highest = last as i64 + offset.min(0);
+            let m = (self.query_position as i64).clamp(lowest, highest.max(lowest));
+            self.query_position = m as u64;
+            self.key_position = (m - offset).clamp(first as i64, last as i64) as u64;
+        }
+        self.query_position = self.query_position.clamp(first, last);
+        self.key_position = self.key_position.clamp(first, last);
+    }
+
+    fn canvas_area_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        size: egui::Vec2,
+        ctx: &ViewContext<'_>,
+        scene: Option<(Arc<CorkscrewScene>, u64)>,
+        colors: &[egui::Color32],
+    ) {
+        let render_state = match ctx.engine {
+            crate::app::engine::AppEngine::Gpu(_, Some(render_state)) => Some(render_state),
+            _ => None,
+        };
+        let (Some(render_state), Some((scene, scene_id))) = (render_state, scene) else {
+            ui.allocate_ui(size, |ui| {
+                ui.label(
+                    "The 3D view needs eframe's wgpu device; the insets and the spectrum below still work.",
+                );
+            });
+            return;
+        };
+        CanvasRenderer::install(render_state);
+        let layout = SceneLayout::of(&scene);
+        let extent = layout.half_extent();
+        let aspect = size.x / size.y.max(1.0);
+        if self.framed_for != Some(extent) {
+            self.camera = OrbitCamera::framing(extent, aspect);
+            self.framed_for = Some(extent);
+        }
+        let relative = |p: u64| (p - scene.first_position) as f32;
+        let markers: Vec<HelixVertex> = self
+            .shown_scores
+            .iter()
+            .flat_map(|scores| {
+                scene.helices.iter().enumerate().flat_map(|(index, helix)| {
+                    let score = &scores[helix.pair];
+                    let inside = |p: u64| p - scene.first_position < scene.position_count as u64;
+                    let query = inside(self.query_position).then(|| HelixVertex {
+                        position: [
+                            relative(self.query_position),
+                            score.query.0 as f32,
+                            score.query.1 as f32,
+                        ],
+                        helix: index as u32,
+                    });
+                    // The key's ring sits on the key's own helix only when the two vectors
+                    // agree; otherwise it is drawn at the key's rotated pair all the same.
+                    let key = inside(self.key_position).then(|| HelixVertex {
+                        position: [
+                            relative(self.key_position),
+                            score.key.0 as f32,
+                            score.key.1 as f32,
+                        ],
+                        helix: index as u32 | KEY_FLAG,
+                    });
+                    query.into_iter().chain(key)
+                })
+            })
+            .collect();
+        let visuals = ui.visuals();
+        let frame = CanvasFrame {
+            scene: scene.clone(),
+            scene_id,
+            camera: self.camera,
+            colors: colors.to_vec(),
+            axis_color: visuals.weak_text_color(),
+            background: visuals.extreme_bg_color,
+            markers,
+            marker_radius_px: 5.0,
+            size_px: [1, 1],
+        };
+        let (response, change) = canvas_ui(ui, size, &mut self.camera, frame);
+        if change == CameraChange::Reset {
+            self.camera = OrbitCamera::framing(extent, aspect);
+        }
+        self.canvas_labels_ui(ui, response.rect, &scene, &layout, colors);
+        response.on_hover_text(
+            "Drag to orbit, scroll to zoom, right-drag to pan, double-click to reset the camera",
+        );
+    }
+
+    /// Pair names at the start of every helix and the first and last drawn positions, drawn
+    /// over the canvas where the camera puts them.
+    fn canvas_labels_ui(
+        &self,
+        ui: &egui::Ui,
+        canvas: egui::Rect,
+        scene: &CorkscrewScene,
+        layout: &SceneLayout,
+        colors: &[egui::Color32],
+    ) {
+        let painter = ui.painter_at(canvas);
+        let size = [canvas.width(), canvas.height()];
+        let at = |point: glam::Vec3| {
+            self.camera
+                .project(point, size)
+                .map(|[x, y]| canvas.min + egui::vec2(x, y))
+        };
+        let font = egui::FontId::proportional(12.0);
+        for (index, helix) in scene.helices.iter().enumerate() {
+            let start = layout.world(index, [0.0, 0.0, 0.0]) - glam::Vec3::X * 0.4;
+            if let Some(pos) = at(start) {
+                painter.text(
+                    pos,
+                    egui::Align2::RIGHT_CENTER,
+                    format!("pair {}", helix.pair),
+                    font.clone(),
+                    colors[index],
+                );
+            }
+        }
+        let bottom = scene.helices.len().saturating_sub(1);
+        let steps = scene.position_count.saturating_sub(1) as f32;
+        let below = glam::Vec3::NEG_Y * 1.4;
+        for (step, position) in [
+            (0.0, scene.first_position),
+            (steps, scene.first_position + steps as u64),
+        ] {
+            if let Some(pos) = at(layout.world(bottom, [step, 0.0, 0.0]) + below) {
+                painter.text(
+                    pos,
+                    egui::Align2::CENTER_TOP,
+                    format!("p = {position}"),
+                    font.clone(),
+                    ui.visuals().text_color(),
+                );
+            }
+        }
+    }
+
+    fn insets_ui(
+        &self,
+        ui: &mut egui::Ui,
+        scene: Option<&CorkscrewScene>,
+        colors: &[egui::Color32],
+    ) {
+        let (Some(scores), Some(scene)) = (&self.shown_scores, scene) else {
+            return;
+        };
+        let total: f64 = scores.iter().map(|s| s.score).sum();
+        ui.label(
+            egui::RichText::new(format!(
+                "q_m · k_n = {total:.9}\nm = {}, n = {}, m − n = {}",
+                self.query_position,
+                self.key_position,
+                self.query_position as i64 - self.key_position as i64
+            ))
+            .monospace()
+            .strong(),
+        )
+        .on_hover_text(
+            "The full score: the sum of every pair's term below, all pairs included, drawn or not",
+        );
+        let max_radius = scores
+            .iter()
+            .map(|s| s.query.0.hypot(s.query.1).max(s.key.0.hypot(s.key.1)))
+            .fold(0.0, f64::max)
+            .max(1e-12);
+        egui::ScrollArea::vertical()
+            .id_salt("corkscrew_insets")
+            .show(ui, |ui| {
+                ui.horizontal_wrapped(|ui| {
+                    for (index, helix) in scene.helices.iter().enumerate() {
+                        let score = &scores[helix.pair];
+                        inset_ui(
+                            ui,
+                            helix.pair,
+                            helix.theta,
+                            score,
+                            max_radius,
+                            colors[index],
+                        );
+                    }
+                });
+            });
+    }
+}
+
+fn probe_ui(ui: &mut egui::Ui, label: &str, probe: &mut ProbeVector) {
+    let text = |p: &ProbeVector| match p {
+        ProbeVector::UnitPairs => "(1, 0) in every pair".to_owned(),
+        ProbeVector::Ones => "all ones".to_owned(),
+        ProbeVector::Random(_) => "random".to_owned(),
+    };
+    egui::ComboBox::from_label(label)
+        .selected_text(text(probe))
+        .show_ui(ui, |ui| {
+            for option in [
+                ProbeVector::UnitPairs,
+                ProbeVector::Ones,
+                ProbeVector::Random(1),
+            ] {
+                let selected = std::mem::discriminant(probe) == std::mem::discriminant(&option);
+                if ui.selectable_label(selected, text(&option)).clicked() && !selected {
+                    *probe = option;
+                }
+            }
+        })
+        .response
+        .on_hover_text("The vector that is rotated: (1, 0) pairs trace exactly (cos pθ, sin pθ)");
+    if let ProbeVector::Random(seed) = probe {
+        ui.add(egui::DragValue::new(seed).prefix("seed "))
+            .on_hover_text("Components uniform in [-1, 1] from this seed");
+    }
+}
+
+/// One pair's unit circle: the query rotated to `m` (filled), the key rotated to `n` (ring),
+/// and their product, this pair's term of the score.
+fn inset_ui(
+    ui: &mut egui::Ui,
+    pair: usize,
+    theta: f64,
+    score: &PairScore,
+    max_radius: f64,
+    color: egui::Color32,
+) {
+    let size = egui::vec2(118.0, 150.0);
+    let (rect, response) = ui.allocate_exact_size(size, egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    let visuals = ui.visuals();
+    painter.rect_filled(rect, 4.0, visuals.faint_bg_color);
+    let center = rect.center_top() + egui::vec2(0.0, 62.0);
+    let radius = 48.0;
+    let to_screen = |(x, y): (f64, f64)| {
+        center + egui::vec2(x as f32, -y as f32) * (radius / max_radius as f32)
+    };
+    painter.circle_stroke(center, radius, (1.0, visuals.weak_text_color()));
+    painter.line_segment(
+        [
+            center - egui::vec2(radius, 0.0),
+            center + egui::vec2(radius, 0.0),
+        ],
+        (0.5, visuals.weak_text_color()),
+    );
+    let key = to_screen(score.key);
+    let query = to_screen(score.query);
+    painter.line_segment([center, key], (1.5, visuals.strong_text_color()));
+    painter.circle_stroke(key, 4.0, (1.5, visuals.strong_text_color()));
+    painter.line_segment([center, query], (2.5, color));
+    painter.circle_filled(query, 4.0, color);
+    let text_color = visuals.text_color();
+    painter.text(
+        rect.left_top() + egui::vec2(4.0, 2.0),
+        egui::Align2::LEFT_TOP,
+        format!("pair {pair}"),
+        egui::FontId::proportional(12.0),
+        color,
+    );
+    painter.text(
+        rect.center_bottom() - egui::vec2(0.0, 4.0),
+        egui::Align2::CENTER_BOTTOM,
+        format!("{:+.6}", score.score),
+        egui::FontId::monospace(12.0),
+        text_color,
+    );
+    response.on_hover_text(format!(
+        "pair {pair}: θ = {theta:.6e} rad per position, wavelength {:.1} positions\nquery at m: ({:+.5}, {:+.5})\nkey at n: ({:+.5}, {:+.5})\nterm of the score: {:+.9}",
+        std::f64::consts::TAU / theta,
+        score.query.0,
+        score.query.1,
+        score.key.0,
+        score.key.1,
+        score.score
+    ));
+}
+
+/// Which dimensions each pair rotates, for both layouts; the row of the layout in use is
+/// highlighted and a click on the other switches.
+fn pairing_ui(
+    ui: &mut egui::Ui,
+    layout: &mut RopeLayout,
+    dim: usize,
+    pair_colors: &[(usize, egui::Color32)],
+) {
+    const MAX_SHOWN: usize = 16;
+    let shown_dim = dim.min(MAX_SHOWN);
+    if dim > MAX_SHOWN {
+        ui.label(format!(
+            "Shown for d = {MAX_SHOWN}; with d = {dim}, pair i is (2i, 2i+1) interleaved, (i, i + {}) half.",
+            dim / 2
+        ));
+    }
+    for candidate in [RopeLayout::Interleaved, RopeLayout::Half] {
+        let title = match candidate {
+            RopeLayout::Interleaved => "interleaved (2i, 2i+1)",
+            RopeLayout::Half => "half (i, i + d/2)",
+        };
+        let width = ui.available_width().max(200.0);
+        let cell = ((width - 8.0) / shown_dim as f32).min(22.0);
+        let (rect, response) =
+            ui.allocate_exact_size(egui::vec2(width, cell + 46.0), egui::Sense::click());
+        let painter = ui.painter_at(rect);
+        let visuals = ui.visuals();
+        let active = *layout == candidate;
+        if active {
+            painter.rect_stroke(
+                rect.shrink(1.0),
+                4.0,
+                (1.5, visuals.selection.stroke.color),
+                egui::StrokeKind::Inside,
+            );
+        }
+        painter.text(
+            rect.left_top() + egui::vec2(6.0, 2.0),
+            egui::Align2::LEFT_TOP,
+            title,
+            egui::FontId::proportional(12.0),
+            visuals.text_color(),
+        );
+        let top = rect.top() + 18.0;
+        let left = rect.left() + 4.0;
+        let cell_rect = |d: usize| {
+            egui::Rect::from_min_size(
+                egui::pos2(left + d as f32 * cell, top),
+                egui::vec2(cell - 2.0, cell),
+            )
+        };
+        let color_of = |pair: usize| {
+            // Colour by the pair drawn in the 3D view when the diagram shows the real width.
+            pair_colors
+                .iter()
+                .find(|(p, _)| *p == pair && dim <= MAX_SHOWN)
+                .map(|(_, c)| *c)
+                .unwrap_or(visuals.widgets.inactive.bg_fill)
+        };
+        for i in 0..shown_dim / 2 {
+            let (a, b) = candidate.pair(i, shown_dim);
+            let color = color_of(i);
+            for d in [a, b] {
+                painter.rect_filled(cell_rect(d), 2.0, color);
+            }
+            // An arc under the two cells joins the pair.
+            let (pa, pb) = (cell_rect(a).center_bottom(), cell_rect(b).center_bottom());
+            let depth = 4.0 + (pb.x - pa.x).abs() * 0.12;
+            let mid = egui::pos2((pa.x + pb.x) / 2.0, pa.y + depth.min(24.0));
+            painter.add(egui::epaint::QuadraticBezierShape::from_points_stroke(
+                [pa, mid, pb],
+                false,
+                egui::Color32::TRANSPARENT,
+                (1.0, visuals.text_color()),
+            ));
+        }
+        if cell >= 14.0 {
+            for d in 0..shown_dim {
+                painter.text(
+                    cell_rect(d).center(),
+                    egui::Align2::CENTER_CENTER,
+                    d.to_string(),
+                    egui::FontId::monospace(9.0),
+                    visuals.strong_text_color(),
+                );
+            }
+        }
+        let response = response.on_hover_text(match candidate {
+            RopeLayout::Interleaved => {
+                "Meta's Llama (apply_rotary_emb, complex pairs), RoFormer. Click to use."
+            }
+            RopeLayout::Half => "Hugging Face rotate_half, GPT-NeoX. Click to use.",
+        });
+        if response.clicked() {
+            *layout = candidate;
+        }
+    }
+}
+
+/// `θ_i` and the wavelength `2π/θ_i` of every pair on log axes, with the context's length: a
+/// pair whose wavelength is shorter than the context turns at least once inside it.
+fn spectrum_ui(
+    ui: &mut egui::Ui,
+    dim: usize,
+    base: f64,
+    seq: usize,
+    drawn: &[(usize, egui::Color32)],
+    height: f32,
+) {
+    let Ok(theta) = inv_freq(dim, base) else {
+        return;
+    };
+    let wavelengths: Vec<f64> = theta.iter().map(|t| std::f64::consts::TAU / t).collect();
+    let turning = wavelengths.iter().filter(|&&w| w <= seq as f64).count();
+    ui.label(format!(
+        "{turning} of {} pairs turn at least once within the {seq} positions of the context",
+        theta.len()
+    ))
+    .on_hover_text("A pair turns once in its wavelength 2π/θ_i positions");
+    ui.label(
+        egui::RichText::new(
+            "line: θ_i (rad / position) · dots: wavelength 2π/θ_i, filled when it fits in the context · horizontal line: sequence length · large dots: the drawn pairs",
+        )
+        .small()
+        .weak(),
+    );
+    let log_points = |values: &mut dyn Iterator<Item = (usize, f64)>| -> Vec<[f64; 2]> {
+        values.map(|(i, v)| [i as f64, v.log10()]).collect()
+    };
+    let theta_points = log_points(&mut theta.iter().copied().enumerate());
+    let full_turn: Vec<[f64; 2]> = log_points(
+        &mut wavelengths
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, w)| *w <= seq as f64),
+    );
+    let part_turn: Vec<[f64; 2]> = log_points(
+        &mut wavelengths
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, w)| *w > seq as f64),
+    );
+    Plot::new("rope_spectrum")
+        .height(height)
+        .x_axis_label("pair i")
+        .y_axis_label("log scale")
+        .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+        .label_formatter(|hover| match hover {
+            egui_plot::HoverPosition::NearDataPoint {
+                plot_name,
+                position,
+                ..
+            } => Some(format!(
+                "{plot_name}\npair {:.0}: {:.4e}",
+                position.x,
+                10f64.powf(position.y)
+            )),
+            egui_plot::HoverPosition::Elsewhere { .. } => None,
+        })
+        .show(ui, |plot_ui| {
+            plot_ui.line(Line::new(
+                "θ_i (rad / position)",
+                PlotPoints::from(theta_points),
+            ));
+            plot_ui.points(
+                Points::new(
+                    "wavelength 2π/θ_i: turns within the context",
+                    PlotPoints::from(full_turn),
+                )
+                .radius(2.5),
+            );
+            plot_ui.points(
+                Points::new(
+                    "wavelength 2π/θ_i: less than one turn",
+                    PlotPoints::from(part_turn),
+                )
+                .radius(2.5)
+                .filled(false),
+            );
+            plot_ui.hline(HLine::new(
+                format!("sequence length {seq}"),
+                (seq as f64).log10(),
+            ));
+            for &(pair, color) in drawn {
+                plot_ui.points(
+                    Points::new(
+                        format!("drawn pair {pair}"),
+                        PlotPoints::from(vec![[pair as f64, wavelengths[pair].log10()]]),
+                    )
+                    .radius(5.0)
+                    .color(color),
+                );
+            }
+        });
+}
+
+impl View for CorkscrewView {
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        let shared = *ctx.shared;
+        self.error = None;
+        // Measured before the control rows, which may overflow a narrow window.
+        let panel_width = ui.available_width();
+        self.controls_ui(ui, shared.seq);
+        let pair_count = shared.dim / 2;
+        let mut pairs = match self.selection().pairs(pair_count) {
+            Ok(pairs) => pairs,
+            Err(error) => {
+                self.error = Some(error.to_string());
+                Vec::new()
+            }
+        };
+        let more_than_drawn = pairs.len() > MAX_HELICES;
+        if more_than_drawn {
+            let step = pairs.len().div_ceil(MAX_HELICES);
+            pairs = pairs.into_iter().step_by(step).collect();
+        }
+        let first = shared.start;
+        let last = shared.start + shared.seq as u64 - 1;
+        let position_count = self.drawn_limit.min(shared.seq).max(1);
+        let scene = if pairs.is_empty() {
+            None
+        } else {
+            self.update_scene(
+                SceneKey {
+                    dim: shared.dim,
+                    base: shared.base,
+                    layout: self.layout,
+                    pairs: pairs.clone(),
+                    first_position: first,
+                    position_count,
+                    query: self.query,
+                },
+                ctx.status,
+            )
+        };
+        let colors: Vec<egui::Color32> = (0..pairs.len())
+            .map(|k| helix_color(k, pairs.len()))
+            .collect();
+        let drawn: Vec<(usize, egui::Color32)> =
+            pairs.iter().copied().zip(colors.iter().copied()).collect();
+
+        self.positions_ui(ui, first, last);
+        let query = self.query.values(shared.dim, self.layout);
+        let key = self.key.values(shared.dim, self.layout);
+        self.shown_scores = pair_scores(
+            &query,
+            &key,
+            self.layout,
+            shared.base,
+            self.query_position,
+            self.key_position,
+        )
+        .ok();
+        if more_than_drawn {
+            ui.label(format!(
+                "{MAX_HELICES} of the selected pairs are drawn, evenly spaced among them."
+            ));
+        }
+        if let Some(error) = &self.error {
+            ui.colored_label(ui.visuals().error_fg_color, error);
+        }
+
+        let full = egui::vec2(panel_width, ui.available_height());
+        let canvas_size = egui::vec2(full.x * 0.62, full.y * 0.56);
+        let top_down = egui::Layout::top_down(egui::Align::Min);
+        ui.horizontal_top(|ui| {
+            self.canvas_area_ui(ui, canvas_size, ctx, scene.clone(), &colors);
+            let rest = egui::vec2(full.x - canvas_size.x - 8.0, canvas_size.y);
+            ui.allocate_ui_with_layout(rest, top_down, |ui| {
+                ui.set_max_width(rest.x);
+                self.insets_ui(ui, scene.as_ref().map(|(s, _)| s.as_ref()), &colors);
+            });
+        });
+        ui.separator();
+        let below = ui.available_size();
+        ui.horizontal_top(|ui| {
+            ui.allocate_ui_with_layout(egui::vec2(full.x * 0.62, below.y), top_down, |ui| {
+                spectrum_ui(
+                    ui,
+                    shared.dim,
+                    shared.base,
+                    shared.seq,
+                    &drawn,
+                    (below.y - 44.0).max(80.0),
+                );
+            });
+            let rest = egui::vec2(full.x * 0.38 - 8.0, below.y);
+            ui.allocate_ui_with_layout(rest, top_down, |ui| {
+                ui.set_max_width(rest.x);
+                ui.label("Which dimensions form a pair");
+                pairing_ui(ui, &mut self.layout, shared.dim, &drawn);
+            });
+        });
+    }
+}
