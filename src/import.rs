@@ -6,7 +6,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use ndarray::{ArrayD, IxDyn, ShapeBuilder};
+use ndarray::{Array3, ArrayD, IxDyn, ShapeBuilder};
 use ndarray_npy::npy::header::{Header, Layout};
 
 /// Headers this large are not tables (NumPy itself refuses headers over 10 kB by default).
@@ -127,6 +127,32 @@ pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
         Layout::Fortran => ArrayD::from_shape_vec(shape.f(), values),
     };
     array.map_err(|e| format!("shape {:?} does not match its data ({e})", header.shape))
+}
+
+/// Mixed 2D RoPE frequencies as rope-vit keeps them: `[2, n]` for one head, or a layer's
+/// `[2, heads, n]` parameter (`freqs` of `RoPEAttention`); returned as `[2, heads, n]`, row 0
+/// of the first axis `theta_x`, row 1 `theta_y`.
+pub fn read_mixed_freqs(path: &Path, max_bytes: u64) -> Result<Array3<f64>, ImportError> {
+    let array = read_npy_f64(path, max_bytes)?;
+    let shape = array.shape().to_vec();
+    let wrong = || {
+        problem(
+            path,
+            format!(
+                "has shape {shape:?}; mixed RoPE frequencies are [2, n] (one head) or [2, heads, n] (rope-vit's freqs parameter)"
+            ),
+        )
+    };
+    let array = match shape.as_slice() {
+        [2, n] if *n > 0 => array
+            .into_shape_with_order((2, 1, *n))
+            .map_err(|_| wrong())?,
+        [2, heads, n] if *heads > 0 && *n > 0 => array
+            .into_dimensionality::<ndarray::Ix3>()
+            .map_err(|_| wrong())?,
+        _ => return Err(wrong()),
+    };
+    Ok(array)
 }
 
 /// The multi-index of element `flat` in storage order.

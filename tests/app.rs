@@ -352,3 +352,71 @@ fn the_corkscrew_draws_the_chosen_pairs() {
         poslab::encoding::rope::RopeLayout::Half
     );
 }
+
+#[test]
+fn mixed_rope_frequencies_load_from_a_file() {
+    use ndarray_npy::WriteNpyExt;
+    use poslab::encoding::similarity2d::{self, PatchEncoding, PatchSimilarityParams};
+    let folder = tempfile::tempdir().unwrap();
+    // rope-vit's [2, heads, n] parameter: 3 heads of 4 frequency pairs.
+    let freqs = ndarray::Array3::from_shape_fn((2, 3, 4), |(axis, head, k)| {
+        (0.3 + head as f64) * (k as f64 + 1.0) * if axis == 0 { 0.7 } else { -0.4 }
+    });
+    let good = folder.path().join("freqs.npy");
+    freqs
+        .write_npy(std::fs::File::create(&good).unwrap())
+        .unwrap();
+    let bad = folder.path().join("bad.npy");
+    ndarray::Array2::<f64>::zeros((3, 4))
+        .write_npy(std::fs::File::create(&bad).unwrap())
+        .unwrap();
+
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("2D patch maps").click();
+    harness.run();
+    harness.get_by_label("Right map").click();
+    harness.run();
+    harness.get_by_label("mixed RoPE similarity").click();
+    harness.run();
+    let load = |harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path| {
+        harness.get_by_role(Role::TextInput).click();
+        harness.run();
+        // Replace what the field holds.
+        harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
+        harness.run();
+        harness
+            .get_by_role(Role::TextInput)
+            .type_text(&path.display().to_string());
+        harness.run();
+        harness.get_by_label("Load").click();
+        harness.run();
+    };
+    load(&mut harness, &bad);
+    assert!(
+        harness
+            .query_by_label_contains("mixed RoPE frequencies are [2, n]")
+            .is_some(),
+        "a bad file is explained"
+    );
+    assert!(harness.state().patch_view().loaded.is_none());
+
+    load(&mut harness, &good);
+    harness
+        .get_by_role_and_label(Role::Slider, "file head")
+        .set_value_accesskit(2.0);
+    harness.run();
+    let view = harness.state().patch_view();
+    assert!(view.use_loaded);
+    let head = freqs.index_axis(ndarray::Axis(1), 2).to_owned();
+    let expected = similarity2d::table(&PatchSimilarityParams {
+        grid: view.grid,
+        encoding: PatchEncoding::MixedRope { freqs: head },
+    })
+    .unwrap();
+    let shown = view.shown_map(1).expect("the right map is shown");
+    for (p, &value) in shown.values.iter().enumerate() {
+        let want = expected[[view.query, p]];
+        assert!((value - want).abs() < 2e-6, "patch {p}: {value} vs {want}");
+    }
+}

@@ -1,6 +1,7 @@
 //! The desktop app: a side panel with the view picker and the parameters, the current view, and
 //! a status bar. Settings survive a restart.
 
+pub mod dialogs;
 pub mod engine;
 pub mod params;
 pub mod status;

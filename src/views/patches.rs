@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::app::engine::AppEngine;
 use crate::encoding::alibi::Alibi2dParams;
 use crate::encoding::grid::{DistanceMetric, GridParams};
@@ -70,8 +71,11 @@ impl PatchMethod {
                 theta: ROPE_VIT_THETA,
             }),
             PatchMethod::MixedRope => similarity(PatchEncoding::MixedRope {
-                freqs: random_mixed_freqs(dim, ROPE_VIT_THETA, encoding.seed)
-                    .unwrap_or_else(|_| ndarray::Array2::zeros((2, 1))),
+                freqs: match &encoding.loaded_freqs {
+                    Some(freqs) => freqs.clone(),
+                    None => random_mixed_freqs(dim, ROPE_VIT_THETA, encoding.seed)
+                        .unwrap_or_else(|_| ndarray::Array2::zeros((2, 1))),
+                },
             }),
             PatchMethod::SinCos => similarity(PatchEncoding::SinCos {
                 dim,
@@ -97,6 +101,18 @@ struct EncodingSettings {
     dim: usize,
     base: f64,
     seed: u64,
+    /// Mixed RoPE frequencies `[2, n]` from a file, used instead of the seeded ones.
+    loaded_freqs: Option<ndarray::Array2<f64>>,
+}
+
+/// Mixed RoPE frequencies loaded from a `.npy` file.
+pub struct LoadedFreqs {
+    /// The file's name, for the label.
+    pub name: String,
+    /// `[2, heads, n]`.
+    pub freqs: ndarray::Array3<f64>,
+    /// The head whose frequencies are used.
+    pub head: usize,
 }
 
 pub struct PatchView {
@@ -107,6 +123,13 @@ pub struct PatchView {
     pub head: usize,
     /// Seed of the mixed RoPE frequencies' random initialisation.
     pub seed: u64,
+    /// Frequencies from a file; used while `use_loaded` is on.
+    pub loaded: Option<LoadedFreqs>,
+    pub use_loaded: bool,
+    /// The path field, for typing a path where no dialog can be shown.
+    path_text: String,
+    load_error: Option<String>,
+    pending_dialog: Option<PendingDialog>,
     maps: [GridMap; 2],
     matrix: TableHeatmap,
 }
@@ -119,6 +142,11 @@ impl Default for PatchView {
             methods: [PatchMethod::Euclidean, PatchMethod::Alibi2d],
             head: 0,
             seed: 0,
+            loaded: None,
+            use_loaded: false,
+            path_text: String::new(),
+            load_error: None,
+            pending_dialog: None,
             maps: Default::default(),
             matrix: TableHeatmap::default(),
         }
@@ -129,6 +157,113 @@ impl PatchView {
     /// The values of map `side` (0 or 1) as shown: `[grid_h, grid_w]`.
     pub fn shown_map(&self, side: usize) -> Option<&HeatmapData> {
         self.maps[side].data.as_ref()
+    }
+
+    /// Reads mixed RoPE frequencies from `path` and uses them; a bad file leaves the current
+    /// frequencies in place and says why.
+    pub fn load_freqs(&mut self, path: &std::path::Path) {
+        let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
+        match crate::import::read_mixed_freqs(path, max_bytes) {
+            Ok(freqs) => {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| path.display().to_string());
+                self.loaded = Some(LoadedFreqs {
+                    name,
+                    freqs,
+                    head: 0,
+                });
+                self.use_loaded = true;
+                self.load_error = None;
+            }
+            Err(error) => self.load_error = Some(error.to_string()),
+        }
+    }
+
+    /// Where the mixed RoPE frequencies come from: a seed, or a file (by dialog, typed path,
+    /// or dropped on the window).
+    fn mixed_freqs_ui(&mut self, ui: &mut egui::Ui) {
+        if let Some(pending) = &self.pending_dialog {
+            match pending.poll() {
+                DialogAnswer::Waiting => {}
+                DialogAnswer::Chosen(path) => {
+                    self.pending_dialog = None;
+                    self.path_text = path.display().to_string();
+                    self.load_freqs(&path);
+                }
+                DialogAnswer::Cancelled => self.pending_dialog = None,
+            }
+        }
+        let dropped: Option<std::path::PathBuf> = ui.ctx().input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .find(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")))
+        });
+        if let Some(path) = dropped {
+            self.path_text = path.display().to_string();
+            self.load_freqs(&path);
+        }
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Mixed RoPE frequencies:");
+            ui.radio_value(&mut self.use_loaded, false, "random")
+                .on_hover_text("rope-vit's init_random_2d_freqs with theta 100, from a seed (our own generator, not torch's)");
+            ui.add_enabled(
+                !self.use_loaded,
+                egui::DragValue::new(&mut self.seed).prefix("seed "),
+            )
+            .on_hover_text("Seed of the random initialisation of the mixed RoPE frequencies");
+            ui.add_enabled(
+                self.loaded.is_some(),
+                egui::RadioButton::new(self.use_loaded, "from file"),
+            )
+            .on_hover_text("Learned frequencies from a .npy file: [2, n] or rope-vit's [2, heads, n]")
+            .clicked()
+            .then(|| self.use_loaded = true);
+            if let Some(loaded) = &mut self.loaded {
+                let heads = loaded.freqs.shape()[1];
+                ui.label(format!("{} {:?}", loaded.name, loaded.freqs.shape()));
+                if heads > 1 {
+                    ui.add(egui::Slider::new(&mut loaded.head, 0..=heads - 1).text("file head"))
+                        .on_hover_text("Which head of the file's [2, heads, n] frequencies to use");
+                }
+            }
+            let waiting = self.pending_dialog.is_some();
+            if ui
+                .add_enabled(!waiting, egui::Button::new("Open .npy…"))
+                .on_hover_text("Load mixed RoPE frequencies (you can also drop a .npy file on the window)")
+                .clicked()
+            {
+                self.pending_dialog = Some(PendingDialog::open_file(
+                    ui.ctx(),
+                    "Mixed RoPE frequencies",
+                    "NumPy array",
+                    &["npy"],
+                ));
+            }
+            let field = ui.add(
+                egui::TextEdit::singleline(&mut self.path_text)
+                    .desired_width(180.0)
+                    .hint_text("or type a path to a .npy"),
+            );
+            let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            if (ui.button("Load").clicked() || enter) && !self.path_text.trim().is_empty() {
+                let path = std::path::PathBuf::from(self.path_text.trim());
+                self.load_freqs(&path);
+            }
+        });
+        if let Some(error) = &self.load_error {
+            ui.colored_label(ui.visuals().error_fg_color, error);
+        }
+    }
+
+    /// The loaded frequencies of the chosen head, `[2, n]`, when they are in use.
+    fn loaded_head(&self) -> Option<ndarray::Array2<f64>> {
+        let loaded = self.loaded.as_ref().filter(|_| self.use_loaded)?;
+        let head = loaded.head.min(loaded.freqs.shape()[1] - 1);
+        Some(loaded.freqs.index_axis(ndarray::Axis(1), head).to_owned())
     }
 }
 
@@ -143,13 +278,13 @@ impl View for PatchView {
                 .on_hover_text("Patches across the image");
             ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("ALiBi head"))
                 .on_hover_text("The head whose 2D ALiBi bias the maps and the matrix show");
-            ui.add(egui::DragValue::new(&mut self.seed).prefix("seed "))
-                .on_hover_text("Seed of the random initialisation of the mixed RoPE frequencies (rope-vit init_random_2d_freqs, with our own generator)");
         });
+        self.mixed_freqs_ui(ui);
         let encoding = EncodingSettings {
             dim: (ctx.shared.dim / 4 * 4).max(4),
             base: ctx.shared.base,
             seed: self.seed,
+            loaded_freqs: self.loaded_head(),
         };
         let patches = self.grid.patches();
         self.query = self.query.min(patches - 1);
