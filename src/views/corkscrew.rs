@@ -378,17 +378,23 @@ impl CorkscrewView {
                 .map(|[x, y]| canvas.min + egui::vec2(x, y))
         };
         let font = egui::FontId::proportional(12.0);
+        // Every helix gets a label where they are far enough apart on screen; otherwise every
+        // k-th does, so that the labels stay legible.
+        let mut last_label_y: Option<f32> = None;
         for (index, helix) in scene.helices.iter().enumerate() {
             let start = layout.world(index, [0.0, 0.0, 0.0]) - glam::Vec3::X * 0.4;
-            if let Some(pos) = at(start) {
-                painter.text(
-                    pos,
-                    egui::Align2::RIGHT_CENTER,
-                    format!("pair {}", helix.pair),
-                    font.clone(),
-                    colors[index],
-                );
+            let Some(pos) = at(start) else { continue };
+            if last_label_y.is_some_and(|y| (pos.y - y).abs() < 14.0) {
+                continue;
             }
+            last_label_y = Some(pos.y);
+            painter.text(
+                pos,
+                egui::Align2::RIGHT_CENTER,
+                format!("pair {}", helix.pair),
+                font.clone(),
+                colors[index],
+            );
         }
         let bottom = scene.helices.len().saturating_sub(1);
         let steps = scene.position_count.saturating_sub(1) as f32;
