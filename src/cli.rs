@@ -1,4 +1,6 @@
-//! The command line: `poslab table KIND [options] -o FILE` writes any table of the contract.
+//! The command line: `poslab table KIND [options] -o FILE` writes any table of the contract;
+//! `poslab figure VIEW [options] -o FILE` (in [`figure`]) a view's figure; `poslab bench` times
+//! the engines.
 //!
 //! Every failure a user can cause ends here as one line on stderr and exit status 2, before
 //! any output file exists.
@@ -24,6 +26,8 @@ use crate::engine::{self, EngineError, TableSpec, ValueKind};
 use crate::export::{self, AtomicFile, OutputFormat, RealDtype};
 use crate::import;
 
+pub mod figure;
+
 /// Exact tables of transformer positional encodings.
 #[derive(Debug, Parser)]
 #[command(
@@ -43,6 +47,8 @@ pub struct Cli {
 pub enum Command {
     /// Write one table (an encoding, its angles, biases or indices) to a .npy or .csv file
     Table(TableArgs),
+    /// Draw a view's figure to .svg or .png, with no window (the app's export, scripted)
+    Figure(figure::FigureArgs),
     /// Time an engine computing a table at one or more sizes
     Bench(BenchArgs),
 }
@@ -324,6 +330,12 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
                 .subcommand_matches("table")
                 .expect("clap returned the table subcommand without its matches");
             write_table(&args, table_matches)
+        }
+        Some(Command::Figure(args)) => {
+            let figure_matches = matches
+                .subcommand_matches("figure")
+                .expect("clap returned the figure subcommand without its matches");
+            figure::write_figure(&args, figure_matches)
         }
         Some(Command::Bench(args)) => {
             let bench_matches = matches

@@ -5,6 +5,7 @@
 pub mod cpu;
 pub mod gpu;
 mod memory;
+pub mod patch_maps;
 pub mod window;
 
 use ndarray::{Array2, ArrayD};

@@ -20,10 +20,16 @@ impl AtomicFile {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
-        let temp = tempfile::Builder::new()
-            .prefix(".poslab-")
-            .suffix(".tmp")
-            .tempfile_in(folder)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".poslab-").suffix(".tmp");
+        // Created as any new file would be (0666 less the umask), not private like a
+        // temporary file: this one becomes the user's file.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder.tempfile_in(folder)?;
         Ok(Self {
             target: target.to_owned(),
             writer: BufWriter::with_capacity(1 << 20, temp),

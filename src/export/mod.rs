@@ -1,8 +1,10 @@
-//! Writing tables to files: `.npy` and `.csv`, always through a temporary file that is
-//! renamed into place only when complete, so no half-written file is ever left behind.
+//! Writing tables to files (`.npy`, `.csv`) and figures (`.svg`, `.png`, in [`figure`]), always
+//! through a temporary file that is renamed into place only when complete, so no half-written
+//! file is ever left behind.
 
 mod atomic;
 mod csv;
+pub mod figure;
 mod npy;
 
 use std::io::Write;

@@ -90,15 +90,10 @@ impl Default for CorkscrewView {
 }
 
 /// The colour of the `k`-th of `n` drawn helices, shared by the helix, its inset, its cells in
-/// the pairing diagram and its point in the spectrum.
+/// the pairing diagram, its point in the spectrum and the exported figure.
 fn helix_color(k: usize, n: usize) -> egui::Color32 {
-    let t = if n > 1 {
-        k as f64 / (n - 1) as f64
-    } else {
-        0.0
-    };
-    let c = colorous::TURBO.eval_continuous(0.12 + 0.76 * t);
-    egui::Color32::from_rgb(c.r, c.g, c.b)
+    let [r, g, b] = crate::export::figure::helix_color(k, n);
+    egui::Color32::from_rgb(r, g, b)
 }
 
 impl CorkscrewView {

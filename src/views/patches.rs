@@ -2,108 +2,14 @@
 //! gets under a distance or 2D ALiBi, two methods side by side, and the full `[P, P]` matrix in
 //! raster order with the query's row outlined.
 
-use serde::{Deserialize, Serialize};
-
 use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::app::engine::AppEngine;
-use crate::encoding::alibi::Alibi2dParams;
-use crate::encoding::grid::{DistanceMetric, GridParams};
-use crate::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams, random_mixed_freqs};
+use crate::encoding::grid::GridParams;
+use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
 use crate::engine::{Strided, Table, TableSpec, Window};
 use crate::views::{View, ViewContext};
 use crate::widgets::colormap::Colormap;
 use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, TableHeatmap, heatmap_ui};
-
-/// What a patch map shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum PatchMethod {
-    Euclidean,
-    Manhattan,
-    Chebyshev,
-    /// The 2D ALiBi bias of the selected head (CROMA).
-    Alibi2d,
-    /// Axial RoPE similarity (rope-vit, theta 100).
-    AxialRope,
-    /// Mixed RoPE similarity, frequencies from rope-vit's random initialisation.
-    MixedRope,
-    /// MAE 2D sin-cos similarity.
-    SinCos,
-}
-
-impl PatchMethod {
-    const ALL: [PatchMethod; 7] = [
-        PatchMethod::Euclidean,
-        PatchMethod::Manhattan,
-        PatchMethod::Chebyshev,
-        PatchMethod::Alibi2d,
-        PatchMethod::AxialRope,
-        PatchMethod::MixedRope,
-        PatchMethod::SinCos,
-    ];
-
-    fn label(self) -> &'static str {
-        match self {
-            PatchMethod::Euclidean => "Euclidean distance",
-            PatchMethod::Manhattan => "Manhattan distance",
-            PatchMethod::Chebyshev => "Chebyshev distance",
-            PatchMethod::Alibi2d => "2D ALiBi bias",
-            PatchMethod::AxialRope => "axial RoPE similarity",
-            PatchMethod::MixedRope => "mixed RoPE similarity",
-            PatchMethod::SinCos => "MAE sin-cos similarity",
-        }
-    }
-
-    /// The `[P, P]` table of this method (one head of it for ALiBi).
-    fn spec(
-        self,
-        grid: GridParams,
-        heads: usize,
-        head: usize,
-        encoding: &EncodingSettings,
-    ) -> TableSpec {
-        let distance = |metric| TableSpec::PatchDistance { grid, metric };
-        let similarity =
-            |encoding| TableSpec::PatchSimilarity(PatchSimilarityParams { grid, encoding });
-        let dim = encoding.dim;
-        match self {
-            PatchMethod::AxialRope => similarity(PatchEncoding::AxialRope {
-                dim,
-                theta: ROPE_VIT_THETA,
-            }),
-            PatchMethod::MixedRope => similarity(PatchEncoding::MixedRope {
-                freqs: match &encoding.loaded_freqs {
-                    Some(freqs) => freqs.clone(),
-                    None => random_mixed_freqs(dim, ROPE_VIT_THETA, encoding.seed)
-                        .unwrap_or_else(|_| ndarray::Array2::zeros((2, 1))),
-                },
-            }),
-            PatchMethod::SinCos => similarity(PatchEncoding::SinCos {
-                dim,
-                base: encoding.base,
-            }),
-            PatchMethod::Euclidean => distance(DistanceMetric::Euclidean),
-            PatchMethod::Manhattan => distance(DistanceMetric::Manhattan),
-            PatchMethod::Chebyshev => distance(DistanceMetric::Chebyshev),
-            PatchMethod::Alibi2d => TableSpec::Alibi2d {
-                params: Alibi2dParams { heads, grid },
-                head: Some(head),
-            },
-        }
-    }
-}
-
-/// rope-vit's frequency base.
-const ROPE_VIT_THETA: f64 = 100.0;
-
-/// What the similarity methods take from the shared parameters and the view's own controls.
-struct EncodingSettings {
-    /// The head dimension, rounded down to a multiple of 4.
-    dim: usize,
-    base: f64,
-    seed: u64,
-    /// Mixed RoPE frequencies `[2, n]` from a file, used instead of the seeded ones.
-    loaded_freqs: Option<ndarray::Array2<f64>>,
-}
 
 /// Mixed RoPE frequencies loaded from a `.npy` file.
 pub struct LoadedFreqs {
@@ -280,7 +186,7 @@ impl View for PatchView {
                 .on_hover_text("The head whose 2D ALiBi bias the maps and the matrix show");
         });
         self.mixed_freqs_ui(ui);
-        let encoding = EncodingSettings {
+        let encoding = PatchMapSettings {
             dim: (ctx.shared.dim / 4 * 4).max(4),
             base: ctx.shared.base,
             seed: self.seed,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The colour maps a heatmap can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 pub enum Colormap {
     #[default]
     Viridis,

@@ -1,0 +1,434 @@
+//! What each view's figure shows, built from the view's parameters by the CPU engine (f64, the
+//! same numbers on every machine), so that the app's export and `poslab figure` agree.
+
+use crate::encoding::alibi::{AlibiMode, AlibiParams};
+use crate::encoding::grid::GridParams;
+use crate::encoding::rope::{RopeLayout, pair_scores};
+use crate::encoding::sinusoidal::SinusoidalParams;
+use crate::engine::{Strided, Table, TableSpec, Window, cpu};
+use crate::scene::camera::OrbitCamera;
+use crate::scene::corkscrew::{self, CorkscrewParams, ProbeVector, SceneLayout};
+
+use super::{
+    Axis, ColorBar, Content, Figure, FigureError, FigureStyle, Panel, ProjectedDot, ProjectedLabel,
+    ProjectedLine, Series, SeriesStyle,
+};
+
+/// Heatmaps get at most this many cells along a side: more than a page shows.
+const MAX_CELLS: usize = 2048;
+/// Helix points per projected line, at most.
+const MAX_LINE_POINTS: usize = 20_000;
+
+/// Everything a view's figure depends on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FigureSpec {
+    Sinusoidal(SinusoidalParams),
+    DotDecay {
+        params: SinusoidalParams,
+        anchor: usize,
+        normalised: bool,
+    },
+    /// One head's bias matrix, or every head as small multiples (`head: None`).
+    Alibi {
+        params: AlibiParams,
+        head: Option<usize>,
+    },
+    /// Two per-query patch maps side by side.
+    Patches {
+        grid: GridParams,
+        query: usize,
+        /// `[P, P]` tables and their names, left and right.
+        maps: [(String, TableSpec); 2],
+    },
+    Corkscrew(CorkscrewFigure),
+}
+
+/// The corkscrew's parameters and camera.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CorkscrewFigure {
+    pub dim: usize,
+    pub base: f64,
+    pub layout: RopeLayout,
+    pub pairs: Vec<usize>,
+    pub first_position: u64,
+    pub position_count: usize,
+    pub query: ProbeVector,
+    pub key: ProbeVector,
+    pub query_position: u64,
+    pub key_position: u64,
+    /// `None`: the camera that frames the scene, as the app starts with.
+    pub camera: Option<OrbitCamera>,
+}
+
+fn real(table: Table) -> Vec<f64> {
+    match table {
+        Table::Real(values) => values.into_iter().collect(),
+        Table::Index(values) => values.into_iter().map(f64::from).collect(),
+    }
+}
+
+fn strided(n: usize) -> Strided {
+    Strided {
+        step: n.div_ceil(MAX_CELLS).max(1),
+        ..Strided::all(n)
+    }
+}
+
+/// The axis a strided range of cells spans, cells centred on their indices.
+fn cell_axis(label: &str, range: Strided) -> Axis {
+    let first = range.start as f64 - range.step as f64 / 2.0;
+    Axis::new(label, first, first + (range.len() * range.step) as f64)
+}
+
+fn finite_range(values: &[f64]) -> (f64, f64) {
+    values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        })
+}
+
+/// A heatmap panel of `spec`'s `[rows, cols]` (of one head), at most [`MAX_CELLS`] a side.
+fn heatmap_panel(
+    spec: &TableSpec,
+    head: usize,
+    title: String,
+    labels: (&str, &str),
+) -> Result<(Panel, (f64, f64)), FigureError> {
+    spec.validate()?;
+    let [_, rows, cols] = spec.matrix_shape();
+    let window = Window {
+        heads: Strided {
+            start: head,
+            end: head + 1,
+            step: 1,
+        },
+        rows: strided(rows),
+        cols: strided(cols),
+    };
+    let values = real(cpu::compute_window(spec, &window)?);
+    let range = finite_range(&values);
+    let panel = Panel {
+        title,
+        equal_aspect: false,
+        x: cell_axis(labels.0, window.cols),
+        y: cell_axis(labels.1, window.rows).downwards(),
+        content: Content::Heatmap {
+            values,
+            rows: window.rows.len(),
+            cols: window.cols.len(),
+            outlined: Vec::new(),
+        },
+    };
+    Ok((panel, range))
+}
+
+fn colorbar(style: &FigureStyle, (min, max): (f64, f64), label: &str) -> Option<ColorBar> {
+    let (min, max) = if min.is_finite() && max.is_finite() {
+        style.colormap.range(min, max)
+    } else {
+        (0.0, 1.0)
+    };
+    Some(ColorBar {
+        colormap: style.colormap,
+        min,
+        max,
+        label: label.to_owned(),
+    })
+}
+
+/// Builds the figure of `spec` in `style`.
+pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, FigureError> {
+    let (title, panels, colorbar) = match spec {
+        FigureSpec::Sinusoidal(params) => {
+            let table = TableSpec::Sinusoidal(*params);
+            let (panel, range) = heatmap_panel(
+                &table,
+                0,
+                format!("[{}, {}] table", params.seq, params.dim),
+                ("dimension", "position"),
+            )?;
+            (
+                format!(
+                    "Sinusoidal encoding, d = {}, base {}, {:?} layout, {:?} spacing",
+                    params.dim, params.base, params.layout, params.spacing
+                ),
+                vec![panel],
+                colorbar(style, range, "PE value"),
+            )
+        }
+        FigureSpec::DotDecay {
+            params,
+            anchor,
+            normalised,
+        } => {
+            let table = TableSpec::DotDecay {
+                params: *params,
+                anchor: *anchor,
+            };
+            let cols = strided(params.seq * 2).step.max(1);
+            let window = Window {
+                heads: Strided::all(1),
+                rows: Strided::all(1),
+                cols: Strided {
+                    step: cols,
+                    ..Strided::all(params.seq)
+                },
+            };
+            let values = real(cpu::compute_window(&table, &window)?);
+            let scale = if *normalised {
+                2.0 / params.dim as f64
+            } else {
+                1.0
+            };
+            let points: Vec<[f64; 2]> = values
+                .iter()
+                .enumerate()
+                .map(|(k, &v)| [window.cols.at(k) as f64 - *anchor as f64, v * scale])
+                .collect();
+            let (low, high) = finite_range(&points.iter().map(|p| p[1]).collect::<Vec<_>>());
+            let pad = (high - low).abs().max(1e-9) * 0.05;
+            let first = -(*anchor as f64);
+            let last = first + params.seq.saturating_sub(1).max(1) as f64;
+            let panel = Panel {
+                title: format!("anchor row a = {anchor}"),
+                equal_aspect: false,
+                x: Axis::new("offset k = j - a", first, last),
+                y: Axis::new(
+                    if *normalised {
+                        "PE[a]·PE[a+k] / (d/2)"
+                    } else {
+                        "PE[a]·PE[a+k]"
+                    },
+                    low - pad,
+                    high + pad,
+                ),
+                content: Content::Plot(vec![Series {
+                    name: format!("d {} base {}", params.dim, params.base),
+                    points,
+                    color: [31, 119, 180],
+                    style: SeriesStyle::Line { width: 1.8 },
+                }]),
+            };
+            (
+                format!(
+                    "Dot-product decay of sinusoidal positions, {} positions",
+                    params.seq
+                ),
+                vec![panel],
+                None,
+            )
+        }
+        FigureSpec::Alibi { params, head } => {
+            let table = TableSpec::Alibi {
+                params: *params,
+                head: None,
+            };
+            let heads: Vec<usize> = match head {
+                Some(h) => vec![*h],
+                None => (0..params.heads).collect(),
+            };
+            let slopes = crate::encoding::alibi::slopes(params.heads)?;
+            let mut panels = Vec::new();
+            let mut range = (f64::INFINITY, f64::NEG_INFINITY);
+            for &h in &heads {
+                let (panel, (low, high)) = heatmap_panel(
+                    &table,
+                    h,
+                    format!("head {h}, m = 2^{:.3}", slopes[h].log2()),
+                    ("key j", "query i"),
+                )?;
+                range = (range.0.min(low), range.1.max(high));
+                panels.push(panel);
+            }
+            let mode = match params.mode {
+                AlibiMode::Causal => "causal",
+                AlibiMode::Symmetric => "symmetric",
+            };
+            (
+                format!(
+                    "ALiBi biases, {} heads, {} positions, {mode}",
+                    params.heads, params.seq
+                ),
+                panels,
+                colorbar(style, range, "bias"),
+            )
+        }
+        FigureSpec::Patches { grid, query, maps } => {
+            let mut panels = Vec::new();
+            let mut range = (f64::INFINITY, f64::NEG_INFINITY);
+            let (qx, qy) = grid.patch_xy(*query);
+            for (name, table) in maps {
+                let window = Window {
+                    heads: Strided::all(1),
+                    rows: Strided {
+                        start: *query,
+                        end: query + 1,
+                        step: 1,
+                    },
+                    cols: Strided::all(grid.patches()),
+                };
+                let values = real(cpu::compute_window(table, &window)?);
+                let (low, high) = finite_range(&values);
+                range = (range.0.min(low), range.1.max(high));
+                panels.push(Panel {
+                    title: name.clone(),
+                    equal_aspect: true,
+                    x: Axis::new("patch column x", -0.5, grid.grid_w as f64 - 0.5),
+                    y: Axis::new("patch row y", -0.5, grid.grid_h as f64 - 0.5).downwards(),
+                    content: Content::Heatmap {
+                        values,
+                        rows: grid.grid_h,
+                        cols: grid.grid_w,
+                        outlined: vec![(qy, qx)],
+                    },
+                });
+            }
+            (
+                format!(
+                    "Query patch {query} (column {qx}, row {qy}) of a {} x {} grid",
+                    grid.grid_h, grid.grid_w
+                ),
+                panels,
+                colorbar(style, range, "value"),
+            )
+        }
+        FigureSpec::Corkscrew(figure) => corkscrew_figure(figure, style)?,
+    };
+    Ok(Figure {
+        width: f64::from(style.width),
+        height: f64::from(style.height),
+        title: style.title.clone().unwrap_or(title),
+        panels,
+        colorbar,
+    })
+}
+
+/// The corkscrew's helices projected by its camera: vectors in a vector figure.
+fn corkscrew_figure(
+    figure: &CorkscrewFigure,
+    style: &FigureStyle,
+) -> Result<(String, Vec<Panel>, Option<ColorBar>), FigureError> {
+    let query = figure.query.values(figure.dim, figure.layout);
+    let key = figure.key.values(figure.dim, figure.layout);
+    let scene = corkscrew::build(&CorkscrewParams {
+        dim: figure.dim,
+        base: figure.base,
+        layout: figure.layout,
+        pairs: &figure.pairs,
+        first_position: figure.first_position,
+        position_count: figure.position_count,
+        query: &query,
+    })?;
+    let layout = SceneLayout::of(&scene);
+    let plot = super::draw::single_projected_plot_size(style.width, style.height);
+    let aspect = (plot[0] / plot[1].max(1.0)) as f32;
+    let camera = figure
+        .camera
+        .unwrap_or_else(|| OrbitCamera::framing(layout.half_extent(), aspect));
+    let size = [plot[0] as f32, plot[1] as f32];
+    let project = |point: glam::Vec3| {
+        camera
+            .project(point, size)
+            .map(|[x, y]| [f64::from(x) / plot[0], f64::from(y) / plot[1]])
+    };
+    let scores = pair_scores(
+        &query,
+        &key,
+        figure.layout,
+        figure.base,
+        figure.query_position,
+        figure.key_position,
+    )?;
+    let count = scene.helices.len();
+    let mut lines = Vec::new();
+    let mut dots = Vec::new();
+    let mut labels = Vec::new();
+    for (index, helix) in scene.helices.iter().enumerate() {
+        let color = helix_color(index, count);
+        let vertices = &scene.vertices[helix.vertices.clone()];
+        let step = vertices.len().div_ceil(MAX_LINE_POINTS).max(1);
+        let axis: Vec<[f64; 2]> = [0.0, (scene.position_count.max(2) - 1) as f32]
+            .iter()
+            .filter_map(|&x| project(layout.world(index, [x, 0.0, 0.0])))
+            .collect();
+        lines.push(ProjectedLine {
+            points: axis,
+            color: [170, 170, 170],
+            width: 0.8,
+        });
+        lines.push(ProjectedLine {
+            points: vertices
+                .iter()
+                .step_by(step)
+                .filter_map(|v| project(layout.world(index, v.position)))
+                .collect(),
+            color,
+            width: 1.2,
+        });
+        let inside = |p: u64| {
+            p >= scene.first_position && p - scene.first_position < scene.position_count as u64
+        };
+        let score = &scores[helix.pair];
+        for (position, (a, b), ring) in [
+            (figure.key_position, score.key, true),
+            (figure.query_position, score.query, false),
+        ] {
+            if inside(position) {
+                let x = (position - scene.first_position) as f32;
+                if let Some(at) = project(layout.world(index, [x, a as f32, b as f32])) {
+                    dots.push(ProjectedDot { at, color, ring });
+                }
+            }
+        }
+        if let Some(at) = project(layout.world(index, [0.0, 0.0, 0.0]) - glam::Vec3::X * 0.4) {
+            labels.push(ProjectedLabel {
+                at,
+                text: format!("pair {}", helix.pair),
+                color,
+            });
+        }
+    }
+    let total: f64 = scores.iter().map(|s| s.score).sum();
+    let panel = Panel {
+        equal_aspect: false,
+        title: format!(
+            "q_m · k_n = {total:.9} at m = {}, n = {}",
+            figure.query_position, figure.key_position
+        ),
+        x: Axis::new("", 0.0, 1.0).hidden(),
+        y: Axis::new("", 0.0, 1.0).hidden(),
+        content: Content::Projected {
+            lines,
+            dots,
+            labels,
+        },
+    };
+    let layout_name = match figure.layout {
+        RopeLayout::Interleaved => "interleaved pairs (2i, 2i+1)",
+        RopeLayout::Half => "half pairs (i, i + d/2)",
+    };
+    Ok((
+        format!(
+            "RoPE corkscrew, d = {}, base {}, {layout_name}, positions {}..{}",
+            figure.dim,
+            figure.base,
+            scene.first_position,
+            scene.first_position + scene.position_count as u64 - 1
+        ),
+        vec![panel],
+        None,
+    ))
+}
+
+/// The colour of the `k`-th of `n` helices (as the app draws them).
+pub fn helix_color(k: usize, n: usize) -> [u8; 3] {
+    let t = if n > 1 {
+        k as f64 / (n - 1) as f64
+    } else {
+        0.0
+    };
+    let c = colorous::TURBO.eval_continuous(0.12 + 0.76 * t);
+    [c.r, c.g, c.b]
+}

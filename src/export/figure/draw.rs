@@ -1,0 +1,601 @@
+//! Lays a [`Figure`] out and draws it as an SVG document: vector axes, ticks, labels, curves and
+//! colour bar; heatmaps as embedded PNG images (one pixel per cell, drawn unsmoothed).
+
+use base64::Engine as _;
+use svg::Document;
+use svg::node::element::{
+    Circle, ClipPath, Definitions, Group, Image, Line, Polyline, Rectangle, Text,
+};
+
+use super::{Axis, ColorBar, Content, Figure, Panel, SeriesStyle};
+
+const FONT: &str = "sans-serif";
+const TEXT_COLOR: &str = "#222222";
+const GRID_COLOR: &str = "#dddddd";
+const TITLE_HEIGHT: f64 = 40.0;
+const COLORBAR_WIDTH: f64 = 90.0;
+const PANEL_TITLE_HEIGHT: f64 = 22.0;
+/// The margin left of and below a plot whose axis is hidden.
+const HIDDEN_AXIS_MARGIN: f64 = 8.0;
+const PLOT_RIGHT_MARGIN: f64 = 12.0;
+
+/// The plot area of a figure that is one panel with hidden axes and no colour bar (the
+/// corkscrew), so that its camera can be framed for that shape.
+pub(super) fn single_projected_plot_size(width: u32, height: u32) -> [f64; 2] {
+    let cell_w = (f64::from(width) - 16.0).max(10.0);
+    let cell_h = (f64::from(height) - TITLE_HEIGHT - 8.0).max(10.0);
+    [
+        (cell_w - HIDDEN_AXIS_MARGIN - PLOT_RIGHT_MARGIN).max(4.0),
+        (cell_h - PANEL_TITLE_HEIGHT - HIDDEN_AXIS_MARGIN).max(4.0),
+    ]
+}
+
+/// A rectangle in figure pixels.
+#[derive(Debug, Clone, Copy)]
+struct Area {
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+}
+
+fn hex([r, g, b]: [u8; 3]) -> String {
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+fn text(x: f64, y: f64, size: f64, anchor: &str, content: impl Into<String>) -> Text {
+    Text::new(content)
+        .set("x", x)
+        .set("y", y)
+        .set("font-family", FONT)
+        .set("font-size", size)
+        .set("fill", TEXT_COLOR)
+        .set("text-anchor", anchor)
+}
+
+/// Readable tick positions for `[min, max]`: steps of 1, 2 or 5 times a power of ten.
+pub(super) fn ticks(min: f64, max: f64, target: usize) -> Vec<f64> {
+    let (low, high) = if min <= max { (min, max) } else { (max, min) };
+    let span = high - low;
+    if !span.is_finite() || span <= 0.0 {
+        return if low.is_finite() {
+            vec![low]
+        } else {
+            Vec::new()
+        };
+    }
+    let rough = span / target.max(1) as f64;
+    let power = 10f64.powf(rough.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * power)
+        .find(|s| span / s <= target.max(1) as f64)
+        .unwrap_or(10.0 * power);
+    let first = (low / step).ceil() as i64;
+    let last = (high / step).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
+/// A tick's text: short, without float noise.
+fn tick_text(value: f64, log10: bool) -> String {
+    if log10 {
+        let rounded = value.round();
+        return if (value - rounded).abs() < 1e-9 {
+            format!("1e{rounded:.0}")
+        } else {
+            format!("{:.3e}", 10f64.powf(value))
+        };
+    }
+    let magnitude = value.abs();
+    if magnitude != 0.0 && !(1e-3..1e6).contains(&magnitude) {
+        format!("{value:.1e}")
+    } else {
+        let text = format!("{value:.4}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        if text == "-0" {
+            "0".to_owned()
+        } else {
+            text.to_owned()
+        }
+    }
+}
+
+/// Maps data values of an axis to pixels of an interval.
+struct Scale {
+    min: f64,
+    max: f64,
+    from: f64,
+    to: f64,
+}
+
+impl Scale {
+    fn of(axis: &Axis, start_px: f64, length_px: f64, vertical: bool) -> Self {
+        // Vertical axes grow upwards unless they run down like table rows.
+        let (from, to) = if vertical && !axis.downwards {
+            (start_px + length_px, start_px)
+        } else {
+            (start_px, start_px + length_px)
+        };
+        Self {
+            min: axis.min,
+            max: axis.max,
+            from,
+            to,
+        }
+    }
+
+    fn px(&self, value: f64) -> f64 {
+        let span = self.max - self.min;
+        let t = if span != 0.0 {
+            (value - self.min) / span
+        } else {
+            0.5
+        };
+        self.from + t * (self.to - self.from)
+    }
+}
+
+/// The figure as an SVG document.
+pub(super) fn svg_document(figure: &Figure) -> Document {
+    let (width, height) = (figure.width, figure.height);
+    let mut document = Document::new()
+        .set("width", width)
+        .set("height", height)
+        .set("viewBox", (0, 0, width, height))
+        .add(
+            Rectangle::new()
+                .set("width", width)
+                .set("height", height)
+                .set("fill", "#ffffff"),
+        )
+        .add(
+            text(width / 2.0, 26.0, 18.0, "middle", figure.title.clone())
+                .set("id", "figure-title")
+                .set("font-weight", "bold"),
+        );
+    let right = if figure.colorbar.is_some() {
+        COLORBAR_WIDTH
+    } else {
+        0.0
+    };
+    let grid = Area {
+        x: 8.0,
+        y: TITLE_HEIGHT,
+        w: (width - 16.0 - right).max(10.0),
+        h: (height - TITLE_HEIGHT - 8.0).max(10.0),
+    };
+    let count = figure.panels.len().max(1);
+    let cols = (count as f64).sqrt().ceil() as usize;
+    let rows = count.div_ceil(cols);
+    let (cell_w, cell_h) = (grid.w / cols as f64, grid.h / rows as f64);
+    let mut definitions = Definitions::new();
+    for (index, panel) in figure.panels.iter().enumerate() {
+        let cell = Area {
+            x: grid.x + (index % cols) as f64 * cell_w,
+            y: grid.y + (index / cols) as f64 * cell_h,
+            w: cell_w,
+            h: cell_h,
+        };
+        let (group, clip) = panel_group(index, panel, cell, figure.colorbar.as_ref());
+        definitions = definitions.add(clip);
+        document = document.add(group);
+    }
+    if let Some(colorbar) = &figure.colorbar {
+        let area = Area {
+            x: width - right + 10.0,
+            y: grid.y + PANEL_TITLE_HEIGHT,
+            w: 18.0,
+            h: (grid.h - PANEL_TITLE_HEIGHT - 48.0).max(20.0),
+        };
+        document = document.add(colorbar_group(colorbar, area));
+    }
+    document.add(definitions)
+}
+
+fn panel_group(
+    index: usize,
+    panel: &Panel,
+    cell: Area,
+    colorbar: Option<&ColorBar>,
+) -> (Group, ClipPath) {
+    let small = cell.w < 260.0 || cell.h < 200.0;
+    let tick_size = if small { 10.0 } else { 12.0 };
+    let left = if panel.y.hidden {
+        HIDDEN_AXIS_MARGIN
+    } else if small {
+        44.0
+    } else {
+        64.0
+    };
+    let bottom = if panel.x.hidden {
+        HIDDEN_AXIS_MARGIN
+    } else if small {
+        34.0
+    } else {
+        44.0
+    };
+    let mut plot = Area {
+        x: cell.x + left,
+        y: cell.y + PANEL_TITLE_HEIGHT,
+        w: (cell.w - left - PLOT_RIGHT_MARGIN).max(4.0),
+        h: (cell.h - PANEL_TITLE_HEIGHT - bottom).max(4.0),
+    };
+    let data_ratio = (panel.x.max - panel.x.min).abs() / (panel.y.max - panel.y.min).abs();
+    if panel.equal_aspect && data_ratio.is_finite() && data_ratio > 0.0 {
+        if plot.w / plot.h > data_ratio {
+            let w = plot.h * data_ratio;
+            plot.x += (plot.w - w) / 2.0;
+            plot.w = w;
+        } else {
+            plot.h = plot.w / data_ratio;
+        }
+    }
+    let clip_id = format!("clip-{index}");
+    let clip = ClipPath::new().set("id", clip_id.clone()).add(
+        Rectangle::new()
+            .set("x", plot.x)
+            .set("y", plot.y)
+            .set("width", plot.w)
+            .set("height", plot.h),
+    );
+    let x_scale = Scale::of(&panel.x, plot.x, plot.w, false);
+    let y_scale = Scale::of(&panel.y, plot.y, plot.h, true);
+    let mut group = Group::new().set("id", format!("panel-{index}")).add(text(
+        plot.x + plot.w / 2.0,
+        cell.y + 16.0,
+        if small { 12.0 } else { 14.0 },
+        "middle",
+        panel.title.clone(),
+    ));
+
+    // Grid lines and ticks.
+    let is_heatmap = matches!(panel.content, Content::Heatmap { .. });
+    if !panel.x.hidden {
+        let mut axis = Group::new().set("id", format!("axis-x-{index}"));
+        for tick in ticks(panel.x.min, panel.x.max, (plot.w / 80.0).max(2.0) as usize) {
+            let x = x_scale.px(tick);
+            if !is_heatmap {
+                axis = axis.add(vertical_line(x, plot, GRID_COLOR));
+            }
+            axis = axis
+                .add(
+                    Line::new()
+                        .set("x1", x)
+                        .set("x2", x)
+                        .set("y1", plot.y + plot.h)
+                        .set("y2", plot.y + plot.h + 4.0)
+                        .set("stroke", TEXT_COLOR),
+                )
+                .add(text(
+                    x,
+                    plot.y + plot.h + 6.0 + tick_size,
+                    tick_size,
+                    "middle",
+                    tick_text(tick, panel.x.log10),
+                ));
+        }
+        axis = axis.add(text(
+            plot.x + plot.w / 2.0,
+            plot.y + plot.h + bottom - 6.0,
+            tick_size + 1.0,
+            "middle",
+            panel.x.label.clone(),
+        ));
+        group = group.add(axis);
+    }
+    if !panel.y.hidden {
+        let mut axis = Group::new().set("id", format!("axis-y-{index}"));
+        for tick in ticks(panel.y.min, panel.y.max, (plot.h / 60.0).max(2.0) as usize) {
+            let y = y_scale.px(tick);
+            if !is_heatmap {
+                axis = axis.add(
+                    Line::new()
+                        .set("x1", plot.x)
+                        .set("x2", plot.x + plot.w)
+                        .set("y1", y)
+                        .set("y2", y)
+                        .set("stroke", GRID_COLOR),
+                );
+            }
+            axis = axis
+                .add(
+                    Line::new()
+                        .set("x1", plot.x - 4.0)
+                        .set("x2", plot.x)
+                        .set("y1", y)
+                        .set("y2", y)
+                        .set("stroke", TEXT_COLOR),
+                )
+                .add(text(
+                    plot.x - 6.0,
+                    y + tick_size * 0.35,
+                    tick_size,
+                    "end",
+                    tick_text(tick, panel.y.log10),
+                ));
+        }
+        let (lx, ly) = (cell.x + tick_size, plot.y + plot.h / 2.0);
+        axis = axis.add(
+            text(lx, ly, tick_size + 1.0, "middle", panel.y.label.clone())
+                .set("transform", format!("rotate(-90 {lx} {ly})")),
+        );
+        group = group.add(axis);
+    }
+
+    let mut content = Group::new()
+        .set("id", format!("content-{index}"))
+        .set("clip-path", format!("url(#{clip_id})"));
+    match &panel.content {
+        Content::Heatmap {
+            values,
+            rows,
+            cols,
+            outlined,
+        } => {
+            let colorbar = colorbar.cloned().unwrap_or(ColorBar {
+                colormap: crate::widgets::colormap::Colormap::Viridis,
+                min: 0.0,
+                max: 1.0,
+                label: String::new(),
+            });
+            content = content.add(
+                heatmap_image(values, *rows, *cols, &colorbar)
+                    .set("id", format!("heatmap-{index}"))
+                    .set("x", plot.x)
+                    .set("y", plot.y)
+                    .set("width", plot.w)
+                    .set("height", plot.h),
+            );
+            let (cell_w, cell_h) = (plot.w / *cols as f64, plot.h / *rows as f64);
+            for &(row, col) in outlined {
+                content = content.add(
+                    Rectangle::new()
+                        .set("x", plot.x + col as f64 * cell_w)
+                        .set("y", plot.y + row as f64 * cell_h)
+                        .set("width", cell_w)
+                        .set("height", cell_h)
+                        .set("fill", "none")
+                        .set("stroke", "#ffffff")
+                        .set("stroke-width", 2.0),
+                );
+            }
+        }
+        Content::Plot(series) => {
+            for (k, s) in series.iter().enumerate() {
+                let id = format!("series-{index}-{k}");
+                let color = hex(s.color);
+                match s.style {
+                    SeriesStyle::Line { width } => {
+                        let points: Vec<String> = s
+                            .points
+                            .iter()
+                            .filter(|p| p[1].is_finite())
+                            .map(|p| format!("{:.2},{:.2}", x_scale.px(p[0]), y_scale.px(p[1])))
+                            .collect();
+                        content = content.add(
+                            Polyline::new()
+                                .set("id", id)
+                                .set("points", points.join(" "))
+                                .set("fill", "none")
+                                .set("stroke", color)
+                                .set("stroke-width", width)
+                                .set("stroke-linejoin", "round"),
+                        );
+                    }
+                    SeriesStyle::Dots { radius } => {
+                        let mut dots = Group::new().set("id", id);
+                        for p in s.points.iter().filter(|p| p[1].is_finite()) {
+                            dots = dots.add(
+                                Circle::new()
+                                    .set("cx", x_scale.px(p[0]))
+                                    .set("cy", y_scale.px(p[1]))
+                                    .set("r", radius)
+                                    .set("fill", color.clone()),
+                            );
+                        }
+                        content = content.add(dots);
+                    }
+                    SeriesStyle::HorizontalLine => {
+                        if let Some(p) = s.points.first() {
+                            let y = y_scale.px(p[1]);
+                            content = content.add(
+                                Line::new()
+                                    .set("id", id)
+                                    .set("x1", plot.x)
+                                    .set("x2", plot.x + plot.w)
+                                    .set("y1", y)
+                                    .set("y2", y)
+                                    .set("stroke", color)
+                                    .set("stroke-dasharray", "6 4"),
+                            );
+                        }
+                    }
+                }
+            }
+            group = group.add(legend(series, plot));
+        }
+        Content::Projected {
+            lines,
+            dots,
+            labels,
+        } => {
+            let at = |p: [f64; 2]| (plot.x + p[0] * plot.w, plot.y + p[1] * plot.h);
+            content = content.add(
+                Rectangle::new()
+                    .set("x", plot.x)
+                    .set("y", plot.y)
+                    .set("width", plot.w)
+                    .set("height", plot.h)
+                    .set("fill", "#ffffff"),
+            );
+            for (k, line) in lines.iter().enumerate() {
+                let points: Vec<String> = line
+                    .points
+                    .iter()
+                    .map(|&p| {
+                        let (x, y) = at(p);
+                        format!("{x:.2},{y:.2}")
+                    })
+                    .collect();
+                content = content.add(
+                    Polyline::new()
+                        .set("id", format!("line-{index}-{k}"))
+                        .set("points", points.join(" "))
+                        .set("fill", "none")
+                        .set("stroke", hex(line.color))
+                        .set("stroke-width", line.width)
+                        .set("stroke-linejoin", "round"),
+                );
+            }
+            for dot in dots {
+                let (x, y) = at(dot.at);
+                let circle = Circle::new().set("cx", x).set("cy", y).set("r", 4.5);
+                content = content.add(if dot.ring {
+                    circle
+                        .set("fill", "#ffffff")
+                        .set("stroke", "#222222")
+                        .set("stroke-width", 1.5)
+                } else {
+                    circle
+                        .set("fill", hex(dot.color))
+                        .set("stroke", "#222222")
+                        .set("stroke-width", 1.0)
+                });
+            }
+            for label in labels {
+                let (x, y) = at(label.at);
+                content = content.add(
+                    text(x, y, tick_size, "end", label.text.clone()).set("fill", hex(label.color)),
+                );
+            }
+        }
+    }
+    group = group.add(content).add(
+        Rectangle::new()
+            .set("id", format!("plot-area-{index}"))
+            .set("x", plot.x)
+            .set("y", plot.y)
+            .set("width", plot.w)
+            .set("height", plot.h)
+            .set("fill", "none")
+            .set("stroke", if panel.x.hidden { "none" } else { TEXT_COLOR })
+            .set("stroke-width", 1.0),
+    );
+    (group, clip)
+}
+
+fn vertical_line(x: f64, plot: Area, color: &str) -> Line {
+    Line::new()
+        .set("x1", x)
+        .set("x2", x)
+        .set("y1", plot.y)
+        .set("y2", plot.y + plot.h)
+        .set("stroke", color)
+}
+
+/// The names of a plot's series in its top right corner.
+fn legend(series: &[super::Series], plot: Area) -> Group {
+    let mut group = Group::new().set("id", "legend");
+    let named: Vec<&super::Series> = series.iter().filter(|s| !s.name.is_empty()).collect();
+    for (k, s) in named.iter().enumerate() {
+        let y = plot.y + 16.0 + k as f64 * 16.0;
+        let x = plot.x + plot.w - 8.0;
+        group = group
+            .add(
+                Line::new()
+                    .set("x1", x - 18.0)
+                    .set("x2", x)
+                    .set("y1", y - 4.0)
+                    .set("y2", y - 4.0)
+                    .set("stroke", hex(s.color))
+                    .set("stroke-width", 3.0),
+            )
+            .add(text(x - 24.0, y, 12.0, "end", s.name.clone()));
+    }
+    group
+}
+
+/// `values` through the colour bar's map as a PNG data URI, one pixel per cell; values that are
+/// not finite (a causal mask's -inf) are transparent.
+fn heatmap_image(values: &[f64], rows: usize, cols: usize, colorbar: &ColorBar) -> Image {
+    let mut rgba = Vec::with_capacity(rows * cols * 4);
+    let span = colorbar.max - colorbar.min;
+    for &v in values {
+        if v.is_finite() {
+            let t = if span > 0.0 {
+                (v - colorbar.min) / span
+            } else {
+                0.5
+            };
+            let c = colorbar.colormap.color(t);
+            rgba.extend_from_slice(&[c.r(), c.g(), c.b(), 255]);
+        } else {
+            rgba.extend_from_slice(&[0, 0, 0, 0]);
+        }
+    }
+    image_of(&rgba, cols as u32, rows as u32)
+}
+
+fn image_of(rgba: &[u8], width: u32, height: u32) -> Image {
+    let png = resvg::tiny_skia::IntSize::from_wh(width.max(1), height.max(1))
+        .and_then(|size| resvg::tiny_skia::Pixmap::from_vec(rgba.to_vec(), size))
+        .and_then(|pixmap| pixmap.encode_png().ok())
+        .unwrap_or_default();
+    let uri = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png)
+    );
+    Image::new()
+        .set("href", uri)
+        .set("preserveAspectRatio", "none")
+        .set("image-rendering", "optimizeSpeed")
+        .set("style", "image-rendering:pixelated")
+}
+
+fn colorbar_group(colorbar: &ColorBar, area: Area) -> Group {
+    let steps = 256u32;
+    let mut rgba = Vec::with_capacity(steps as usize * 4);
+    for k in (0..steps).rev() {
+        let c = colorbar.colormap.color(k as f64 / (steps - 1) as f64);
+        rgba.extend_from_slice(&[c.r(), c.g(), c.b(), 255]);
+    }
+    let mut group = Group::new().set("id", "colorbar").add(
+        image_of(&rgba, 1, steps)
+            .set("x", area.x)
+            .set("y", area.y)
+            .set("width", area.w)
+            .set("height", area.h),
+    );
+    let scale = Scale {
+        min: colorbar.min,
+        max: colorbar.max,
+        from: area.y + area.h,
+        to: area.y,
+    };
+    for tick in ticks(colorbar.min, colorbar.max, 6) {
+        let y = scale.px(tick);
+        group = group
+            .add(
+                Line::new()
+                    .set("x1", area.x + area.w)
+                    .set("x2", area.x + area.w + 4.0)
+                    .set("y1", y)
+                    .set("y2", y)
+                    .set("stroke", TEXT_COLOR),
+            )
+            .add(text(
+                area.x + area.w + 6.0,
+                y + 4.0,
+                11.0,
+                "start",
+                tick_text(tick, false),
+            ));
+    }
+    group.add(text(
+        area.x,
+        area.y + area.h + 20.0,
+        12.0,
+        "start",
+        colorbar.label.clone(),
+    ))
+}

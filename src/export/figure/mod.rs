@@ -1,0 +1,265 @@
+//! Figures for slides and papers: a small model of a figure (panels with axes, heatmaps as
+//! images, curves, a colour bar, projected 3D lines), written as SVG with the `svg` crate and
+//! rasterised to PNG with `resvg`, so that the PNG is the SVG's picture at any scale. The app's
+//! export and `poslab figure` build the same [`Figure`] from the same [`FigureSpec`], computed
+//! by the CPU engine, so they give the same picture.
+
+mod build;
+mod draw;
+
+use std::path::Path;
+
+pub use build::{CorkscrewFigure, FigureSpec, build_figure, helix_color};
+
+use crate::export::AtomicFile;
+use crate::widgets::colormap::Colormap;
+
+/// The largest PNG scale: four times the figure's size.
+pub const MAX_SCALE: f32 = 4.0;
+/// Figure sizes, in CSS pixels.
+pub const SIZE_RANGE: std::ops::RangeInclusive<u32> = 200..=8000;
+
+/// Size, colours and title of a figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FigureStyle {
+    pub width: u32,
+    pub height: u32,
+    pub colormap: Colormap,
+    /// Replaces the figure's own title when given.
+    pub title: Option<String>,
+}
+
+impl Default for FigureStyle {
+    fn default() -> Self {
+        Self {
+            width: 1000,
+            height: 700,
+            colormap: Colormap::Viridis,
+            title: None,
+        }
+    }
+}
+
+/// A figure: a title over panels placed in a grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub width: f64,
+    pub height: f64,
+    pub title: String,
+    pub panels: Vec<Panel>,
+    /// One colour bar for every heatmap of the figure.
+    pub colorbar: Option<ColorBar>,
+}
+
+/// One plot of a figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel {
+    pub title: String,
+    /// One data unit is as long across as down (patch grids).
+    pub equal_aspect: bool,
+    pub x: Axis,
+    pub y: Axis,
+    pub content: Content,
+}
+
+/// An axis: its label and the data range it spans.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub label: String,
+    pub min: f64,
+    pub max: f64,
+    /// Values are log10 of the data; ticks read `10^k`.
+    pub log10: bool,
+    /// Grows downwards (rows of a table) instead of upwards.
+    pub downwards: bool,
+    pub hidden: bool,
+}
+
+impl Axis {
+    pub fn new(label: impl Into<String>, min: f64, max: f64) -> Self {
+        Self {
+            label: label.into(),
+            min,
+            max,
+            log10: false,
+            downwards: false,
+            hidden: false,
+        }
+    }
+
+    pub fn downwards(mut self) -> Self {
+        self.downwards = true;
+        self
+    }
+
+    pub fn log10(mut self) -> Self {
+        self.log10 = true;
+        self
+    }
+
+    pub fn hidden(mut self) -> Self {
+        self.hidden = true;
+        self
+    }
+}
+
+/// What a panel shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// Colour-mapped values filling the plot area; row 0 at the top. Cells are centred on
+    /// integer coordinates of the axes.
+    Heatmap {
+        /// `[rows][cols]` as one slice, row-major.
+        values: Vec<f64>,
+        rows: usize,
+        cols: usize,
+        /// Cells to outline, as `(row, col)`.
+        outlined: Vec<(usize, usize)>,
+    },
+    /// Curves and point sets in data coordinates.
+    Plot(Vec<Series>),
+    /// Lines already projected to the plot area, in `[0, 1]` across and down.
+    Projected {
+        lines: Vec<ProjectedLine>,
+        dots: Vec<ProjectedDot>,
+        labels: Vec<ProjectedLabel>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<[f64; 2]>,
+    pub color: [u8; 3],
+    pub style: SeriesStyle,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SeriesStyle {
+    Line {
+        width: f64,
+    },
+    Dots {
+        radius: f64,
+    },
+    /// A horizontal line across the plot at the first point's y.
+    HorizontalLine,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectedLine {
+    pub points: Vec<[f64; 2]>,
+    pub color: [u8; 3],
+    pub width: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectedDot {
+    pub at: [f64; 2],
+    pub color: [u8; 3],
+    /// A ring rather than a filled disk.
+    pub ring: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectedLabel {
+    pub at: [f64; 2],
+    pub text: String,
+    pub color: [u8; 3],
+}
+
+/// The colour bar shared by a figure's heatmaps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColorBar {
+    pub colormap: Colormap,
+    pub min: f64,
+    pub max: f64,
+    pub label: String,
+}
+
+/// The figure formats.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FigureFormat {
+    Svg,
+    /// PNG at a scale of the figure's size (1 to [`MAX_SCALE`]).
+    Png {
+        scale: f32,
+    },
+}
+
+impl FigureFormat {
+    /// The format named by `path`'s extension.
+    pub fn from_path(path: &Path, scale: f32) -> Option<Self> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "svg" => Some(Self::Svg),
+            "png" => Some(Self::Png { scale }),
+            _ => None,
+        }
+    }
+}
+
+/// Why a figure could not be made or written.
+#[derive(Debug, thiserror::Error)]
+pub enum FigureError {
+    #[error("{0}")]
+    Engine(#[from] crate::engine::EngineError),
+    #[error("{0}")]
+    Param(#[from] crate::encoding::ParamError),
+    #[error("rendering the PNG failed: {0}")]
+    Render(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl Figure {
+    /// The figure as an SVG document.
+    pub fn to_svg(&self) -> String {
+        draw::svg_document(self).to_string()
+    }
+
+    /// The figure as PNG bytes at `scale` times its size.
+    pub fn to_png(&self, scale: f32) -> Result<Vec<u8>, FigureError> {
+        let scale = scale.clamp(0.25, MAX_SCALE);
+        let mut options = resvg::usvg::Options::default();
+        // The app's own font, so that a PNG looks the same on every machine, fonts installed
+        // or not.
+        let fontdb = options.fontdb_mut();
+        fontdb.load_font_data(epaint_default_fonts::UBUNTU_LIGHT.to_vec());
+        fontdb.load_font_data(epaint_default_fonts::HACK_REGULAR.to_vec());
+        let family = fontdb
+            .faces()
+            .next()
+            .and_then(|face| face.families.first().map(|(name, _)| name.clone()));
+        if let Some(family) = family {
+            fontdb.set_sans_serif_family(family);
+        }
+        let svg = self.to_svg();
+        let tree = resvg::usvg::Tree::from_str(&svg, &options)
+            .map_err(|e| FigureError::Render(e.to_string()))?;
+        let width = (self.width as f32 * scale).round().max(1.0) as u32;
+        let height = (self.height as f32 * scale).round().max(1.0) as u32;
+        let mut pixmap = resvg::tiny_skia::Pixmap::new(width, height).ok_or_else(|| {
+            FigureError::Render(format!("cannot make a {width} x {height} image"))
+        })?;
+        resvg::render(
+            &tree,
+            resvg::tiny_skia::Transform::from_scale(scale, scale),
+            &mut pixmap.as_mut(),
+        );
+        pixmap
+            .encode_png()
+            .map_err(|e| FigureError::Render(e.to_string()))
+    }
+
+    /// Writes the figure to `path` atomically.
+    pub fn write(&self, path: &Path, format: FigureFormat) -> Result<(), FigureError> {
+        let bytes = match format {
+            FigureFormat::Svg => self.to_svg().into_bytes(),
+            FigureFormat::Png { scale } => self.to_png(scale)?,
+        };
+        let mut file = AtomicFile::create(path)?;
+        std::io::Write::write_all(file.writer(), &bytes)?;
+        file.commit()?;
+        Ok(())
+    }
+}
