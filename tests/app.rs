@@ -420,3 +420,124 @@ fn mixed_rope_frequencies_load_from_a_file() {
         assert!((value - want).abs() < 2e-6, "patch {p}: {value} vs {want}");
     }
 }
+
+/// For every view, after changing its controls: the command line the export window prints
+/// makes the same figure, byte for byte, as the app's export.
+#[test]
+fn the_command_line_figure_equals_the_apps_export() {
+    use poslab::app::export::{ExportFormat, write_export};
+    use poslab::export::RealDtype;
+    use poslab::export::figure::FigureStyle;
+    let folder = tempfile::tempdir().unwrap();
+    let mut harness = harness();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Dimension")
+        .set_value_accesskit(48.0);
+    harness.run();
+    let views = [
+        "Sinusoidal table",
+        "Dot-product decay",
+        "ALiBi",
+        "RoPE corkscrew (3D)",
+        "2D patch maps",
+    ];
+    for (index, view) in views.into_iter().enumerate() {
+        harness.get_by_label(view).click();
+        harness.run();
+        if view == "2D patch maps" {
+            harness.get_by_label("Right map").click();
+            harness.run();
+            harness.get_by_label("mixed RoPE similarity").click();
+            harness.run();
+        }
+        if view == "RoPE corkscrew (3D)" {
+            harness.get_by_label("half").click();
+            harness.run();
+        }
+        let export = harness.state().view_export();
+        let style = FigureStyle {
+            width: 500,
+            height: 400,
+            colormap: poslab::widgets::colormap::Colormap::Magma,
+            title: Some(format!("view {index}")),
+        };
+        let from_app = folder.path().join(format!("app{index}.svg"));
+        write_export(
+            &export,
+            ExportFormat::Svg,
+            &style,
+            1.0,
+            RealDtype::F32,
+            &from_app,
+        )
+        .unwrap();
+        let from_cli = folder.path().join(format!("cli{index}.svg"));
+        let words = poslab::cli::figure::command_words(
+            &export.figure,
+            &style,
+            &from_cli.display().to_string(),
+        );
+        assert_eq!(poslab::cli::run(&words), 0, "{words:?}");
+        let (a, b) = (
+            std::fs::read(&from_app).unwrap(),
+            std::fs::read(&from_cli).unwrap(),
+        );
+        assert!(a == b, "{view}: the figures differ; {words:?}");
+    }
+}
+
+#[test]
+fn the_export_window_saves_the_figure_and_the_data() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Export…").click();
+    harness.run();
+    let save = |harness: &mut Harness<'_, PoslabApp>, format: &str, path: &std::path::Path| {
+        harness.get_by_label(format).click();
+        harness.run();
+        harness
+            .get_by_role_and_label(Role::TextInput, "or file:")
+            .click();
+        harness.run();
+        harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
+        harness
+            .get_by_role_and_label(Role::TextInput, "or file:")
+            .type_text(&path.display().to_string());
+        harness.run();
+        harness.get_by_label("Save").click();
+        for _ in 0..200 {
+            harness.step();
+            if !harness.state().export_window().busy() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        harness.run();
+        harness.state().export_window().message.clone()
+    };
+    let svg = folder.path().join("figure");
+    let message = save(&mut harness, "Figure, SVG (vector)", &svg);
+    assert!(
+        matches!(&message, Some(Ok(text)) if text.starts_with("Saved")),
+        "{message:?}"
+    );
+    assert!(
+        folder.path().join("figure.svg").is_file(),
+        "the extension is added"
+    );
+
+    let npy = folder.path().join("table.npy");
+    let message = save(&mut harness, "Data, .npy", &npy);
+    assert!(matches!(message, Some(Ok(_))), "{message:?}");
+    let bytes = std::fs::read(&npy).unwrap();
+    let table = poslab::import::parse_npy_f64(&bytes).unwrap();
+    assert_eq!(table.shape(), &[512, 128]);
+
+    // A folder that does not exist: a message, and no file.
+    let missing = folder.path().join("nowhere").join("x.csv");
+    let message = save(&mut harness, "Data, .csv", &missing);
+    assert!(matches!(message, Some(Err(_))), "{message:?}");
+    assert!(!missing.exists());
+}

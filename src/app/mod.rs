@@ -3,6 +3,7 @@
 
 pub mod dialogs;
 pub mod engine;
+pub mod export;
 pub mod params;
 pub mod status;
 
@@ -40,6 +41,9 @@ pub struct PoslabApp {
     alibi: AlibiView,
     patches: PatchView,
     corkscrew: CorkscrewView,
+    export: export::ExportWindow,
+    /// The central panel's size last frame: the export's default figure size.
+    view_size: egui::Vec2,
     /// One status per view, so that switching views shows each view's own facts.
     statuses: Vec<Status>,
     /// Whether the status bar names the adapter and shows timings (off for snapshot tests,
@@ -61,6 +65,8 @@ impl PoslabApp {
             alibi: AlibiView::default(),
             patches: PatchView::default(),
             corkscrew: CorkscrewView::default(),
+            export: export::ExportWindow::default(),
+            view_size: egui::vec2(1000.0, 700.0),
             statuses: ViewKind::ALL.iter().map(|_| Status::default()).collect(),
             show_machine_details: true,
         }
@@ -92,6 +98,26 @@ impl PoslabApp {
         self.sinusoidal.shown(&self.engine)
     }
 
+    /// What the current view exports now.
+    pub fn view_export(&self) -> crate::views::ViewExport {
+        self.current_view().export(&self.state.shared)
+    }
+
+    /// The export window, for tests.
+    pub fn export_window(&self) -> &export::ExportWindow {
+        &self.export
+    }
+
+    fn current_view(&self) -> &dyn View {
+        match self.state.view {
+            ViewKind::Sinusoidal => &self.sinusoidal,
+            ViewKind::DotDecay => &self.dot_decay,
+            ViewKind::Alibi => &self.alibi,
+            ViewKind::Patches => &self.patches,
+            ViewKind::Corkscrew => &self.corkscrew,
+        }
+    }
+
     fn side_panel_ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("poslab");
         ui.label("View");
@@ -100,6 +126,14 @@ impl PoslabApp {
         }
         ui.separator();
         shared_params_ui(ui, &mut self.state.shared);
+        ui.separator();
+        if ui
+            .button("Export…")
+            .on_hover_text("Save this view's figure (SVG, PNG) or its data (.npy, .csv): Ctrl+S")
+            .clicked()
+        {
+            self.export.open(self.view_size);
+        }
         ui.separator();
         egui::ComboBox::from_label("Colour map")
             .selected_text(self.state.colormap.label())
@@ -148,6 +182,12 @@ impl PoslabApp {
 
 impl eframe::App for PoslabApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let save = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::S);
+        if ui.input_mut(|i| i.consume_shortcut(&save)) {
+            self.export.open(self.view_size);
+            let export = self.current_view().export(&self.state.shared);
+            self.export.save_as(ui.ctx(), &export);
+        }
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar_ui(ui));
         egui::Panel::left("controls")
             .resizable(true)
@@ -157,6 +197,7 @@ impl eframe::App for PoslabApp {
             });
         let status_index = self.status_index();
         egui::CentralPanel::default().show(ui, |ui| {
+            self.view_size = ui.available_size();
             let view: &mut dyn View = match self.state.view {
                 ViewKind::Sinusoidal => &mut self.sinusoidal,
                 ViewKind::DotDecay => &mut self.dot_decay,
@@ -172,6 +213,10 @@ impl eframe::App for PoslabApp {
             };
             view.ui(ui, &mut ctx);
         });
+        if self.export.open {
+            let export = self.current_view().export(&self.state.shared);
+            self.export.ui(ui.ctx(), &export, self.state.colormap);
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

@@ -150,11 +150,11 @@ pub struct FigureArgs {
     #[arg(long, value_name = "N")]
     pub positions: Option<i64>,
 
-    /// corkscrew: the query position m
+    /// corkscrew: the query position m, start to start+seq-1 (default start+12)
     #[arg(long, value_name = "M")]
     pub m: Option<i64>,
 
-    /// corkscrew: the key position n
+    /// corkscrew: the key position n, start to start+seq-1 (default start+4)
     #[arg(long, value_name = "N")]
     pub n: Option<i64>,
 
@@ -166,9 +166,10 @@ pub struct FigureArgs {
     #[arg(long, value_name = "VECTOR", value_parser = parse_probe)]
     pub key_vector: Option<ProbeVector>,
 
-    /// corkscrew: the camera as YAW,PITCH,DISTANCE (degrees, degrees, world units), as the
-    /// app's export dialog prints it (default: framing the scene)
-    #[arg(long, value_name = "YAW,PITCH,DIST")]
+    /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
+    /// and the point it looks at), as the app's export dialog prints it (default: framing the
+    /// scene)
+    #[arg(long, value_name = "YAW,PITCH,DIST", allow_hyphen_values = true)]
     pub camera: Option<String>,
 }
 
@@ -357,19 +358,16 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                 seed: args.seed.unwrap_or(0),
                 loaded_freqs,
             };
-            let map = |method: PatchMethod| {
-                (
-                    method.label().to_owned(),
-                    method.spec(grid, shared.heads, head, &settings),
-                )
-            };
             FigureSpec::Patches {
                 grid,
                 query,
-                maps: [
-                    map(args.left.unwrap_or(PatchMethod::Euclidean)),
-                    map(args.right.unwrap_or(PatchMethod::Alibi2d)),
+                methods: [
+                    args.left.unwrap_or(PatchMethod::Euclidean),
+                    args.right.unwrap_or(PatchMethod::Alibi2d),
                 ],
+                heads: shared.heads,
+                head,
+                settings,
             }
         }
         FigureView::Corkscrew => {
@@ -393,16 +391,15 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                 Some("all") => PairSelection::All,
                 Some(list) => PairSelection::List(list.to_owned()),
             };
-            let mut pairs = selection.pairs(shared.dim / 2)?;
-            if pairs.len() > crate::scene::corkscrew::MAX_HELICES {
-                let step = pairs.len().div_ceil(crate::scene::corkscrew::MAX_HELICES);
-                pairs = pairs.into_iter().step_by(step).collect();
-            }
+            let (pairs, _) = crate::scene::corkscrew::thin_pairs(selection.pairs(shared.dim / 2)?);
             let most = shared.seq.min(MAX_DRAWN_POSITIONS);
             let positions = count("positions", args.positions, most.min(256), 1..=most)?;
-            let last = shared.seq - 1;
-            let m = count("m", args.m, 12.min(last), 0..=last)? as u64 + shared.start;
-            let n = count("n", args.n, 4.min(last), 0..=last)? as u64 + shared.start;
+            let (first, last) = (
+                shared.start as usize,
+                shared.start as usize + shared.seq - 1,
+            );
+            let m = count("m", args.m, first + 12.min(shared.seq - 1), first..=last)? as u64;
+            let n = count("n", args.n, first + 4.min(shared.seq - 1), first..=last)? as u64;
             let camera = args.camera.as_deref().map(parse_camera).transpose()?;
             FigureSpec::Corkscrew(CorkscrewFigure {
                 dim: shared.dim,
@@ -415,6 +412,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                 key: args.key_vector.unwrap_or(ProbeVector::UnitPairs),
                 query_position: m,
                 key_position: n,
+                seq: shared.seq,
                 camera,
             })
         }
@@ -422,29 +420,204 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
     Ok(spec)
 }
 
-/// `YAW,PITCH,DISTANCE` in degrees, degrees and world units, looking at the scene's centre.
+/// `YAW,PITCH,DISTANCE` in degrees, degrees and world units, looking at the scene's centre,
+/// or at `X,Y,Z` given after them.
 fn parse_camera(text: &str) -> Result<OrbitCamera, CliError> {
     let bad = || {
         CliError::usage(format!(
-            "--camera {text} is not allowed: give YAW,PITCH,DISTANCE, e.g. -25.8,17.2,40"
+            "--camera {text} is not allowed: give YAW,PITCH,DISTANCE in degrees, degrees \
+             (-85 to 85) and world units, e.g. -25.8,17.2,40, optionally followed by X,Y,Z"
         ))
     };
     let parts: Vec<f32> = text
         .split(',')
         .map(|p| p.trim().parse::<f32>().map_err(|_| bad()))
         .collect::<Result<_, _>>()?;
-    match parts.as_slice() {
-        [yaw, pitch, distance]
-            if yaw.is_finite() && pitch.abs() < 86.0 && *distance > 0.0 && distance.is_finite() =>
-        {
-            Ok(OrbitCamera {
-                target: glam::Vec3::ZERO,
-                yaw_rad: yaw.to_radians(),
-                pitch_rad: pitch.to_radians(),
-                distance: *distance,
-            })
+    let (angles, target) = match parts.as_slice() {
+        [yaw, pitch, distance] => ([*yaw, *pitch, *distance], glam::Vec3::ZERO),
+        [yaw, pitch, distance, x, y, z] => ([*yaw, *pitch, *distance], glam::Vec3::new(*x, *y, *z)),
+        _ => return Err(bad()),
+    };
+    let [yaw, pitch, distance] = angles;
+    let usable = yaw.is_finite()
+        && pitch.abs() <= 85.0
+        && distance > 0.0
+        && distance.is_finite()
+        && target.is_finite();
+    if !usable {
+        return Err(bad());
+    }
+    Ok(OrbitCamera {
+        target,
+        yaw_rad: yaw.to_radians(),
+        pitch_rad: pitch.to_radians(),
+        distance,
+    })
+}
+
+/// The `poslab figure` command that makes the figure of `spec` in `style` (the app's export
+/// dialog shows it). Mixed RoPE frequencies loaded from a file are named `FREQS.npy`: the app
+/// keeps their values, not their path.
+pub fn command_line(spec: &FigureSpec, style: &FigureStyle, output: &str) -> String {
+    command_words(spec, style, output)
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// [`command_line`] as the words a program is run with.
+pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Vec<String> {
+    let mut words: Vec<String> = vec!["poslab".into(), "figure".into()];
+    let mut push = |flag: &str, value: String| {
+        words.push(format!("--{flag}"));
+        words.push(value);
+    };
+    let layout = |l: SinusoidalLayout| match l {
+        SinusoidalLayout::Interleaved => "interleaved",
+        SinusoidalLayout::Split => "split",
+    };
+    let spacing = |s: Spacing| match s {
+        Spacing::Vaswani => "vaswani",
+        Spacing::T2t => "t2t",
+    };
+    let view = match spec {
+        FigureSpec::Sinusoidal(p) | FigureSpec::DotDecay { params: p, .. } => {
+            push("seq", p.seq.to_string());
+            push("dim", p.dim.to_string());
+            push("base", p.base.to_string());
+            push("start", p.start.to_string());
+            push("layout", layout(p.layout).into());
+            push("spacing", spacing(p.spacing).into());
+            if let FigureSpec::DotDecay {
+                anchor, normalised, ..
+            } = spec
+            {
+                push("anchor", anchor.to_string());
+                if *normalised {
+                    words.push("--normalised".into());
+                }
+                FigureView::DotDecay
+            } else {
+                FigureView::Sinusoidal
+            }
         }
-        _ => Err(bad()),
+        FigureSpec::Alibi { params, head } => {
+            push("seq", params.seq.to_string());
+            push("heads", params.heads.to_string());
+            push(
+                "mode",
+                match params.mode {
+                    AlibiMode::Causal => "causal",
+                    AlibiMode::Symmetric => "symmetric",
+                }
+                .into(),
+            );
+            if let Some(head) = head {
+                push("head", head.to_string());
+            }
+            FigureView::Alibi
+        }
+        FigureSpec::Patches {
+            grid,
+            query,
+            methods,
+            heads,
+            head,
+            settings,
+        } => {
+            let method = |m: PatchMethod| {
+                m.to_possible_value()
+                    .map(|v| v.get_name().to_owned())
+                    .unwrap_or_default()
+            };
+            push("grid-h", grid.grid_h.to_string());
+            push("grid-w", grid.grid_w.to_string());
+            push("query", query.to_string());
+            push("left", method(methods[0]));
+            push("right", method(methods[1]));
+            push("heads", heads.to_string());
+            push("head", head.to_string());
+            push("dim", settings.dim.to_string());
+            push("base", settings.base.to_string());
+            if settings.loaded_freqs.is_some() {
+                push("freqs", "FREQS.npy".into());
+            } else {
+                push("seed", settings.seed.to_string());
+            }
+            FigureView::Patches
+        }
+        FigureSpec::Corkscrew(c) => {
+            let vector = |v: ProbeVector| match v {
+                ProbeVector::UnitPairs => "unit-pairs".to_owned(),
+                ProbeVector::Ones => "ones".to_owned(),
+                ProbeVector::Random(seed) => format!("random:{seed}"),
+            };
+            let pairs: Vec<String> = c.pairs.iter().map(|p| p.to_string()).collect();
+            push("seq", c.seq.to_string());
+            push("dim", c.dim.to_string());
+            push("base", c.base.to_string());
+            push("start", c.first_position.to_string());
+            push(
+                "layout",
+                match c.layout {
+                    RopeLayout::Interleaved => "interleaved",
+                    RopeLayout::Half => "half",
+                }
+                .into(),
+            );
+            push("pairs", pairs.join(","));
+            push("positions", c.position_count.to_string());
+            push("m", c.query_position.to_string());
+            push("n", c.key_position.to_string());
+            push("query-vector", vector(c.query));
+            push("key-vector", vector(c.key));
+            if let Some(camera) = c.camera {
+                let mut parts = vec![
+                    camera.yaw_rad.to_degrees(),
+                    camera.pitch_rad.to_degrees(),
+                    camera.distance,
+                ];
+                if camera.target != glam::Vec3::ZERO {
+                    parts.extend(camera.target.to_array());
+                }
+                let parts: Vec<String> = parts.iter().map(|v| format!("{v}")).collect();
+                // One word, so that a negative yaw is not read as an option.
+                words.push(format!("--camera={}", parts.join(",")));
+            }
+            FigureView::Corkscrew
+        }
+    };
+    words.insert(2, view_name(view));
+    let defaults = FigureStyle::default();
+    if style.width != defaults.width {
+        words.extend(["--width".into(), style.width.to_string()]);
+    }
+    if style.height != defaults.height {
+        words.extend(["--height".into(), style.height.to_string()]);
+    }
+    if style.colormap != defaults.colormap {
+        let name = style
+            .colormap
+            .to_possible_value()
+            .map(|v| v.get_name().to_owned())
+            .unwrap_or_default();
+        words.extend(["--colormap".into(), name]);
+    }
+    if let Some(title) = &style.title {
+        words.extend(["--title".into(), title.clone()]);
+    }
+    words.extend(["-o".into(), output.to_owned()]);
+    words
+}
+
+/// A word as a POSIX shell reads it back.
+fn shell_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,:/=+".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

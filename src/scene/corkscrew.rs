@@ -303,6 +303,16 @@ impl PairSelection {
     }
 }
 
+/// At most [`MAX_HELICES`] of `pairs`, evenly spaced among them; and whether any were left out.
+pub fn thin_pairs(pairs: Vec<usize>) -> (Vec<usize>, bool) {
+    if pairs.len() > MAX_HELICES {
+        let step = pairs.len().div_ceil(MAX_HELICES);
+        (pairs.into_iter().step_by(step).collect(), true)
+    } else {
+        (pairs, false)
+    }
+}
+
 /// The vector the corkscrew rotates (and the key it is scored against).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ProbeVector {

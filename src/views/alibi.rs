@@ -150,24 +150,47 @@ fn attention_ui(
         });
 }
 
-impl View for AlibiView {
-    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
-        let (shared, colormap, engine) = (ctx.shared, ctx.colormap, ctx.engine);
-        let status = &mut *ctx.status;
-        let heads = shared.heads;
-        // The matrix is [seq, seq]: keep it to sizes a screen can show usefully.
-        let seq = shared.seq.min(8192);
-        self.head = self.head.min(heads - 1);
-        self.query = self.query.min(seq - 1);
-        let params = AlibiParams {
-            heads,
-            seq,
+impl AlibiView {
+    /// The parameters drawn: the matrix is `[seq, seq]`, so sizes stay to what a screen can
+    /// show usefully.
+    fn params(&self, shared: &crate::app::params::SharedParams) -> AlibiParams {
+        AlibiParams {
+            heads: shared.heads,
+            seq: shared.seq.min(MAX_SEQ),
             mode: if self.causal {
                 AlibiMode::Causal
             } else {
                 AlibiMode::Symmetric
             },
-        };
+        }
+    }
+}
+
+/// The longest sequence the view draws.
+const MAX_SEQ: usize = 8192;
+
+impl View for AlibiView {
+    fn export(&self, shared: &crate::app::params::SharedParams) -> crate::views::ViewExport {
+        let params = self.params(shared);
+        let head = (!self.all_heads).then_some(self.head.min(params.heads - 1));
+        crate::views::ViewExport {
+            figure: crate::export::figure::FigureSpec::Alibi { params, head },
+            data: TableSpec::Alibi { params, head },
+            name: match head {
+                Some(h) => format!("alibi_head{h}"),
+                None => "alibi_heads".to_owned(),
+            },
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        let (shared, colormap, engine) = (ctx.shared, ctx.colormap, ctx.engine);
+        let status = &mut *ctx.status;
+        let heads = shared.heads;
+        let params = self.params(shared);
+        let seq = params.seq;
+        self.head = self.head.min(heads - 1);
+        self.query = self.query.min(seq - 1);
         let Ok(slopes) = alibi::slopes(heads) else {
             return;
         };

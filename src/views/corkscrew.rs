@@ -744,7 +744,52 @@ fn spectrum_ui(
         });
 }
 
+impl CorkscrewView {
+    /// The pairs drawn: the selection, thinned evenly to at most [`MAX_HELICES`]; and whether
+    /// it was thinned.
+    fn drawn_pairs(
+        &self,
+        pair_count: usize,
+    ) -> Result<(Vec<usize>, bool), crate::encoding::ParamError> {
+        Ok(corkscrew::thin_pairs(self.selection().pairs(pair_count)?))
+    }
+}
+
 impl View for CorkscrewView {
+    fn export(&self, shared: &crate::app::params::SharedParams) -> crate::views::ViewExport {
+        let pairs = self
+            .drawn_pairs(shared.dim / 2)
+            .map(|(pairs, _)| pairs)
+            .unwrap_or_default();
+        let position_count = self.drawn_limit.min(shared.seq).max(1);
+        crate::views::ViewExport {
+            figure: crate::export::figure::FigureSpec::Corkscrew(
+                crate::export::figure::CorkscrewFigure {
+                    dim: shared.dim,
+                    base: shared.base,
+                    layout: self.layout,
+                    pairs,
+                    first_position: shared.start,
+                    position_count,
+                    query: self.query,
+                    key: self.key,
+                    query_position: self.query_position,
+                    key_position: self.key_position,
+                    seq: shared.seq,
+                    camera: Some(self.camera),
+                },
+            ),
+            // The angles p θ_i of the drawn positions: helix i turns by column i.
+            data: crate::engine::TableSpec::RopeAngles(crate::encoding::rope::RopeParams {
+                seq: position_count,
+                dim: shared.dim,
+                base: shared.base,
+                start: shared.start,
+            }),
+            name: format!("rope_corkscrew_d{}", shared.dim),
+        }
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
         let shared = *ctx.shared;
         self.error = None;
@@ -752,18 +797,13 @@ impl View for CorkscrewView {
         let panel_width = ui.available_width();
         self.controls_ui(ui, shared.seq);
         let pair_count = shared.dim / 2;
-        let mut pairs = match self.selection().pairs(pair_count) {
-            Ok(pairs) => pairs,
+        let (pairs, more_than_drawn) = match self.drawn_pairs(pair_count) {
+            Ok(drawn) => drawn,
             Err(error) => {
                 self.error = Some(error.to_string());
-                Vec::new()
+                (Vec::new(), false)
             }
         };
-        let more_than_drawn = pairs.len() > MAX_HELICES;
-        if more_than_drawn {
-            let step = pairs.len().div_ceil(MAX_HELICES);
-            pairs = pairs.into_iter().step_by(step).collect();
-        }
         let first = shared.start;
         let last = shared.start + shared.seq as u64 - 1;
         let position_count = self.drawn_limit.min(shared.seq).max(1);

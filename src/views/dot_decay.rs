@@ -120,6 +120,20 @@ fn rope_bound_ui(ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
 }
 
 impl View for DotDecayView {
+    fn export(&self, shared: &crate::app::params::SharedParams) -> crate::views::ViewExport {
+        let params = shared.sinusoidal();
+        let anchor = self.anchor.min(params.seq - 1);
+        crate::views::ViewExport {
+            figure: crate::export::figure::FigureSpec::DotDecay {
+                params,
+                anchor,
+                normalised: self.normalised,
+            },
+            data: TableSpec::DotDecay { params, anchor },
+            name: format!("dot_decay_anchor{anchor}"),
+        }
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
         let (shared, colormap, engine) = (ctx.shared, ctx.colormap, ctx.engine);
         let status = &mut *ctx.status;

@@ -25,6 +25,18 @@ pub struct ViewContext<'a> {
 /// A view of the app.
 pub trait View {
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>);
+
+    /// The view's figure and the table behind it, as they are now, for export.
+    fn export(&self, shared: &SharedParams) -> ViewExport;
+}
+
+/// What a view exports: its figure, and the table behind it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewExport {
+    pub figure: crate::export::figure::FigureSpec,
+    pub data: crate::engine::TableSpec,
+    /// A file name stem for both, e.g. `alibi_head3`.
+    pub name: String,
 }
 
 /// The views the picker offers.
@@ -46,6 +58,17 @@ impl ViewKind {
         ViewKind::Corkscrew,
         ViewKind::Patches,
     ];
+
+    /// The view's name on the command line (`poslab figure VIEW`).
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            ViewKind::Sinusoidal => "sinusoidal",
+            ViewKind::DotDecay => "dot-decay",
+            ViewKind::Alibi => "alibi",
+            ViewKind::Patches => "patches",
+            ViewKind::Corkscrew => "corkscrew",
+        }
+    }
 
     pub fn label(self) -> &'static str {
         match self {

@@ -173,7 +173,39 @@ impl PatchView {
     }
 }
 
+impl PatchView {
+    fn settings(&self, shared: &crate::app::params::SharedParams) -> PatchMapSettings {
+        PatchMapSettings {
+            dim: (shared.dim / 4 * 4).max(4),
+            base: shared.base,
+            seed: self.seed,
+            loaded_freqs: self.loaded_head(),
+        }
+    }
+}
+
 impl View for PatchView {
+    fn export(&self, shared: &crate::app::params::SharedParams) -> crate::views::ViewExport {
+        let settings = self.settings(shared);
+        let head = self.head.min(shared.heads - 1);
+        let query = self.query.min(self.grid.patches() - 1);
+        crate::views::ViewExport {
+            data: self.methods[0].spec(self.grid, shared.heads, head, &settings),
+            figure: crate::export::figure::FigureSpec::Patches {
+                grid: self.grid,
+                query,
+                methods: self.methods,
+                heads: shared.heads,
+                head,
+                settings,
+            },
+            name: format!(
+                "patches_{}x{}_query{query}",
+                self.grid.grid_h, self.grid.grid_w
+            ),
+        }
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
         let heads = ctx.shared.heads;
         self.head = self.head.min(heads - 1);
@@ -186,12 +218,7 @@ impl View for PatchView {
                 .on_hover_text("The head whose 2D ALiBi bias the maps and the matrix show");
         });
         self.mixed_freqs_ui(ui);
-        let encoding = PatchMapSettings {
-            dim: (ctx.shared.dim / 4 * 4).max(4),
-            base: ctx.shared.base,
-            seed: self.seed,
-            loaded_freqs: self.loaded_head(),
-        };
+        let encoding = self.settings(ctx.shared);
         let patches = self.grid.patches();
         self.query = self.query.min(patches - 1);
         let (qx, qy) = self.grid.patch_xy(self.query);

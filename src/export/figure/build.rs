@@ -5,6 +5,7 @@ use crate::encoding::alibi::{AlibiMode, AlibiParams};
 use crate::encoding::grid::GridParams;
 use crate::encoding::rope::{RopeLayout, pair_scores};
 use crate::encoding::sinusoidal::SinusoidalParams;
+use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
 use crate::engine::{Strided, Table, TableSpec, Window, cpu};
 use crate::scene::camera::OrbitCamera;
 use crate::scene::corkscrew::{self, CorkscrewParams, ProbeVector, SceneLayout};
@@ -37,8 +38,11 @@ pub enum FigureSpec {
     Patches {
         grid: GridParams,
         query: usize,
-        /// `[P, P]` tables and their names, left and right.
-        maps: [(String, TableSpec); 2],
+        methods: [PatchMethod; 2],
+        /// Heads of 2D ALiBi and the head shown.
+        heads: usize,
+        head: usize,
+        settings: PatchMapSettings,
     },
     Corkscrew(CorkscrewFigure),
 }
@@ -56,6 +60,8 @@ pub struct CorkscrewFigure {
     pub key: ProbeVector,
     pub query_position: u64,
     pub key_position: u64,
+    /// The context's length (positions start .. start + seq), which m and n lie in.
+    pub seq: usize,
     /// `None`: the camera that frames the scene, as the app starts with.
     pub camera: Option<OrbitCamera>,
 }
@@ -255,11 +261,20 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                 colorbar(style, range, "bias"),
             )
         }
-        FigureSpec::Patches { grid, query, maps } => {
+        FigureSpec::Patches {
+            grid,
+            query,
+            methods,
+            heads,
+            head,
+            settings,
+        } => {
             let mut panels = Vec::new();
             let mut range = (f64::INFINITY, f64::NEG_INFINITY);
             let (qx, qy) = grid.patch_xy(*query);
-            for (name, table) in maps {
+            for method in methods {
+                let name = method.label().to_owned();
+                let table = &method.spec(*grid, *heads, *head, settings);
                 let window = Window {
                     heads: Strided::all(1),
                     rows: Strided {
@@ -273,7 +288,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                 let (low, high) = finite_range(&values);
                 range = (range.0.min(low), range.1.max(high));
                 panels.push(Panel {
-                    title: name.clone(),
+                    title: name,
                     equal_aspect: true,
                     x: Axis::new("patch column x", -0.5, grid.grid_w as f64 - 0.5),
                     y: Axis::new("patch row y", -0.5, grid.grid_h as f64 - 0.5).downwards(),

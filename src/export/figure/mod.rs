@@ -211,6 +211,23 @@ pub enum FigureError {
     Io(#[from] std::io::Error),
 }
 
+/// How figures' SVG is read back: with the app's own font as the sans-serif family, so that a
+/// PNG looks the same on every machine, fonts installed or not.
+pub fn svg_options() -> resvg::usvg::Options<'static> {
+    let mut options = resvg::usvg::Options::default();
+    let fontdb = options.fontdb_mut();
+    fontdb.load_font_data(epaint_default_fonts::UBUNTU_LIGHT.to_vec());
+    fontdb.load_font_data(epaint_default_fonts::HACK_REGULAR.to_vec());
+    let family = fontdb
+        .faces()
+        .next()
+        .and_then(|face| face.families.first().map(|(name, _)| name.clone()));
+    if let Some(family) = family {
+        fontdb.set_sans_serif_family(family);
+    }
+    options
+}
+
 impl Figure {
     /// The figure as an SVG document.
     pub fn to_svg(&self) -> String {
@@ -220,19 +237,7 @@ impl Figure {
     /// The figure as PNG bytes at `scale` times its size.
     pub fn to_png(&self, scale: f32) -> Result<Vec<u8>, FigureError> {
         let scale = scale.clamp(0.25, MAX_SCALE);
-        let mut options = resvg::usvg::Options::default();
-        // The app's own font, so that a PNG looks the same on every machine, fonts installed
-        // or not.
-        let fontdb = options.fontdb_mut();
-        fontdb.load_font_data(epaint_default_fonts::UBUNTU_LIGHT.to_vec());
-        fontdb.load_font_data(epaint_default_fonts::HACK_REGULAR.to_vec());
-        let family = fontdb
-            .faces()
-            .next()
-            .and_then(|face| face.families.first().map(|(name, _)| name.clone()));
-        if let Some(family) = family {
-            fontdb.set_sans_serif_family(family);
-        }
+        let options = svg_options();
         let svg = self.to_svg();
         let tree = resvg::usvg::Tree::from_str(&svg, &options)
             .map_err(|e| FigureError::Render(e.to_string()))?;

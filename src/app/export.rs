@@ -1,0 +1,388 @@
+//! The export window (Ctrl+S): the current view's figure as SVG or PNG, or the table behind it
+//! as `.npy` or `.csv`, through a file dialog or a typed path. Files are written on a thread of
+//! their own, atomically, so the app never waits and a failed write leaves nothing behind; the
+//! window keeps its settings, so nothing is lost when a write fails.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
+
+use crate::app::dialogs::{DialogAnswer, PendingDialog};
+use crate::engine::{self, cpu};
+use crate::export::figure::{FigureFormat, FigureStyle, MAX_SCALE, SIZE_RANGE, build_figure};
+use crate::export::{OutputFormat, RealDtype};
+use crate::views::ViewExport;
+use crate::widgets::colormap::Colormap;
+
+/// What is exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    Svg,
+    Png,
+    Npy,
+    Csv,
+}
+
+impl ExportFormat {
+    const ALL: [ExportFormat; 4] = [Self::Svg, Self::Png, Self::Npy, Self::Csv];
+
+    fn extension(self) -> &'static str {
+        match self {
+            Self::Svg => "svg",
+            Self::Png => "png",
+            Self::Npy => "npy",
+            Self::Csv => "csv",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Svg => "Figure, SVG (vector)",
+            Self::Png => "Figure, PNG",
+            Self::Npy => "Data, .npy",
+            Self::Csv => "Data, .csv",
+        }
+    }
+
+    fn is_figure(self) -> bool {
+        matches!(self, Self::Svg | Self::Png)
+    }
+}
+
+/// The export window's settings and the write in progress.
+pub struct ExportWindow {
+    pub open: bool,
+    pub format: ExportFormat,
+    pub width: u32,
+    pub height: u32,
+    /// PNG pixels per figure pixel.
+    pub scale: f32,
+    pub dtype: RealDtype,
+    /// Empty: the figure's own title.
+    pub title: String,
+    pub path_text: String,
+    pending_dialog: Option<PendingDialog>,
+    job: Option<Receiver<Result<String, String>>>,
+    /// The last write's outcome.
+    pub message: Option<Result<String, String>>,
+    sized_to_screen: bool,
+}
+
+impl Default for ExportWindow {
+    fn default() -> Self {
+        Self {
+            open: false,
+            format: ExportFormat::Svg,
+            width: 1000,
+            height: 700,
+            scale: 2.0,
+            dtype: RealDtype::F32,
+            title: String::new(),
+            path_text: String::new(),
+            pending_dialog: None,
+            job: None,
+            message: None,
+            sized_to_screen: false,
+        }
+    }
+}
+
+impl ExportWindow {
+    /// Opens the window, sized the first time to the view on screen.
+    pub fn open(&mut self, screen_size: egui::Vec2) {
+        if !self.sized_to_screen {
+            let clamp = |v: f32| (v.round() as u32).clamp(*SIZE_RANGE.start(), *SIZE_RANGE.end());
+            self.width = clamp(screen_size.x);
+            self.height = clamp(screen_size.y);
+            self.sized_to_screen = true;
+        }
+        self.open = true;
+    }
+
+    /// Whether a write is in progress.
+    pub fn busy(&self) -> bool {
+        self.job.is_some()
+    }
+
+    fn style(&self, colormap: Colormap) -> FigureStyle {
+        FigureStyle {
+            width: self.width,
+            height: self.height,
+            colormap,
+            title: (!self.title.trim().is_empty()).then(|| self.title.trim().to_owned()),
+        }
+    }
+
+    /// Asks for a file name with the save dialog.
+    pub fn save_as(&mut self, ctx: &egui::Context, export: &ViewExport) {
+        if self.pending_dialog.is_none() {
+            let extension = self.format.extension();
+            self.pending_dialog = Some(PendingDialog::save_file(
+                ctx,
+                "Export",
+                &format!("{}.{extension}", export.name),
+                self.format.label(),
+                &[extension],
+            ));
+        }
+    }
+
+    /// Starts writing `export` to `path` on a thread of its own.
+    pub fn save_to(
+        &mut self,
+        ctx: &egui::Context,
+        path: PathBuf,
+        export: &ViewExport,
+        colormap: Colormap,
+    ) {
+        if self.busy() {
+            return;
+        }
+        let path = with_extension(path, self.format.extension());
+        self.path_text = path.display().to_string();
+        let (sender, receiver) = channel();
+        let format = self.format;
+        let style = self.style(colormap);
+        let (scale, dtype) = (self.scale, self.dtype);
+        let export = export.clone();
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            let outcome = write_export(&export, format, &style, scale, dtype, &path)
+                .map(|bytes| format!("Saved {} ({})", path.display(), size_text(bytes)))
+                .map_err(|e| format!("Not saved: {e}"));
+            let _ = sender.send(outcome);
+            ctx.request_repaint();
+        });
+        self.job = Some(receiver);
+        self.message = None;
+    }
+
+    /// Picks up the dialog's answer and the write's outcome.
+    fn poll(&mut self, ctx: &egui::Context, export: &ViewExport, colormap: Colormap) {
+        if let Some(dialog) = &self.pending_dialog {
+            match dialog.poll() {
+                DialogAnswer::Waiting => {}
+                DialogAnswer::Chosen(path) => {
+                    self.pending_dialog = None;
+                    self.save_to(ctx, path, export, colormap);
+                }
+                DialogAnswer::Cancelled => {
+                    self.pending_dialog = None;
+                    self.message = Some(Err(
+                        "No file chosen (cancelled, or no file dialog on this desktop): type a path below and press Save".to_owned(),
+                    ));
+                }
+            }
+        }
+        if let Some(job) = &self.job {
+            match job.try_recv() {
+                Ok(outcome) => {
+                    self.message = Some(outcome);
+                    self.job = None;
+                }
+                Err(TryRecvError::Disconnected) => {
+                    self.message =
+                        Some(Err("Not saved: the export stopped unexpectedly".to_owned()));
+                    self.job = None;
+                }
+                Err(TryRecvError::Empty) => {}
+            }
+        }
+    }
+
+    /// The window.
+    pub fn ui(&mut self, ctx: &egui::Context, export: &ViewExport, colormap: Colormap) {
+        self.poll(ctx, export, colormap);
+        let mut open = self.open;
+        egui::Window::new("Export")
+            .open(&mut open)
+            .resizable(false)
+            .collapsible(false)
+            .show(ctx, |ui| self.contents_ui(ui, export, colormap));
+        self.open = open;
+    }
+
+    fn contents_ui(&mut self, ui: &mut egui::Ui, export: &ViewExport, colormap: Colormap) {
+        ui.horizontal_wrapped(|ui| {
+            for format in ExportFormat::ALL {
+                ui.radio_value(&mut self.format, format, format.label());
+            }
+        });
+        ui.separator();
+        if self.format.is_figure() {
+            ui.horizontal(|ui| {
+                let range = SIZE_RANGE;
+                ui.add(
+                    egui::DragValue::new(&mut self.width)
+                        .range(range.clone())
+                        .suffix(" px"),
+                )
+                .on_hover_text("Figure width");
+                ui.label("×");
+                ui.add(
+                    egui::DragValue::new(&mut self.height)
+                        .range(range)
+                        .suffix(" px"),
+                )
+                .on_hover_text("Figure height");
+            });
+            if self.format == ExportFormat::Png {
+                ui.add(egui::Slider::new(&mut self.scale, 1.0..=MAX_SCALE).step_by(0.5).text("Scale"))
+                    .on_hover_text("PNG pixels per figure pixel: 2 for slides on high-density screens, 4 for print");
+            }
+            ui.horizontal(|ui| {
+                let label = ui.label("Title");
+                ui.add(
+                    egui::TextEdit::singleline(&mut self.title)
+                        .hint_text("the figure's own title")
+                        .desired_width(260.0),
+                )
+                .labelled_by(label.id);
+            });
+        } else {
+            ui.horizontal(|ui| {
+                ui.radio_value(&mut self.dtype, RealDtype::F32, "float32")
+                    .on_hover_text("<f4, what models store");
+                ui.radio_value(&mut self.dtype, RealDtype::F64, "float64")
+                    .on_hover_text("<f8, every digit of the f64 engine");
+            });
+            if let Some(shape) = export.data.shape() {
+                ui.label(format!("{} {shape:?}", export.data.kind_name()));
+            }
+        }
+        ui.separator();
+        let busy = self.busy() || self.pending_dialog.is_some();
+        ui.horizontal(|ui| {
+            if ui
+                .add_enabled(!busy, egui::Button::new("Save as…"))
+                .on_hover_text("Choose where to save (Ctrl+S)")
+                .clicked()
+            {
+                self.save_as(ui.ctx(), export);
+            }
+            let label = ui.label("or file:");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.path_text)
+                    .hint_text("type a path")
+                    .desired_width(220.0),
+            )
+            .labelled_by(label.id)
+            .on_hover_text("The file to write; the extension is added when missing");
+            if ui
+                .add_enabled(
+                    !busy && !self.path_text.trim().is_empty(),
+                    egui::Button::new("Save"),
+                )
+                .clicked()
+            {
+                let path = PathBuf::from(self.path_text.trim());
+                self.save_to(ui.ctx(), path, export, colormap);
+            }
+        });
+        if busy {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("Saving…");
+            });
+        }
+        match &self.message {
+            Some(Ok(text)) => {
+                ui.label(text);
+            }
+            Some(Err(text)) => {
+                ui.colored_label(ui.visuals().error_fg_color, text);
+            }
+            None => {}
+        }
+        if self.format.is_figure() {
+            let file = if self.path_text.trim().is_empty() {
+                format!("{}.{}", export.name, self.format.extension())
+            } else {
+                self.path_text.trim().to_owned()
+            };
+            let mut command =
+                crate::cli::figure::command_line(&export.figure, &self.style(colormap), &file);
+            if self.format == ExportFormat::Png {
+                command.push_str(&format!(" --scale {}", self.scale));
+            }
+            ui.separator();
+            let label = ui.label("The same figure from a terminal:");
+            ui.add(
+                egui::TextEdit::multiline(&mut command)
+                    .font(egui::TextStyle::Monospace)
+                    .desired_rows(2)
+                    .desired_width(420.0),
+            )
+            .labelled_by(label.id);
+        }
+    }
+}
+
+/// `path`, with `extension` added unless it already ends so.
+fn with_extension(path: PathBuf, extension: &str) -> PathBuf {
+    let has = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case(extension));
+    if has {
+        path
+    } else {
+        let mut text = path.into_os_string();
+        text.push(".");
+        text.push(extension);
+        PathBuf::from(text)
+    }
+}
+
+fn size_text(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} kB", b as f64 / 1024.0),
+        b => format!("{b} bytes"),
+    }
+}
+
+/// Makes and writes the export; returns the file's size.
+pub fn write_export(
+    export: &ViewExport,
+    format: ExportFormat,
+    style: &FigureStyle,
+    scale: f32,
+    dtype: RealDtype,
+    path: &Path,
+) -> Result<u64, String> {
+    if path.is_dir() {
+        return Err(format!("{} is a folder", path.display()));
+    }
+    match format {
+        ExportFormat::Svg | ExportFormat::Png => {
+            let figure = build_figure(&export.figure, style).map_err(|e| e.to_string())?;
+            let format = if format == ExportFormat::Svg {
+                FigureFormat::Svg
+            } else {
+                FigureFormat::Png { scale }
+            };
+            figure.write(path, format).map_err(|e| e.to_string())?;
+        }
+        ExportFormat::Npy | ExportFormat::Csv => {
+            let output = if format == ExportFormat::Npy {
+                OutputFormat::Npy
+            } else {
+                OutputFormat::Csv
+            };
+            let shape = export
+                .data
+                .check_fits(engine::available_memory_bytes())
+                .map_err(|e| e.to_string())?;
+            if !output.holds_ndim(shape.len()) {
+                return Err(format!(
+                    "the table has shape {shape:?} and a .csv holds 1-D or 2-D tables; save .npy, or show one head"
+                ));
+            }
+            let table = cpu::compute(&export.data).map_err(|e| e.to_string())?;
+            crate::export::write_table_to_path(path, &table, output, dtype)
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    std::fs::metadata(path)
+        .map(|m| m.len())
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,236 @@
+//! Figures: the SVG parses back (usvg) with its size and elements, the PNG decodes at the
+//! requested scale, heatmaps hold the CPU engine's table through the colour map, row 0 on top,
+//! and a failed write leaves nothing behind.
+
+use poslab::encoding::alibi::{AlibiMode, AlibiParams};
+use poslab::encoding::grid::GridParams;
+use poslab::encoding::sinusoidal::SinusoidalParams;
+use poslab::engine::patch_maps::{PatchMapSettings, PatchMethod};
+use poslab::engine::{Table, TableSpec, cpu};
+use poslab::export::figure::{
+    CorkscrewFigure, FigureFormat, FigureSpec, FigureStyle, build_figure,
+};
+use poslab::scene::corkscrew::ProbeVector;
+use poslab::widgets::colormap::Colormap;
+use resvg::usvg;
+
+fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {
+    let sinusoidal = SinusoidalParams {
+        seq: 40,
+        dim: 16,
+        ..Default::default()
+    };
+    vec![
+        (
+            FigureSpec::Sinusoidal(sinusoidal),
+            vec![
+                "figure-title",
+                "panel-0",
+                "heatmap-0",
+                "colorbar",
+                "axis-x-0",
+            ],
+        ),
+        (
+            FigureSpec::DotDecay {
+                params: sinusoidal,
+                anchor: 3,
+                normalised: true,
+            },
+            vec!["figure-title", "panel-0", "series-0-0", "axis-y-0"],
+        ),
+        (
+            FigureSpec::Alibi {
+                params: AlibiParams {
+                    heads: 4,
+                    seq: 12,
+                    mode: AlibiMode::Causal,
+                },
+                head: None,
+            },
+            vec!["heatmap-0", "heatmap-3", "colorbar"],
+        ),
+        (
+            FigureSpec::Patches {
+                grid: GridParams {
+                    grid_h: 5,
+                    grid_w: 7,
+                },
+                query: 9,
+                methods: [PatchMethod::Manhattan, PatchMethod::SinCos],
+                heads: 8,
+                head: 2,
+                settings: PatchMapSettings {
+                    dim: 32,
+                    base: 10_000.0,
+                    seed: 0,
+                    loaded_freqs: None,
+                },
+            },
+            vec!["heatmap-0", "heatmap-1", "colorbar"],
+        ),
+        (
+            FigureSpec::Corkscrew(CorkscrewFigure {
+                dim: 16,
+                base: 10_000.0,
+                layout: poslab::encoding::rope::RopeLayout::Half,
+                pairs: vec![0, 3, 7],
+                first_position: 0,
+                position_count: 50,
+                query: ProbeVector::Random(2),
+                key: ProbeVector::Ones,
+                query_position: 9,
+                key_position: 2,
+                seq: 64,
+                camera: None,
+            }),
+            vec!["figure-title", "line-0-1", "line-0-5"],
+        ),
+    ]
+}
+
+fn parse(svg: &str) -> usvg::Tree {
+    usvg::Tree::from_str(svg, &poslab::export::figure::svg_options()).expect("the SVG parses")
+}
+
+/// The PNG of the image with `id` (usvg may wrap an image in a group that keeps the id).
+fn image_png(tree: &usvg::Tree, id: &str) -> Vec<u8> {
+    fn find(node: &usvg::Node) -> Option<Vec<u8>> {
+        match node {
+            usvg::Node::Image(image) => match image.kind() {
+                usvg::ImageKind::PNG(png) => Some(png.to_vec()),
+                _ => None,
+            },
+            usvg::Node::Group(group) => group.children().iter().find_map(find),
+            _ => None,
+        }
+    }
+    let node = tree.node_by_id(id).unwrap_or_else(|| panic!("no #{id}"));
+    find(node).unwrap_or_else(|| panic!("#{id} holds no PNG"))
+}
+
+#[test]
+fn every_figure_parses_back_with_its_size_and_elements() {
+    let style = FigureStyle {
+        width: 640,
+        height: 480,
+        ..Default::default()
+    };
+    for (spec, ids) in every_figure() {
+        let figure = build_figure(&spec, &style).unwrap();
+        let tree = parse(&figure.to_svg());
+        assert_eq!((tree.size().width(), tree.size().height()), (640.0, 480.0));
+        for id in ids {
+            assert!(tree.node_by_id(id).is_some(), "{spec:?} has no #{id}");
+        }
+        for scale in [1.0, 2.5] {
+            let png = figure.to_png(scale).unwrap();
+            let pixmap = resvg::tiny_skia::Pixmap::decode_png(&png).expect("the PNG decodes");
+            assert_eq!(
+                (pixmap.width(), pixmap.height()),
+                ((640.0 * scale) as u32, (480.0 * scale) as u32)
+            );
+            // The title is drawn: dark pixels in the band at the top, white at the corner.
+            let w = pixmap.width() as usize;
+            let band = (10.0 * scale) as usize..(34.0 * scale) as usize;
+            let dark = band
+                .flat_map(|y| (0..w).map(move |x| (x, y)))
+                .filter(|&(x, y)| pixmap.pixels()[y * w + x].red() < 100)
+                .count();
+            assert!(dark > 50, "{spec:?}: no title text in the PNG");
+            let corner = pixmap.pixels()[0];
+            assert_eq!(
+                (corner.red(), corner.green(), corner.blue()),
+                (255, 255, 255)
+            );
+        }
+    }
+}
+
+/// The heatmap image is the CPU table through the colour map, one pixel a cell, row 0 first.
+#[test]
+fn a_heatmap_holds_the_table_through_the_colour_map() {
+    let params = SinusoidalParams {
+        seq: 30,
+        dim: 12,
+        base: 100.0,
+        ..Default::default()
+    };
+    let style = FigureStyle {
+        colormap: Colormap::Magma,
+        ..Default::default()
+    };
+    let figure = build_figure(&FigureSpec::Sinusoidal(params), &style).unwrap();
+    let tree = parse(&figure.to_svg());
+    let pixmap = resvg::tiny_skia::Pixmap::decode_png(&image_png(&tree, "heatmap-0")).unwrap();
+    assert_eq!((pixmap.width(), pixmap.height()), (12, 30));
+    let Table::Real(values) = cpu::compute(&TableSpec::Sinusoidal(params)).unwrap() else {
+        panic!("a real table")
+    };
+    let (min, max) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    for ((row, col), &v) in values.indexed_iter().map(|(i, v)| ((i[0], i[1]), v)) {
+        let expected = Colormap::Magma.color((v - min) / (max - min));
+        let got = pixmap.pixels()[row * 12 + col];
+        assert_eq!(
+            [got.red(), got.green(), got.blue()],
+            [expected.r(), expected.g(), expected.b()],
+            "cell ({row}, {col})"
+        );
+    }
+}
+
+#[test]
+fn a_causal_mask_is_transparent_in_the_heatmap() {
+    let spec = FigureSpec::Alibi {
+        params: AlibiParams {
+            heads: 2,
+            seq: 6,
+            mode: AlibiMode::Causal,
+        },
+        head: Some(1),
+    };
+    let figure = build_figure(&spec, &FigureStyle::default()).unwrap();
+    let tree = parse(&figure.to_svg());
+    let pixmap = resvg::tiny_skia::Pixmap::decode_png(&image_png(&tree, "heatmap-0")).unwrap();
+    for row in 0..6 {
+        for col in 0..6 {
+            let alpha = pixmap.pixels()[row * 6 + col].alpha();
+            assert_eq!(alpha == 0, col > row, "cell ({row}, {col})");
+        }
+    }
+}
+
+#[test]
+fn a_failed_write_leaves_nothing_and_says_why() {
+    let folder = tempfile::tempdir().unwrap();
+    let figure = build_figure(
+        &FigureSpec::Sinusoidal(SinusoidalParams {
+            seq: 8,
+            dim: 4,
+            ..Default::default()
+        }),
+        &FigureStyle::default(),
+    )
+    .unwrap();
+    let missing = folder.path().join("no such folder").join("f.svg");
+    let error = figure.write(&missing, FigureFormat::Svg).unwrap_err();
+    assert!(error.to_string().contains("No such file"), "{error}");
+    // Writing over a folder fails and keeps the folder as it was.
+    let target = folder.path().join("taken.png");
+    std::fs::create_dir(&target).unwrap();
+    assert!(
+        figure
+            .write(&target, FigureFormat::Png { scale: 1.0 })
+            .is_err()
+    );
+    assert!(target.is_dir());
+    let left: Vec<_> = std::fs::read_dir(folder.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("taken.png")]);
+}
