@@ -26,6 +26,7 @@ use crate::engine::{self, EngineError, TableSpec, ValueKind};
 use crate::export::{self, AtomicFile, OutputFormat, RealDtype};
 use crate::import;
 
+pub mod check;
 pub mod figure;
 
 /// Exact tables of transformer positional encodings.
@@ -49,6 +50,10 @@ pub enum Command {
     Table(TableArgs),
     /// Draw a view's figure to .svg or .png, with no window (the app's export, scripted)
     Figure(figure::FigureArgs),
+    /// Compare a table computed elsewhere (.npy, .csv, .safetensors) with poslab's
+    Check(check::CheckArgs),
+    /// Say which table a file holds: kind, convention and parameters
+    Identify(check::IdentifyArgs),
     /// Time an engine computing a table at one or more sizes
     Bench(BenchArgs),
 }
@@ -331,6 +336,13 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
                 .expect("clap returned the table subcommand without its matches");
             write_table(&args, table_matches)
         }
+        Some(Command::Check(args)) => {
+            let check_matches = matches
+                .subcommand_matches("check")
+                .expect("clap returned the check subcommand without its matches");
+            return finish(check::run_check(&args, check_matches));
+        }
+        Some(Command::Identify(args)) => return finish(check::run_identify(&args)),
         Some(Command::Figure(args)) => {
             let figure_matches = matches
                 .subcommand_matches("figure")
@@ -344,8 +356,13 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
             crate::bench::run(&args, bench_matches)
         }
     };
+    finish(result.map(|()| 0))
+}
+
+/// The exit status of a command's outcome, reporting an error on stderr.
+fn finish(result: Result<i32, CliError>) -> i32 {
     match result {
-        Ok(()) => 0,
+        Ok(status) => status,
         Err(error) => {
             eprintln!("error: {}", error.message);
             error.exit_code
@@ -366,6 +383,14 @@ fn command() -> clap::Command {
     Cli::command()
         .mut_subcommand("bench", |bench| {
             bench.mut_arg("output", |output| output.required(false).hide(true))
+        })
+        .mut_subcommand("check", |check| {
+            check
+                .mut_arg("output", |output| output.required(false).hide(true))
+                .mut_arg("kind", |kind| {
+                    kind.long("as")
+                        .help("What the table should be: a kind of poslab table")
+                })
         })
         .after_help(format!(
             "Table kinds (poslab table --help for every option, its default and range):\n{}",

@@ -1,7 +1,10 @@
-//! Reading the `.npy` arrays that some tables take as input (`--input`, `--freqs`).
+//! Reading the `.npy` arrays that some tables take as input (`--input`, `--freqs`), and, in
+//! [`tables`], tables computed elsewhere, to check them.
 //!
 //! The whole file is read and checked before any array is allocated from what its header
 //! claims, so a truncated or hostile file gets a message, never a crash or a huge allocation.
+
+pub mod tables;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -46,22 +49,45 @@ pub fn read_npy_f64(path: &Path, max_bytes: u64) -> Result<ArrayD<f64>, ImportEr
     parse_npy_f64(&bytes).map_err(|p| problem(path, p))
 }
 
-/// Parses the bytes of a `.npy` file holding floats.
+/// Parses the bytes of a `.npy` file holding floats, all finite (an input to a table).
 pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
+    parse_npy(bytes, Values::InputsOnly)
+}
+
+/// What a reader accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Values {
+    /// Finite floats: inputs to a table.
+    InputsOnly,
+    /// Floats with infinities (a causal mask's -inf) and integers (index tables): a table to
+    /// check. NaN is refused either way.
+    Tables,
+}
+
+/// Parses the bytes of a `.npy` file.
+pub fn parse_npy(bytes: &[u8], accepted: Values) -> Result<ArrayD<f64>, String> {
     check_header_length(bytes)?;
     let mut rest = bytes;
     let header =
         Header::from_reader(&mut rest).map_err(|e| format!("not a valid .npy file ({e})"))?;
     let descriptor = header.type_descriptor.to_string();
     let descriptor = descriptor.trim_matches('\'');
-    let (width, little_endian) = match descriptor {
-        "<f4" | "=f4" | "f4" => (4, true),
-        "<f8" | "=f8" | "f8" => (8, true),
-        ">f4" => (4, false),
-        ">f8" => (8, false),
+    let integers = accepted == Values::Tables;
+    let (width, little_endian, integer) = match descriptor {
+        "<f4" | "=f4" | "f4" => (4, true, false),
+        "<f8" | "=f8" | "f8" => (8, true, false),
+        ">f4" => (4, false, false),
+        ">f8" => (8, false, false),
+        "<i4" | "=i4" | "i4" if integers => (4, true, true),
+        "<i8" | "=i8" | "i8" if integers => (8, true, true),
         other => {
             return Err(format!(
-                "holds {other} values; poslab reads float arrays, <f4 or <f8"
+                "holds {other} values; poslab reads {}",
+                if integers {
+                    "float arrays (<f4, <f8) and integer arrays (<i4, <i8)"
+                } else {
+                    "float arrays, <f4 or <f8"
+                }
             ));
         }
     };
@@ -90,7 +116,15 @@ pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
             header.shape
         ));
     }
-    let values: Vec<f64> = if width == 4 {
+    let values: Vec<f64> = if integer && width == 4 {
+        rest.chunks_exact(4)
+            .map(|c| f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect()
+    } else if integer {
+        rest.chunks_exact(8)
+            .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f64)
+            .collect()
+    } else if width == 4 {
         rest.chunks_exact(4)
             .map(|c| {
                 let b = [c[0], c[1], c[2], c[3]];
@@ -113,12 +147,20 @@ pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
             })
             .collect()
     };
-    if let Some(flat) = values.iter().position(|v| !v.is_finite()) {
+    let refused = |v: &f64| match accepted {
+        Values::InputsOnly => !v.is_finite(),
+        Values::Tables => v.is_nan(),
+    };
+    if let Some(flat) = values.iter().position(refused) {
         let fortran = matches!(header.layout, Layout::Fortran);
         return Err(format!(
-            "holds {} at index {:?}; values must be finite",
+            "holds {} at index {:?}; values must be {}",
             values[flat],
-            unravel(flat, &header.shape, fortran)
+            unravel(flat, &header.shape, fortran),
+            match accepted {
+                Values::InputsOnly => "finite",
+                Values::Tables => "numbers (infinities are allowed, NaN is not)",
+            }
         ));
     }
     let shape = IxDyn(&header.shape);

@@ -1,15 +1,17 @@
 //! poslab: exact tables of transformer positional encodings.
 //!
 //! Data flows one way: parameters ([`encoding`]) → an engine ([`engine`]) → a table →
-//! a file ([`export`]). The command line in [`cli`] drives that flow; [`import`] reads the
-//! arrays some tables take as input; [`bench`] times the engines. The desktop app lives in
-//! [`app`], its views in [`views`], its drawing pieces in [`widgets`] and the geometry of its
-//! 3D views in [`scene`].
+//! a file or a figure ([`export`]). The command line in [`cli`] drives that flow; [`import`]
+//! reads the arrays some tables take as input and tables computed elsewhere; [`check`]
+//! compares such a table with poslab's, or identifies it; [`bench`] times the engines. The
+//! desktop app lives in [`app`], its views in [`views`], its drawing pieces in [`widgets`] and
+//! the geometry of its 3D views in [`scene`].
 
 pub use eframe::egui;
 
 pub mod app;
 pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod encoding;
 pub mod engine;

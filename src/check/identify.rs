@@ -1,0 +1,630 @@
+//! Which table is this? Hypotheses from the table's shape (sinusoidal in either layout, sin or
+//! cos first, either spacing, transposed or not; RoPE angles, cos and sin caches in either
+//! pairing; inverse frequencies; ALiBi slopes and biases; patch distances), their parameters
+//! fitted from the data (the base from the slowest frequency, the start from its phase), each
+//! computed by the CPU engine and compared element by element; the closest wins.
+
+use ndarray::{Array2, ArrayD, Ix1, Ix2, Ix3};
+
+use super::{Comparison, Tolerance, compare, squeezed};
+use crate::encoding::MAX_POSITION;
+use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
+use crate::encoding::grid::{DistanceMetric, GridParams};
+use crate::encoding::rope::{self, RopeLayout, RopeParams};
+use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::engine::{Table, TableSpec, cpu};
+
+/// The most elements a table may have to be identified (each hypothesis computes one).
+pub const MAX_ELEMENTS: usize = 1 << 24;
+
+/// One hypothesis and how well it fits.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// The kind and convention, without the fitted parameters: one candidate per hypothesis.
+    pub hypothesis: String,
+    pub description: String,
+    /// The hypothesis's table, laid out as the loaded one (squeezed).
+    pub reference: ArrayD<f64>,
+    pub comparison: Comparison,
+}
+
+/// Every hypothesis tried, the closest first.
+#[derive(Debug, Clone)]
+pub struct Identification {
+    pub shape: Vec<usize>,
+    pub candidates: Vec<Candidate>,
+}
+
+impl Identification {
+    pub fn best(&self) -> Option<&Candidate> {
+        self.candidates.first()
+    }
+
+    /// Whether the closest hypothesis matches within the tolerance.
+    pub fn found(&self) -> bool {
+        self.best().is_some_and(|c| c.comparison.matches())
+    }
+
+    /// What a terminal (and the Check view) says.
+    pub fn report(&self) -> String {
+        let describe = |c: &Candidate| {
+            format!(
+                "{}, max error {:.1e}",
+                c.description,
+                c.comparison.max_abs_error()
+            )
+        };
+        let mut lines = Vec::new();
+        match self.best() {
+            Some(best) if best.comparison.matches() => {
+                lines.push(format!("identified: {}", describe(best)))
+            }
+            Some(best) => lines.push(format!(
+                "no match within the tolerance; closest: {}",
+                describe(best)
+            )),
+            None => lines.push(format!(
+                "no match: no kind poslab knows has a table of shape {:?}",
+                self.shape
+            )),
+        }
+        if let Some(second) = self.candidates.get(1) {
+            let both = self.found() && second.comparison.matches();
+            lines.push(format!(
+                "runner-up: {}{}",
+                describe(second),
+                if both {
+                    " (also within the tolerance: for these parameters the two give the same table)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        lines.join("\n")
+    }
+}
+
+fn real(table: Table) -> ArrayD<f64> {
+    match table {
+        Table::Real(values) => values,
+        Table::Index(values) => values.mapv(f64::from),
+    }
+}
+
+/// The base rounded to 1, 2 and 3 significant digits, then as fitted: a fitted 9999.7 is
+/// reported as 10000 when 10000 fits too.
+fn base_choices(base: f64) -> Vec<f64> {
+    let mut choices = Vec::new();
+    for digits in [1, 2, 3] {
+        let magnitude = 10f64.powi(base.log10().floor() as i32 - (digits - 1));
+        let rounded = (base / magnitude).round() * magnitude;
+        if rounded > 1.0 && !choices.contains(&rounded) {
+            choices.push(rounded);
+        }
+    }
+    choices.push(base);
+    choices
+}
+
+/// Of pairs `(index, rate, total angle over the table)`, the one whose rate pins the base best:
+/// the base is `rate^(-exponent(index))`, so its relative error is the rate's (noise over the
+/// total angle) times the exponent.
+fn best_conditioned(
+    rates: &[(usize, f64, f64)],
+    exponent: impl Fn(usize) -> f64,
+) -> Option<(usize, f64)> {
+    rates
+        .iter()
+        .filter(|(i, rate, total)| *i >= 1 && *rate > 0.0 && *total > 1e-9)
+        .min_by(|a, b| {
+            let cost = |(i, _, total): &(usize, f64, f64)| exponent(*i).abs() / total;
+            cost(a).total_cmp(&cost(b))
+        })
+        .map(|&(i, rate, _)| (i, rate))
+}
+
+/// The mean step of an angle sequence `atan2(s, c)`, unwrapped; and its first angle in
+/// `(-π, π]`.
+fn angle_rate(sin: &[f64], cos: &[f64]) -> Option<(f64, f64)> {
+    if sin.len() < 2 {
+        return None;
+    }
+    let angles: Vec<f64> = sin.iter().zip(cos).map(|(s, c)| s.atan2(*c)).collect();
+    let total: f64 = angles
+        .windows(2)
+        .map(|w| {
+            let step = w[1] - w[0];
+            step - std::f64::consts::TAU * (step / std::f64::consts::TAU).round()
+        })
+        .sum();
+    Some((total / (angles.len() - 1) as f64, angles[0]))
+}
+
+/// The first position `s` of a pair turning by `rate` whose angle there is `phase` in
+/// `(-π, π]`, taking `s·rate` below 2π; a phase a hair below zero is position 0.
+fn start_from_phase(phase: f64, rate: f64) -> Option<u64> {
+    if rate <= 0.0 {
+        return None;
+    }
+    let turn = if phase < -1e-3 {
+        phase + std::f64::consts::TAU
+    } else {
+        phase.max(0.0)
+    };
+    let start = (turn / rate).round();
+    (start < (MAX_POSITION / 2) as f64).then_some(start as u64)
+}
+
+struct Search {
+    table: ArrayD<f64>,
+    tolerance: Tolerance,
+    candidates: Vec<Candidate>,
+}
+
+impl Search {
+    fn consider(&mut self, description: String, reference: ArrayD<f64>) {
+        // The fitted base is the parameter that varies within one hypothesis.
+        let hypothesis = description
+            .split(", base ")
+            .next()
+            .unwrap_or(&description)
+            .to_owned();
+        let comparison = compare(&reference, &self.table, self.tolerance);
+        if comparison.shapes_match() {
+            self.candidates.push(Candidate {
+                hypothesis,
+                description,
+                reference: squeezed(&reference),
+                comparison,
+            });
+        }
+    }
+
+    /// Tries the bases of `base_choices`, roundest first, for a table made by `make`; keeps the
+    /// first that matches, or the closest when none does.
+    fn consider_bases(
+        &mut self,
+        base: f64,
+        describe: impl Fn(f64) -> String,
+        make: impl Fn(f64) -> Option<ArrayD<f64>>,
+    ) {
+        if !(base.is_finite() && base > 1.0 && base < 1e12) {
+            return;
+        }
+        let before = self.candidates.len();
+        for choice in base_choices(base) {
+            if let Some(reference) = make(choice) {
+                self.consider(describe(choice), reference);
+                if self
+                    .candidates
+                    .last()
+                    .is_some_and(|c| c.comparison.matches())
+                {
+                    break;
+                }
+            }
+        }
+        // Keep one: the match, or the closest.
+        let tried = self.candidates.split_off(before);
+        if let Some(kept) = tried.into_iter().rev().min_by(|a, b| {
+            b.comparison.matches().cmp(&a.comparison.matches()).then(
+                a.comparison
+                    .max_abs_error()
+                    .total_cmp(&b.comparison.max_abs_error()),
+            )
+        }) {
+            self.candidates.push(kept);
+        }
+    }
+}
+
+/// Identifies `table`.
+pub fn identify(table: &ArrayD<f64>, tolerance: Tolerance) -> Identification {
+    let table = squeezed(table);
+    let mut search = Search {
+        table: table.clone(),
+        tolerance,
+        candidates: Vec::new(),
+    };
+    if table.len() <= MAX_ELEMENTS {
+        match table.ndim() {
+            1 => one_dimensional(&mut search),
+            2 => two_dimensional(&mut search),
+            3 => three_dimensional(&mut search),
+            _ => {}
+        }
+    }
+    let mut candidates = search.candidates;
+    candidates.sort_by(|a, b| {
+        b.comparison.matches().cmp(&a.comparison.matches()).then(
+            a.comparison
+                .max_abs_error()
+                .total_cmp(&b.comparison.max_abs_error()),
+        )
+    });
+    // The best of each hypothesis: the same one with another base is not a runner-up.
+    let mut seen = std::collections::HashSet::new();
+    candidates.retain(|c| seen.insert(c.hypothesis.clone()));
+    Identification {
+        shape: table.shape().to_vec(),
+        candidates,
+    }
+}
+
+fn one_dimensional(search: &mut Search) {
+    let Ok(values) = search.table.clone().into_dimensionality::<Ix1>() else {
+        return;
+    };
+    let n = values.len();
+    if n >= 2 {
+        // theta_1 = base^(-2/dim) with dim = 2n.
+        let base = values[1].powf(-(n as f64));
+        search.consider_bases(
+            base,
+            |b| format!("RoPE inverse frequencies, dim {}, base {b}", 2 * n),
+            |b| rope::inv_freq(2 * n, b).ok().map(|t| t.into_dyn()),
+        );
+    }
+    if let Ok(slopes) = alibi::slopes(n) {
+        search.consider(
+            format!("ALiBi slopes of {n} heads"),
+            ndarray::Array1::from(slopes).into_dyn(),
+        );
+    }
+}
+
+fn two_dimensional(search: &mut Search) {
+    let Ok(table) = search.table.clone().into_dimensionality::<Ix2>() else {
+        return;
+    };
+    for transposed in [false, true] {
+        let view = if transposed {
+            table.t().to_owned()
+        } else {
+            table.clone()
+        };
+        let orient = |reference: Array2<f64>| {
+            if transposed {
+                reference.reversed_axes().into_dyn()
+            } else {
+                reference.into_dyn()
+            }
+        };
+        let suffix = if transposed { ", transposed" } else { "" };
+        sinusoidal(search, &view, &orient, suffix);
+        rope_tables(search, &view, &orient, suffix);
+    }
+    let (rows, cols) = table.dim();
+    if rows == cols && rows >= 2 {
+        alibi_head(search, &table);
+        patch_distances(search, rows);
+    }
+}
+
+/// Sinusoidal tables in both layouts, sin or cos first, both spacings.
+fn sinusoidal(
+    search: &mut Search,
+    view: &Array2<f64>,
+    orient: &dyn Fn(Array2<f64>) -> ArrayD<f64>,
+    suffix: &str,
+) {
+    let (seq, dim) = view.dim();
+    if dim < 2 || dim % 2 != 0 || seq < 2 {
+        return;
+    }
+    let pairs = dim / 2;
+    for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
+        let columns = |i: usize| match layout {
+            SinusoidalLayout::Interleaved => (2 * i, 2 * i + 1),
+            SinusoidalLayout::Split => (i, i + pairs),
+        };
+        for cos_first in [false, true] {
+            // Swapping sin and cos columns turns a cos-first table into a sin-first one.
+            let swap = |mut a: Array2<f64>| {
+                if cos_first {
+                    for i in 0..pairs {
+                        let (s, c) = columns(i);
+                        for row in 0..a.nrows() {
+                            a.swap([row, s], [row, c]);
+                        }
+                    }
+                }
+                a
+            };
+            let sin_first = swap(view.clone());
+            let rates: Vec<(usize, f64, f64)> = (0..pairs)
+                .filter_map(|i| {
+                    let (s, c) = columns(i);
+                    let sin: Vec<f64> = sin_first.column(s).to_vec();
+                    let cos: Vec<f64> = sin_first.column(c).to_vec();
+                    let (rate, _) = angle_rate(&sin, &cos)?;
+                    Some((i, rate, rate * (seq - 1) as f64))
+                })
+                .collect();
+            let (s, c) = columns(pairs - 1);
+            let Some((_, slow_phase)) =
+                angle_rate(&sin_first.column(s).to_vec(), &sin_first.column(c).to_vec())
+            else {
+                continue;
+            };
+            let last = (pairs - 1) as f64;
+            for spacing in [Spacing::Vaswani, Spacing::T2t] {
+                // w_i = base^(-2i/d) (Vaswani) or base^(-i/(d/2-1)) (t2t).
+                let exponent = |i: usize| match spacing {
+                    Spacing::Vaswani => dim as f64 / (2.0 * i as f64),
+                    Spacing::T2t => last / i as f64,
+                };
+                let Some((i, rate)) = best_conditioned(&rates, exponent) else {
+                    continue;
+                };
+                let base = rate.powf(-exponent(i));
+                let slowest = |b: f64| match spacing {
+                    Spacing::Vaswani => b.powf(-2.0 * last / dim as f64),
+                    Spacing::T2t => 1.0 / b,
+                };
+                let Some(start) = start_from_phase(slow_phase, slowest(base)) else {
+                    continue;
+                };
+                let start = start as f64;
+                let order = if cos_first { "cos first" } else { "sin first" };
+                let layout_name = match layout {
+                    SinusoidalLayout::Interleaved => "interleaved",
+                    SinusoidalLayout::Split => "split",
+                };
+                let spacing_name = match spacing {
+                    Spacing::Vaswani => "Vaswani",
+                    Spacing::T2t => "tensor2tensor",
+                };
+                search.consider_bases(
+                    base,
+                    |b| {
+                        format!(
+                            "sinusoidal, {layout_name} layout, {order}, {spacing_name} spacing, base {b}, d = {dim}, positions {start}..{}{suffix}",
+                            start as u64 + seq as u64 - 1
+                        )
+                    },
+                    |b| {
+                        let params = SinusoidalParams {
+                            seq,
+                            dim,
+                            base: b,
+                            start: start as u64,
+                            layout,
+                            spacing,
+                        };
+                        let table = cpu::compute(&TableSpec::Sinusoidal(params)).ok()?;
+                        let table = real(table).into_dimensionality::<Ix2>().ok()?;
+                        Some(orient(swap(table)))
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// RoPE's angle table `[seq, dim/2]`, and its cos and sin caches `[seq, dim]` in either
+/// pairing (Hugging Face repeats the frequencies as two halves; Llama-style caches repeat each
+/// one twice).
+fn rope_tables(
+    search: &mut Search,
+    view: &Array2<f64>,
+    orient: &dyn Fn(Array2<f64>) -> ArrayD<f64>,
+    suffix: &str,
+) {
+    let (seq, width) = view.dim();
+    if seq < 2 {
+        return;
+    }
+    // Angles: column 0 turns by 1 radian a position, so it is the position itself.
+    if width >= 2 {
+        // + 0.0 turns a -0 into 0.
+        let start = view[[0, 0]].round() + 0.0;
+        // theta_i = base^(-i/width): pick the column that pins the base best.
+        let rates: Vec<(usize, f64, f64)> = (1..width)
+            .map(|i| {
+                let total = view[[seq - 1, i]] - view[[0, i]];
+                (i, total / (seq - 1) as f64, total)
+            })
+            .collect();
+        let exponent = |i: usize| width as f64 / i as f64;
+        if let Some((i, rate)) = best_conditioned(&rates, exponent)
+            && (0.0..1e12).contains(&start)
+        {
+            let base = rate.powf(-exponent(i));
+            search.consider_bases(
+                base,
+                |b| {
+                    format!(
+                        "RoPE angles p·θ_i, dim {}, base {b}, positions {start}..{}{suffix}",
+                        2 * width,
+                        start as u64 + seq as u64 - 1
+                    )
+                },
+                |b| {
+                    let params = RopeParams {
+                        seq,
+                        dim: 2 * width,
+                        base: b,
+                        start: start as u64,
+                    };
+                    let table = rope::angles(&params).ok()?;
+                    Some(orient(table))
+                },
+            );
+        }
+    }
+    if width < 4 || width % 2 != 0 {
+        return;
+    }
+    let pairs = width / 2;
+    for layout in [RopeLayout::Half, RopeLayout::Interleaved] {
+        for (name, function) in [("cos", f64::cos as fn(f64) -> f64), ("sin", f64::sin)] {
+            // A pair's angle at the last position (positions from 0), from its cos or sin,
+            // where the column is monotonic, so that acos or asin inverts it.
+            let is_cos = name == "cos";
+            let rates: Vec<(usize, f64, f64)> = (1..pairs)
+                .filter_map(|i| {
+                    let column = view.column(layout.pair(i, width).0);
+                    let monotonic = column.windows(2).into_iter().all(|w| {
+                        let step = w[1] - w[0];
+                        if is_cos { step <= 1e-5 } else { step >= -1e-5 }
+                    });
+                    let value = column[seq - 1].clamp(-1.0, 1.0);
+                    let angle = if is_cos { value.acos() } else { value.asin() };
+                    // Away from the flat ends of cos and sin, where noise swamps the angle.
+                    let usable = if is_cos {
+                        (0.2..2.9).contains(&angle)
+                    } else {
+                        (0.05..1.3).contains(&angle)
+                    };
+                    (monotonic && usable).then(|| (i, angle / (seq - 1) as f64, angle))
+                })
+                .collect();
+            // theta_i = base^(-2i/width).
+            let exponent = |i: usize| width as f64 / (2.0 * i as f64);
+            let Some((i, rate)) = best_conditioned(&rates, exponent) else {
+                continue;
+            };
+            let base = rate.powf(-exponent(i));
+            let layout_name = match layout {
+                RopeLayout::Half => {
+                    "half layout (Hugging Face: frequencies repeated as two halves)"
+                }
+                RopeLayout::Interleaved => "interleaved layout (each frequency twice in a row)",
+            };
+            search.consider_bases(
+                base,
+                |b| {
+                    format!(
+                        "RoPE {name} cache, {layout_name}, base {b}, dim {width}, positions 0..{}{suffix}",
+                        seq - 1
+                    )
+                },
+                |b| {
+                    let angles = rope::angles(&RopeParams {
+                        seq,
+                        dim: width,
+                        base: b,
+                        start: 0,
+                    })
+                    .ok()?;
+                    let cache = Array2::from_shape_fn((seq, width), |(p, col)| {
+                        function(angles[[p, layout.pair_of_column(col, width)]])
+                    });
+                    Some(orient(cache))
+                },
+            );
+        }
+    }
+}
+
+/// One ALiBi head `[seq, seq]`, causal or symmetric, its slope read off `[1, 0]`.
+fn alibi_head(search: &mut Search, table: &Array2<f64>) {
+    let seq = table.nrows();
+    // Least squares over the lower triangle: bias = -m (i - j).
+    let (mut weighted, mut squares) = (0.0, 0.0);
+    for ((i, j), &bias) in table.indexed_iter() {
+        if j < i && bias.is_finite() {
+            let distance = (i - j) as f64;
+            weighted -= bias * distance;
+            squares += distance * distance;
+        }
+    }
+    let fitted = weighted / squares;
+    if !(fitted.is_finite() && fitted > 0.0) {
+        return;
+    }
+    // Which (heads, head) give this slope, as the reference rule assigns them; the rule's
+    // exact slope is used when one is this close.
+    let mut slope = None;
+    // Powers of two first: the head counts models use.
+    let counts = (0..8)
+        .map(|k| 1usize << k)
+        .chain((1..=128usize).filter(|n| !n.is_power_of_two()));
+    let owners: Vec<String> = counts
+        .filter_map(|heads| {
+            let slopes = alibi::slopes(heads).ok()?;
+            let head = slopes
+                .iter()
+                .position(|&m| (m - fitted).abs() <= 1e-4 * fitted)?;
+            slope.get_or_insert(slopes[head]);
+            Some(format!("head {head} of {heads}"))
+        })
+        .take(3)
+        .collect();
+    let slope = slope.unwrap_or(fitted);
+    let owners = if owners.is_empty() {
+        "a slope no head count gives".to_owned()
+    } else {
+        owners.join(", or ")
+    };
+    for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
+        let reference =
+            Array2::from_shape_fn((seq, seq), |(i, j)| alibi::bias_value(slope, mode, i, j));
+        let mode_name = match mode {
+            AlibiMode::Causal => "causal",
+            AlibiMode::Symmetric => "symmetric",
+        };
+        search.consider(
+            format!(
+                "ALiBi bias of one head, {mode_name}, slope {slope} = 2^{:.3} ({owners}), {seq} positions",
+                slope.log2()
+            ),
+            reference.into_dyn(),
+        );
+    }
+}
+
+/// Distances between the patches of every grid with `patches` patches.
+fn patch_distances(search: &mut Search, patches: usize) {
+    if patches > 4096 {
+        return;
+    }
+    for grid_h in (1..=patches).filter(|h| patches.is_multiple_of(*h)) {
+        let grid = GridParams {
+            grid_h,
+            grid_w: patches / grid_h,
+        };
+        for metric in [
+            DistanceMetric::Euclidean,
+            DistanceMetric::Manhattan,
+            DistanceMetric::Chebyshev,
+        ] {
+            if let Ok(table) = cpu::compute(&TableSpec::PatchDistance { grid, metric }) {
+                search.consider(
+                    format!(
+                        "{metric:?} distance between patches of a {grid_h} x {} grid",
+                        grid.grid_w
+                    ),
+                    real(table),
+                );
+            }
+        }
+    }
+}
+
+/// ALiBi biases of every head `[heads, seq, seq]`.
+fn three_dimensional(search: &mut Search) {
+    let Ok(table) = search.table.clone().into_dimensionality::<Ix3>() else {
+        return;
+    };
+    let (heads, seq, keys) = table.dim();
+    if seq != keys {
+        return;
+    }
+    for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
+        let params = AlibiParams { heads, seq, mode };
+        if let Ok(reference) = cpu::compute(&TableSpec::Alibi { params, head: None }) {
+            search.consider(
+                format!(
+                    "ALiBi biases, {heads} heads, {seq} positions, {}",
+                    match mode {
+                        AlibiMode::Causal => "causal",
+                        AlibiMode::Symmetric => "symmetric",
+                    }
+                ),
+                real(reference),
+            );
+        }
+    }
+}

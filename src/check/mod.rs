@@ -1,0 +1,193 @@
+//! Checking a table computed elsewhere: compare it element by element with poslab's reference
+//! (largest absolute and relative error, where, and a verdict), or identify which kind and
+//! convention it is ([`identify`]).
+
+pub mod identify;
+
+use std::fmt::Write as _;
+
+use ndarray::{ArrayD, Dimension, IxDyn};
+
+/// How close a table must be to match.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    pub abs: f64,
+    pub rel: f64,
+}
+
+impl Default for Tolerance {
+    /// Room for float32 storage of values up to about 10^4 (angles of long contexts).
+    fn default() -> Self {
+        Self {
+            abs: 1e-5,
+            rel: 1e-5,
+        }
+    }
+}
+
+/// An element where the two tables differ most, by one measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Worst {
+    pub error: f64,
+    pub index: Vec<usize>,
+    pub reference: f64,
+    pub loaded: f64,
+}
+
+/// The outcome of comparing a loaded table with a reference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub reference_shape: Vec<usize>,
+    pub loaded_shape: Vec<usize>,
+    /// `None` when the shapes differ.
+    pub max_abs: Option<Worst>,
+    /// Relative to the reference's magnitude, over elements whose reference is not tiny
+    /// (at least 1e-6 of the table's largest magnitude).
+    pub max_rel: Option<Worst>,
+    /// The first element where an infinity of one table is not the same infinity in the other.
+    pub infinity_mismatch: Option<Vec<usize>>,
+    /// Elements outside the tolerance.
+    pub outside: usize,
+    pub tolerance: Tolerance,
+}
+
+impl Comparison {
+    pub fn shapes_match(&self) -> bool {
+        self.max_abs.is_some()
+    }
+
+    /// Every element within `|loaded - reference| <= abs + rel |reference|`, infinities equal.
+    pub fn matches(&self) -> bool {
+        self.shapes_match() && self.infinity_mismatch.is_none() && self.outside == 0
+    }
+
+    /// The largest absolute error, or infinity when the tables cannot be compared.
+    pub fn max_abs_error(&self) -> f64 {
+        match (&self.max_abs, &self.infinity_mismatch) {
+            (Some(worst), None) => worst.error,
+            _ => f64::INFINITY,
+        }
+    }
+
+    /// A few lines for a terminal or the Check view.
+    pub fn report(&self) -> String {
+        let mut text = String::new();
+        if !self.shapes_match() {
+            let _ = writeln!(
+                text,
+                "shape mismatch: the file holds {:?}, the reference is {:?}",
+                self.loaded_shape, self.reference_shape
+            );
+            return text;
+        }
+        let _ = writeln!(text, "shape {:?}", self.reference_shape);
+        if let Some(worst) = &self.max_abs {
+            let _ = writeln!(
+                text,
+                "largest absolute error {:.3e} at {:?} (reference {}, file {})",
+                worst.error, worst.index, worst.reference, worst.loaded
+            );
+        }
+        if let Some(worst) = &self.max_rel {
+            let _ = writeln!(
+                text,
+                "largest relative error {:.3e} at {:?} (reference {}, file {})",
+                worst.error, worst.index, worst.reference, worst.loaded
+            );
+        }
+        if let Some(index) = &self.infinity_mismatch {
+            let _ = writeln!(text, "infinities differ first at {index:?}");
+        }
+        let _ = writeln!(
+            text,
+            "verdict: {} (tolerance {:.0e} absolute + {:.0e} relative{})",
+            if self.matches() { "MATCH" } else { "MISMATCH" },
+            self.tolerance.abs,
+            self.tolerance.rel,
+            if self.outside > 0 {
+                format!("; {} elements outside", self.outside)
+            } else {
+                String::new()
+            }
+        );
+        text
+    }
+}
+
+/// The shape without its length-1 axes, so that `[n]`, `[1, n]` and `[n, 1]` compare.
+pub fn squeezed(array: &ArrayD<f64>) -> ArrayD<f64> {
+    let shape: Vec<usize> = array.shape().iter().copied().filter(|&n| n != 1).collect();
+    let values: Vec<f64> = array.iter().copied().collect();
+    let shape = if shape.is_empty() && !values.is_empty() {
+        vec![1]
+    } else {
+        shape
+    };
+    ArrayD::from_shape_vec(IxDyn(&shape), values).unwrap_or_else(|_| array.clone())
+}
+
+/// Compares `loaded` with `reference`, both squeezed.
+pub fn compare(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, tolerance: Tolerance) -> Comparison {
+    let (reference, loaded) = (squeezed(reference), squeezed(loaded));
+    let mut comparison = Comparison {
+        reference_shape: reference.shape().to_vec(),
+        loaded_shape: loaded.shape().to_vec(),
+        max_abs: None,
+        max_rel: None,
+        infinity_mismatch: None,
+        outside: 0,
+        tolerance,
+    };
+    if reference.shape() != loaded.shape() {
+        return comparison;
+    }
+    let scale = reference
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let floor = scale * 1e-6;
+    let mut max_abs = Worst {
+        error: 0.0,
+        index: vec![0; reference.ndim()],
+        reference: reference.iter().next().copied().unwrap_or(0.0),
+        loaded: loaded.iter().next().copied().unwrap_or(0.0),
+    };
+    let mut max_rel: Option<Worst> = None;
+    for ((index, &r), &l) in reference.indexed_iter().zip(loaded.iter()) {
+        if r.is_infinite() || l.is_infinite() {
+            if r != l {
+                comparison.outside += 1;
+                if comparison.infinity_mismatch.is_none() {
+                    comparison.infinity_mismatch = Some(index.slice().to_vec());
+                }
+            }
+            continue;
+        }
+        let error = (l - r).abs();
+        if error > tolerance.abs + tolerance.rel * r.abs() {
+            comparison.outside += 1;
+        }
+        if error > max_abs.error {
+            max_abs = Worst {
+                error,
+                index: index.slice().to_vec(),
+                reference: r,
+                loaded: l,
+            };
+        }
+        if r.abs() >= floor && r != 0.0 {
+            let relative = error / r.abs();
+            if max_rel.as_ref().is_none_or(|w| relative > w.error) {
+                max_rel = Some(Worst {
+                    error: relative,
+                    index: index.slice().to_vec(),
+                    reference: r,
+                    loaded: l,
+                });
+            }
+        }
+    }
+    comparison.max_abs = Some(max_abs);
+    comparison.max_rel = max_rel;
+    comparison
+}

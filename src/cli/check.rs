@@ -1,0 +1,150 @@
+//! `poslab check FILE --as KIND [options]` compares a table computed elsewhere with poslab's;
+//! `poslab identify FILE` says which table it is. Exit status: 0 on a match within the
+//! tolerance, 1 on a mismatch (or no identification), 2 on bad input.
+
+use std::path::PathBuf;
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args};
+
+use super::{CliError, TableArgs, check_options_apply, flag, table_spec};
+use crate::check::identify::{MAX_ELEMENTS, identify};
+use crate::check::{Tolerance, compare};
+use crate::encoding::torch_f32::Arithmetic;
+use crate::engine::{self, cpu};
+use crate::import::tables::read_table;
+
+/// Options of `poslab check`.
+#[derive(Debug, Args)]
+#[command(after_long_help = CHECK_NOTES)]
+pub struct CheckArgs {
+    /// The table to check: .npy, .csv or .safetensors
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The tensor of a .safetensors file holding several
+    #[arg(long, value_name = "NAME")]
+    pub tensor: Option<String>,
+
+    /// Absolute tolerance: every element within atol + rtol·|reference|
+    #[arg(long, value_name = "A", default_value_t = 1e-5)]
+    pub atol: f64,
+
+    /// Relative tolerance
+    #[arg(long, value_name = "R", default_value_t = 1e-5)]
+    pub rtol: f64,
+
+    /// What the table should be: a kind of `poslab table` with its options (--as KIND)
+    #[command(flatten)]
+    pub table: TableArgs,
+}
+
+/// Options of `poslab identify`.
+#[derive(Debug, Args)]
+pub struct IdentifyArgs {
+    /// The table to identify: .npy, .csv or .safetensors
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The tensor of a .safetensors file holding several
+    #[arg(long, value_name = "NAME")]
+    pub tensor: Option<String>,
+
+    /// Absolute tolerance of a match
+    #[arg(long, value_name = "A", default_value_t = 1e-5)]
+    pub atol: f64,
+
+    /// Relative tolerance of a match
+    #[arg(long, value_name = "R", default_value_t = 1e-5)]
+    pub rtol: f64,
+}
+
+const CHECK_NOTES: &str = "\
+The options after --as KIND are those of poslab table KIND (poslab table --help). The report
+gives the largest absolute and relative errors and where they are; exit status 0 means every
+element is within the tolerance, 1 a mismatch, 2 bad input. Where the exact table does not
+match, the kinds PyTorch computes in float32 are also compared with --arith torch-f32.
+
+Examples:
+  poslab check cos_cached.npy --as rope-angles --seq 4096 --dim 128 --base 500000
+  poslab check model.safetensors --tensor alibi --as alibi --heads 8 --seq 512
+  poslab identify pe.npy";
+
+fn tolerance(atol: f64, rtol: f64) -> Result<Tolerance, CliError> {
+    for (name, value) in [("atol", atol), ("rtol", rtol)] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(CliError::usage(format!(
+                "--{name} {value} is not allowed: use a number 0 or greater"
+            )));
+        }
+    }
+    Ok(Tolerance {
+        abs: atol,
+        rel: rtol,
+    })
+}
+
+fn load(file: &std::path::Path, tensor: Option<&str>) -> Result<ndarray::ArrayD<f64>, CliError> {
+    let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
+    read_table(file, tensor, max_bytes).map_err(|e| CliError::usage(e.to_string()))
+}
+
+/// `poslab check`.
+pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, CliError> {
+    for id in ["output", "dtype", "backend", "arith"] {
+        if matches.value_source(id) == Some(ValueSource::CommandLine) {
+            return Err(CliError::usage(format!(
+                "{} does not apply to poslab check: the reference is computed exactly by the CPU engine",
+                flag(id)
+            )));
+        }
+    }
+    check_options_apply(args.table.kind, matches)?;
+    let tolerance = tolerance(args.atol, args.rtol)?;
+    let spec = table_spec(&args.table)?;
+    spec.check_fits(engine::available_memory_bytes())
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let loaded = load(&args.file, args.tensor.as_deref())?;
+    let reference = cpu::compute(&spec).map_err(super::engine_error)?;
+    let reference = to_real(reference);
+    let comparison = compare(&reference, &loaded, tolerance);
+    println!("{}: {}", args.file.display(), spec.kind_name());
+    print!("{}", comparison.report());
+    if !comparison.matches()
+        && comparison.shapes_match()
+        && engine::check_arithmetic(&spec, Arithmetic::TorchF32).is_ok()
+        && let Ok(torch) = cpu::compute_arith(&spec, Arithmetic::TorchF32)
+    {
+        let torch = compare(&to_real(torch), &loaded, tolerance);
+        if torch.matches() {
+            println!(
+                "it matches the same table computed as PyTorch does in float32 (--arith torch-f32), largest error {:.3e}",
+                torch.max_abs_error()
+            );
+        }
+    }
+    Ok(if comparison.matches() { 0 } else { 1 })
+}
+
+fn to_real(table: crate::engine::Table) -> ndarray::ArrayD<f64> {
+    match table {
+        crate::engine::Table::Real(values) => values,
+        crate::engine::Table::Index(values) => values.mapv(f64::from),
+    }
+}
+
+/// `poslab identify`.
+pub(crate) fn run_identify(args: &IdentifyArgs) -> Result<i32, CliError> {
+    let tolerance = tolerance(args.atol, args.rtol)?;
+    let loaded = load(&args.file, args.tensor.as_deref())?;
+    if loaded.len() > MAX_ELEMENTS {
+        return Err(CliError::usage(format!(
+            "{} holds {} values; poslab identifies tables of up to {MAX_ELEMENTS}",
+            args.file.display(),
+            loaded.len()
+        )));
+    }
+    let identification = identify(&loaded, tolerance);
+    println!("{}", identification.report());
+    Ok(if identification.found() { 0 } else { 1 })
+}

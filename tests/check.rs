@@ -1,0 +1,508 @@
+//! Checking and identifying tables computed elsewhere: the right convention is found for
+//! tables in every convention (with 1e-6 noise), and for small tables typed in by hand; random
+//! data is no match; `poslab check` and `poslab identify` exit 0, 1 or 2 as documented; bad and
+//! hostile files get a message, never a crash.
+
+use ndarray::{Array2, ArrayD, IxDyn, array};
+use poslab::check::identify::identify;
+use poslab::check::{Tolerance, compare};
+use poslab::encoding::alibi::{AlibiMode, AlibiParams};
+use poslab::encoding::random::SplitMix64;
+use poslab::encoding::rope::{self, RopeLayout, RopeParams};
+use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::engine::{Table, TableSpec, cpu};
+use poslab::import::tables::{TableFormat, parse_table};
+
+fn real(spec: &TableSpec) -> ArrayD<f64> {
+    match cpu::compute(spec).unwrap() {
+        Table::Real(values) => values,
+        Table::Index(values) => values.mapv(f64::from),
+    }
+}
+
+/// The table with uniform noise of at most `amplitude` added (not to infinities).
+fn noisy(table: &ArrayD<f64>, amplitude: f64, seed: u64) -> ArrayD<f64> {
+    let mut random = SplitMix64::new(seed);
+    table.mapv(|v| {
+        if v.is_finite() {
+            v + amplitude * (2.0 * random.next_unit() - 1.0)
+        } else {
+            v
+        }
+    })
+}
+
+fn assert_identified(table: &ArrayD<f64>, expected: &[&str]) {
+    let identification = identify(&noisy(table, 1e-6, 7), Tolerance::default());
+    let report = identification.report();
+    assert!(identification.found(), "not identified:\n{report}");
+    let best = &identification.best().unwrap().description;
+    for part in expected {
+        assert!(best.contains(part), "expected '{part}' in:\n{report}");
+    }
+}
+
+#[test]
+fn sinusoidal_tables_in_every_convention_are_identified() {
+    for (layout, layout_name) in [
+        (SinusoidalLayout::Interleaved, "interleaved layout"),
+        (SinusoidalLayout::Split, "split layout"),
+    ] {
+        for (spacing, base) in [(Spacing::Vaswani, 10_000.0), (Spacing::T2t, 500_000.0)] {
+            for start in [0u64, 37] {
+                let params = SinusoidalParams {
+                    seq: 60,
+                    dim: 24,
+                    base,
+                    start,
+                    layout,
+                    spacing,
+                };
+                let table = real(&TableSpec::Sinusoidal(params));
+                let positions = format!("positions {start}..{}", start + 59);
+                let base_text = format!("base {base}");
+                assert_identified(&table, &[layout_name, "sin first", &base_text, &positions]);
+                // Transposed, [dim, seq].
+                let transposed = table.t().to_owned();
+                assert_identified(&transposed, &[layout_name, &base_text, "transposed"]);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_cos_first_table_is_identified() {
+    let params = SinusoidalParams {
+        seq: 50,
+        dim: 16,
+        ..Default::default()
+    };
+    let mut table = real(&TableSpec::Sinusoidal(params))
+        .into_dimensionality::<ndarray::Ix2>()
+        .unwrap();
+    for i in 0..8 {
+        for row in 0..50 {
+            table.swap([row, 2 * i], [row, 2 * i + 1]);
+        }
+    }
+    assert_identified(
+        &table.into_dyn(),
+        &["interleaved layout", "cos first", "base 10000"],
+    );
+}
+
+#[test]
+fn rope_tables_are_identified() {
+    let params = RopeParams {
+        seq: 200,
+        dim: 32,
+        base: 500_000.0,
+        start: 5,
+    };
+    assert_identified(
+        &real(&TableSpec::RopeAngles(params)),
+        &["RoPE angles", "base 500000", "positions 5..204"],
+    );
+    assert_identified(
+        &real(&TableSpec::RopeInvFreq {
+            dim: 64,
+            base: 10_000.0,
+        }),
+        &["RoPE inverse frequencies", "dim 64", "base 10000"],
+    );
+    // Cos and sin caches as Hugging Face (halves) and Llama-style (pairs) lay them out.
+    let angles = rope::angles(&RopeParams { start: 0, ..params }).unwrap();
+    for (layout, name) in [
+        (RopeLayout::Half, "half layout"),
+        (RopeLayout::Interleaved, "interleaved layout"),
+    ] {
+        for (function, cache) in [
+            (f64::cos as fn(f64) -> f64, "cos cache"),
+            (f64::sin, "sin cache"),
+        ] {
+            let table = Array2::from_shape_fn((200, 32), |(p, col)| {
+                function(angles[[p, layout.pair_of_column(col, 32)]])
+            });
+            assert_identified(&table.into_dyn(), &[cache, name, "base 500000"]);
+        }
+    }
+}
+
+#[test]
+fn alibi_and_patch_tables_are_identified() {
+    assert_identified(
+        &real(&TableSpec::AlibiSlopes { heads: 12 }),
+        &["ALiBi slopes of 12 heads"],
+    );
+    let params = AlibiParams {
+        heads: 8,
+        seq: 20,
+        mode: AlibiMode::Symmetric,
+    };
+    assert_identified(
+        &real(&TableSpec::Alibi { params, head: None }),
+        &["8 heads", "symmetric"],
+    );
+    assert_identified(
+        &real(&TableSpec::Alibi {
+            params: AlibiParams {
+                mode: AlibiMode::Causal,
+                ..params
+            },
+            head: Some(2),
+        }),
+        &["one head", "causal", "2^-3.000", "head 2 of 8"],
+    );
+    assert_identified(
+        &real(&TableSpec::PatchDistance {
+            grid: poslab::encoding::grid::GridParams {
+                grid_h: 3,
+                grid_w: 5,
+            },
+            metric: poslab::encoding::grid::DistanceMetric::Manhattan,
+        }),
+        &["Manhattan distance", "3 x 5 grid"],
+    );
+}
+
+/// Small tables typed in by hand from the formulas.
+#[test]
+fn hand_typed_tables_are_identified() {
+    // d = 4, base 10000: PE[p] = [sin p, cos p, sin(p/100), cos(p/100)].
+    let pe = array![
+        [0.0, 1.0, 0.0, 1.0],
+        [0.841471, 0.540302, 0.010000, 0.999950],
+        [0.909297, -0.416147, 0.019999, 0.999800],
+        [0.141120, -0.989992, 0.029996, 0.999550],
+    ];
+    assert_identified(&pe.into_dyn(), &["sinusoidal", "interleaved", "base 10000"]);
+    // RoPE inverse frequencies, d = 8, base 10000.
+    assert_identified(
+        &array![1.0, 0.1, 0.01, 0.001].into_dyn(),
+        &["inverse frequencies", "dim 8", "base 10000"],
+    );
+    // Four ALiBi heads: 2^-2, 2^-4, 2^-6, 2^-8.
+    assert_identified(
+        &array![0.25, 0.0625, 0.015625, 0.00390625].into_dyn(),
+        &["slopes of 4 heads"],
+    );
+    let ninf = f64::NEG_INFINITY;
+    let head = array![[0.0, ninf, ninf], [-0.5, 0.0, ninf], [-1.0, -0.5, 0.0],];
+    assert_identified(&head.into_dyn(), &["causal", "slope 0.5", "head 0 of 8"]);
+}
+
+#[test]
+fn random_data_is_no_match() {
+    let mut random = SplitMix64::new(42);
+    for shape in [vec![64], vec![50, 16], vec![12, 12], vec![4, 10, 10]] {
+        let size = shape.iter().product();
+        let values: Vec<f64> = (0..size).map(|_| random.next_unit() * 2.0 - 1.0).collect();
+        let table = ArrayD::from_shape_vec(IxDyn(&shape), values).unwrap();
+        let identification = identify(&table, Tolerance::default());
+        assert!(
+            !identification.found(),
+            "{shape:?}: {}",
+            identification.report()
+        );
+        assert!(identification.report().starts_with("no match"));
+    }
+}
+
+#[test]
+fn the_comparison_names_the_worst_element() {
+    let reference = array![[1.0, 2.0], [3.0, f64::NEG_INFINITY]].into_dyn();
+    let mut loaded = reference.clone();
+    loaded[[1, 0]] = 3.5;
+    let comparison = compare(&reference, &loaded, Tolerance::default());
+    let worst = comparison.max_abs.clone().unwrap();
+    assert_eq!((worst.index, worst.error), (vec![1, 0], 0.5));
+    assert!(!comparison.matches());
+    assert_eq!(comparison.outside, 1);
+    loaded[[1, 0]] = 3.0;
+    loaded[[1, 1]] = 0.0;
+    let comparison = compare(&reference, &loaded, Tolerance::default());
+    assert_eq!(comparison.infinity_mismatch, Some(vec![1, 1]));
+    assert!(!comparison.matches());
+    // [n], [1, n] and [n, 1] compare; other shapes do not.
+    let row = array![[1.0, 2.0, 3.0]].into_dyn();
+    assert!(
+        compare(
+            &array![1.0, 2.0, 3.0].into_dyn(),
+            &row,
+            Tolerance::default()
+        )
+        .matches()
+    );
+    let other = compare(&array![1.0, 2.0].into_dyn(), &row, Tolerance::default());
+    assert!(!other.shapes_match());
+    assert!(other.report().starts_with("shape mismatch"));
+}
+
+fn run(args: &[&str]) -> (i32, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_poslab"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.code().unwrap_or(-1), text)
+}
+
+fn safetensors_file(path: &std::path::Path, tensors: &[(&str, &[f32], Vec<usize>)]) {
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
+        .iter()
+        .map(|(name, values, shape)| {
+            let bytes: &[u8] = bytemuck::cast_slice(values);
+            (
+                name.to_string(),
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes)
+                    .unwrap(),
+            )
+        })
+        .collect();
+    safetensors::tensor::serialize_to_file(views, None, path).unwrap();
+}
+
+#[test]
+fn check_and_identify_exit_as_documented() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = |name: &str| folder.path().join(name).display().to_string();
+    let angles = file("angles.npy");
+    let (status, _) = run(&[
+        "table",
+        "rope-angles",
+        "--seq",
+        "64",
+        "--dim",
+        "16",
+        "--base",
+        "500000",
+        "-o",
+        &angles,
+    ]);
+    assert_eq!(status, 0);
+    let (status, text) = run(&[
+        "check",
+        &angles,
+        "--as",
+        "rope-angles",
+        "--seq",
+        "64",
+        "--dim",
+        "16",
+        "--base",
+        "500000",
+    ]);
+    assert_eq!(status, 0, "{text}");
+    assert!(text.contains("verdict: MATCH"), "{text}");
+    let (status, text) = run(&[
+        "check",
+        &angles,
+        "--as",
+        "rope-angles",
+        "--seq",
+        "64",
+        "--dim",
+        "16",
+    ]);
+    assert_eq!(status, 1, "{text}");
+    assert!(
+        text.contains("MISMATCH") && text.contains("largest absolute error"),
+        "{text}"
+    );
+    let (status, text) = run(&[
+        "check",
+        &angles,
+        "--as",
+        "rope-angles",
+        "--seq",
+        "65",
+        "--dim",
+        "16",
+    ]);
+    assert_eq!(status, 1, "{text}");
+    assert!(text.contains("shape mismatch"), "{text}");
+    let (status, text) = run(&["identify", &angles]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("identified: RoPE angles") && text.contains("base 500000"),
+        "{text}"
+    );
+
+    // Angles computed as PyTorch does in float32: a mismatch, explained.
+    let torch = file("torch.npy");
+    run(&[
+        "table",
+        "rope-angles",
+        "--seq",
+        "4096",
+        "--dim",
+        "16",
+        "--arith",
+        "torch-f32",
+        "-o",
+        &torch,
+    ]);
+    let (status, text) = run(&[
+        "check",
+        &torch,
+        "--as",
+        "rope-angles",
+        "--seq",
+        "4096",
+        "--dim",
+        "16",
+        "--atol",
+        "1e-7",
+        "--rtol",
+        "1e-9",
+    ]);
+    assert_eq!(status, 1, "{text}");
+    assert!(text.contains("PyTorch"), "{text}");
+
+    // A .safetensors file with two tensors: the tensor is chosen by name.
+    let slopes: Vec<f32> = vec![
+        0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625,
+    ];
+    let model = file("model.safetensors");
+    safetensors_file(
+        std::path::Path::new(&model),
+        &[
+            ("slopes", &slopes, vec![8]),
+            ("other", &[1.0, 2.0], vec![2]),
+        ],
+    );
+    let (status, text) = run(&[
+        "check",
+        &model,
+        "--tensor",
+        "slopes",
+        "--as",
+        "alibi-slopes",
+        "--heads",
+        "8",
+    ]);
+    assert_eq!(status, 0, "{text}");
+    let (status, text) = run(&["identify", &model]);
+    assert_eq!(status, 2, "{text}");
+    assert!(
+        text.contains("holds 2 tensors (other, slopes); choose one with --tensor"),
+        "{text}"
+    );
+    let (status, text) = run(&["identify", &model, "--tensor", "nope"]);
+    assert_eq!(status, 2, "{text}");
+    assert!(
+        text.contains("has no tensor 'nope'; it holds other, slopes"),
+        "{text}"
+    );
+    let (status, text) = run(&["identify", &model, "--tensor", "slopes"]);
+    assert_eq!(status, 0, "{text}");
+    assert!(text.contains("ALiBi slopes of 8 heads"), "{text}");
+
+    // Options that do not apply, and bad tolerances, are bad input.
+    let (status, _) = run(&[
+        "check",
+        &angles,
+        "--as",
+        "rope-angles",
+        "--seq",
+        "64",
+        "--dim",
+        "16",
+        "-o",
+        "x.npy",
+    ]);
+    assert_eq!(status, 2);
+    let (status, _) = run(&[
+        "check",
+        &angles,
+        "--as",
+        "rope-angles",
+        "--seq",
+        "64",
+        "--dim",
+        "16",
+        "--atol",
+        "-1",
+    ]);
+    assert_eq!(status, 2);
+}
+
+/// Bad and hostile files: a message naming the problem, exit status 2, never a crash.
+#[test]
+fn bad_files_are_explained() {
+    let folder = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| {
+        let path = folder.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.display().to_string()
+    };
+    let npy_header = |descr: &str, shape: &str| {
+        let mut header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes
+    };
+    let mut truncated = npy_header("<f4", "(4, 4)");
+    truncated.extend_from_slice(&[0u8; 20]);
+    let mut complex = npy_header("<c8", "(2,)");
+    complex.extend_from_slice(&[0u8; 16]);
+    let mut nan = npy_header("<f8", "(3,)");
+    for v in [1.0f64, f64::NAN, 2.0] {
+        nan.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut huge_header = b"\x93NUMPY\x02\x00".to_vec();
+    huge_header.extend_from_slice(&u32::MAX.to_le_bytes());
+    let mut huge_safetensors = u64::MAX.to_le_bytes().to_vec();
+    huge_safetensors.extend_from_slice(b"{}");
+    let cases = [
+        (write("truncated.npy", &truncated), "truncated"),
+        (write("complex.npy", &complex), "<c8"),
+        (write("nan.npy", &nan), "NaN"),
+        (write("huge.npy", &huge_header), "header"),
+        (
+            write("huge.safetensors", &huge_safetensors),
+            "not a valid .safetensors",
+        ),
+        (
+            write("junk.safetensors", b"garbage"),
+            "not a valid .safetensors",
+        ),
+        (
+            write("ragged.csv", b"1,2,3\n4,5\n"),
+            "line 2 has 2 values, line 1 has 3",
+        ),
+        (
+            write("words.csv", b"a,b\n1,x\n"),
+            "line 2, column 2: 'x' is not a number",
+        ),
+        (write("nan.csv", b"1,nan\n"), "NaN"),
+        (write("empty.csv", b""), "holds no numbers"),
+        (
+            write("table.txt", b"1,2"),
+            "use a .npy, .csv or .safetensors",
+        ),
+    ];
+    for (path, expected) in cases {
+        let (status, text) = run(&["identify", &path]);
+        assert_eq!(status, 2, "{path}: {text}");
+        assert!(
+            text.contains(expected),
+            "{path}: expected '{expected}' in {text}"
+        );
+        assert_eq!(text.lines().count(), 1, "one line: {text}");
+    }
+    // A header line and infinities are fine in a .csv.
+    let table = parse_table(b"query,key\n0,-inf\n-0.5,0\n", TableFormat::Csv, None).unwrap();
+    assert_eq!(table.shape(), &[2, 2]);
+    assert_eq!(table[[0, 1]], f64::NEG_INFINITY);
+}
