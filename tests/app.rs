@@ -541,3 +541,65 @@ fn the_export_window_saves_the_figure_and_the_data() {
     assert!(matches!(message, Some(Err(_))), "{message:?}");
     assert!(!missing.exists());
 }
+
+#[test]
+fn the_check_view_identifies_and_compares_a_file() {
+    // A relative path, the same on every machine, since the view (and its snapshot) shows it.
+    let folder = std::path::Path::new("target/check_view_test");
+    std::fs::create_dir_all(folder).unwrap();
+    let path = folder.join("pe.npy");
+    let status = poslab::cli::run([
+        "poslab",
+        "table",
+        "sinusoidal",
+        "--seq",
+        "64",
+        "--dim",
+        "16",
+        "--layout",
+        "split",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 0);
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Check a table").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .type_text(path.to_str().unwrap());
+    harness.run();
+    harness.get_by_label("Load").click();
+    harness.run();
+    let outcome = harness
+        .state()
+        .check_view()
+        .outcome
+        .as_ref()
+        .expect("an outcome");
+    assert!(outcome.matches, "{}", outcome.report);
+    assert!(
+        outcome.report.contains("split layout"),
+        "{}",
+        outcome.report
+    );
+    harness.snapshot("views/check");
+
+    // Against the side panel's sinusoidal table (512 x 128): a shape mismatch, said so.
+    harness.get_by_label("Compare with").click();
+    harness.run();
+    harness.get_by_label("sinusoidal").click();
+    harness.run();
+    let outcome = harness.state().check_view().outcome.as_ref().unwrap();
+    assert!(!outcome.matches);
+    assert!(
+        outcome.report.starts_with("shape mismatch"),
+        "{}",
+        outcome.report
+    );
+}

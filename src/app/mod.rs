@@ -11,6 +11,7 @@ use eframe::egui_wgpu;
 use serde::{Deserialize, Serialize};
 
 use crate::views::alibi::AlibiView;
+use crate::views::check::CheckView;
 use crate::views::corkscrew::CorkscrewView;
 use crate::views::dot_decay::DotDecayView;
 use crate::views::patches::PatchView;
@@ -41,6 +42,7 @@ pub struct PoslabApp {
     alibi: AlibiView,
     patches: PatchView,
     corkscrew: CorkscrewView,
+    check: CheckView,
     export: export::ExportWindow,
     /// The central panel's size last frame: the export's default figure size.
     view_size: egui::Vec2,
@@ -65,6 +67,7 @@ impl PoslabApp {
             alibi: AlibiView::default(),
             patches: PatchView::default(),
             corkscrew: CorkscrewView::default(),
+            check: CheckView::default(),
             export: export::ExportWindow::default(),
             view_size: egui::vec2(1000.0, 700.0),
             statuses: ViewKind::ALL.iter().map(|_| Status::default()).collect(),
@@ -103,6 +106,11 @@ impl PoslabApp {
         self.current_view().export(&self.state.shared)
     }
 
+    /// The Check view, for tests.
+    pub fn check_view(&self) -> &CheckView {
+        &self.check
+    }
+
     /// The export window, for tests.
     pub fn export_window(&self) -> &export::ExportWindow {
         &self.export
@@ -115,6 +123,7 @@ impl PoslabApp {
             ViewKind::Alibi => &self.alibi,
             ViewKind::Patches => &self.patches,
             ViewKind::Corkscrew => &self.corkscrew,
+            ViewKind::Check => &self.check,
         }
     }
 
@@ -188,6 +197,17 @@ impl eframe::App for PoslabApp {
             let export = self.current_view().export(&self.state.shared);
             self.export.save_as(ui.ctx(), &export);
         }
+        // A table dropped on the window opens in the Check view (the patch maps take .npy
+        // frequencies themselves).
+        let dropped_table = ui.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .any(|f| crate::import::tables::TableFormat::from_path(f.path()).is_some())
+        });
+        if dropped_table && self.state.view != ViewKind::Patches {
+            self.state.view = ViewKind::Check;
+        }
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar_ui(ui));
         egui::Panel::left("controls")
             .resizable(true)
@@ -204,6 +224,7 @@ impl eframe::App for PoslabApp {
                 ViewKind::Alibi => &mut self.alibi,
                 ViewKind::Patches => &mut self.patches,
                 ViewKind::Corkscrew => &mut self.corkscrew,
+                ViewKind::Check => &mut self.check,
             };
             let mut ctx = ViewContext {
                 shared: &self.state.shared,

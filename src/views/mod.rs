@@ -1,6 +1,7 @@
 //! One file per view. A view draws; the engines compute what it asks for.
 
 pub mod alibi;
+pub mod check;
 pub mod corkscrew;
 pub mod dot_decay;
 pub mod patches;
@@ -48,15 +49,17 @@ pub enum ViewKind {
     Alibi,
     Patches,
     Corkscrew,
+    Check,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 5] = [
+    pub const ALL: [ViewKind; 6] = [
         ViewKind::Sinusoidal,
         ViewKind::DotDecay,
         ViewKind::Alibi,
         ViewKind::Corkscrew,
         ViewKind::Patches,
+        ViewKind::Check,
     ];
 
     /// The view's name on the command line (`poslab figure VIEW`).
@@ -67,6 +70,7 @@ impl ViewKind {
             ViewKind::Alibi => "alibi",
             ViewKind::Patches => "patches",
             ViewKind::Corkscrew => "corkscrew",
+            ViewKind::Check => "check",
         }
     }
 
@@ -77,6 +81,7 @@ impl ViewKind {
             ViewKind::Alibi => "ALiBi",
             ViewKind::Patches => "2D patch maps",
             ViewKind::Corkscrew => "RoPE corkscrew (3D)",
+            ViewKind::Check => "Check a table",
         }
     }
 }

@@ -100,8 +100,39 @@ pub fn heatmap_ui(
     full_size: (usize, usize),
     highlight_row: Option<usize>,
 ) -> HeatmapResponse {
+    heatmap_linked_ui(
+        ui,
+        id,
+        (rows, cols),
+        texture,
+        axis_labels,
+        full_size,
+        highlight_row,
+        None,
+    )
+}
+
+/// [`heatmap_ui`] whose zoom, pan and cursor follow every other plot of `link` (heatmaps of
+/// the same shape side by side).
+#[allow(clippy::too_many_arguments)]
+pub fn heatmap_linked_ui(
+    ui: &mut egui::Ui,
+    id: &str,
+    (rows, cols): (Strided, Strided),
+    texture: Option<egui::TextureId>,
+    axis_labels: (&str, &str),
+    full_size: (usize, usize),
+    highlight_row: Option<usize>,
+    link: Option<egui::Id>,
+) -> HeatmapResponse {
     let (rows_total, cols_total) = full_size;
-    let plot = Plot::new(id)
+    let mut plot = Plot::new(id);
+    if let Some(group) = link {
+        plot = plot
+            .link_axis(group, [true, true])
+            .link_cursor(group, [true, true]);
+    }
+    let plot = plot
         .x_axis_label(axis_labels.0)
         .y_axis_label(axis_labels.1)
         // Rows grow downwards; + 0.0 turns -0 into 0.
@@ -156,6 +187,20 @@ pub fn heatmap_ui(
     }
 }
 
+/// A colour bar label: three decimals, or three digits in scientific notation for values too
+/// small or large for that; a value that is zero but for rounding, next to the bar's `span`,
+/// reads 0.
+fn tick_text(value: f64, span: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude <= span.abs() * 1e-4 {
+        "0".to_owned()
+    } else if magnitude != 0.0 && !(0.01..1e5).contains(&magnitude) {
+        format!("{value:.2e}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
 /// The rows (or columns) of `0..total` visible in `low..high`, at about one per pixel.
 pub fn visible_range(low: f64, high: f64, total: usize, pixels: f32) -> Strided {
     let start = low.floor().max(0.0) as usize;
@@ -186,11 +231,11 @@ pub fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: (f64, f64), hei
         painter.rect_filled(band, 0.0, colormap.color(f64::from(t0 + t1) / 2.0));
     }
     ui.vertical(|ui| {
-        ui.label(format!("{:.3}", range.1));
+        ui.label(tick_text(range.1, range.1 - range.0));
         ui.add_space((height - 3.0 * 18.0).max(0.0) / 2.0);
-        ui.label(format!("{:.3}", (range.0 + range.1) / 2.0));
+        ui.label(tick_text((range.0 + range.1) / 2.0, range.1 - range.0));
         ui.add_space((height - 3.0 * 18.0).max(0.0) / 2.0);
-        ui.label(format!("{:.3}", range.0));
+        ui.label(tick_text(range.0, range.1 - range.0));
     });
 }
 

@@ -1,0 +1,528 @@
+//! Check an implementation: open a table computed elsewhere (`.npy`, `.csv`, `.safetensors`,
+//! by dialog, typed path or dropped on the window), say what it should be or let poslab
+//! identify it, and see the reference, the loaded table and their difference as three aligned
+//! heatmaps, with the largest errors, where they are, and a verdict.
+
+use std::path::{Path, PathBuf};
+
+use ndarray::{Array2, ArrayD, Axis};
+
+use crate::app::dialogs::{DialogAnswer, PendingDialog};
+use crate::app::params::SharedParams;
+use crate::check::identify::{MAX_ELEMENTS, identify};
+use crate::check::{Comparison, Tolerance, compare, squeezed};
+use crate::encoding::alibi::{AlibiMode, AlibiParams};
+use crate::encoding::rope::RopeParams;
+use crate::engine::{Strided, Table, TableSpec, cpu};
+use crate::import::tables::{TableFormat, TensorInfo, list_tensors, read_table};
+use crate::views::{View, ViewContext, ViewExport};
+use crate::widgets::colormap::Colormap;
+use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, colorbar_ui, heatmap_linked_ui};
+
+/// Heatmaps show at most this many cells a side (every k-th row or column beyond).
+const MAX_SHOWN: usize = 1024;
+
+/// What the loaded table is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// The closest kind and convention poslab finds.
+    Identify,
+    /// A kind with the side panel's parameters.
+    Sinusoidal,
+    RopeAngles,
+    RopeInvFreq,
+    AlibiSlopes,
+    Alibi,
+}
+
+impl Expected {
+    const ALL: [Expected; 6] = [
+        Self::Identify,
+        Self::Sinusoidal,
+        Self::RopeAngles,
+        Self::RopeInvFreq,
+        Self::AlibiSlopes,
+        Self::Alibi,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Identify => "identify it",
+            Self::Sinusoidal => "sinusoidal",
+            Self::RopeAngles => "RoPE angles",
+            Self::RopeInvFreq => "RoPE inverse frequencies",
+            Self::AlibiSlopes => "ALiBi slopes",
+            Self::Alibi => "ALiBi biases (all heads)",
+        }
+    }
+
+    /// The table with the side panel's parameters.
+    fn spec(self, shared: &SharedParams, causal: bool) -> Option<TableSpec> {
+        Some(match self {
+            Self::Identify => return None,
+            Self::Sinusoidal => TableSpec::Sinusoidal(shared.sinusoidal()),
+            Self::RopeAngles => TableSpec::RopeAngles(RopeParams {
+                seq: shared.seq,
+                dim: shared.dim,
+                base: shared.base,
+                start: shared.start,
+            }),
+            Self::RopeInvFreq => TableSpec::RopeInvFreq {
+                dim: shared.dim,
+                base: shared.base,
+            },
+            Self::AlibiSlopes => TableSpec::AlibiSlopes {
+                heads: shared.heads,
+            },
+            Self::Alibi => TableSpec::Alibi {
+                params: AlibiParams {
+                    heads: shared.heads,
+                    seq: shared.seq,
+                    mode: if causal {
+                        AlibiMode::Causal
+                    } else {
+                        AlibiMode::Symmetric
+                    },
+                },
+                head: None,
+            },
+        })
+    }
+}
+
+/// A file that was read.
+struct Loaded {
+    path: PathBuf,
+    tensors: Vec<TensorInfo>,
+    tensor: Option<String>,
+    values: ArrayD<f64>,
+}
+
+/// The outcome shown: what it was compared with, the report, and the three pictures.
+pub struct Outcome {
+    pub title: String,
+    pub report: String,
+    pub matches: bool,
+    pub comparison: Option<Comparison>,
+    pictures: Option<[Picture; 3]>,
+    computed_for: (Expected, SharedParams, bool, usize, Colormap),
+}
+
+struct Picture {
+    data: HeatmapData,
+    texture: HeatmapTexture,
+    colormap: Colormap,
+}
+
+pub struct CheckView {
+    pub expected: Expected,
+    pub causal: bool,
+    /// The slice shown of a 3-D table.
+    pub head: usize,
+    pub tolerance: Tolerance,
+    pub path_text: String,
+    loaded: Option<Loaded>,
+    pub error: Option<String>,
+    pending_dialog: Option<PendingDialog>,
+    pub outcome: Option<Outcome>,
+}
+
+impl Default for CheckView {
+    fn default() -> Self {
+        Self {
+            expected: Expected::Identify,
+            causal: true,
+            head: 0,
+            tolerance: Tolerance::default(),
+            path_text: String::new(),
+            loaded: None,
+            error: None,
+            pending_dialog: None,
+            outcome: None,
+        }
+    }
+}
+
+impl CheckView {
+    /// Reads `path` (for a `.safetensors` file, `tensor` or its only tensor).
+    pub fn load(&mut self, path: &Path, tensor: Option<String>) {
+        let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
+        let tensors = if TableFormat::from_path(path) == Some(TableFormat::Safetensors) {
+            match list_tensors(path, max_bytes) {
+                Ok(tensors) => tensors,
+                Err(error) => {
+                    self.error = Some(error.to_string());
+                    return;
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        // A file of several tensors opens on its first; the picker changes it.
+        let tensor = tensor.or_else(|| tensors.first().map(|t| t.name.clone()));
+        match read_table(path, tensor.as_deref(), max_bytes) {
+            Ok(values) => {
+                self.path_text = path.display().to_string();
+                self.loaded = Some(Loaded {
+                    path: path.to_owned(),
+                    tensors,
+                    tensor,
+                    values: squeezed(&values),
+                });
+                self.error = None;
+                self.outcome = None;
+                self.head = 0;
+            }
+            Err(error) => self.error = Some(error.to_string()),
+        }
+    }
+
+    fn file_ui(&mut self, ui: &mut egui::Ui) {
+        if let Some(dialog) = &self.pending_dialog {
+            match dialog.poll() {
+                DialogAnswer::Waiting => {}
+                DialogAnswer::Chosen(path) => {
+                    self.pending_dialog = None;
+                    self.load(&path, None);
+                }
+                DialogAnswer::Cancelled => self.pending_dialog = None,
+            }
+        }
+        let dropped: Option<PathBuf> = ui.ctx().input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .find(|p| TableFormat::from_path(p).is_some())
+        });
+        if let Some(path) = dropped {
+            self.load(&path, None);
+        }
+        ui.horizontal_wrapped(|ui| {
+            if ui
+                .add_enabled(self.pending_dialog.is_none(), egui::Button::new("Open…"))
+                .on_hover_text(
+                    "Open a .npy, .csv or .safetensors table (or drop one on the window)",
+                )
+                .clicked()
+            {
+                self.pending_dialog = Some(PendingDialog::open_file(
+                    ui.ctx(),
+                    "Table to check",
+                    "Tables",
+                    &["npy", "csv", "safetensors"],
+                ));
+            }
+            let label = ui.label("or file:");
+            let field = ui
+                .add(
+                    egui::TextEdit::singleline(&mut self.path_text)
+                        .hint_text("type a path")
+                        .desired_width(260.0),
+                )
+                .labelled_by(label.id);
+            let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            if (ui.button("Load").clicked() || enter) && !self.path_text.trim().is_empty() {
+                let path = PathBuf::from(self.path_text.trim());
+                self.load(&path, None);
+            }
+            let mut pick = None;
+            if let Some(loaded) = &self.loaded
+                && loaded.tensors.len() > 1
+            {
+                egui::ComboBox::from_label("Tensor")
+                    .selected_text(loaded.tensor.clone().unwrap_or_default())
+                    .show_ui(ui, |ui| {
+                        for tensor in &loaded.tensors {
+                            let text =
+                                format!("{} {} {:?}", tensor.name, tensor.dtype, tensor.shape);
+                            let selected = loaded.tensor.as_deref() == Some(tensor.name.as_str());
+                            if ui.selectable_label(selected, text).clicked() && !selected {
+                                pick = Some((loaded.path.clone(), tensor.name.clone()));
+                            }
+                        }
+                    });
+            }
+            if let Some((path, tensor)) = pick {
+                self.load(&path, Some(tensor));
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            egui::ComboBox::from_label("Compare with")
+                .selected_text(self.expected.label())
+                .show_ui(ui, |ui| {
+                    for expected in Expected::ALL {
+                        ui.selectable_value(&mut self.expected, expected, expected.label());
+                    }
+                })
+                .response
+                .on_hover_text("A kind with the side panel's parameters, or let poslab find the kind, convention and parameters");
+            if self.expected == Expected::Alibi {
+                ui.checkbox(&mut self.causal, "causal");
+            }
+            ui.add(
+                egui::DragValue::new(&mut self.tolerance.abs)
+                    .range(0.0..=1.0)
+                    .speed(1e-6)
+                    .prefix("abs tol ")
+                    .custom_formatter(|v, _| format!("{v:.0e}")),
+            )
+            .on_hover_text("Every element must lie within abs + rel × |reference|");
+            ui.add(
+                egui::DragValue::new(&mut self.tolerance.rel)
+                    .range(0.0..=1.0)
+                    .speed(1e-6)
+                    .prefix("rel tol ")
+                    .custom_formatter(|v, _| format!("{v:.0e}")),
+            );
+        });
+    }
+
+    /// Compares (or identifies) when the file, the choice or the parameters changed.
+    fn update(&mut self, ctx: &egui::Context, shared: &SharedParams, colormap: Colormap) {
+        let Some(loaded) = &self.loaded else {
+            return;
+        };
+        let key = (self.expected, *shared, self.causal, self.head, colormap);
+        if self.outcome.as_ref().is_some_and(|o| o.computed_for == key)
+            && self.outcome.as_ref().is_some_and(|o| {
+                o.comparison
+                    .as_ref()
+                    .is_none_or(|c| c.tolerance == self.tolerance)
+            })
+        {
+            return;
+        }
+        let name = match &loaded.tensor {
+            Some(tensor) => format!("{} [{tensor}]", loaded.path.display()),
+            None => loaded.path.display().to_string(),
+        };
+        let (title, report, comparison, reference) = match self.expected.spec(shared, self.causal) {
+            None if loaded.values.len() > MAX_ELEMENTS => (
+                name,
+                format!(
+                    "{} values: too many to identify (at most {MAX_ELEMENTS})",
+                    loaded.values.len()
+                ),
+                None,
+                None,
+            ),
+            None => {
+                let identification = identify(&loaded.values, self.tolerance);
+                let best = identification.best();
+                (
+                    name,
+                    identification.report(),
+                    best.map(|c| c.comparison.clone()),
+                    best.map(|c| c.reference.clone()),
+                )
+            }
+            Some(spec) => {
+                let computed = spec
+                    .check_fits(crate::engine::available_memory_bytes())
+                    .map_err(|e| e.to_string())
+                    .and_then(|_| cpu::compute(&spec).map_err(|e| e.to_string()));
+                match computed {
+                    Ok(table) => {
+                        let reference = match table {
+                            Table::Real(values) => values,
+                            Table::Index(values) => values.mapv(f64::from),
+                        };
+                        let comparison = compare(&reference, &loaded.values, self.tolerance);
+                        (
+                            format!("{name} as {}", spec.kind_name()),
+                            comparison.report(),
+                            Some(comparison),
+                            Some(squeezed(&reference)),
+                        )
+                    }
+                    Err(error) => (name, error, None, None),
+                }
+            }
+        };
+        let matches = comparison.as_ref().is_some_and(|c| c.matches());
+        let pictures = reference
+            .as_ref()
+            .filter(|r| r.shape() == loaded.values.shape())
+            .map(|reference| {
+                let difference = &loaded.values - reference;
+                let difference = difference.mapv(|v| if v.is_nan() { 0.0 } else { v });
+                // The difference is signed: a diverging map, white at zero.
+                [
+                    (reference, colormap),
+                    (&loaded.values, colormap),
+                    (&difference, Colormap::Diverging),
+                ]
+                .map(|(table, colormap)| picture(ctx, table, self.head, colormap))
+            });
+        self.outcome = Some(Outcome {
+            title,
+            report,
+            matches,
+            comparison,
+            pictures,
+            computed_for: key,
+        });
+    }
+}
+
+/// A 2-D slice of `table` (head `head` of a 3-D one; a 1-D one as a single row), every k-th
+/// row and column beyond [`MAX_SHOWN`], colour-mapped.
+fn picture(ctx: &egui::Context, table: &ArrayD<f64>, head: usize, colormap: Colormap) -> Picture {
+    let slice: Array2<f64> = match table.ndim() {
+        0 => Array2::zeros((1, 1)),
+        1 => table
+            .view()
+            .insert_axis(Axis(0))
+            .into_dimensionality()
+            .map(|v| v.to_owned())
+            .unwrap_or_else(|_| Array2::zeros((1, 1))),
+        2 => table
+            .view()
+            .into_dimensionality()
+            .map(|v| v.to_owned())
+            .unwrap_or_else(|_| Array2::zeros((1, 1))),
+        _ => {
+            let head = head.min(table.shape()[0] - 1);
+            let view = table.index_axis(Axis(0), head);
+            let rows = view.shape()[0];
+            let cols: usize = view.shape()[1..].iter().product();
+            Array2::from_shape_vec((rows, cols), view.iter().copied().collect())
+                .unwrap_or_else(|_| Array2::zeros((1, 1)))
+        }
+    };
+    let (rows, cols) = slice.dim();
+    let strided = |n: usize| Strided {
+        step: n.div_ceil(MAX_SHOWN).max(1),
+        ..Strided::all(n)
+    };
+    let (row_range, col_range) = (strided(rows), strided(cols));
+    let values = slice
+        .slice(ndarray::s![..;row_range.step, ..;col_range.step])
+        .to_owned();
+    let data = HeatmapData {
+        values,
+        rows: row_range,
+        cols: col_range,
+    };
+    let mut texture = HeatmapTexture::default();
+    texture.update(ctx, &data, colormap, None);
+    Picture {
+        data,
+        texture,
+        colormap,
+    }
+}
+
+impl View for CheckView {
+    fn export(&self, shared: &SharedParams) -> ViewExport {
+        // The reference the file is compared with, as a table and its figure.
+        let spec = self
+            .expected
+            .spec(shared, self.causal)
+            .unwrap_or(TableSpec::Sinusoidal(shared.sinusoidal()));
+        let figure = match &spec {
+            TableSpec::Alibi { params, .. } => crate::export::figure::FigureSpec::Alibi {
+                params: *params,
+                head: None,
+            },
+            _ => crate::export::figure::FigureSpec::Sinusoidal(shared.sinusoidal()),
+        };
+        ViewExport {
+            figure,
+            data: spec,
+            name: "reference".to_owned(),
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        self.file_ui(ui);
+        if let Some(error) = &self.error {
+            ui.colored_label(ui.visuals().error_fg_color, error);
+        }
+        if self.loaded.is_none() {
+            ui.add_space(20.0);
+            ui.label("Open a table computed elsewhere (.npy, .csv or .safetensors), or drop one on the window: poslab compares it with its own, or finds what it is.");
+            return;
+        }
+        self.update(ui.ctx(), ctx.shared, ctx.colormap);
+        let Some(outcome) = &self.outcome else {
+            return;
+        };
+        ui.separator();
+        ui.label(egui::RichText::new(&outcome.title).strong());
+        let color = if outcome.matches {
+            egui::Color32::from_rgb(90, 190, 110)
+        } else {
+            ui.visuals().error_fg_color
+        };
+        ui.label(
+            egui::RichText::new(&outcome.report)
+                .monospace()
+                .color(color),
+        );
+        if let Some(loaded) = &self.loaded
+            && loaded.values.ndim() == 3
+        {
+            let heads = loaded.values.shape()[0];
+            ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("Slice (first axis)"));
+        }
+        let Some(pictures) = &outcome.pictures else {
+            return;
+        };
+        let width = (ui.available_width() - 24.0) / 3.0;
+        let height = (ui.available_height() - 28.0).max(120.0);
+        let link = ui.scope_id().with("check_heatmaps");
+        ui.horizontal_top(|ui| {
+            for (picture, title) in pictures
+                .iter()
+                .zip(["reference", "file", "file − reference"])
+            {
+                ui.allocate_ui_with_layout(
+                    egui::vec2(width, height),
+                    egui::Layout::top_down(egui::Align::Min),
+                    |ui| {
+                        ui.horizontal(|ui| {
+                            ui.label(title);
+                            let (lo, hi) = picture.texture.range();
+                            ui.label(
+                                egui::RichText::new(format!("{lo:.3e} … {hi:.3e}"))
+                                    .small()
+                                    .weak(),
+                            );
+                        });
+                        ui.horizontal_top(|ui| {
+                            ui.allocate_ui(egui::vec2(width - 80.0, height - 20.0), |ui| {
+                                let data = &picture.data;
+                                let response = heatmap_linked_ui(
+                                    ui,
+                                    &format!("check_{title}"),
+                                    (data.rows, data.cols),
+                                    picture.texture.id(),
+                                    ("column", "row"),
+                                    (data.rows.end, data.cols.end),
+                                    None,
+                                    Some(link),
+                                );
+                                if let Some((row, col)) = response.hovered {
+                                    let (r, c) = (row / data.rows.step, col / data.cols.step);
+                                    if let Some(value) = data.values.get([r, c]) {
+                                        response.response.clone().on_hover_text_at_pointer(
+                                            format!("row {row}, column {col}: {value}"),
+                                        );
+                                    }
+                                }
+                            });
+                            colorbar_ui(
+                                ui,
+                                picture.colormap,
+                                picture.texture.range(),
+                                height - 40.0,
+                            );
+                        });
+                    },
+                );
+            }
+        });
+    }
+}
