@@ -455,7 +455,7 @@ fn the_command_line_figure_equals_the_apps_export() {
             harness.get_by_label("half").click();
             harness.run();
         }
-        let export = harness.state().view_export();
+        let export = harness.state().view_export().expect("the view exports");
         let style = FigureStyle {
             width: 500,
             height: 400,

@@ -157,8 +157,8 @@ impl ExportWindow {
     }
 
     /// Picks up the dialog's answer and the write's outcome.
-    fn poll(&mut self, ctx: &egui::Context, export: &ViewExport, colormap: Colormap) {
-        if let Some(dialog) = &self.pending_dialog {
+    fn poll(&mut self, ctx: &egui::Context, export: Option<&ViewExport>, colormap: Colormap) {
+        if let (Some(dialog), Some(export)) = (&self.pending_dialog, export) {
             match dialog.poll() {
                 DialogAnswer::Waiting => {}
                 DialogAnswer::Chosen(path) => {
@@ -189,15 +189,20 @@ impl ExportWindow {
         }
     }
 
-    /// The window.
-    pub fn ui(&mut self, ctx: &egui::Context, export: &ViewExport, colormap: Colormap) {
+    /// The window; `export` is `None` for a view with nothing to export.
+    pub fn ui(&mut self, ctx: &egui::Context, export: Option<&ViewExport>, colormap: Colormap) {
         self.poll(ctx, export, colormap);
         let mut open = self.open;
         egui::Window::new("Export")
             .open(&mut open)
             .resizable(false)
             .collapsible(false)
-            .show(ctx, |ui| self.contents_ui(ui, export, colormap));
+            .show(ctx, |ui| match export {
+                Some(export) => self.contents_ui(ui, export, colormap),
+                None => {
+                    ui.label("This view has no figure or table to export; the other views do.");
+                }
+            });
         self.open = open;
     }
 

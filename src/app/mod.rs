@@ -102,7 +102,7 @@ impl PoslabApp {
     }
 
     /// What the current view exports now.
-    pub fn view_export(&self) -> crate::views::ViewExport {
+    pub fn view_export(&self) -> Option<crate::views::ViewExport> {
         self.current_view().export(&self.state.shared)
     }
 
@@ -194,8 +194,9 @@ impl eframe::App for PoslabApp {
         let save = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::S);
         if ui.input_mut(|i| i.consume_shortcut(&save)) {
             self.export.open(self.view_size);
-            let export = self.current_view().export(&self.state.shared);
-            self.export.save_as(ui.ctx(), &export);
+            if let Some(export) = self.current_view().export(&self.state.shared) {
+                self.export.save_as(ui.ctx(), &export);
+            }
         }
         // A table dropped on the window opens in the Check view (the patch maps take .npy
         // frequencies themselves).
@@ -236,7 +237,8 @@ impl eframe::App for PoslabApp {
         });
         if self.export.open {
             let export = self.current_view().export(&self.state.shared);
-            self.export.ui(ui.ctx(), &export, self.state.colormap);
+            self.export
+                .ui(ui.ctx(), export.as_ref(), self.state.colormap);
         }
     }
 

@@ -170,17 +170,20 @@ impl AlibiView {
 const MAX_SEQ: usize = 8192;
 
 impl View for AlibiView {
-    fn export(&self, shared: &crate::app::params::SharedParams) -> crate::views::ViewExport {
+    fn export(
+        &self,
+        shared: &crate::app::params::SharedParams,
+    ) -> Option<crate::views::ViewExport> {
         let params = self.params(shared);
         let head = (!self.all_heads).then_some(self.head.min(params.heads - 1));
-        crate::views::ViewExport {
+        Some(crate::views::ViewExport {
             figure: crate::export::figure::FigureSpec::Alibi { params, head },
             data: TableSpec::Alibi { params, head },
             name: match head {
                 Some(h) => format!("alibi_head{h}"),
                 None => "alibi_heads".to_owned(),
             },
-        }
+        })
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {

@@ -415,24 +415,9 @@ fn picture(ctx: &egui::Context, table: &ArrayD<f64>, head: usize, colormap: Colo
 }
 
 impl View for CheckView {
-    fn export(&self, shared: &SharedParams) -> ViewExport {
-        // The reference the file is compared with, as a table and its figure.
-        let spec = self
-            .expected
-            .spec(shared, self.causal)
-            .unwrap_or(TableSpec::Sinusoidal(shared.sinusoidal()));
-        let figure = match &spec {
-            TableSpec::Alibi { params, .. } => crate::export::figure::FigureSpec::Alibi {
-                params: *params,
-                head: None,
-            },
-            _ => crate::export::figure::FigureSpec::Sinusoidal(shared.sinusoidal()),
-        };
-        ViewExport {
-            figure,
-            data: spec,
-            name: "reference".to_owned(),
-        }
+    /// The Check view's pictures depend on a file; it exports nothing (yet).
+    fn export(&self, _shared: &SharedParams) -> Option<ViewExport> {
+        None
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {

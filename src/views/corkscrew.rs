@@ -756,13 +756,16 @@ impl CorkscrewView {
 }
 
 impl View for CorkscrewView {
-    fn export(&self, shared: &crate::app::params::SharedParams) -> crate::views::ViewExport {
+    fn export(
+        &self,
+        shared: &crate::app::params::SharedParams,
+    ) -> Option<crate::views::ViewExport> {
         let pairs = self
             .drawn_pairs(shared.dim / 2)
             .map(|(pairs, _)| pairs)
             .unwrap_or_default();
         let position_count = self.drawn_limit.min(shared.seq).max(1);
-        crate::views::ViewExport {
+        Some(crate::views::ViewExport {
             figure: crate::export::figure::FigureSpec::Corkscrew(
                 crate::export::figure::CorkscrewFigure {
                     dim: shared.dim,
@@ -787,7 +790,7 @@ impl View for CorkscrewView {
                 start: shared.start,
             }),
             name: format!("rope_corkscrew_d{}", shared.dim),
-        }
+        })
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {

@@ -120,10 +120,13 @@ fn rope_bound_ui(ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
 }
 
 impl View for DotDecayView {
-    fn export(&self, shared: &crate::app::params::SharedParams) -> crate::views::ViewExport {
+    fn export(
+        &self,
+        shared: &crate::app::params::SharedParams,
+    ) -> Option<crate::views::ViewExport> {
         let params = shared.sinusoidal();
         let anchor = self.anchor.min(params.seq - 1);
-        crate::views::ViewExport {
+        Some(crate::views::ViewExport {
             figure: crate::export::figure::FigureSpec::DotDecay {
                 params,
                 anchor,
@@ -131,7 +134,7 @@ impl View for DotDecayView {
             },
             data: TableSpec::DotDecay { params, anchor },
             name: format!("dot_decay_anchor{anchor}"),
-        }
+        })
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {

@@ -27,8 +27,9 @@ pub struct ViewContext<'a> {
 pub trait View {
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>);
 
-    /// The view's figure and the table behind it, as they are now, for export.
-    fn export(&self, shared: &SharedParams) -> ViewExport;
+    /// The view's figure and the table behind it, as they are now, for export; `None` for a
+    /// view with nothing to export.
+    fn export(&self, shared: &SharedParams) -> Option<ViewExport>;
 }
 
 /// What a view exports: its figure, and the table behind it.

@@ -185,11 +185,14 @@ impl PatchView {
 }
 
 impl View for PatchView {
-    fn export(&self, shared: &crate::app::params::SharedParams) -> crate::views::ViewExport {
+    fn export(
+        &self,
+        shared: &crate::app::params::SharedParams,
+    ) -> Option<crate::views::ViewExport> {
         let settings = self.settings(shared);
         let head = self.head.min(shared.heads - 1);
         let query = self.query.min(self.grid.patches() - 1);
-        crate::views::ViewExport {
+        Some(crate::views::ViewExport {
             data: self.methods[0].spec(self.grid, shared.heads, head, &settings),
             figure: crate::export::figure::FigureSpec::Patches {
                 grid: self.grid,
@@ -203,7 +206,7 @@ impl View for PatchView {
                 "patches_{}x{}_query{query}",
                 self.grid.grid_h, self.grid.grid_w
             ),
-        }
+        })
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {

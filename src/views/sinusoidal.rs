@@ -103,13 +103,16 @@ fn hover_text(params: &SinusoidalParams, row: usize, col: usize) -> String {
 }
 
 impl View for SinusoidalView {
-    fn export(&self, shared: &crate::app::params::SharedParams) -> crate::views::ViewExport {
+    fn export(
+        &self,
+        shared: &crate::app::params::SharedParams,
+    ) -> Option<crate::views::ViewExport> {
         let params = shared.sinusoidal();
-        crate::views::ViewExport {
+        Some(crate::views::ViewExport {
             figure: crate::export::figure::FigureSpec::Sinusoidal(params),
             data: TableSpec::Sinusoidal(params),
             name: format!("sinusoidal_{}x{}", params.seq, params.dim),
-        }
+        })
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
