@@ -67,7 +67,7 @@ fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {
                     loaded_freqs: None,
                 },
             },
-            vec!["heatmap-0", "heatmap-1", "colorbar"],
+            vec!["heatmap-0", "heatmap-1", "colorbar-0", "colorbar-1"],
         ),
         (
             FigureSpec::Corkscrew(CorkscrewFigure {

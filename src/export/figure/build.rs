@@ -118,6 +118,7 @@ fn heatmap_panel(
     let panel = Panel {
         title,
         equal_aspect: false,
+        colorbar: None,
         x: cell_axis(labels.0, window.cols),
         y: cell_axis(labels.1, window.rows).downwards(),
         content: Content::Heatmap {
@@ -200,6 +201,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
             let panel = Panel {
                 title: format!("anchor row a = {anchor}"),
                 equal_aspect: false,
+                colorbar: None,
                 x: Axis::new("offset k = j - a", first, last),
                 y: Axis::new(
                     if *normalised {
@@ -270,7 +272,6 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
             settings,
         } => {
             let mut panels = Vec::new();
-            let mut range = (f64::INFINITY, f64::NEG_INFINITY);
             let (qx, qy) = grid.patch_xy(*query);
             for method in methods {
                 let name = method.label().to_owned();
@@ -285,11 +286,12 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                     cols: Strided::all(grid.patches()),
                 };
                 let values = real(cpu::compute_window(table, &window)?);
-                let (low, high) = finite_range(&values);
-                range = (range.0.min(low), range.1.max(high));
+                let own_range = finite_range(&values);
                 panels.push(Panel {
                     title: name,
                     equal_aspect: true,
+                    // Two measures (a distance, a bias, a similarity): a scale each.
+                    colorbar: colorbar(style, own_range, "value"),
                     x: Axis::new("patch column x", -0.5, grid.grid_w as f64 - 0.5),
                     y: Axis::new("patch row y", -0.5, grid.grid_h as f64 - 0.5).downwards(),
                     content: Content::Heatmap {
@@ -306,7 +308,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                     grid.grid_h, grid.grid_w
                 ),
                 panels,
-                colorbar(style, range, "value"),
+                None,
             )
         }
         FigureSpec::Corkscrew(figure) => corkscrew_figure(figure, style)?,
@@ -408,6 +410,7 @@ fn corkscrew_figure(
     let total: f64 = scores.iter().map(|s| s.score).sum();
     let panel = Panel {
         equal_aspect: false,
+        colorbar: None,
         title: format!(
             "q_m · k_n = {total:.9} at m = {}, n = {}",
             figure.query_position, figure.key_position

@@ -199,6 +199,16 @@ fn panel_group(
     colorbar: Option<&ColorBar>,
 ) -> (Group, ClipPath) {
     let small = cell.w < 260.0 || cell.h < 200.0;
+    // A colour bar of the panel's own takes the right of its cell.
+    let own_colorbar = panel.colorbar.as_ref();
+    let colorbar = own_colorbar.or(colorbar);
+    let cell = match own_colorbar {
+        Some(_) => Area {
+            w: (cell.w - COLORBAR_WIDTH).max(10.0),
+            ..cell
+        },
+        None => cell,
+    };
     let tick_size = if small { 10.0 } else { 12.0 };
     let left = if panel.y.hidden {
         HIDDEN_AXIS_MARGIN
@@ -227,7 +237,9 @@ fn panel_group(
             plot.x += (plot.w - w) / 2.0;
             plot.w = w;
         } else {
-            plot.h = plot.w / data_ratio;
+            let h = plot.w / data_ratio;
+            plot.y += (plot.h - h) / 2.0;
+            plot.h = h;
         }
     }
     let clip_id = format!("clip-{index}");
@@ -242,7 +254,7 @@ fn panel_group(
     let y_scale = Scale::of(&panel.y, plot.y, plot.h, true);
     let mut group = Group::new().set("id", format!("panel-{index}")).add(text(
         plot.x + plot.w / 2.0,
-        cell.y + 16.0,
+        plot.y - 6.0,
         if small { 12.0 } else { 14.0 },
         "middle",
         panel.title.clone(),
@@ -469,6 +481,15 @@ fn panel_group(
                 );
             }
         }
+    }
+    if let Some(own) = own_colorbar {
+        let area = Area {
+            x: cell.x + cell.w + 6.0,
+            y: plot.y,
+            w: 14.0,
+            h: (plot.h - 20.0).max(10.0),
+        };
+        group = group.add(colorbar_group(own, area).set("id", format!("colorbar-{index}")));
     }
     group = group.add(content).add(
         Rectangle::new()

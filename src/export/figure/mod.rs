@@ -57,6 +57,9 @@ pub struct Panel {
     pub title: String,
     /// One data unit is as long across as down (patch grids).
     pub equal_aspect: bool,
+    /// A colour bar of the panel's own, beside it, for a heatmap whose values are not on the
+    /// figure's shared scale (two different measures side by side).
+    pub colorbar: Option<ColorBar>,
     pub x: Axis,
     pub y: Axis,
     pub content: Content,
