@@ -575,13 +575,8 @@ fn the_check_view_identifies_and_compares_a_file() {
         .type_text(path.to_str().unwrap());
     harness.run();
     harness.get_by_label("Load").click();
-    harness.run();
-    let outcome = harness
-        .state()
-        .check_view()
-        .outcome
-        .as_ref()
-        .expect("an outcome");
+    settle_check(&mut harness);
+    let outcome = harness.state().check_view().outcome().expect("an outcome");
     assert!(outcome.matches, "{}", outcome.report);
     assert!(
         outcome.report.contains("split layout"),
@@ -594,12 +589,25 @@ fn the_check_view_identifies_and_compares_a_file() {
     harness.get_by_label("Compare with").click();
     harness.run();
     harness.get_by_label("sinusoidal").click();
-    harness.run();
-    let outcome = harness.state().check_view().outcome.as_ref().unwrap();
+    settle_check(&mut harness);
+    let outcome = harness.state().check_view().outcome().unwrap();
     assert!(!outcome.matches);
     assert!(
         outcome.report.starts_with("shape mismatch"),
         "{}",
         outcome.report
     );
+}
+
+/// Steps the app until the Check view's comparison, run off the UI thread, is shown.
+fn settle_check(harness: &mut Harness<'_, PoslabApp>) {
+    for _ in 0..500 {
+        harness.step();
+        if !harness.state().check_view().busy() && harness.state().check_view().outcome().is_some()
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    harness.run();
 }

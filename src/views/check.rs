@@ -4,6 +4,8 @@
 //! heatmaps, with the largest errors, where they are, and a verdict.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
 use ndarray::{Array2, ArrayD, Axis};
 
@@ -95,17 +97,28 @@ struct Loaded {
     path: PathBuf,
     tensors: Vec<TensorInfo>,
     tensor: Option<String>,
-    values: ArrayD<f64>,
+    values: Arc<ArrayD<f64>>,
+    /// Counts loads, so that reloading the same path recomputes.
+    generation: u64,
 }
 
-/// The outcome shown: what it was compared with, the report, and the three pictures.
+/// What the file was compared with, the report, and the reference.
 pub struct Outcome {
     pub title: String,
     pub report: String,
     pub matches: bool,
     pub comparison: Option<Comparison>,
-    pictures: Option<[Picture; 3]>,
-    computed_for: (Expected, SharedParams, bool, usize, Colormap),
+    reference: Option<ArrayD<f64>>,
+}
+
+/// What an outcome depends on: the file, the choice, the parameters, the tolerance.
+#[derive(Debug, Clone, PartialEq)]
+struct OutcomeKey {
+    file: u64,
+    expected: Expected,
+    shared: SharedParams,
+    causal: bool,
+    tolerance: (f64, f64),
 }
 
 struct Picture {
@@ -120,11 +133,18 @@ pub struct CheckView {
     /// The slice shown of a 3-D table.
     pub head: usize,
     pub tolerance: Tolerance,
+    /// The side panel's parameters, as last drawn.
+    shared: SharedParams,
     pub path_text: String,
     loaded: Option<Loaded>,
     pub error: Option<String>,
     pending_dialog: Option<PendingDialog>,
-    pub outcome: Option<Outcome>,
+    loads: u64,
+    outcome: Option<(OutcomeKey, Outcome)>,
+    /// Identification or comparison in progress, off the UI thread.
+    job: Option<(OutcomeKey, Receiver<Outcome>)>,
+    /// The three pictures, for the outcome's key, the slice and the colour map.
+    pictures: Option<((OutcomeKey, usize, Colormap), [Picture; 3])>,
 }
 
 impl Default for CheckView {
@@ -134,11 +154,15 @@ impl Default for CheckView {
             causal: true,
             head: 0,
             tolerance: Tolerance::default(),
+            shared: SharedParams::default(),
             path_text: String::new(),
             loaded: None,
             error: None,
             pending_dialog: None,
+            loads: 0,
             outcome: None,
+            job: None,
+            pictures: None,
         }
     }
 }
@@ -163,14 +187,15 @@ impl CheckView {
         match read_table(path, tensor.as_deref(), max_bytes) {
             Ok(values) => {
                 self.path_text = path.display().to_string();
+                self.loads += 1;
                 self.loaded = Some(Loaded {
                     path: path.to_owned(),
                     tensors,
                     tensor,
-                    values: squeezed(&values),
+                    values: Arc::new(squeezed(&values)),
+                    generation: self.loads,
                 });
                 self.error = None;
-                self.outcome = None;
                 self.head = 0;
             }
             Err(error) => self.error = Some(error.to_string()),
@@ -278,91 +303,155 @@ impl CheckView {
         });
     }
 
-    /// Compares (or identifies) when the file, the choice or the parameters changed.
-    fn update(&mut self, ctx: &egui::Context, shared: &SharedParams, colormap: Colormap) {
-        let Some(loaded) = &self.loaded else {
+    /// The outcome shown, once computed for the current file and choices.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        let key = self.outcome_key()?;
+        self.outcome
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, outcome)| outcome)
+    }
+
+    /// Whether an identification or comparison is running.
+    pub fn busy(&self) -> bool {
+        self.job.is_some()
+    }
+
+    fn outcome_key(&self) -> Option<OutcomeKey> {
+        let loaded = self.loaded.as_ref()?;
+        Some(OutcomeKey {
+            file: loaded.generation,
+            expected: self.expected,
+            shared: self.shared,
+            causal: self.causal,
+            tolerance: (self.tolerance.abs, self.tolerance.rel),
+        })
+    }
+
+    /// Starts the comparison (or identification) when the file, the choice or the parameters
+    /// changed, on a thread of its own; picks its outcome up when it is done.
+    fn update(&mut self, ctx: &egui::Context) {
+        let (Some(loaded), Some(key)) = (&self.loaded, self.outcome_key()) else {
             return;
         };
-        let key = (self.expected, *shared, self.causal, self.head, colormap);
-        if self.outcome.as_ref().is_some_and(|o| o.computed_for == key)
-            && self.outcome.as_ref().is_some_and(|o| {
-                o.comparison
-                    .as_ref()
-                    .is_none_or(|c| c.tolerance == self.tolerance)
-            })
-        {
+        if let Some((job_key, receiver)) = &self.job {
+            match receiver.try_recv() {
+                Ok(outcome) => {
+                    self.outcome = Some((job_key.clone(), outcome));
+                    self.job = None;
+                }
+                Err(TryRecvError::Empty) if *job_key == key => return,
+                // Parameters changed meanwhile (or the thread is gone): start again below.
+                Err(_) => self.job = None,
+            }
+        }
+        if self.outcome.as_ref().is_some_and(|(k, _)| *k == key) {
             return;
         }
         let name = match &loaded.tensor {
             Some(tensor) => format!("{} [{tensor}]", loaded.path.display()),
             None => loaded.path.display().to_string(),
         };
-        let (title, report, comparison, reference) = match self.expected.spec(shared, self.causal) {
-            None if loaded.values.len() > MAX_ELEMENTS => (
-                name,
-                format!(
-                    "{} values: too many to identify (at most {MAX_ELEMENTS})",
-                    loaded.values.len()
-                ),
-                None,
-                None,
-            ),
-            None => {
-                let identification = identify(&loaded.values, self.tolerance);
-                let best = identification.best();
-                (
-                    name,
-                    identification.report(),
-                    best.map(|c| c.comparison.clone()),
-                    best.map(|c| c.reference.clone()),
-                )
-            }
-            Some(spec) => {
-                let computed = spec
-                    .check_fits(crate::engine::available_memory_bytes())
-                    .map_err(|e| e.to_string())
-                    .and_then(|_| cpu::compute(&spec).map_err(|e| e.to_string()));
-                match computed {
-                    Ok(table) => {
-                        let reference = match table {
-                            Table::Real(values) => values,
-                            Table::Index(values) => values.mapv(f64::from),
-                        };
-                        let comparison = compare(&reference, &loaded.values, self.tolerance);
-                        (
-                            format!("{name} as {}", spec.kind_name()),
-                            comparison.report(),
-                            Some(comparison),
-                            Some(squeezed(&reference)),
-                        )
-                    }
-                    Err(error) => (name, error, None, None),
-                }
-            }
+        let spec = self.expected.spec(&self.shared, self.causal);
+        let (values, tolerance) = (loaded.values.clone(), self.tolerance);
+        let (sender, receiver) = channel();
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            let _ = sender.send(compute_outcome(name, spec, &values, tolerance));
+            ctx.request_repaint();
+        });
+        self.job = Some((key, receiver));
+    }
+
+    /// The three pictures of the outcome shown, made when it, the slice or the colours change.
+    fn update_pictures(&mut self, ctx: &egui::Context, colormap: Colormap) {
+        let (Some(loaded), Some((key, outcome))) = (&self.loaded, &self.outcome) else {
+            return;
         };
-        let matches = comparison.as_ref().is_some_and(|c| c.matches());
-        let pictures = reference
+        let picture_key = (key.clone(), self.head, colormap);
+        if self
+            .pictures
             .as_ref()
-            .filter(|r| r.shape() == loaded.values.shape())
+            .is_some_and(|(k, _)| *k == picture_key)
+        {
+            return;
+        }
+        let values = loaded.values.as_ref();
+        self.pictures = outcome
+            .reference
+            .as_ref()
+            .filter(|r| r.shape() == values.shape())
             .map(|reference| {
-                let difference = &loaded.values - reference;
+                let difference = values - reference;
                 let difference = difference.mapv(|v| if v.is_nan() { 0.0 } else { v });
                 // The difference is signed: a diverging map, white at zero.
-                [
+                let pictures = [
                     (reference, colormap),
-                    (&loaded.values, colormap),
+                    (values, colormap),
                     (&difference, Colormap::Diverging),
                 ]
-                .map(|(table, colormap)| picture(ctx, table, self.head, colormap))
+                .map(|(table, colormap)| picture(ctx, table, self.head, colormap));
+                (picture_key, pictures)
             });
-        self.outcome = Some(Outcome {
-            title,
-            report,
-            matches,
-            comparison,
-            pictures,
-            computed_for: key,
-        });
+    }
+}
+
+/// Identifies `values`, or compares them with `spec`'s table.
+fn compute_outcome(
+    name: String,
+    spec: Option<TableSpec>,
+    values: &ArrayD<f64>,
+    tolerance: Tolerance,
+) -> Outcome {
+    let (title, report, comparison, reference) = match spec {
+        None if values.len() > MAX_ELEMENTS => (
+            name,
+            format!(
+                "{} values: too many to identify (at most {MAX_ELEMENTS})",
+                values.len()
+            ),
+            None,
+            None,
+        ),
+        None => {
+            let identification = identify(values, tolerance);
+            let best = identification.best();
+            (
+                name,
+                identification.report(),
+                best.map(|c| c.comparison.clone()),
+                best.map(|c| c.reference.clone()),
+            )
+        }
+        Some(spec) => {
+            let computed = spec
+                .check_fits(crate::engine::available_memory_bytes())
+                .map_err(|e| e.to_string())
+                .and_then(|_| cpu::compute(&spec).map_err(|e| e.to_string()));
+            match computed {
+                Ok(table) => {
+                    let reference = match table {
+                        Table::Real(values) => values,
+                        Table::Index(values) => values.mapv(f64::from),
+                    };
+                    let comparison = compare(&reference, values, tolerance);
+                    (
+                        format!("{name} as {}", spec.kind_name()),
+                        comparison.report(),
+                        Some(comparison),
+                        Some(squeezed(&reference)),
+                    )
+                }
+                Err(error) => (name, error, None, None),
+            }
+        }
+    };
+    Outcome {
+        title,
+        report,
+        matches: comparison.as_ref().is_some_and(|c| c.matches()),
+        comparison,
+        reference,
     }
 }
 
@@ -430,8 +519,20 @@ impl View for CheckView {
             ui.label("Open a table computed elsewhere (.npy, .csv or .safetensors), or drop one on the window: poslab compares it with its own, or finds what it is.");
             return;
         }
-        self.update(ui.ctx(), ctx.shared, ctx.colormap);
-        let Some(outcome) = &self.outcome else {
+        self.shared = *ctx.shared;
+        self.update(ui.ctx());
+        self.update_pictures(ui.ctx(), ctx.colormap);
+        if self.busy() {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(if self.expected == Expected::Identify {
+                    "Identifying…"
+                } else {
+                    "Comparing…"
+                });
+            });
+        }
+        let Some(outcome) = self.outcome() else {
             return;
         };
         ui.separator();
@@ -452,7 +553,7 @@ impl View for CheckView {
             let heads = loaded.values.shape()[0];
             ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("Slice (first axis)"));
         }
-        let Some(pictures) = &outcome.pictures else {
+        let Some((_, pictures)) = &self.pictures else {
             return;
         };
         let width = (ui.available_width() - 24.0) / 3.0;
