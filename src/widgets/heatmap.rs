@@ -196,6 +196,8 @@ fn tick_text(value: f64, span: f64) -> String {
         "0".to_owned()
     } else if magnitude != 0.0 && !(0.01..1e5).contains(&magnitude) {
         format!("{value:.2e}")
+    } else if magnitude >= 100.0 {
+        format!("{value:.1}")
     } else {
         format!("{value:.3}")
     }
