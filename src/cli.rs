@@ -544,6 +544,27 @@ fn read_input_2d(id: &'static str, path: &Path) -> Result<ndarray::Array2<f64>, 
     })
 }
 
+/// The table named by `poslab table`'s words (`KIND [options]`, no output needed), as the
+/// Check view takes it: every check of the command line, and its one-line messages.
+pub fn table_spec_from_words(words: &[String]) -> Result<TableSpec, String> {
+    let command = TableArgs::augment_args(clap::Command::new("table").no_binary_name(true))
+        .mut_arg("output", |output| output.required(false));
+    let matches = command
+        .try_get_matches_from(words)
+        .map_err(|e| one_line(&e.render().to_string()))?;
+    let args = TableArgs::from_arg_matches(&matches).map_err(|e| one_line(&e.to_string()))?;
+    for id in ["output", "backend", "dtype", "arith"] {
+        if matches.value_source(id) == Some(ValueSource::CommandLine) {
+            return Err(format!(
+                "{} does not apply here: give the kind and its options",
+                flag(id)
+            ));
+        }
+    }
+    check_options_apply(args.kind, &matches).map_err(|e| e.message)?;
+    table_spec(&args).map_err(|e| e.message)
+}
+
 /// Builds the table's specification from the options, checking each as it is read.
 pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     let kind = args.kind;

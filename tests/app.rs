@@ -597,14 +597,46 @@ fn the_check_view_identifies_and_compares_a_file() {
         "{}",
         outcome.report
     );
+
+    // Any kind with its options, as poslab table takes them.
+    harness.get_by_label("Compare with").click();
+    harness.run();
+    harness
+        .get_by_label("a kind and options of poslab table…")
+        .click();
+    harness.run();
+    let type_options = |harness: &mut Harness<'_, PoslabApp>, text: &str| {
+        harness
+            .get_by_role_and_label(Role::TextInput, "poslab table")
+            .click();
+        harness.run();
+        harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
+        harness
+            .get_by_role_and_label(Role::TextInput, "poslab table")
+            .type_text(text);
+        settle_check(harness);
+    };
+    type_options(&mut harness, "sinusoidal --seq 64 --dim 15");
+    assert!(
+        harness
+            .query_by_label_contains("--dim 15 is not allowed")
+            .is_some()
+    );
+    type_options(&mut harness, "sinusoidal --seq 64 --dim 16 --layout split");
+    let outcome = harness.state().check_view().outcome().unwrap();
+    assert!(outcome.matches, "{}", outcome.report);
+    type_options(&mut harness, "sinusoidal --seq 64 --dim 16");
+    let outcome = harness.state().check_view().outcome().unwrap();
+    assert!(!outcome.matches, "{}", outcome.report);
 }
 
 /// Steps the app until the Check view's comparison, run off the UI thread, is shown.
 fn settle_check(harness: &mut Harness<'_, PoslabApp>) {
-    for _ in 0..500 {
+    for step in 0..500 {
         harness.step();
-        if !harness.state().check_view().busy() && harness.state().check_view().outcome().is_some()
-        {
+        let view = harness.state().check_view();
+        // Done when shown, or when nothing runs (a bad option starts nothing).
+        if !view.busy() && (view.outcome().is_some() || step > 5) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));

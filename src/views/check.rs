@@ -35,16 +35,19 @@ pub enum Expected {
     RopeInvFreq,
     AlibiSlopes,
     Alibi,
+    /// Any kind of `poslab table` with its options, typed.
+    Options,
 }
 
 impl Expected {
-    const ALL: [Expected; 6] = [
+    const ALL: [Expected; 7] = [
         Self::Identify,
         Self::Sinusoidal,
         Self::RopeAngles,
         Self::RopeInvFreq,
         Self::AlibiSlopes,
         Self::Alibi,
+        Self::Options,
     ];
 
     fn label(self) -> &'static str {
@@ -55,13 +58,14 @@ impl Expected {
             Self::RopeInvFreq => "RoPE inverse frequencies",
             Self::AlibiSlopes => "ALiBi slopes",
             Self::Alibi => "ALiBi biases (all heads)",
+            Self::Options => "a kind and options of poslab table…",
         }
     }
 
-    /// The table with the side panel's parameters.
+    /// The table with the side panel's parameters (`Options` is parsed elsewhere).
     fn spec(self, shared: &SharedParams, causal: bool) -> Option<TableSpec> {
         Some(match self {
-            Self::Identify => return None,
+            Self::Identify | Self::Options => return None,
             Self::Sinusoidal => TableSpec::Sinusoidal(shared.sinusoidal()),
             Self::RopeAngles => TableSpec::RopeAngles(RopeParams {
                 seq: shared.seq,
@@ -116,6 +120,7 @@ pub struct Outcome {
 struct OutcomeKey {
     file: u64,
     expected: Expected,
+    options: String,
     shared: SharedParams,
     causal: bool,
     tolerance: (f64, f64),
@@ -133,6 +138,10 @@ pub struct CheckView {
     /// The slice shown of a 3-D table.
     pub head: usize,
     pub tolerance: Tolerance,
+    /// `poslab table` words for `Expected::Options`, e.g. `rope-angles --seq 4096 --dim 128`.
+    pub options: String,
+    /// Why the options do not name a table.
+    options_error: Option<String>,
     /// The side panel's parameters, as last drawn.
     shared: SharedParams,
     pub path_text: String,
@@ -154,6 +163,8 @@ impl Default for CheckView {
             causal: true,
             head: 0,
             tolerance: Tolerance::default(),
+            options: String::new(),
+            options_error: None,
             shared: SharedParams::default(),
             path_text: String::new(),
             loaded: None,
@@ -285,6 +296,16 @@ impl CheckView {
             if self.expected == Expected::Alibi {
                 ui.checkbox(&mut self.causal, "causal");
             }
+            if self.expected == Expected::Options {
+                let label = ui.label("poslab table");
+                ui.add(
+                    egui::TextEdit::singleline(&mut self.options)
+                        .hint_text("rope-angles --seq 4096 --dim 128 --base 500000")
+                        .desired_width(320.0),
+                )
+                .labelled_by(label.id)
+                .on_hover_text("A kind and its options, as poslab table takes them (poslab table --help)");
+            }
             ui.add(
                 egui::DragValue::new(&mut self.tolerance.abs)
                     .range(0.0..=1.0)
@@ -322,6 +343,11 @@ impl CheckView {
         Some(OutcomeKey {
             file: loaded.generation,
             expected: self.expected,
+            options: if self.expected == Expected::Options {
+                self.options.trim().to_owned()
+            } else {
+                String::new()
+            },
             shared: self.shared,
             causal: self.causal,
             tolerance: (self.tolerance.abs, self.tolerance.rel),
@@ -352,7 +378,26 @@ impl CheckView {
             Some(tensor) => format!("{} [{tensor}]", loaded.path.display()),
             None => loaded.path.display().to_string(),
         };
-        let spec = self.expected.spec(&self.shared, self.causal);
+        let spec = if self.expected == Expected::Options {
+            let words: Vec<String> = self.options.split_whitespace().map(str::to_owned).collect();
+            if words.is_empty() {
+                self.options_error = Some("type a kind and its options, e.g. rope-angles --seq 4096 --dim 128 --base 500000".to_owned());
+                return;
+            }
+            match crate::cli::table_spec_from_words(&words) {
+                Ok(spec) => {
+                    self.options_error = None;
+                    Some(spec)
+                }
+                Err(error) => {
+                    self.options_error = Some(error);
+                    return;
+                }
+            }
+        } else {
+            self.options_error = None;
+            self.expected.spec(&self.shared, self.causal)
+        };
         let (values, tolerance) = (loaded.values.clone(), self.tolerance);
         let (sender, receiver) = channel();
         let ctx = ctx.clone();
@@ -512,6 +557,13 @@ impl View for CheckView {
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
         self.file_ui(ui);
         if let Some(error) = &self.error {
+            ui.colored_label(ui.visuals().error_fg_color, error);
+        }
+        if let Some(error) = self
+            .options_error
+            .as_ref()
+            .filter(|_| self.expected == Expected::Options)
+        {
             ui.colored_label(ui.visuals().error_fg_color, error);
         }
         if self.loaded.is_none() {
