@@ -73,9 +73,10 @@ fn real(table: Table) -> Vec<f64> {
     }
 }
 
-fn strided(n: usize) -> Strided {
+/// Every k-th of `0..n`, at most `max_cells` of them.
+fn strided(n: usize, max_cells: usize) -> Strided {
     Strided {
-        step: n.div_ceil(MAX_CELLS).max(1),
+        step: n.div_ceil(max_cells.max(1)).max(1),
         ..Strided::all(n)
     }
 }
@@ -95,12 +96,13 @@ fn finite_range(values: &[f64]) -> (f64, f64) {
         })
 }
 
-/// A heatmap panel of `spec`'s `[rows, cols]` (of one head), at most [`MAX_CELLS`] a side.
+/// A heatmap panel of `spec`'s `[rows, cols]` (of one head), at most `max_cells` a side.
 fn heatmap_panel(
     spec: &TableSpec,
     head: usize,
     title: String,
     labels: (&str, &str),
+    max_cells: usize,
 ) -> Result<(Panel, (f64, f64)), FigureError> {
     spec.validate()?;
     let [_, rows, cols] = spec.matrix_shape();
@@ -110,8 +112,8 @@ fn heatmap_panel(
             end: head + 1,
             step: 1,
         },
-        rows: strided(rows),
-        cols: strided(cols),
+        rows: strided(rows, max_cells),
+        cols: strided(cols, max_cells),
     };
     let values = real(cpu::compute_window(spec, &window)?);
     let range = finite_range(&values);
@@ -155,6 +157,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                 0,
                 format!("[{}, {}] table", params.seq, params.dim),
                 ("dimension", "position"),
+                MAX_CELLS,
             )?;
             (
                 format!(
@@ -174,7 +177,8 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                 params: *params,
                 anchor: *anchor,
             };
-            let cols = strided(params.seq * 2).step.max(1);
+            // A curve of at most 4096 points.
+            let cols = strided(params.seq, 2 * MAX_CELLS).step;
             let window = Window {
                 heads: Strided::all(1),
                 rows: Strided::all(1),
@@ -238,14 +242,23 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                 None => (0..params.heads).collect(),
             };
             let slopes = crate::encoding::alibi::slopes(params.heads)?;
+            // Small multiples share the page: fewer cells each.
+            let grid_cols = (heads.len() as f64).sqrt().ceil() as usize;
+            let max_cells = (MAX_CELLS / grid_cols.max(1)).max(64);
             let mut panels = Vec::new();
             let mut range = (f64::INFINITY, f64::NEG_INFINITY);
             for &h in &heads {
                 let (panel, (low, high)) = heatmap_panel(
                     &table,
                     h,
-                    format!("head {h}, m = 2^{:.3}", slopes[h].log2()),
+                    if heads.len() > 16 {
+                        // Small panels: a short title.
+                        format!("{h}: 2^{:.2}", slopes[h].log2())
+                    } else {
+                        format!("head {h}, m = 2^{:.3}", slopes[h].log2())
+                    },
                     ("key j", "query i"),
+                    max_cells,
                 )?;
                 range = (range.0.min(low), range.1.max(high));
                 panels.push(panel);
