@@ -16,6 +16,9 @@ use crate::engine::{Table, TableSpec, cpu};
 
 /// The most elements a table may have to be identified (each hypothesis computes one).
 pub const MAX_ELEMENTS: usize = 1 << 24;
+/// Hypotheses are first tried on this many rows; only those that match there are computed
+/// whole.
+const PROBE_ROWS: usize = 32;
 
 /// One hypothesis and how well it fits.
 #[derive(Debug, Clone)]
@@ -23,9 +26,12 @@ pub struct Candidate {
     /// The kind and convention, without the fitted parameters: one candidate per hypothesis.
     pub hypothesis: String,
     pub description: String,
-    /// The hypothesis's table, laid out as the loaded one (squeezed).
+    /// The hypothesis's table, laid out as the loaded one (squeezed); only its first rows
+    /// when `partial`.
     pub reference: ArrayD<f64>,
     pub comparison: Comparison,
+    /// Ruled out on the first rows alone: its error is at least the one given.
+    pub partial: bool,
 }
 
 /// Every hypothesis tried, the closest first.
@@ -49,8 +55,9 @@ impl Identification {
     pub fn report(&self) -> String {
         let describe = |c: &Candidate| {
             format!(
-                "{}, max error {:.1e}",
+                "{}, max error {}{:.1e}",
                 c.description,
+                if c.partial { "≥ " } else { "" },
                 c.comparison.max_abs_error()
             )
         };
@@ -176,25 +183,55 @@ impl Search {
                 description,
                 reference: squeezed(&reference),
                 comparison,
+                partial: false,
             });
         }
     }
 
-    /// Tries the bases of `base_choices`, roundest first, for a table made by `make`; keeps the
-    /// first that matches, or the closest when none does.
+    /// Tries the bases of `base_choices`, roundest first, for a table made by `make` (its
+    /// first `rows` positions, laid out as `view`; `orient` lays it out as the loaded table);
+    /// keeps the first that matches, or the closest when none does. A base whose first
+    /// [`PROBE_ROWS`] rows already miss is ruled out without computing the whole table.
     fn consider_bases(
         &mut self,
         base: f64,
         describe: impl Fn(f64) -> String,
-        make: impl Fn(f64) -> Option<ArrayD<f64>>,
+        view: &Array2<f64>,
+        orient: &dyn Fn(Array2<f64>) -> ArrayD<f64>,
+        make: impl Fn(f64, usize) -> Option<Array2<f64>>,
     ) {
         if !(base.is_finite() && base > 1.0 && base < 1e12) {
             return;
         }
         let before = self.candidates.len();
+        let rows = view.nrows();
+        let probe = rows.min(PROBE_ROWS);
+        let mut ruled_out: Vec<Candidate> = Vec::new();
         for choice in base_choices(base) {
-            if let Some(reference) = make(choice) {
-                self.consider(describe(choice), reference);
+            if probe < rows {
+                let Some(prefix) = make(choice, probe) else {
+                    continue;
+                };
+                let first_rows = view.slice(ndarray::s![..probe, ..]).to_owned().into_dyn();
+                let comparison = compare(&prefix.clone().into_dyn(), &first_rows, self.tolerance);
+                if !comparison.matches() {
+                    let description = describe(choice);
+                    ruled_out.push(Candidate {
+                        hypothesis: description
+                            .split(", base ")
+                            .next()
+                            .unwrap_or(&description)
+                            .to_owned(),
+                        description,
+                        reference: orient(prefix),
+                        comparison,
+                        partial: true,
+                    });
+                    continue;
+                }
+            }
+            if let Some(reference) = make(choice, rows) {
+                self.consider(describe(choice), orient(reference));
                 if self
                     .candidates
                     .last()
@@ -204,14 +241,19 @@ impl Search {
                 }
             }
         }
+        self.candidates.extend(ruled_out);
         // Keep one: the match, or the closest.
         let tried = self.candidates.split_off(before);
         if let Some(kept) = tried.into_iter().rev().min_by(|a, b| {
-            b.comparison.matches().cmp(&a.comparison.matches()).then(
-                a.comparison
-                    .max_abs_error()
-                    .total_cmp(&b.comparison.max_abs_error()),
-            )
+            b.comparison
+                .matches()
+                .cmp(&a.comparison.matches())
+                .then(a.partial.cmp(&b.partial))
+                .then(
+                    a.comparison
+                        .max_abs_error()
+                        .total_cmp(&b.comparison.max_abs_error()),
+                )
         }) {
             self.candidates.push(kept);
         }
@@ -259,10 +301,18 @@ fn one_dimensional(search: &mut Search) {
     if n >= 2 {
         // theta_1 = base^(-2/dim) with dim = 2n.
         let base = values[1].powf(-(n as f64));
+        // One row: nothing to probe.
+        let row = values.clone().insert_axis(ndarray::Axis(0));
         search.consider_bases(
             base,
             |b| format!("RoPE inverse frequencies, dim {}, base {b}", 2 * n),
-            |b| rope::inv_freq(2 * n, b).ok().map(|t| t.into_dyn()),
+            &row,
+            &|row: Array2<f64>| row.into_dyn(),
+            |b, _| {
+                rope::inv_freq(2 * n, b)
+                    .ok()
+                    .map(|t| t.insert_axis(ndarray::Axis(0)))
+            },
         );
     }
     if let Ok(slopes) = alibi::slopes(n) {
@@ -383,9 +433,11 @@ fn sinusoidal(
                             start as u64 + seq as u64 - 1
                         )
                     },
-                    |b| {
+                    view,
+                    orient,
+                    |b, rows| {
                         let params = SinusoidalParams {
-                            seq,
+                            seq: rows,
                             dim,
                             base: b,
                             start: start as u64,
@@ -394,7 +446,7 @@ fn sinusoidal(
                         };
                         let table = cpu::compute(&TableSpec::Sinusoidal(params)).ok()?;
                         let table = real(table).into_dimensionality::<Ix2>().ok()?;
-                        Some(orient(swap(table)))
+                        Some(swap(table))
                     },
                 );
             }
@@ -440,15 +492,16 @@ fn rope_tables(
                         start as u64 + seq as u64 - 1
                     )
                 },
-                |b| {
+                view,
+                orient,
+                |b, rows| {
                     let params = RopeParams {
-                        seq,
+                        seq: rows,
                         dim: 2 * width,
                         base: b,
                         start: start as u64,
                     };
-                    let table = rope::angles(&params).ok()?;
-                    Some(orient(table))
+                    rope::angles(&params).ok()
                 },
             );
         }
@@ -500,18 +553,19 @@ fn rope_tables(
                         seq - 1
                     )
                 },
-                |b| {
+                view,
+                orient,
+                |b, rows| {
                     let angles = rope::angles(&RopeParams {
-                        seq,
+                        seq: rows,
                         dim: width,
                         base: b,
                         start: 0,
                     })
                     .ok()?;
-                    let cache = Array2::from_shape_fn((seq, width), |(p, col)| {
+                    Some(Array2::from_shape_fn((rows, width), |(p, col)| {
                         function(angles[[p, layout.pair_of_column(col, width)]])
-                    });
-                    Some(orient(cache))
+                    }))
                 },
             );
         }
