@@ -643,3 +643,34 @@ fn settle_check(harness: &mut Harness<'_, PoslabApp>) {
     }
     harness.run();
 }
+
+#[test]
+fn clicking_a_patch_makes_it_the_query() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("2D patch maps").click();
+    harness.run();
+    // Patch (3, 10) of the right map: column 3, row 10.
+    let target = harness
+        .state()
+        .patch_view()
+        .patch_on_screen(1, 3, 10)
+        .expect("the map was drawn");
+    for pressed in [true, false] {
+        harness.event(poslab::egui::Event::PointerMoved(target));
+        harness.event(poslab::egui::Event::PointerButton {
+            pos: target,
+            button: poslab::egui::PointerButton::Primary,
+            pressed,
+            modifiers: Default::default(),
+        });
+        harness.step();
+    }
+    harness.run();
+    let view = harness.state().patch_view();
+    assert_eq!(view.query, 10 * 14 + 3);
+    // The left map (Euclidean distance) now measures from there.
+    let map = view.shown_map(0).unwrap();
+    assert_eq!(map.values[[10, 3]], 0.0);
+    assert!((map.values[[0, 0]] - (9.0f64 + 100.0).sqrt()).abs() < 1e-5);
+}

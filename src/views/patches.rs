@@ -60,6 +60,15 @@ impl Default for PatchView {
 }
 
 impl PatchView {
+    /// Where the centre of patch `(x, y)` of map `side` was on screen last frame.
+    pub fn patch_on_screen(&self, side: usize, x: usize, y: usize) -> Option<egui::Pos2> {
+        let transform = self.maps[side].transform.as_ref()?;
+        Some(transform.position_from_point(&egui_plot::PlotPoint::new(
+            x as f64 + 0.5,
+            -(y as f64 + 0.5),
+        )))
+    }
+
     /// The values of map `side` (0 or 1) as shown: `[grid_h, grid_w]`.
     pub fn shown_map(&self, side: usize) -> Option<&HeatmapData> {
         self.maps[side].data.as_ref()
@@ -297,6 +306,8 @@ struct GridMap {
     texture: HeatmapTexture,
     data: Option<HeatmapData>,
     computed_for: Option<(TableSpec, usize, Colormap)>,
+    /// Where the map was drawn last frame, so that tests can click a patch.
+    transform: Option<egui_plot::PlotTransform>,
 }
 
 impl GridMap {
@@ -347,6 +358,7 @@ impl GridMap {
             (grid.grid_h, grid.grid_w),
             None,
         );
+        self.transform = Some(response.transform);
         if let Some((y, x)) = response.hovered {
             let patch = y * grid.grid_w + x;
             let value = data.values[[y, x]];

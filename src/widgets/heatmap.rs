@@ -24,6 +24,8 @@ pub struct HeatmapResponse {
     pub hovered: Option<(usize, usize)>,
     /// The cell clicked this frame.
     pub clicked: Option<(usize, usize)>,
+    /// Where a table coordinate `(col, -row)` lands on screen.
+    pub transform: egui_plot::PlotTransform,
     pub response: egui::Response,
 }
 
@@ -183,6 +185,7 @@ pub fn heatmap_linked_ui(
         size_px: response.response.rect.size(),
         hovered,
         clicked: if clicked { hovered } else { None },
+        transform: response.transform,
         response: response.response,
     }
 }
