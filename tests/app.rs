@@ -628,6 +628,31 @@ fn the_check_view_identifies_and_compares_a_file() {
     type_options(&mut harness, "sinusoidal --seq 64 --dim 16");
     let outcome = harness.state().check_view().outcome().unwrap();
     assert!(!outcome.matches, "{}", outcome.report);
+
+    // Its figure: the export and the command line it prints give the same file.
+    use poslab::app::export::{ExportFormat, write_export};
+    let export = harness
+        .state()
+        .view_export()
+        .expect("the Check view exports its figure");
+    assert!(export.data.is_none(), "the data is the user's own file");
+    let style = poslab::export::figure::FigureStyle::default();
+    let (from_app, from_cli) = (folder.join("app.svg"), folder.join("cli.svg"));
+    write_export(
+        &export,
+        ExportFormat::Svg,
+        &style,
+        1.0,
+        poslab::export::RealDtype::F32,
+        &from_app,
+    )
+    .unwrap();
+    let words =
+        poslab::cli::figure::command_words(&export.figure, &style, from_cli.to_str().unwrap());
+    assert_eq!(poslab::cli::run(&words), 0, "{words:?}");
+    assert!(std::fs::read(&from_app).unwrap() == std::fs::read(&from_cli).unwrap());
+    let svg = std::fs::read_to_string(&from_app).unwrap();
+    assert!(svg.contains("pe.npy: MISMATCH with sinusoidal --seq 64 --dim 16"));
 }
 
 /// Steps the app until the Check view's comparison, run off the UI thread, is shown.

@@ -250,8 +250,15 @@ impl ExportWindow {
                 ui.radio_value(&mut self.dtype, RealDtype::F64, "float64")
                     .on_hover_text("<f8, every digit of the f64 engine");
             });
-            if let Some(shape) = export.data.shape() {
-                ui.label(format!("{} {shape:?}", export.data.kind_name()));
+            match &export.data {
+                Some(data) => {
+                    if let Some(shape) = data.shape() {
+                        ui.label(format!("{} {shape:?}", data.kind_name()));
+                    }
+                }
+                None => {
+                    ui.label("This view's data is the file you opened: there is no table to save.");
+                }
             }
         }
         ui.separator();
@@ -373,8 +380,11 @@ pub fn write_export(
             } else {
                 OutputFormat::Csv
             };
-            let shape = export
+            let data = export
                 .data
+                .as_ref()
+                .ok_or("this view's data is the file you opened: there is no table to save")?;
+            let shape = data
                 .check_fits(engine::available_memory_bytes())
                 .map_err(|e| e.to_string())?;
             if !output.holds_ndim(shape.len()) {
@@ -382,7 +392,7 @@ pub fn write_export(
                     "the table has shape {shape:?} and a .csv holds 1-D or 2-D tables; save .npy, or show one head"
                 ));
             }
-            let table = cpu::compute(&export.data).map_err(|e| e.to_string())?;
+            let table = cpu::compute(data).map_err(|e| e.to_string())?;
             crate::export::write_table_to_path(path, &table, output, dtype)
                 .map_err(|e| e.to_string())?;
         }

@@ -35,6 +35,8 @@ pub enum FigureView {
     Patches,
     /// RoPE helices in 3D, projected as vector lines
     Corkscrew,
+    /// A table from a file (--file) next to poslab's reference and their difference
+    Check,
 }
 
 /// Options of `poslab figure`.
@@ -166,6 +168,32 @@ pub struct FigureArgs {
     #[arg(long, value_name = "VECTOR", value_parser = parse_probe)]
     pub key_vector: Option<ProbeVector>,
 
+    /// check: the table to check, .npy, .csv or .safetensors
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// check: the tensor of a .safetensors file holding several
+    #[arg(long, value_name = "NAME")]
+    pub tensor: Option<String>,
+
+    /// check: what the table should be, as poslab table's words in one argument, e.g.
+    /// --as "rope-angles --seq 4096 --dim 128" (default: identify it)
+    #[arg(
+        long = "as",
+        id = "expected",
+        value_name = "KIND OPTIONS",
+        allow_hyphen_values = true
+    )]
+    pub expected: Option<String>,
+
+    /// check: absolute tolerance
+    #[arg(long, value_name = "A")]
+    pub atol: Option<f64>,
+
+    /// check: relative tolerance
+    #[arg(long, value_name = "R")]
+    pub rtol: Option<f64>,
+
     /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
     /// and the point it looks at), as the app's export dialog prints it (default: framing the
     /// scene)
@@ -181,7 +209,8 @@ Examples:
   poslab figure sinusoidal --seq 2048 --dim 512 -o pe.svg
   poslab figure alibi --heads 8 --seq 64 -o alibi_heads.png --scale 2
   poslab figure patches --left mixed-rope --right sin-cos --query 0 -o patches.svg
-  poslab figure corkscrew --pairs 0,8,16 --m 40 --n 32 -o corkscrew.svg";
+  poslab figure corkscrew --pairs 0,8,16 --m 40 --n 32 -o corkscrew.svg
+  poslab figure check --file cos.npy --as \"rope-angles --seq 4096 --dim 128\" -o check.png";
 
 fn parse_probe(text: &str) -> Result<ProbeVector, String> {
     match text {
@@ -214,6 +243,7 @@ fn options_of(view: FigureView) -> &'static [&'static str] {
             "grid_h", "grid_w", "query", "left", "right", "heads", "head", "dim", "base", "seed",
             "freqs",
         ],
+        FigureView::Check => &["file", "tensor", "expected", "atol", "rtol"],
         FigureView::Corkscrew => &[
             "seq",
             "dim",
@@ -303,6 +333,41 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
         )),
     };
     let spec = match args.view {
+        FigureView::Check => {
+            let file = args
+                .file
+                .clone()
+                .ok_or_else(|| CliError::usage("--file is required for the check figure"))?;
+            let defaults = crate::check::Tolerance::default();
+            let tolerance = crate::check::Tolerance {
+                abs: args.atol.unwrap_or(defaults.abs),
+                rel: args.rtol.unwrap_or(defaults.rel),
+            };
+            for (name, value) in [("atol", tolerance.abs), ("rtol", tolerance.rel)] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(CliError::usage(format!(
+                        "--{name} {value} is not allowed: use a number 0 or greater"
+                    )));
+                }
+            }
+            let expected: Vec<String> = args
+                .expected
+                .as_deref()
+                .unwrap_or("")
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect();
+            if !expected.is_empty() {
+                super::table_spec_from_words(&expected)
+                    .map_err(|e| CliError::usage(format!("--as: {e}")))?;
+            }
+            FigureSpec::Check(crate::export::figure::CheckFigure {
+                file,
+                tensor: args.tensor.clone(),
+                expected,
+                tolerance,
+            })
+        }
         FigureView::Sinusoidal | FigureView::DotDecay => {
             let mut params = shared.sinusoidal();
             params.layout = sinusoidal_layout(args)?;
@@ -546,6 +611,18 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
                 push("seed", settings.seed.to_string());
             }
             FigureView::Patches
+        }
+        FigureSpec::Check(c) => {
+            push("file", c.file.display().to_string());
+            if let Some(tensor) = &c.tensor {
+                push("tensor", tensor.clone());
+            }
+            if !c.expected.is_empty() {
+                push("as", c.expected.join(" "));
+            }
+            push("atol", format!("{:e}", c.tolerance.abs));
+            push("rtol", format!("{:e}", c.tolerance.rel));
+            FigureView::Check
         }
         FigureSpec::Corkscrew(c) => {
             let vector = |v: ProbeVector| match v {

@@ -178,7 +178,7 @@ impl View for AlibiView {
         let head = (!self.all_heads).then_some(self.head.min(params.heads - 1));
         Some(crate::views::ViewExport {
             figure: crate::export::figure::FigureSpec::Alibi { params, head },
-            data: TableSpec::Alibi { params, head },
+            data: Some(TableSpec::Alibi { params, head }),
             name: match head {
                 Some(h) => format!("alibi_head{h}"),
                 None => "alibi_heads".to_owned(),

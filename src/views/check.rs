@@ -13,8 +13,6 @@ use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::app::params::SharedParams;
 use crate::check::identify::{MAX_ELEMENTS, identify};
 use crate::check::{Comparison, Tolerance, compare, squeezed};
-use crate::encoding::alibi::{AlibiMode, AlibiParams};
-use crate::encoding::rope::RopeParams;
 use crate::engine::{Strided, Table, TableSpec, cpu};
 use crate::import::tables::{TableFormat, TensorInfo, list_tensors, read_table};
 use crate::views::{View, ViewContext, ViewExport};
@@ -60,39 +58,6 @@ impl Expected {
             Self::Alibi => "ALiBi biases (all heads)",
             Self::Options => "a kind and options of poslab table…",
         }
-    }
-
-    /// The table with the side panel's parameters (`Options` is parsed elsewhere).
-    fn spec(self, shared: &SharedParams, causal: bool) -> Option<TableSpec> {
-        Some(match self {
-            Self::Identify | Self::Options => return None,
-            Self::Sinusoidal => TableSpec::Sinusoidal(shared.sinusoidal()),
-            Self::RopeAngles => TableSpec::RopeAngles(RopeParams {
-                seq: shared.seq,
-                dim: shared.dim,
-                base: shared.base,
-                start: shared.start,
-            }),
-            Self::RopeInvFreq => TableSpec::RopeInvFreq {
-                dim: shared.dim,
-                base: shared.base,
-            },
-            Self::AlibiSlopes => TableSpec::AlibiSlopes {
-                heads: shared.heads,
-            },
-            Self::Alibi => TableSpec::Alibi {
-                params: AlibiParams {
-                    heads: shared.heads,
-                    seq: shared.seq,
-                    mode: if causal {
-                        AlibiMode::Causal
-                    } else {
-                        AlibiMode::Symmetric
-                    },
-                },
-                head: None,
-            },
-        })
     }
 }
 
@@ -333,6 +298,47 @@ impl CheckView {
             .map(|(_, outcome)| outcome)
     }
 
+    /// The expected table as `poslab table` words; empty to identify.
+    fn expected_words(&self) -> Vec<String> {
+        let words = |text: String| text.split_whitespace().map(str::to_owned).collect();
+        let shared = &self.shared;
+        match self.expected {
+            Expected::Identify => Vec::new(),
+            Expected::Options => words(self.options.clone()),
+            Expected::Sinusoidal => {
+                let p = shared.sinusoidal();
+                words(format!(
+                    "sinusoidal --seq {} --dim {} --base {} --start {} --layout {} --spacing {}",
+                    p.seq,
+                    p.dim,
+                    p.base,
+                    p.start,
+                    if shared.interleaved {
+                        "interleaved"
+                    } else {
+                        "split"
+                    },
+                    if shared.vaswani { "vaswani" } else { "t2t" }
+                ))
+            }
+            Expected::RopeAngles => words(format!(
+                "rope-angles --seq {} --dim {} --base {} --start {}",
+                shared.seq, shared.dim, shared.base, shared.start
+            )),
+            Expected::RopeInvFreq => words(format!(
+                "rope-inv-freq --dim {} --base {}",
+                shared.dim, shared.base
+            )),
+            Expected::AlibiSlopes => words(format!("alibi-slopes --heads {}", shared.heads)),
+            Expected::Alibi => words(format!(
+                "alibi --heads {} --seq {} --mode {}",
+                shared.heads,
+                shared.seq,
+                if self.causal { "causal" } else { "symmetric" }
+            )),
+        }
+    }
+
     /// Whether an identification or comparison is running.
     pub fn busy(&self) -> bool {
         self.job.is_some()
@@ -378,12 +384,18 @@ impl CheckView {
             Some(tensor) => format!("{} [{tensor}]", loaded.path.display()),
             None => loaded.path.display().to_string(),
         };
-        let spec = if self.expected == Expected::Options {
-            let words: Vec<String> = self.options.split_whitespace().map(str::to_owned).collect();
-            if words.is_empty() {
-                self.options_error = Some("type a kind and its options, e.g. rope-angles --seq 4096 --dim 128 --base 500000".to_owned());
-                return;
-            }
+        // Every expectation goes through poslab table's own parser, as the CLI's --as does.
+        let words = self.expected_words();
+        let spec = if self.expected == Expected::Identify {
+            self.options_error = None;
+            None
+        } else if words.is_empty() {
+            self.options_error = Some(
+                "type a kind and its options, e.g. rope-angles --seq 4096 --dim 128 --base 500000"
+                    .to_owned(),
+            );
+            return;
+        } else {
             match crate::cli::table_spec_from_words(&words) {
                 Ok(spec) => {
                     self.options_error = None;
@@ -394,9 +406,6 @@ impl CheckView {
                     return;
                 }
             }
-        } else {
-            self.options_error = None;
-            self.expected.spec(&self.shared, self.causal)
         };
         let (values, tolerance) = (loaded.values.clone(), self.tolerance);
         let (sender, receiver) = channel();
@@ -549,9 +558,24 @@ fn picture(ctx: &egui::Context, table: &ArrayD<f64>, head: usize, colormap: Colo
 }
 
 impl View for CheckView {
-    /// The Check view's pictures depend on a file; it exports nothing (yet).
+    /// The figure of the comparison shown (the data is the user's own file).
     fn export(&self, _shared: &SharedParams) -> Option<ViewExport> {
-        None
+        let loaded = self.loaded.as_ref()?;
+        let stem = loaded
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Some(ViewExport {
+            figure: crate::export::figure::FigureSpec::Check(crate::export::figure::CheckFigure {
+                file: loaded.path.clone(),
+                tensor: loaded.tensor.clone(),
+                expected: self.expected_words(),
+                tolerance: self.tolerance,
+            }),
+            data: None,
+            name: format!("check_{stem}"),
+        })
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
@@ -562,7 +586,7 @@ impl View for CheckView {
         if let Some(error) = self
             .options_error
             .as_ref()
-            .filter(|_| self.expected == Expected::Options)
+            .filter(|_| self.expected != Expected::Identify)
         {
             ui.colored_label(ui.visuals().error_fg_color, error);
         }

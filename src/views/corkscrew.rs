@@ -783,12 +783,14 @@ impl View for CorkscrewView {
                 },
             ),
             // The angles p θ_i of the drawn positions: helix i turns by column i.
-            data: crate::engine::TableSpec::RopeAngles(crate::encoding::rope::RopeParams {
-                seq: position_count,
-                dim: shared.dim,
-                base: shared.base,
-                start: shared.start,
-            }),
+            data: Some(crate::engine::TableSpec::RopeAngles(
+                crate::encoding::rope::RopeParams {
+                    seq: position_count,
+                    dim: shared.dim,
+                    base: shared.base,
+                    start: shared.start,
+                },
+            )),
             name: format!("rope_corkscrew_d{}", shared.dim),
         })
     }

@@ -132,7 +132,7 @@ impl View for DotDecayView {
                 anchor,
                 normalised: self.normalised,
             },
-            data: TableSpec::DotDecay { params, anchor },
+            data: Some(TableSpec::DotDecay { params, anchor }),
             name: format!("dot_decay_anchor{anchor}"),
         })
     }

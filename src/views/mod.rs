@@ -36,7 +36,8 @@ pub trait View {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ViewExport {
     pub figure: crate::export::figure::FigureSpec,
-    pub data: crate::engine::TableSpec,
+    /// `None` where the data is a file the user has (the Check view).
+    pub data: Option<crate::engine::TableSpec>,
     /// A file name stem for both, e.g. `alibi_head3`.
     pub name: String,
 }

@@ -202,7 +202,7 @@ impl View for PatchView {
         let head = self.head.min(shared.heads - 1);
         let query = self.query.min(self.grid.patches() - 1);
         Some(crate::views::ViewExport {
-            data: self.methods[0].spec(self.grid, shared.heads, head, &settings),
+            data: Some(self.methods[0].spec(self.grid, shared.heads, head, &settings)),
             figure: crate::export::figure::FigureSpec::Patches {
                 grid: self.grid,
                 query,

@@ -110,7 +110,7 @@ impl View for SinusoidalView {
         let params = shared.sinusoidal();
         Some(crate::views::ViewExport {
             figure: crate::export::figure::FigureSpec::Sinusoidal(params),
-            data: TableSpec::Sinusoidal(params),
+            data: Some(TableSpec::Sinusoidal(params)),
             name: format!("sinusoidal_{}x{}", params.seq, params.dim),
         })
     }

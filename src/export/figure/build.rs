@@ -9,6 +9,7 @@ use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
 use crate::engine::{Strided, Table, TableSpec, Window, cpu};
 use crate::scene::camera::OrbitCamera;
 use crate::scene::corkscrew::{self, CorkscrewParams, ProbeVector, SceneLayout};
+use crate::widgets::colormap::Colormap;
 
 use super::{
     Axis, ColorBar, Content, Figure, FigureError, FigureStyle, Panel, ProjectedDot, ProjectedLabel,
@@ -45,6 +46,18 @@ pub enum FigureSpec {
         settings: PatchMapSettings,
     },
     Corkscrew(CorkscrewFigure),
+    /// A table read from a file, next to poslab's reference and their difference.
+    Check(CheckFigure),
+}
+
+/// What the Check view shows: a file, what it is compared with, the tolerance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckFigure {
+    pub file: std::path::PathBuf,
+    pub tensor: Option<String>,
+    /// `poslab table` words naming the expected table; empty: identify it.
+    pub expected: Vec<String>,
+    pub tolerance: crate::check::Tolerance,
 }
 
 /// The corkscrew's parameters and camera.
@@ -325,13 +338,17 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
             )
         }
         FigureSpec::Corkscrew(figure) => corkscrew_figure(figure, style)?,
+        FigureSpec::Check(figure) => check_figure(figure, style)?,
     };
+    // A comparison reads across: reference, file, difference side by side.
+    let columns = matches!(spec, FigureSpec::Check(_)).then_some(3);
     Ok(Figure {
         width: f64::from(style.width),
         height: f64::from(style.height),
         title: style.title.clone().unwrap_or(title),
         panels,
         colorbar,
+        columns,
     })
 }
 
@@ -451,6 +468,119 @@ fn corkscrew_figure(
         vec![panel],
         None,
     ))
+}
+
+/// The reference, the file and their difference, with the verdict in the title.
+fn check_figure(
+    figure: &CheckFigure,
+    style: &FigureStyle,
+) -> Result<(String, Vec<Panel>, Option<ColorBar>), FigureError> {
+    use crate::check::identify::identify;
+    use crate::check::{compare, squeezed};
+    let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
+    let loaded =
+        crate::import::tables::read_table(&figure.file, figure.tensor.as_deref(), max_bytes)
+            .map_err(|e| FigureError::Input(e.to_string()))?;
+    let loaded = squeezed(&loaded);
+    let (description, reference, comparison) = if figure.expected.is_empty() {
+        let identification = identify(&loaded, figure.tolerance);
+        let best = identification
+            .best()
+            .ok_or_else(|| FigureError::Input(identification.report()))?;
+        (
+            best.description.clone(),
+            best.reference.clone(),
+            best.comparison.clone(),
+        )
+    } else {
+        let spec =
+            crate::cli::table_spec_from_words(&figure.expected).map_err(FigureError::Input)?;
+        let reference = squeezed(&real_table(cpu::compute(&spec)?));
+        let comparison = compare(&reference, &loaded, figure.tolerance);
+        (figure.expected.join(" "), reference, comparison)
+    };
+    if reference.shape() != loaded.shape() {
+        return Err(FigureError::Input(comparison.report()));
+    }
+    let difference = (&loaded - &reference).mapv(|v| if v.is_nan() { 0.0 } else { v });
+    let name = figure
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let verdict = if comparison.matches() {
+        "match"
+    } else {
+        "MISMATCH"
+    };
+    let mut panels = Vec::new();
+    for (title, table, colormap) in [
+        ("reference".to_owned(), &reference, style.colormap),
+        (name.clone(), &loaded, style.colormap),
+        (
+            format!(
+                "file − reference, largest |error| {:.2e}",
+                comparison.max_abs_error()
+            ),
+            &difference,
+            Colormap::Diverging,
+        ),
+    ] {
+        let slice = first_slice(table);
+        let (rows, cols) = slice.dim();
+        let (row_range, col_range) = (strided(rows, MAX_CELLS), strided(cols, MAX_CELLS));
+        let values: Vec<f64> = slice
+            .slice(ndarray::s![..;row_range.step, ..;col_range.step])
+            .iter()
+            .copied()
+            .collect();
+        let range = finite_range(&values);
+        panels.push(Panel {
+            title,
+            equal_aspect: false,
+            colorbar: colorbar(
+                &FigureStyle {
+                    colormap,
+                    ..style.clone()
+                },
+                range,
+                "",
+            ),
+            x: cell_axis("column", col_range),
+            y: cell_axis("row", row_range).downwards(),
+            content: Content::Heatmap {
+                values,
+                rows: row_range.len(),
+                cols: col_range.len(),
+                outlined: Vec::new(),
+            },
+        });
+    }
+    Ok((
+        format!("{name}: {verdict} with {description}"),
+        panels,
+        None,
+    ))
+}
+
+fn real_table(table: Table) -> ndarray::ArrayD<f64> {
+    match table {
+        Table::Real(values) => values,
+        Table::Index(values) => values.mapv(f64::from),
+    }
+}
+
+/// A table as rows and columns: a 1-D one as one row, a 3-D one's first slice.
+fn first_slice(table: &ndarray::ArrayD<f64>) -> ndarray::Array2<f64> {
+    let shape = table.shape();
+    let (rows, cols) = match shape.len() {
+        0 => (1, 1),
+        1 => (1, shape[0]),
+        _ => (shape[shape.len() - 2], shape[shape.len() - 1]),
+    };
+    let values: Vec<f64> = table.iter().take(rows * cols).copied().collect();
+    ndarray::Array2::from_shape_vec((rows, cols), values)
+        .unwrap_or_else(|_| ndarray::Array2::zeros((1, 1)))
 }
 
 /// The colour of the `k`-th of `n` helices (as the app draws them).

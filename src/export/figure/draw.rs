@@ -53,6 +53,13 @@ fn text(x: f64, y: f64, size: f64, anchor: &str, content: impl Into<String>) -> 
         .set("text-anchor", anchor)
 }
 
+/// The font size, at most `size`, at which `text` fits in `width` pixels (by the average
+/// width of a character of the sans-serif font), and no smaller than 7.
+fn fitting_size(text: &str, size: f64, width: f64) -> f64 {
+    let chars = text.chars().count().max(1) as f64;
+    (width / (0.52 * chars)).clamp(7.0, size)
+}
+
 /// Readable tick positions for `[min, max]`: steps of 1, 2 or 5 times a power of ten.
 pub(super) fn ticks(min: f64, max: f64, target: usize) -> Vec<f64> {
     let (low, high) = if min <= max { (min, max) } else { (max, min) };
@@ -149,9 +156,15 @@ pub(super) fn svg_document(figure: &Figure) -> Document {
                 .set("fill", "#ffffff"),
         )
         .add(
-            text(width / 2.0, 26.0, 18.0, "middle", figure.title.clone())
-                .set("id", "figure-title")
-                .set("font-weight", "bold"),
+            text(
+                width / 2.0,
+                26.0,
+                fitting_size(&figure.title, 18.0, width - 16.0),
+                "middle",
+                figure.title.clone(),
+            )
+            .set("id", "figure-title")
+            .set("font-weight", "bold"),
         );
     let right = if figure.colorbar.is_some() {
         COLORBAR_WIDTH
@@ -165,7 +178,10 @@ pub(super) fn svg_document(figure: &Figure) -> Document {
         h: (height - TITLE_HEIGHT - 8.0).max(10.0),
     };
     let count = figure.panels.len().max(1);
-    let cols = (count as f64).sqrt().ceil() as usize;
+    let cols = figure
+        .columns
+        .unwrap_or((count as f64).sqrt().ceil() as usize)
+        .clamp(1, count);
     let rows = count.div_ceil(cols);
     let (cell_w, cell_h) = (grid.w / cols as f64, grid.h / rows as f64);
     let mut definitions = Definitions::new();
@@ -255,7 +271,7 @@ fn panel_group(
     let mut group = Group::new().set("id", format!("panel-{index}")).add(text(
         plot.x + plot.w / 2.0,
         plot.y - 6.0,
-        if small { 12.0 } else { 14.0 },
+        fitting_size(&panel.title, if small { 12.0 } else { 14.0 }, cell.w - 8.0),
         "middle",
         panel.title.clone(),
     ));

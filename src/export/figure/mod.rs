@@ -9,7 +9,7 @@ mod draw;
 
 use std::path::Path;
 
-pub use build::{CorkscrewFigure, FigureSpec, build_figure, helix_color};
+pub use build::{CheckFigure, CorkscrewFigure, FigureSpec, build_figure, helix_color};
 
 use crate::export::AtomicFile;
 use crate::widgets::colormap::Colormap;
@@ -49,6 +49,8 @@ pub struct Figure {
     pub panels: Vec<Panel>,
     /// One colour bar for every heatmap of the figure.
     pub colorbar: Option<ColorBar>,
+    /// Panels across; `None`: as square a grid as fits them.
+    pub columns: Option<usize>,
 }
 
 /// One plot of a figure.
@@ -208,6 +210,9 @@ pub enum FigureError {
     Engine(#[from] crate::engine::EngineError),
     #[error("{0}")]
     Param(#[from] crate::encoding::ParamError),
+    /// A file the figure shows could not be used.
+    #[error("{0}")]
+    Input(String),
     #[error("rendering the PNG failed: {0}")]
     Render(String),
     #[error("{0}")]
