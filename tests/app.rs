@@ -699,3 +699,24 @@ fn clicking_a_patch_makes_it_the_query() {
     assert_eq!(map.values[[10, 3]], 0.0);
     assert!((map.values[[0, 0]] - (9.0f64 + 100.0).sqrt()).abs() < 1e-5);
 }
+
+#[test]
+fn keyboard_habits_step_the_position_and_open_a_table() {
+    use poslab::egui::{Key, Modifiers};
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("RoPE corkscrew (3D)").click();
+    harness.run();
+    let start = harness.state().corkscrew_view().query_position;
+    harness.key_press(Key::ArrowRight);
+    harness.run();
+    harness.key_press(Key::ArrowRight);
+    harness.run();
+    harness.key_press(Key::ArrowLeft);
+    harness.run();
+    assert_eq!(harness.state().corkscrew_view().query_position, start + 1);
+    // Ctrl+O opens a table to check (no desktop portal here: the dialog answers at once).
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    harness.run();
+    assert_eq!(harness.state().state.view, poslab::views::ViewKind::Check);
+}

@@ -191,6 +191,11 @@ impl PoslabApp {
 
 impl eframe::App for PoslabApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let open = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::O);
+        if ui.input_mut(|i| i.consume_shortcut(&open)) {
+            self.state.view = ViewKind::Check;
+            self.check.open_dialog(ui.ctx());
+        }
         let save = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::S);
         if ui.input_mut(|i| i.consume_shortcut(&save)) {
             self.export.open(self.view_size);

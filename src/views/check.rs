@@ -298,6 +298,18 @@ impl CheckView {
             .map(|(_, outcome)| outcome)
     }
 
+    /// Asks for a table to open with the file dialog (Ctrl+O).
+    pub fn open_dialog(&mut self, ctx: &egui::Context) {
+        if self.pending_dialog.is_none() {
+            self.pending_dialog = Some(PendingDialog::open_file(
+                ctx,
+                "Table to check",
+                "Tables",
+                &["npy", "csv", "safetensors"],
+            ));
+        }
+    }
+
     /// The expected table as `poslab table` words; empty to identify.
     fn expected_words(&self) -> Vec<String> {
         let words = |text: String| text.split_whitespace().map(str::to_owned).collect();

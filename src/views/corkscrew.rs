@@ -231,11 +231,28 @@ impl CorkscrewView {
                 self.playing = !self.playing;
                 self.play_phase = 0.0;
             }
+            // The arrow keys step m when no widget takes the keyboard.
+            if !ui.ctx().egui_wants_keyboard_input() {
+                let (back, forward) = ui.input(|i| {
+                    (
+                        i.key_pressed(egui::Key::ArrowLeft),
+                        i.key_pressed(egui::Key::ArrowRight),
+                    )
+                });
+                if back {
+                    self.query_position = self.query_position.saturating_sub(1).max(first);
+                }
+                if forward {
+                    self.query_position = (self.query_position + 1).min(last);
+                }
+            }
             ui.add(
                 egui::Slider::new(&mut self.query_position, first..=last.max(first))
                     .text("Query position m"),
             )
-            .on_hover_text("The position the query is rotated to: the marker on every helix");
+            .on_hover_text(
+                "The position the query is rotated to: the marker on every helix (← and → step it)",
+            );
             ui.add_enabled(
                 !self.lock_offset,
                 egui::Slider::new(&mut self.key_position, first..=last.max(first))
