@@ -12,7 +12,7 @@ use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
 use crate::encoding::grid::{DistanceMetric, GridParams};
 use crate::encoding::rope::{self, RopeLayout, RopeParams};
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
-use crate::engine::{Table, TableSpec, cpu};
+use crate::engine::{TableSpec, cpu};
 
 /// The most elements a table may have to be identified (each hypothesis computes one).
 pub const MAX_ELEMENTS: usize = 1 << 24;
@@ -88,13 +88,6 @@ impl Identification {
             ));
         }
         lines.join("\n")
-    }
-}
-
-fn real(table: Table) -> ArrayD<f64> {
-    match table {
-        Table::Real(values) => values,
-        Table::Index(values) => values.mapv(f64::from),
     }
 }
 
@@ -445,7 +438,7 @@ fn sinusoidal(
                             spacing,
                         };
                         let table = cpu::compute(&TableSpec::Sinusoidal(params)).ok()?;
-                        let table = real(table).into_dimensionality::<Ix2>().ok()?;
+                        let table = table.into_real().into_dimensionality::<Ix2>().ok()?;
                         Some(swap(table))
                     },
                 );
@@ -650,7 +643,7 @@ fn patch_distances(search: &mut Search, patches: usize) {
                         "{metric:?} distance between patches of a {grid_h} x {} grid",
                         grid.grid_w
                     ),
-                    real(table),
+                    table.into_real(),
                 );
             }
         }
@@ -677,7 +670,7 @@ fn three_dimensional(search: &mut Search) {
                         AlibiMode::Symmetric => "symmetric",
                     }
                 ),
-                real(reference),
+                reference.into_real(),
             );
         }
     }

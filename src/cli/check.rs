@@ -106,7 +106,7 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         .map_err(|e| CliError::usage(e.to_string()))?;
     let loaded = load(&args.file, args.tensor.as_deref())?;
     let reference = cpu::compute(&spec).map_err(super::engine_error)?;
-    let reference = to_real(reference);
+    let reference = reference.into_real();
     let comparison = compare(&reference, &loaded, tolerance);
     println!("{}: {}", args.file.display(), spec.kind_name());
     print!("{}", comparison.report());
@@ -115,7 +115,7 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         && engine::check_arithmetic(&spec, Arithmetic::TorchF32).is_ok()
         && let Ok(torch) = cpu::compute_arith(&spec, Arithmetic::TorchF32)
     {
-        let torch = compare(&to_real(torch), &loaded, tolerance);
+        let torch = compare(&torch.into_real(), &loaded, tolerance);
         if torch.matches() {
             println!(
                 "it matches the same table computed as PyTorch does in float32 (--arith torch-f32), largest error {:.3e}",
@@ -124,13 +124,6 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         }
     }
     Ok(if comparison.matches() { 0 } else { 1 })
-}
-
-fn to_real(table: crate::engine::Table) -> ndarray::ArrayD<f64> {
-    match table {
-        crate::engine::Table::Real(values) => values,
-        crate::engine::Table::Index(values) => values.mapv(f64::from),
-    }
 }
 
 /// `poslab identify`.

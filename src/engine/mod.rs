@@ -269,6 +269,14 @@ pub enum Table {
 }
 
 impl Table {
+    /// The values as f64, indices included (for comparing and drawing).
+    pub fn into_real(self) -> ArrayD<f64> {
+        match self {
+            Table::Real(values) => values,
+            Table::Index(values) => values.mapv(f64::from),
+        }
+    }
+
     pub fn shape(&self) -> &[usize] {
         match self {
             Table::Real(a) => a.shape(),

@@ -13,7 +13,7 @@ use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::app::params::SharedParams;
 use crate::check::identify::{MAX_ELEMENTS, identify};
 use crate::check::{Comparison, Tolerance, compare, squeezed};
-use crate::engine::{Strided, Table, TableSpec, cpu};
+use crate::engine::{Strided, TableSpec, cpu};
 use crate::import::tables::{TableFormat, TensorInfo, list_tensors, read_table};
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::colormap::Colormap;
@@ -496,10 +496,7 @@ fn compute_outcome(
                 .and_then(|_| cpu::compute(&spec).map_err(|e| e.to_string()));
             match computed {
                 Ok(table) => {
-                    let reference = match table {
-                        Table::Real(values) => values,
-                        Table::Index(values) => values.mapv(f64::from),
-                    };
+                    let reference = table.into_real();
                     let comparison = compare(&reference, values, tolerance);
                     (
                         format!("{name} as {}", spec.kind_name()),

@@ -6,7 +6,7 @@ use crate::encoding::grid::GridParams;
 use crate::encoding::rope::{RopeLayout, pair_scores};
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
-use crate::engine::{Strided, Table, TableSpec, Window, cpu};
+use crate::engine::{Strided, TableSpec, Window, cpu};
 use crate::scene::camera::OrbitCamera;
 use crate::scene::corkscrew::{self, CorkscrewParams, ProbeVector, SceneLayout};
 use crate::widgets::colormap::Colormap;
@@ -79,13 +79,6 @@ pub struct CorkscrewFigure {
     pub camera: Option<OrbitCamera>,
 }
 
-fn real(table: Table) -> Vec<f64> {
-    match table {
-        Table::Real(values) => values.into_iter().collect(),
-        Table::Index(values) => values.into_iter().map(f64::from).collect(),
-    }
-}
-
 /// Every k-th of `0..n`, at most `max_cells` of them.
 fn strided(n: usize, max_cells: usize) -> Strided {
     Strided {
@@ -128,7 +121,10 @@ fn heatmap_panel(
         rows: strided(rows, max_cells),
         cols: strided(cols, max_cells),
     };
-    let values = real(cpu::compute_window(spec, &window)?);
+    let values = cpu::compute_window(spec, &window)?
+        .into_real()
+        .into_iter()
+        .collect::<Vec<f64>>();
     let range = finite_range(&values);
     let panel = Panel {
         title,
@@ -200,7 +196,10 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                     ..Strided::all(params.seq)
                 },
             };
-            let values = real(cpu::compute_window(&table, &window)?);
+            let values = cpu::compute_window(&table, &window)?
+                .into_real()
+                .into_iter()
+                .collect::<Vec<f64>>();
             let scale = if *normalised {
                 2.0 / params.dim as f64
             } else {
@@ -311,7 +310,10 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                     },
                     cols: Strided::all(grid.patches()),
                 };
-                let values = real(cpu::compute_window(table, &window)?);
+                let values = cpu::compute_window(table, &window)?
+                    .into_real()
+                    .into_iter()
+                    .collect::<Vec<f64>>();
                 let own_range = finite_range(&values);
                 panels.push(Panel {
                     title: name,
@@ -495,7 +497,7 @@ fn check_figure(
     } else {
         let spec =
             crate::cli::table_spec_from_words(&figure.expected).map_err(FigureError::Input)?;
-        let reference = squeezed(&real_table(cpu::compute(&spec)?));
+        let reference = squeezed(&cpu::compute(&spec)?.into_real());
         let comparison = compare(&reference, &loaded, figure.tolerance);
         (figure.expected.join(" "), reference, comparison)
     };
@@ -561,13 +563,6 @@ fn check_figure(
         panels,
         None,
     ))
-}
-
-fn real_table(table: Table) -> ndarray::ArrayD<f64> {
-    match table {
-        Table::Real(values) => values,
-        Table::Index(values) => values.mapv(f64::from),
-    }
 }
 
 /// A table as rows and columns: a 1-D one as one row, a 3-D one's first slice.
