@@ -32,6 +32,12 @@ fn problem(path: &Path, problem: impl Into<String>) -> ImportError {
 
 /// Reads a `<f4` or `<f8` (or big-endian) `.npy` array as f64, refusing NaN and infinities.
 pub fn read_npy_f64(path: &Path, max_bytes: u64) -> Result<ArrayD<f64>, ImportError> {
+    let bytes = read_bytes(path, max_bytes)?;
+    parse_npy_f64(&bytes).map_err(|p| problem(path, p))
+}
+
+/// Reads a whole file, refusing one larger than `max_bytes` before reading it.
+fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ImportError> {
     let mut file = std::fs::File::open(path).map_err(|e| problem(path, io_text(&e)))?;
     let size = file
         .metadata()
@@ -46,7 +52,7 @@ pub fn read_npy_f64(path: &Path, max_bytes: u64) -> Result<ArrayD<f64>, ImportEr
     let mut bytes = Vec::with_capacity(size as usize);
     file.read_to_end(&mut bytes)
         .map_err(|e| problem(path, io_text(&e)))?;
-    parse_npy_f64(&bytes).map_err(|p| problem(path, p))
+    Ok(bytes)
 }
 
 /// Parses the bytes of a `.npy` file holding floats, all finite (an input to a table).

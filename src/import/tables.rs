@@ -7,7 +7,7 @@ use std::path::Path;
 
 use ndarray::{ArrayD, IxDyn};
 
-use super::{ImportError, Values, io_text, parse_npy, problem};
+use super::{ImportError, Values, parse_npy, problem, read_bytes};
 
 /// The file formats a table can be read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,20 +34,6 @@ pub struct TensorInfo {
     pub name: String,
     pub dtype: String,
     pub shape: Vec<usize>,
-}
-
-/// Reads the whole file, refusing one larger than `max_bytes`.
-fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ImportError> {
-    let size = std::fs::metadata(path)
-        .map_err(|e| problem(path, io_text(&e)))?
-        .len();
-    if size > max_bytes {
-        return Err(problem(
-            path,
-            format!("is {size} bytes, more than the {max_bytes} bytes of memory available"),
-        ));
-    }
-    std::fs::read(path).map_err(|e| problem(path, io_text(&e)))
 }
 
 /// Reads a table from `path` (its format from the extension); `tensor` names the tensor of a
