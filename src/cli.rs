@@ -53,7 +53,7 @@ pub enum Command {
     /// Compare a table computed elsewhere (.npy, .csv, .safetensors) with poslab's
     Check(check::CheckArgs),
     /// Say which table a file holds: kind, convention and parameters
-    Identify(check::IdentifyArgs),
+    Identify(check::FileArgs),
     /// Time an engine computing a table at one or more sizes
     Bench(BenchArgs),
 }

@@ -14,11 +14,10 @@ use crate::encoding::torch_f32::Arithmetic;
 use crate::engine::{self, cpu};
 use crate::import::tables::read_table;
 
-/// Options of `poslab check`.
+/// The table a command reads, and how close a match must be.
 #[derive(Debug, Args)]
-#[command(after_long_help = CHECK_NOTES)]
-pub struct CheckArgs {
-    /// The table to check: .npy, .csv or .safetensors
+pub struct FileArgs {
+    /// The table: .npy, .csv or .safetensors
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
@@ -33,30 +32,30 @@ pub struct CheckArgs {
     /// Relative tolerance
     #[arg(long, value_name = "R", default_value_t = 1e-5)]
     pub rtol: f64,
+}
+
+impl FileArgs {
+    fn tolerance(&self) -> Result<Tolerance, CliError> {
+        tolerance(self.atol, self.rtol)
+    }
+
+    fn load(&self) -> Result<ndarray::ArrayD<f64>, CliError> {
+        let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
+        read_table(&self.file, self.tensor.as_deref(), max_bytes)
+            .map_err(|e| CliError::usage(e.to_string()))
+    }
+}
+
+/// Options of `poslab check`.
+#[derive(Debug, Args)]
+#[command(after_long_help = CHECK_NOTES)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub input: FileArgs,
 
     /// What the table should be: a kind of `poslab table` with its options (--as KIND)
     #[command(flatten)]
     pub table: TableArgs,
-}
-
-/// Options of `poslab identify`.
-#[derive(Debug, Args)]
-pub struct IdentifyArgs {
-    /// The table to identify: .npy, .csv or .safetensors
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-
-    /// The tensor of a .safetensors file holding several
-    #[arg(long, value_name = "NAME")]
-    pub tensor: Option<String>,
-
-    /// Absolute tolerance of a match
-    #[arg(long, value_name = "A", default_value_t = 1e-5)]
-    pub atol: f64,
-
-    /// Relative tolerance of a match
-    #[arg(long, value_name = "R", default_value_t = 1e-5)]
-    pub rtol: f64,
 }
 
 const CHECK_NOTES: &str = "\
@@ -70,7 +69,8 @@ Examples:
   poslab check model.safetensors --tensor alibi --as alibi --heads 8 --seq 512
   poslab identify pe.npy";
 
-fn tolerance(atol: f64, rtol: f64) -> Result<Tolerance, CliError> {
+/// A tolerance from `--atol` and `--rtol`, each 0 or more.
+pub(super) fn tolerance(atol: f64, rtol: f64) -> Result<Tolerance, CliError> {
     for (name, value) in [("atol", atol), ("rtol", rtol)] {
         if !(value.is_finite() && value >= 0.0) {
             return Err(CliError::usage(format!(
@@ -84,11 +84,6 @@ fn tolerance(atol: f64, rtol: f64) -> Result<Tolerance, CliError> {
     })
 }
 
-fn load(file: &std::path::Path, tensor: Option<&str>) -> Result<ndarray::ArrayD<f64>, CliError> {
-    let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
-    read_table(file, tensor, max_bytes).map_err(|e| CliError::usage(e.to_string()))
-}
-
 /// `poslab check`.
 pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, CliError> {
     for id in ["output", "dtype", "backend", "arith"] {
@@ -100,15 +95,15 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         }
     }
     check_options_apply(args.table.kind, matches)?;
-    let tolerance = tolerance(args.atol, args.rtol)?;
+    let tolerance = args.input.tolerance()?;
     let spec = table_spec(&args.table)?;
     spec.check_fits(engine::available_memory_bytes())
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let loaded = load(&args.file, args.tensor.as_deref())?;
+    let loaded = args.input.load()?;
     let reference = cpu::compute(&spec).map_err(super::engine_error)?;
     let reference = reference.into_real();
     let comparison = compare(&reference, &loaded, tolerance);
-    println!("{}: {}", args.file.display(), spec.kind_name());
+    println!("{}: {}", args.input.file.display(), spec.kind_name());
     print!("{}", comparison.report());
     if !comparison.matches()
         && comparison.shapes_match()
@@ -127,9 +122,9 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
 }
 
 /// `poslab identify`.
-pub(crate) fn run_identify(args: &IdentifyArgs) -> Result<i32, CliError> {
-    let tolerance = tolerance(args.atol, args.rtol)?;
-    let loaded = load(&args.file, args.tensor.as_deref())?;
+pub(crate) fn run_identify(args: &FileArgs) -> Result<i32, CliError> {
+    let tolerance = args.tolerance()?;
+    let loaded = args.load()?;
     if loaded.len() > MAX_ELEMENTS {
         return Err(CliError::usage(format!(
             "{} holds {} values; poslab identifies tables of up to {MAX_ELEMENTS}",

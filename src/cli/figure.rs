@@ -339,17 +339,10 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                 .clone()
                 .ok_or_else(|| CliError::usage("--file is required for the check figure"))?;
             let defaults = crate::check::Tolerance::default();
-            let tolerance = crate::check::Tolerance {
-                abs: args.atol.unwrap_or(defaults.abs),
-                rel: args.rtol.unwrap_or(defaults.rel),
-            };
-            for (name, value) in [("atol", tolerance.abs), ("rtol", tolerance.rel)] {
-                if !(value.is_finite() && value >= 0.0) {
-                    return Err(CliError::usage(format!(
-                        "--{name} {value} is not allowed: use a number 0 or greater"
-                    )));
-                }
-            }
+            let tolerance = super::check::tolerance(
+                args.atol.unwrap_or(defaults.abs),
+                args.rtol.unwrap_or(defaults.rel),
+            )?;
             let expected: Vec<String> = args
                 .expected
                 .as_deref()
