@@ -34,6 +34,29 @@ pub struct Candidate {
     pub partial: bool,
 }
 
+impl Candidate {
+    fn new(
+        description: String,
+        reference: ArrayD<f64>,
+        comparison: Comparison,
+        partial: bool,
+    ) -> Self {
+        // The fitted base is the parameter that varies within one hypothesis.
+        let hypothesis = description
+            .split(", base ")
+            .next()
+            .unwrap_or(&description)
+            .to_owned();
+        Self {
+            hypothesis,
+            description,
+            reference,
+            comparison,
+            partial,
+        }
+    }
+}
+
 /// Every hypothesis tried, the closest first.
 #[derive(Debug, Clone)]
 pub struct Identification {
@@ -163,21 +186,14 @@ struct Search {
 
 impl Search {
     fn consider(&mut self, description: String, reference: ArrayD<f64>) {
-        // The fitted base is the parameter that varies within one hypothesis.
-        let hypothesis = description
-            .split(", base ")
-            .next()
-            .unwrap_or(&description)
-            .to_owned();
         let comparison = compare(&reference, &self.table, self.tolerance);
         if comparison.shapes_match() {
-            self.candidates.push(Candidate {
-                hypothesis,
+            self.candidates.push(Candidate::new(
                 description,
-                reference: squeezed(&reference),
+                squeezed(&reference),
                 comparison,
-                partial: false,
-            });
+                false,
+            ));
         }
     }
 
@@ -208,18 +224,12 @@ impl Search {
                 let first_rows = view.slice(ndarray::s![..probe, ..]).to_owned().into_dyn();
                 let comparison = compare(&prefix.clone().into_dyn(), &first_rows, self.tolerance);
                 if !comparison.matches() {
-                    let description = describe(choice);
-                    ruled_out.push(Candidate {
-                        hypothesis: description
-                            .split(", base ")
-                            .next()
-                            .unwrap_or(&description)
-                            .to_owned(),
-                        description,
-                        reference: orient(prefix),
+                    ruled_out.push(Candidate::new(
+                        describe(choice),
+                        orient(prefix),
                         comparison,
-                        partial: true,
-                    });
+                        true,
+                    ));
                     continue;
                 }
             }
