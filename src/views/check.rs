@@ -17,7 +17,7 @@ use crate::engine::{Strided, TableSpec, cpu};
 use crate::import::tables::{TableFormat, TensorInfo, list_tensors, read_table};
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::colormap::Colormap;
-use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, colorbar_ui, heatmap_linked_ui};
+use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, colorbar_ui, heatmap_ui};
 
 /// Heatmaps show at most this many cells a side (every k-th row or column beyond).
 const MAX_SHOWN: usize = 1024;
@@ -665,7 +665,7 @@ impl View for CheckView {
                         ui.horizontal_top(|ui| {
                             ui.allocate_ui(egui::vec2(width - 80.0, height - 20.0), |ui| {
                                 let data = &picture.data;
-                                let response = heatmap_linked_ui(
+                                let response = heatmap_ui(
                                     ui,
                                     &format!("check_{title}"),
                                     (data.rows, data.cols),

@@ -357,6 +357,7 @@ impl GridMap {
             ("patch column x", "patch row y"),
             (grid.grid_h, grid.grid_w),
             None,
+            None,
         );
         self.transform = Some(response.transform);
         if let Some((y, x)) = response.hovered {

@@ -92,32 +92,11 @@ impl HeatmapTexture {
     }
 }
 
-/// Draws the texture `texture` of a window (`rows`, `cols`) in plot axes named `id`.
-pub fn heatmap_ui(
-    ui: &mut egui::Ui,
-    id: &str,
-    (rows, cols): (Strided, Strided),
-    texture: Option<egui::TextureId>,
-    axis_labels: (&str, &str),
-    full_size: (usize, usize),
-    highlight_row: Option<usize>,
-) -> HeatmapResponse {
-    heatmap_linked_ui(
-        ui,
-        id,
-        (rows, cols),
-        texture,
-        axis_labels,
-        full_size,
-        highlight_row,
-        None,
-    )
-}
-
-/// [`heatmap_ui`] whose zoom, pan and cursor follow every other plot of `link` (heatmaps of
-/// the same shape side by side).
+/// Draws the texture `texture` of a window (`rows`, `cols`) in plot axes named `id`; with
+/// `link`, its zoom, pan and cursor follow every other plot of that group (heatmaps of the same
+/// shape side by side).
 #[allow(clippy::too_many_arguments)]
-pub fn heatmap_linked_ui(
+pub fn heatmap_ui(
     ui: &mut egui::Ui,
     id: &str,
     (rows, cols): (Strided, Strided),
@@ -416,6 +395,7 @@ impl TableHeatmap {
                     axis_labels,
                     (rows, cols),
                     self.highlight_row,
+                    None,
                 );
                 self.visible = Some((response.visible, response.size_px));
                 result = Some(response);
