@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 
 use ndarray::{ArrayD, Dimension, IxDyn};
 
+use crate::engine::Strided;
+
 /// How close a table must be to match.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tolerance {
@@ -112,6 +114,39 @@ impl Comparison {
         );
         text
     }
+}
+
+/// What the Check view and its figure draw of a table: rows and columns (a 1-D table as one
+/// row; of a 3-D one, slice `index` of the first axis, further axes folded into the columns),
+/// every k-th row and column beyond `max_cells` a side; with the rows and columns drawn.
+pub fn drawn_slice(
+    table: &ArrayD<f64>,
+    index: usize,
+    max_cells: usize,
+) -> (ndarray::Array2<f64>, Strided, Strided) {
+    let view = match table.ndim() {
+        0..=2 => table.view(),
+        _ => table.index_axis(
+            ndarray::Axis(0),
+            index.min(table.shape()[0].saturating_sub(1)),
+        ),
+    };
+    let (rows, cols) = match view.shape() {
+        [] => (1, 1),
+        [n] => (1, *n),
+        [rows, rest @ ..] => (*rows, rest.iter().product()),
+    };
+    let slice = ndarray::Array2::from_shape_vec((rows, cols), view.iter().copied().collect())
+        .unwrap_or_else(|_| ndarray::Array2::zeros((1, 1)));
+    let strided = |n: usize| Strided {
+        step: n.div_ceil(max_cells.max(1)).max(1),
+        ..Strided::all(n)
+    };
+    let (row_range, col_range) = (strided(rows), strided(cols));
+    let values = slice
+        .slice(ndarray::s![..;row_range.step, ..;col_range.step])
+        .to_owned();
+    (values, row_range, col_range)
 }
 
 /// The shape without its length-1 axes, so that `[n]`, `[1, n]` and `[n, 1]` compare.

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
-use ndarray::{Array2, ArrayD, Axis};
+use ndarray::ArrayD;
 
 use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::app::params::SharedParams;
 use crate::check::identify::{MAX_ELEMENTS, identify};
-use crate::check::{Comparison, Tolerance, compare, squeezed};
-use crate::engine::{Strided, TableSpec, cpu};
+use crate::check::{Comparison, Tolerance, compare, drawn_slice, squeezed};
+use crate::engine::{TableSpec, cpu};
 use crate::import::tables::{TableFormat, TensorInfo, list_tensors, read_table};
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::colormap::Colormap;
@@ -521,37 +521,7 @@ fn compute_outcome(
 /// A 2-D slice of `table` (head `head` of a 3-D one; a 1-D one as a single row), every k-th
 /// row and column beyond [`MAX_SHOWN`], colour-mapped.
 fn picture(ctx: &egui::Context, table: &ArrayD<f64>, head: usize, colormap: Colormap) -> Picture {
-    let slice: Array2<f64> = match table.ndim() {
-        0 => Array2::zeros((1, 1)),
-        1 => table
-            .view()
-            .insert_axis(Axis(0))
-            .into_dimensionality()
-            .map(|v| v.to_owned())
-            .unwrap_or_else(|_| Array2::zeros((1, 1))),
-        2 => table
-            .view()
-            .into_dimensionality()
-            .map(|v| v.to_owned())
-            .unwrap_or_else(|_| Array2::zeros((1, 1))),
-        _ => {
-            let head = head.min(table.shape()[0] - 1);
-            let view = table.index_axis(Axis(0), head);
-            let rows = view.shape()[0];
-            let cols: usize = view.shape()[1..].iter().product();
-            Array2::from_shape_vec((rows, cols), view.iter().copied().collect())
-                .unwrap_or_else(|_| Array2::zeros((1, 1)))
-        }
-    };
-    let (rows, cols) = slice.dim();
-    let strided = |n: usize| Strided {
-        step: n.div_ceil(MAX_SHOWN).max(1),
-        ..Strided::all(n)
-    };
-    let (row_range, col_range) = (strided(rows), strided(cols));
-    let values = slice
-        .slice(ndarray::s![..;row_range.step, ..;col_range.step])
-        .to_owned();
+    let (values, row_range, col_range) = drawn_slice(table, head, MAX_SHOWN);
     let data = HeatmapData {
         values,
         rows: row_range,

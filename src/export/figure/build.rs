@@ -528,14 +528,8 @@ fn check_figure(
             Colormap::Diverging,
         ),
     ] {
-        let slice = first_slice(table);
-        let (rows, cols) = slice.dim();
-        let (row_range, col_range) = (strided(rows, MAX_CELLS), strided(cols, MAX_CELLS));
-        let values: Vec<f64> = slice
-            .slice(ndarray::s![..;row_range.step, ..;col_range.step])
-            .iter()
-            .copied()
-            .collect();
+        let (values, row_range, col_range) = crate::check::drawn_slice(table, 0, MAX_CELLS);
+        let values: Vec<f64> = values.into_iter().collect();
         let range = finite_range(&values);
         panels.push(Panel {
             title,
@@ -563,19 +557,6 @@ fn check_figure(
         panels,
         None,
     ))
-}
-
-/// A table as rows and columns: a 1-D one as one row, a 3-D one's first slice.
-fn first_slice(table: &ndarray::ArrayD<f64>) -> ndarray::Array2<f64> {
-    let shape = table.shape();
-    let (rows, cols) = match shape.len() {
-        0 => (1, 1),
-        1 => (1, shape[0]),
-        _ => (shape[shape.len() - 2], shape[shape.len() - 1]),
-    };
-    let values: Vec<f64> = table.iter().take(rows * cols).copied().collect();
-    ndarray::Array2::from_shape_vec((rows, cols), values)
-        .unwrap_or_else(|_| ndarray::Array2::zeros((1, 1)))
 }
 
 /// The colour of the `k`-th of `n` helices (as the app draws them).
