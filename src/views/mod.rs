@@ -64,18 +64,6 @@ impl ViewKind {
         ViewKind::Check,
     ];
 
-    /// The view's name on the command line (`poslab figure VIEW`).
-    pub fn cli_name(self) -> &'static str {
-        match self {
-            ViewKind::Sinusoidal => "sinusoidal",
-            ViewKind::DotDecay => "dot-decay",
-            ViewKind::Alibi => "alibi",
-            ViewKind::Patches => "patches",
-            ViewKind::Corkscrew => "corkscrew",
-            ViewKind::Check => "check",
-        }
-    }
-
     pub fn label(self) -> &'static str {
         match self {
             ViewKind::Sinusoidal => "Sinusoidal table",
