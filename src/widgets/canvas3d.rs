@@ -97,7 +97,10 @@ pub struct CanvasRenderer {
     uniform_buffer: wgpu::Buffer,
     scene_bind_group: wgpu::BindGroup,
     uploaded: Option<UploadedScene>,
-    markers: Option<(wgpu::Buffer, u32)>,
+    /// The markers' buffer (kept between frames, grown when too small) and how many it holds
+    /// this frame.
+    markers: Option<wgpu::Buffer>,
+    marker_count: u32,
     targets: Option<Targets>,
 }
 
@@ -311,6 +314,7 @@ impl CanvasRenderer {
             scene_bind_group,
             uploaded: None,
             markers: None,
+            marker_count: 0,
             targets: None,
         }
     }
@@ -454,14 +458,26 @@ impl CanvasRenderer {
             0,
             bytemuck::bytes_of(&frame.uniform()),
         );
-        self.markers = (!frame.markers.is_empty()).then(|| {
-            let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        // Markers move every frame while playing: one buffer, rewritten.
+        let bytes: &[u8] = bytemuck::cast_slice(&frame.markers);
+        if self
+            .markers
+            .as_ref()
+            .is_none_or(|buffer| buffer.size() < bytes.len() as u64)
+        {
+            self.markers = Some(device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("corkscrew markers"),
-                contents: bytemuck::cast_slice(&frame.markers),
-                usage: wgpu::BufferUsages::VERTEX,
-            });
-            (buffer, frame.markers.len() as u32)
-        });
+                size: (bytes.len() as u64).max(std::mem::size_of::<HelixVertex>() as u64),
+                usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        if let Some(buffer) = &self.markers
+            && !bytes.is_empty()
+        {
+            queue.write_buffer(buffer, 0, bytes);
+        }
+        self.marker_count = frame.markers.len() as u32;
         let size_px = frame.size_px.map(|n| n.max(1));
         self.targets(device, size_px);
         let (Some(targets), Some(uploaded)) = (&self.targets, &self.uploaded) else {
@@ -502,10 +518,10 @@ impl CanvasRenderer {
         for range in &uploaded.ranges {
             pass.draw(range.clone(), 0..1);
         }
-        if let Some((buffer, count)) = &self.markers {
+        if let Some(buffer) = self.markers.as_ref().filter(|_| self.marker_count > 0) {
             pass.set_pipeline(&self.marker_pipeline);
             pass.set_vertex_buffer(0, buffer.slice(..));
-            pass.draw(0..6, 0..*count);
+            pass.draw(0..6, 0..self.marker_count);
         }
     }
 
