@@ -720,3 +720,151 @@ fn keyboard_habits_step_the_position_and_open_a_table() {
     harness.run();
     assert_eq!(harness.state().state.view, poslab::views::ViewKind::Check);
 }
+
+/// The number box beside the slider labelled `label`: the spin button on the slider's row (a
+/// text box while it is being typed into).
+fn number_box<'a>(harness: &'a Harness<'_, PoslabApp>, label: &str) -> egui_kittest::Node<'a> {
+    let slider = harness.get_by_role_and_label(Role::Slider, label).rect();
+    harness
+        .get_all_by_role(Role::SpinButton)
+        .filter(|node| {
+            let rect = node.rect();
+            (rect.center().y - slider.center().y).abs() < 4.0 && rect.left() >= slider.right() - 1.0
+        })
+        .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
+        .unwrap_or_else(|| panic!("no number box beside {label}"))
+}
+
+/// Clicks the number box of `label`, types `text` one key at a time (running a frame after
+/// each, as a person types), and calls `each` after every keystroke, before Enter.
+fn type_number(
+    harness: &mut Harness<'_, PoslabApp>,
+    label: &str,
+    text: &str,
+    mut each: impl FnMut(&Harness<'_, PoslabApp>),
+) {
+    number_box(harness, label).click();
+    harness.run();
+    for ch in text.chars() {
+        number_box(harness, label).type_text(&ch.to_string());
+        harness.run();
+        each(harness);
+    }
+    harness.key_press(poslab::egui::Key::Enter);
+    harness.run();
+}
+
+#[test]
+fn a_typed_dimension_is_applied_whole_when_editing_ends() {
+    let mut harness = harness();
+    harness.run();
+    for (typed, expected) in [("32", 32), ("768", 768), ("512", 512), ("64", 64)] {
+        let before = harness.state().state.shared.dim;
+        type_number(&mut harness, "Dimension", typed, |h| {
+            // No keystroke reaches the table before Enter.
+            assert_eq!(h.state().state.shared.dim, before, "while typing {typed}");
+        });
+        assert_eq!(harness.state().state.shared.dim, expected, "typed {typed}");
+        assert!(harness.query_by_label_contains("must be even").is_none());
+    }
+    assert_shown_table_is_exact(&harness, harness.state().state.shared.sinusoidal());
+    // An odd dimension becomes the next even one, and the row says why.
+    type_number(&mut harness, "Dimension", "33", |_| {});
+    assert_eq!(harness.state().state.shared.dim, 34);
+    assert!(
+        harness
+            .query_by_label_contains("Dimension must be even (pairs of sin and cos): using 34")
+            .is_some()
+    );
+    // Out of range and not a number: said, and nothing else changes.
+    type_number(&mut harness, "Base", "20000000", |_| {});
+    assert_eq!(harness.state().state.shared.base, 1e7);
+    assert!(
+        harness
+            .query_by_label_contains("20000000 is above the largest base, 10000000: using 10000000")
+            .is_some()
+    );
+    type_number(&mut harness, "Sequence length", "12x", |_| {});
+    assert_eq!(harness.state().state.shared.seq, 512);
+    assert!(
+        harness
+            .query_by_label_contains(
+                "\"12x\" is not a number: Sequence length takes 1 to 1048576; kept 512"
+            )
+            .is_some()
+    );
+    // The next good value clears the note.
+    type_number(&mut harness, "Dimension", "30", |_| {});
+    assert_eq!(harness.state().state.shared.dim, 30);
+    assert!(harness.query_by_label_contains("must be even").is_none());
+}
+
+#[test]
+fn a_half_typed_sequence_length_leaves_other_views_alone() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("ALiBi").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Sequence length")
+        .set_value_accesskit(8192.0);
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Query position")
+        .set_value_accesskit(5000.0);
+    harness.run();
+    let shown_query = |h: &Harness<'_, PoslabApp>| {
+        let state = h.state();
+        state.alibi_view().shown_query(&state.state.shared)
+    };
+    assert_eq!(shown_query(&harness), 5000);
+    type_number(&mut harness, "Sequence length", "2048", |h| {
+        assert_eq!(h.state().state.shared.seq, 8192);
+        assert_eq!(shown_query(h), 5000);
+    });
+    assert_eq!(harness.state().state.shared.seq, 2048);
+    assert_eq!(shown_query(&harness), 2047);
+    // The view kept the query asked for: a longer sequence brings it back.
+    type_number(&mut harness, "Sequence length", "8192", |_| {});
+    assert_eq!(shown_query(&harness), 5000);
+}
+
+#[test]
+fn a_preset_sets_every_parameter_and_says_when_modified() {
+    let mut harness = harness();
+    harness.run();
+    let choose = |harness: &mut Harness<'_, PoslabApp>, name: &str| {
+        harness.get_by_label("Preset").click();
+        harness.run();
+        harness.get_by_label(name).click();
+        harness.run();
+    };
+    choose(&mut harness, "Llama-3 (head dim 128, base 500000)");
+    choose(&mut harness, "ViT-B/16 at 224 px (14 x 14 patches, d 768)");
+    let shared = harness.state().state.shared;
+    assert_eq!(
+        (
+            shared.dim,
+            shared.base,
+            shared.heads,
+            shared.seq,
+            shared.start
+        ),
+        (768, 10_000.0, 12, 196, 0)
+    );
+    assert!(shared.interleaved && shared.vaswani);
+    let menu = |harness: &Harness<'_, PoslabApp>| harness.get_by_label("Preset").value();
+    assert_eq!(
+        menu(&harness).as_deref(),
+        Some("ViT-B/16 at 224 px (14 x 14 patches, d 768)")
+    );
+    harness.get_by_label("split").click();
+    harness.run();
+    assert_eq!(
+        menu(&harness).as_deref(),
+        Some("ViT-B/16 at 224 px (14 x 14 patches, d 768) (modified)")
+    );
+    // Choosing it again restores every parameter.
+    choose(&mut harness, "ViT-B/16 at 224 px (14 x 14 patches, d 768)");
+    assert!(harness.state().state.shared.interleaved);
+}

@@ -29,6 +29,8 @@ pub struct AppState {
     pub view: ViewKind,
     pub shared: SharedParams,
     pub colormap: Colormap,
+    /// The preset chosen last (the menu says "modified" once a control has moved).
+    pub preset: Option<String>,
 }
 
 /// The key the state is saved under.
@@ -91,6 +93,11 @@ impl PoslabApp {
         &self.patches
     }
 
+    /// The ALiBi view, for tests.
+    pub fn alibi_view(&self) -> &AlibiView {
+        &self.alibi
+    }
+
     /// The RoPE corkscrew's view, for tests.
     pub fn corkscrew_view(&self) -> &CorkscrewView {
         &self.corkscrew
@@ -134,7 +141,13 @@ impl PoslabApp {
             ui.selectable_value(&mut self.state.view, view, view.label());
         }
         ui.separator();
-        shared_params_ui(ui, &mut self.state.shared);
+        let view = self.state.view;
+        shared_params_ui(
+            ui,
+            &mut self.state.shared,
+            &mut self.state.preset,
+            |param| view.unused_reason(param),
+        );
         ui.separator();
         if ui
             .button("Export…")

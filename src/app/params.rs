@@ -1,5 +1,9 @@
 //! Parameters shared by every view (they stay in step when switching views), their controls,
 //! and presets for real models.
+//!
+//! A number typed into a control is applied when editing ends (Enter or focus lost), never
+//! keystroke by keystroke, so that no half-typed value reaches the views; when the value has
+//! to change to be allowed (an odd dimension, a base beyond the range), the row says why.
 
 use serde::{Deserialize, Serialize};
 
@@ -53,177 +57,389 @@ impl SharedParams {
     }
 }
 
-/// A real model's positional settings.
-pub struct Preset {
-    pub name: &'static str,
-    pub apply: fn(&mut SharedParams),
+/// One of the shared parameters, to say which of them a view uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedParam {
+    Dim,
+    Base,
+    Seq,
+    Start,
+    Heads,
+    Layout,
+    Spacing,
 }
 
+/// A real model's positional settings: every shared parameter, so that choosing it leaves
+/// nothing of an earlier choice behind.
+pub struct Preset {
+    pub name: &'static str,
+    pub params: SharedParams,
+}
+
+impl Preset {
+    const fn new(name: &'static str, dim: usize, base: f64, heads: usize, seq: usize) -> Self {
+        Self {
+            name,
+            params: SharedParams {
+                dim,
+                base,
+                heads,
+                seq,
+                start: 0,
+                interleaved: true,
+                vaswani: true,
+            },
+        }
+    }
+
+    /// The preset called `name`.
+    pub fn named(name: &str) -> Option<&'static Preset> {
+        PRESETS.iter().find(|preset| preset.name == name)
+    }
+}
+
+/// Head dimension for RoPE models, model width for absolute tables; heads as the model has
+/// them; sequence length its training context.
 pub const PRESETS: [Preset; 6] = [
-    Preset {
-        name: "Transformer-base (d 512)",
-        apply: |p| {
-            p.dim = 512;
-            p.base = 10_000.0;
-            p.seq = 512;
-        },
-    },
-    Preset {
-        name: "BERT-base (d 768, 512 positions)",
-        apply: |p| {
-            p.dim = 768;
-            p.base = 10_000.0;
-            p.seq = 512;
-        },
-    },
-    Preset {
-        name: "Llama-2 (head dim 128, base 10000)",
-        apply: |p| {
-            p.dim = 128;
-            p.base = 10_000.0;
-            p.seq = 4096;
-            p.heads = 32;
-        },
-    },
-    Preset {
-        name: "Llama-3 (head dim 128, base 500000)",
-        apply: |p| {
-            p.dim = 128;
-            p.base = 500_000.0;
-            p.seq = 8192;
-            p.heads = 32;
-        },
-    },
-    Preset {
-        name: "BLOOM / MPT ALiBi (32 heads)",
-        apply: |p| {
-            p.heads = 32;
-            p.seq = 2048;
-        },
-    },
-    Preset {
-        name: "ViT-B/16 at 224 px (14 x 14 patches, d 768)",
-        apply: |p| {
-            p.dim = 768;
-            p.seq = 196;
-        },
-    },
+    Preset::new("Transformer-base (d 512)", 512, 10_000.0, 8, 512),
+    Preset::new("BERT-base (d 768, 512 positions)", 768, 10_000.0, 12, 512),
+    Preset::new(
+        "Llama-2 (head dim 128, base 10000)",
+        128,
+        10_000.0,
+        32,
+        4096,
+    ),
+    Preset::new(
+        "Llama-3 (head dim 128, base 500000)",
+        128,
+        500_000.0,
+        32,
+        8192,
+    ),
+    Preset::new(
+        "BLOOM-7B1 / MPT-7B ALiBi (32 heads)",
+        128,
+        10_000.0,
+        32,
+        2048,
+    ),
+    Preset::new(
+        "ViT-B/16 at 224 px (14 x 14 patches, d 768)",
+        768,
+        10_000.0,
+        12,
+        196,
+    ),
 ];
 
-/// The shared controls; returns whether any parameter changed.
-pub fn shared_params_ui(ui: &mut egui::Ui, params: &mut SharedParams) -> bool {
+/// What the preset menu shows: the preset chosen last, and whether a control has moved since.
+pub fn preset_label(active: Option<&str>, params: &SharedParams) -> String {
+    match active.and_then(Preset::named) {
+        Some(preset) if preset.params == *params => preset.name.to_owned(),
+        Some(preset) => format!("{} (modified)", preset.name),
+        None => "Choose a model…".to_owned(),
+    }
+}
+
+/// The shared controls. `active_preset` is the preset chosen last; `unused` says, for a
+/// parameter the current view does not use, why (its control is disabled with that tooltip).
+/// Returns whether any parameter changed.
+pub fn shared_params_ui(
+    ui: &mut egui::Ui,
+    params: &mut SharedParams,
+    active_preset: &mut Option<String>,
+    unused: impl Fn(SharedParam) -> Option<&'static str>,
+) -> bool {
     let before = *params;
     let defaults = SharedParams::default();
     egui::ComboBox::from_label("Preset")
-        .selected_text("Choose a model…")
+        .selected_text(preset_label(active_preset.as_deref(), params))
         .show_ui(ui, |ui| {
             for preset in &PRESETS {
-                if ui.selectable_label(false, preset.name).clicked() {
-                    (preset.apply)(params);
+                let chosen = active_preset.as_deref() == Some(preset.name);
+                if ui.selectable_label(chosen, preset.name).clicked() {
+                    *params = preset.params;
+                    *active_preset = Some(preset.name.to_owned());
                 }
             }
-        });
+        })
+        .response
+        .on_hover_text(
+            "Set every parameter to a real model's; \"(modified)\" once a control has moved",
+        );
     ui.separator();
-    slider_row(
-        ui,
-        "Dimension",
-        "Width of the encoding: the number of columns, two per frequency.",
-        || defaults.dim,
-        &mut params.dim,
-        |ui, v| {
-            ui.add(
-                egui::Slider::new(v, 2..=4096)
-                    .step_by(2.0)
-                    .text("Dimension"),
-            )
-        },
-    );
-    slider_row(
-        ui,
-        "Base",
-        "Wavelength scale: frequencies run from 1 down to about 1/base (10000 in the original transformer, 500000 in Llama 3).",
-        || defaults.base,
-        &mut params.base,
-        |ui, v| {
-            ui.add(
-                egui::Slider::new(v, 2.0..=1e7)
-                    .logarithmic(true)
-                    .text("Base"),
-            )
-        },
-    );
-    slider_row(
-        ui,
-        "Sequence length",
-        "Number of positions (rows of the table).",
-        || defaults.seq,
-        &mut params.seq,
-        |ui, v| {
-            ui.add(
-                egui::Slider::new(v, 1..=1_048_576)
-                    .logarithmic(true)
-                    .text("Sequence length"),
-            )
-        },
-    );
-    slider_row(
-        ui,
-        "Start position",
-        "The first row's position: rows are start, start + 1, ...",
-        || defaults.start,
-        &mut params.start,
-        |ui, v| {
-            ui.add(
-                egui::Slider::new(v, 0..=1_000_000)
-                    .logarithmic(true)
-                    .text("Start position"),
-            )
-        },
-    );
-    slider_row(
-        ui,
-        "Heads",
-        "Attention heads (ALiBi gives each its own slope).",
-        || defaults.heads,
-        &mut params.heads,
-        |ui, v| ui.add(egui::Slider::new(v, 1..=128).text("Heads")),
-    );
-    ui.horizontal(|ui| {
-        ui.radio_value(&mut params.interleaved, true, "interleaved")
-            .on_hover_text("sin in column 2i, cos in 2i+1 (Vaswani et al.)");
-        ui.radio_value(&mut params.interleaved, false, "split")
-            .on_hover_text("all sines, then all cosines (tensor2tensor)");
+    NumberRow::new("Dimension", defaults.dim as f64, 2.0..=4096.0)
+        .tooltip(
+            "Width of the encoding: the number of columns, two per frequency. Even, 2 to 4096.",
+        )
+        .even()
+        .unused(unused(SharedParam::Dim))
+        .ui(ui, &mut params.dim);
+    NumberRow::new("Base", defaults.base, 2.0..=1e7)
+        .tooltip("Wavelength scale: frequencies run from 1 down to about 1/base (10000 in the original transformer, 500000 in Llama 3). 2 to 10^7.")
+        .logarithmic()
+        .unused(unused(SharedParam::Base))
+        .ui(ui, &mut params.base);
+    NumberRow::new("Sequence length", defaults.seq as f64, 1.0..=1_048_576.0)
+        .tooltip("Number of positions (rows of the table), 1 to 1,048,576.")
+        .logarithmic()
+        .unused(unused(SharedParam::Seq))
+        .ui(ui, &mut params.seq);
+    NumberRow::new("Start position", defaults.start as f64, 0.0..=1_000_000.0)
+        .tooltip("The first row's position: rows are start, start + 1, ... (0 to 1,000,000).")
+        .logarithmic()
+        .unused(unused(SharedParam::Start))
+        .ui(ui, &mut params.start);
+    NumberRow::new("Heads", defaults.heads as f64, 1.0..=128.0)
+        .tooltip("Attention heads (ALiBi gives each its own slope), 1 to 128.")
+        .unused(unused(SharedParam::Heads))
+        .ui(ui, &mut params.heads);
+    let layout_unused = unused(SharedParam::Layout);
+    ui.add_enabled_ui(layout_unused.is_none(), |ui| {
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut params.interleaved, true, "interleaved")
+                .on_hover_text("Pairs are columns (2i, 2i+1): sin in 2i, cos in 2i+1 (Vaswani et al.; Meta's RoPE)");
+            ui.radio_value(&mut params.interleaved, false, "split")
+                .on_hover_text("Pairs are columns (i, i + d/2): all sines, then all cosines (tensor2tensor; Hugging Face's rotate_half RoPE)");
+        })
+        .response
+        .on_disabled_hover_text(layout_unused.unwrap_or_default());
     });
-    ui.horizontal(|ui| {
-        ui.radio_value(&mut params.vaswani, true, "Vaswani spacing")
-            .on_hover_text("w_i = base^(-2i/d): the last frequency stops short of 1/base");
-        ui.radio_value(&mut params.vaswani, false, "t2t spacing")
-            .on_hover_text("w_i = base^(-i/(d/2-1)): the last frequency is exactly 1/base");
+    let spacing_unused = unused(SharedParam::Spacing);
+    ui.add_enabled_ui(spacing_unused.is_none(), |ui| {
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut params.vaswani, true, "Vaswani spacing")
+                .on_hover_text("w_i = base^(-2i/d): the last frequency stops short of 1/base");
+            ui.radio_value(&mut params.vaswani, false, "t2t spacing")
+                .on_hover_text("w_i = base^(-i/(d/2-1)): the last frequency is exactly 1/base");
+        })
+        .response
+        .on_disabled_hover_text(spacing_unused.unwrap_or_default());
     });
-    // An odd dimension typed into the number field has no sin/cos pairs.
-    params.dim = (params.dim / 2 * 2).max(2);
     *params != before
 }
 
-/// A labelled slider with a tooltip and a reset button.
-fn slider_row<T: PartialEq + Copy>(
-    ui: &mut egui::Ui,
-    label: &str,
-    tooltip: &str,
-    default: impl Fn() -> T,
-    value: &mut T,
-    slider: impl FnOnce(&mut egui::Ui, &mut T) -> egui::Response,
-) {
-    // The slider carries the label, so that it is also its accessible name.
-    let _ = label;
-    ui.horizontal(|ui| {
-        slider(ui, value).on_hover_text(tooltip);
-        if ui
-            .add_enabled(*value != default(), egui::Button::new("reset").small())
-            .on_hover_text("Reset to the default")
-            .clicked()
-        {
-            *value = default();
+/// A number that a slider and a typed value both edit.
+pub trait SliderNumber: Copy + PartialEq {
+    fn to_f64(self) -> f64;
+    fn from_f64(value: f64) -> Self;
+}
+
+impl SliderNumber for usize {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(value: f64) -> Self {
+        value.round().max(0.0) as usize
+    }
+}
+
+impl SliderNumber for u64 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(value: f64) -> Self {
+        value.round().max(0.0) as u64
+    }
+}
+
+impl SliderNumber for f64 {
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f64(value: f64) -> Self {
+        value
+    }
+}
+
+/// A labelled slider whose number can be typed: the typed value is applied when editing ends,
+/// checked against the range (and evenness), and when it had to change, a line under the slider
+/// says what was typed, why it was not allowed and what is used instead. A reset button returns
+/// to the default.
+pub struct NumberRow<'a> {
+    label: &'a str,
+    tooltip: &'a str,
+    default: f64,
+    range: std::ops::RangeInclusive<f64>,
+    even: bool,
+    logarithmic: bool,
+    unused: Option<&'static str>,
+}
+
+impl<'a> NumberRow<'a> {
+    pub fn new(label: &'a str, default: f64, range: std::ops::RangeInclusive<f64>) -> Self {
+        Self {
+            label,
+            tooltip: "",
+            default,
+            range,
+            even: false,
+            logarithmic: false,
+            unused: None,
         }
-    });
+    }
+
+    pub fn tooltip(mut self, tooltip: &'a str) -> Self {
+        self.tooltip = tooltip;
+        self
+    }
+
+    /// Only even values (a dimension made of pairs).
+    pub fn even(mut self) -> Self {
+        self.even = true;
+        self
+    }
+
+    pub fn logarithmic(mut self) -> Self {
+        self.logarithmic = true;
+        self
+    }
+
+    /// Disables the row, with `reason` as its tooltip.
+    pub fn unused(mut self, reason: Option<&'static str>) -> Self {
+        self.unused = reason;
+        self
+    }
+
+    /// The value the row allows for a typed `value`, and why it differs, if it does.
+    pub fn allowed(&self, value: f64) -> (f64, Option<String>) {
+        let (low, high) = (*self.range.start(), *self.range.end());
+        let shown = |v: f64| format_number(v);
+        if value < low {
+            return (
+                low,
+                Some(format!(
+                    "{} is below the smallest {}, {}",
+                    shown(value),
+                    self.label.to_lowercase(),
+                    shown(low)
+                )),
+            );
+        }
+        if value > high {
+            return (
+                high,
+                Some(format!(
+                    "{} is above the largest {}, {}",
+                    shown(value),
+                    self.label.to_lowercase(),
+                    shown(high)
+                )),
+            );
+        }
+        if self.even && value.round() as i64 % 2 != 0 {
+            // Round half away from zero towards the next pair, as the slider's step does.
+            let snapped = low + ((value - low) / 2.0).round() * 2.0;
+            return (
+                snapped.min(high),
+                Some(format!(
+                    "{} must be even (pairs of sin and cos)",
+                    self.label
+                )),
+            );
+        }
+        (value, None)
+    }
+
+    pub fn ui<T: SliderNumber>(self, ui: &mut egui::Ui, value: &mut T) -> egui::Response {
+        let note_id = ui.scope_id().with(("typed value note", self.label));
+        let typed = std::cell::Cell::new(None::<Result<f64, String>>);
+        let mut number = value.to_f64();
+        let before = number;
+        let response = ui
+            .add_enabled_ui(self.unused.is_none(), |ui| {
+                ui.horizontal(|ui| {
+                    let mut slider = egui::Slider::new(&mut number, self.range.clone())
+                        .text(self.label)
+                        .logarithmic(self.logarithmic)
+                        // The number box applies what is typed when editing ends, never a
+                        // half-typed number.
+                        .update_while_editing(false)
+                        .custom_parser(|text| {
+                            let cleaned: String =
+                                text.chars().filter(|c| !matches!(c, '_' | ' ')).collect();
+                            match cleaned.parse::<f64>() {
+                                Ok(v) if v.is_finite() => {
+                                    typed.set(Some(Ok(v)));
+                                    Some(v)
+                                }
+                                _ => {
+                                    typed.set(Some(Err(text.trim().to_owned())));
+                                    None
+                                }
+                            }
+                        });
+                    if self.even {
+                        slider = slider.step_by(2.0);
+                    } else if T::from_f64(0.5).to_f64() != 0.5 {
+                        slider = slider.integer();
+                    }
+                    let response = ui.add(slider).on_hover_text(self.tooltip);
+                    if ui
+                        .add_enabled(number != self.default, egui::Button::new("reset").small())
+                        .on_hover_text(format!(
+                            "Reset to the default, {}",
+                            format_number(self.default)
+                        ))
+                        .clicked()
+                    {
+                        number = self.default;
+                    }
+                    response
+                })
+                .inner
+            })
+            .inner;
+        let response = match self.unused {
+            Some(reason) => response.on_disabled_hover_text(reason),
+            None => response,
+        };
+        match typed.take() {
+            Some(Ok(wanted)) => {
+                let (allowed, why) = self.allowed(wanted);
+                number = allowed;
+                match why {
+                    Some(why) => ui.data_mut(|d| {
+                        d.insert_temp(note_id, format!("{why}: using {}", format_number(allowed)));
+                    }),
+                    None => ui.data_mut(|d| d.remove::<String>(note_id)),
+                }
+            }
+            Some(Err(text)) => {
+                let (low, high) = (*self.range.start(), *self.range.end());
+                ui.data_mut(|d| {
+                    d.insert_temp(
+                        note_id,
+                        format!(
+                            "\"{text}\" is not a number: {} takes {} to {}; kept {}",
+                            self.label,
+                            format_number(low),
+                            format_number(high),
+                            format_number(before)
+                        ),
+                    )
+                });
+            }
+            None if number != before => ui.data_mut(|d| d.remove::<String>(note_id)),
+            None => {}
+        }
+        if let Some(note) = ui.data(|d| d.get_temp::<String>(note_id)) {
+            ui.colored_label(ui.visuals().warn_fg_color, note);
+        }
+        let new = T::from_f64(number);
+        if new != *value {
+            *value = new;
+        }
+        response
+    }
+}
+
+/// A number as a person types it: integers without decimals, others to 6 significant digits.
+fn format_number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{}", (value * 1e6).round() / 1e6)
+    }
 }

@@ -37,7 +37,12 @@ impl Default for AlibiView {
     }
 }
 
-impl AlibiView {}
+impl AlibiView {
+    /// The query row drawn: the one asked for, limited to the sequence shown.
+    pub fn shown_query(&self, shared: &crate::app::params::SharedParams) -> usize {
+        self.query.min(self.params(shared).seq - 1)
+    }
+}
 
 impl AlibiView {
     /// Every head's bias, small, on the scale of the steepest head, in a grid.
@@ -192,8 +197,9 @@ impl View for AlibiView {
         let heads = shared.heads;
         let params = self.params(shared);
         let seq = params.seq;
-        self.head = self.head.min(heads - 1);
-        self.query = self.query.min(seq - 1);
+        // The view keeps the head and query asked for; a shorter sequence or fewer heads only
+        // limit what is drawn, so that going back restores them.
+        let (mut head, mut query) = (self.head.min(heads - 1), self.shown_query(shared));
         let Ok(slopes) = alibi::slopes(heads) else {
             return;
         };
@@ -203,16 +209,30 @@ impl View for AlibiView {
             ui.checkbox(&mut self.causal, "Causal").on_hover_text(
                 "Mask keys after the query with -inf (decoders); off: -m|i-j| both ways",
             );
-            ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("Head"))
-                .on_hover_text("The head whose bias matrix is drawn");
-            ui.add(egui::Slider::new(&mut self.query, 0..=seq - 1).text("Query position"))
+            if ui
+                .add(egui::Slider::new(&mut head, 0..=heads - 1).text("Head"))
+                .on_hover_text("The head whose bias matrix is drawn")
+                .changed()
+            {
+                self.head = head;
+            }
+            if ui
+                .add(
+                    egui::Slider::new(&mut query, 0..=seq - 1)
+                        .text("Query position")
+                        .update_while_editing(false),
+                )
                 .on_hover_text(
                     "The query whose attention weights (softmax of its bias row) are plotted",
-                );
+                )
+                .changed()
+            {
+                self.query = query;
+            }
             ui.label(format!(
                 "slope m = {:.6} = 2^{:.3}",
-                slopes[self.head],
-                slopes[self.head].log2()
+                slopes[head],
+                slopes[head].log2()
             ));
             if shared.seq > seq {
                 ui.label(format!("(showing the first {seq} positions)"));
@@ -230,7 +250,7 @@ impl View for AlibiView {
                 }
                 let spec = TableSpec::Alibi {
                     params,
-                    head: Some(self.head),
+                    head: Some(head),
                 };
                 let response = self.heatmap.ui(
                     ui,
@@ -245,18 +265,18 @@ impl View for AlibiView {
                 if let Some(response) = response
                     && let Some((i, j)) = response.hovered
                 {
-                    let value = alibi::bias_value(slopes[self.head], params.mode, i, j);
+                    let value = alibi::bias_value(slopes[head], params.mode, i, j);
                     response.response.clone().on_hover_text_at_pointer(format!(
                         "head {}, query {i}, key {j}, distance {}\nbias = {value}",
-                        self.head,
+                        head,
                         j as i64 - i as i64
                     ));
                 }
             });
             ui.vertical(|ui| {
                 let height = (full.y - 16.0) / 2.0;
-                slopes_ui(ui, &slopes, self.head, height);
-                attention_ui(ui, &slopes, &params, self.query, height);
+                slopes_ui(ui, &slopes, head, height);
+                attention_ui(ui, &slopes, &params, query, height);
             });
         });
     }

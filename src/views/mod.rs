@@ -10,7 +10,7 @@ pub mod sinusoidal;
 use serde::{Deserialize, Serialize};
 
 use crate::app::engine::AppEngine;
-use crate::app::params::SharedParams;
+use crate::app::params::{SharedParam, SharedParams};
 use crate::app::status::Status;
 use crate::widgets::colormap::Colormap;
 
@@ -72,6 +72,36 @@ impl ViewKind {
             ViewKind::Patches => "2D patch maps",
             ViewKind::Corkscrew => "RoPE corkscrew (3D)",
             ViewKind::Check => "Check a table",
+        }
+    }
+
+    /// Why this view does not use a shared parameter, or `None` when it does: its control is
+    /// disabled with this as the tooltip.
+    pub fn unused_reason(self, param: SharedParam) -> Option<&'static str> {
+        use SharedParam::*;
+        match (self, param) {
+            (ViewKind::Sinusoidal | ViewKind::DotDecay, Heads) => {
+                Some("Sinusoidal tables have no heads: every head adds the same table")
+            }
+            (ViewKind::Alibi, Dim | Base | Layout | Spacing) => {
+                Some("ALiBi has no frequencies: its bias is -m·|i - j| with one slope m per head")
+            }
+            (ViewKind::Alibi, Start) => {
+                Some("ALiBi depends only on the distance i - j, not on where the sequence starts")
+            }
+            (ViewKind::Corkscrew, Heads) => {
+                Some("RoPE rotates every head's query and key the same way")
+            }
+            (ViewKind::Corkscrew, Spacing) => {
+                Some("RoPE's frequencies are base^(-2i/d) (Vaswani spacing) in every reference")
+            }
+            (ViewKind::Patches, Seq | Start) => {
+                Some("The patch maps take their positions from the patch grid set in the view")
+            }
+            (ViewKind::Patches, Layout | Spacing) => {
+                Some("2D encodings fix their own layout (MAE: sin then cos; rope-vit: x then y)")
+            }
+            _ => None,
         }
     }
 }
