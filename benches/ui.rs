@@ -12,6 +12,7 @@ use poslab::egui;
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
 use poslab::encoding::sinusoidal::SinusoidalParams;
 use poslab::engine::gpu::GpuEngine;
+use poslab::engine::reduce::Reduce;
 use poslab::engine::{Strided, Table, TableSpec, Window};
 use poslab::widgets::colormap::Colormap;
 use poslab::widgets::heatmap::{HeatmapData, HeatmapTexture};
@@ -108,7 +109,15 @@ fn parameter_change_to_texture(c: &mut Criterion) {
             group.bench_function(format!("{case}/gpu_texture"), |b| {
                 b.iter(|| {
                     let rendered = gpu
-                        .render_heatmap(spec, &window, &colors, false, None, heatmap.take())
+                        .render_heatmap(
+                            spec,
+                            &window,
+                            Reduce::Mean,
+                            &colors,
+                            false,
+                            None,
+                            heatmap.take(),
+                        )
                         .unwrap();
                     black_box(rendered.range);
                     heatmap = Some(rendered);

@@ -32,3 +32,66 @@ fn alibi_bias_2d(@builtin(global_invocation_id) id: vec3<u32>) {
     let value = select(-slope(params.head_start + id.z * params.head_step) * distance, 0.0, distance == 0.0);
     write_real(output_index(id.x, id.y, id.z), value);
 }
+
+// A heatmap of one head where each pixel reduces the unmasked cells it covers, in closed form:
+// along a row the distances to keys before (and, symmetric, after) the query are runs of
+// consecutive integers. Rows table_row(y) .. min(+ row_step, extra), columns table_col(x) ..
+// min(+ col_step, grid_w); flags bits 1-2: 0 mean, 1 min, 2 max (Reduce::code).
+// Keep in sync with alibi::block_distances.
+@compute @workgroup_size(16, 16, 1)
+fn alibi_bias_reduced(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let causal = (params.flags & 1u) != 0u;
+    let mode = (params.flags >> 1u) & 3u;
+    let r0 = table_row(id.y);
+    let r1 = min(r0 + params.row_step, params.extra);
+    let c0 = table_col(id.x);
+    let c1 = min(c0 + params.col_step, params.grid_w);
+    var count = 0.0;
+    var sum = 0.0;
+    var carry = 0.0;
+    var near = 4294967295u;
+    var far = 0u;
+    for (var i = r0; i < r1; i++) {
+        let end = min(c1, i + 1u);
+        if c0 < end {
+            let a = i - (end - 1u);
+            let b = i - c0;
+            let n = f32(b - a + 1u);
+            count += n;
+            let term = n * (f32(a) + f32(b)) * 0.5 - carry;
+            let next = sum + term;
+            carry = (next - sum) - term;
+            sum = next;
+            near = min(near, a);
+            far = max(far, b);
+        }
+        let begin = max(c0, i + 1u);
+        if !causal && begin < c1 {
+            let a = begin - i;
+            let b = c1 - 1u - i;
+            let n = f32(b - a + 1u);
+            count += n;
+            let term = n * (f32(a) + f32(b)) * 0.5 - carry;
+            let next = sum + term;
+            carry = (next - sum) - term;
+            sum = next;
+            near = min(near, a);
+            far = max(far, b);
+        }
+    }
+    let index = output_index(id.x, id.y, 0u);
+    if count == 0.0 {
+        output[index] = NEG_INFINITY_BITS;
+        return;
+    }
+    var distance = sum / count;
+    if mode == 1u {
+        distance = f32(far);
+    } else if mode == 2u {
+        distance = f32(near);
+    }
+    write_real(index, select(-slope(params.head_start) * distance, 0.0, distance == 0.0));
+}

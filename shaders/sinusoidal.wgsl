@@ -66,3 +66,53 @@ fn sinusoidal_table_torch(@builtin(global_invocation_id) id: vec3<u32>) {
     let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), column.x));
     write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, column.y == 1u));
 }
+
+// sin(x)/x for |x| < 1 (Taylor series to x^10; truncation below 2e-10).
+fn sinc_small(x: f32) -> f32 {
+    let z = x * x;
+    return 1.0 + z * (-1.6666667e-1 + z * (8.3333333e-3 + z * (-1.9841270e-4 + z * (2.7557319e-6 + z * -2.5052108e-8))));
+}
+
+// The mean of sin (or cos) of p w over the n positions first, first + 1, ...: the sum of
+// sin(a + k w) over k < n is sin(a + (n-1) w/2) sin(n w/2) / sin(w/2), so one evaluation stands
+// for the whole run however long it is. w = 2 pi (f_hi + f_lo / 2^32) / 2^32.
+fn run_mean(first: u32, n: u32, f_hi: u32, f_lo: u32, is_cos: bool) -> f32 {
+    // Half the frequency, for the centre first + (n-1)/2 and the half angles.
+    let h_hi = f_hi >> 1u;
+    let h_lo = (f_lo >> 1u) | (f_hi << 31u);
+    let centre = sin_cos_turns(turns(first, f_hi, f_lo) + turns(n - 1u, h_hi, h_lo));
+    let value = select(centre.x, centre.y, is_cos);
+    if n == 1u {
+        return value;
+    }
+    // x = w/2 in radians, to f32's relative precision however small it is.
+    let x = (f32(f_hi) + f32(f_lo) * 2.3283064e-10) * (TAU / 2.0 / 4294967296.0);
+    let big_x = f32(n) * x;
+    var ratio: f32;
+    if big_x < 1.0 {
+        ratio = sinc_small(big_x) / sinc_small(x);
+    } else {
+        // sin(n w/2) from the exactly reduced angle; n sin(w/2) >= about 1 here.
+        ratio = sin_cos_turns(turns(n, h_hi, h_lo)).x / (big_x * sinc_small(x));
+    }
+    return ratio * value;
+}
+
+// A heatmap of the table where each pixel is the mean of the cells it covers: rows
+// table_row(y) .. min(+ row_step, extra) and columns table_col(x) .. min(+ col_step, grid_w).
+@compute @workgroup_size(16, 16, 1)
+fn sinusoidal_table_mean(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let row0 = table_row(id.y);
+    let n = min(row0 + params.row_step, params.extra) - row0;
+    let col0 = table_col(id.x);
+    let col_end = min(col0 + params.col_step, params.grid_w);
+    var sum = 0.0;
+    for (var c = col0; c < col_end; c++) {
+        let column = sinusoidal_column(c);
+        sum += run_mean(params.position_start + row0, n, constants[2u * column.x], constants[2u * column.x + 1u], column.y == 1u);
+    }
+    write_real(output_index(id.x, id.y, 0u), sum / f32(col_end - col0));
+}

@@ -760,9 +760,10 @@ fn compute_with(
 pub(crate) fn engine_error(error: EngineError) -> CliError {
     match error {
         EngineError::Param(p) => CliError::from(p),
-        EngineError::Memory(_) | EngineError::Window(_) | EngineError::Arithmetic(_) => {
-            CliError::usage(error.to_string())
-        }
+        EngineError::Memory(_)
+        | EngineError::Window(_)
+        | EngineError::Arithmetic(_)
+        | EngineError::TooLarge(_) => CliError::usage(error.to_string()),
         EngineError::Gpu(_) => CliError::runtime(error.to_string()),
     }
 }

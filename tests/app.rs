@@ -16,26 +16,63 @@ fn harness() -> Harness<'static, PoslabApp> {
         .build_eframe(|cc| PoslabApp::new(cc).hide_machine_details())
 }
 
-/// The values on screen against the CPU engine for the same window.
-fn assert_shown_table_is_exact(harness: &Harness<'_, PoslabApp>, params: SinusoidalParams) {
+/// The values on screen against the CPU engine: each pixel the mean of the cells it covers
+/// (one cell where a pixel covers one), averaged here cell by cell; `sampled_rows` pixel rows
+/// spread over the window, or all of them.
+fn assert_shown_pixels_are_cell_means(
+    harness: &Harness<'_, PoslabApp>,
+    params: SinusoidalParams,
+    sampled_rows: Option<usize>,
+) {
     let shown = harness
         .state()
         .shown_sinusoidal()
         .expect("a table is shown");
-    let window = Window {
-        heads: poslab::engine::Strided::all(1),
-        rows: shown.rows,
-        cols: shown.cols,
+    let (rows, cols) = shown.values.dim();
+    assert_eq!((rows, cols), (shown.rows.len(), shown.cols.len()));
+    let picked: Vec<usize> = match sampled_rows {
+        Some(n) => (0..n).map(|k| k * (rows - 1) / (n - 1).max(1)).collect(),
+        None => (0..rows).collect(),
     };
-    let Table::Real(expected) =
-        cpu::compute_window(&TableSpec::Sinusoidal(params), &window).unwrap()
-    else {
-        panic!("a real table")
-    };
-    assert_eq!(shown.values.len(), expected.len());
-    for (a, b) in shown.values.iter().zip(expected.iter()) {
-        assert!((a - b).abs() <= 2e-6, "{a} vs {b}");
+    let spec = TableSpec::Sinusoidal(params);
+    for y in picked {
+        let first = shown.rows.at(y);
+        let last = (first + shown.rows.step).min(shown.rows.end);
+        let block = Window {
+            heads: poslab::engine::Strided::all(1),
+            rows: poslab::engine::Strided {
+                start: first,
+                end: last,
+                step: 1,
+            },
+            cols: poslab::engine::Strided {
+                start: shown.cols.start,
+                end: shown.cols.end,
+                step: 1,
+            },
+        };
+        let Table::Real(cells) = cpu::compute_window(&spec, &block).unwrap() else {
+            panic!("a real table")
+        };
+        let cells = cells
+            .into_shape_with_order((last - first, block.cols.len()))
+            .unwrap();
+        for x in 0..cols {
+            let c0 = shown.cols.at(x) - shown.cols.start;
+            let c1 = (c0 + shown.cols.step).min(block.cols.len());
+            let covered = cells.slice(ndarray::s![.., c0..c1]);
+            let mean = covered.sum() / covered.len() as f64;
+            let value = shown.values[[y, x]];
+            assert!(
+                (value - mean).abs() <= 2e-6,
+                "pixel ({y}, {x}) covering rows {first}..{last}: {value} vs the cells' mean {mean}"
+            );
+        }
     }
+}
+
+fn assert_shown_table_is_exact(harness: &Harness<'_, PoslabApp>, params: SinusoidalParams) {
+    assert_shown_pixels_are_cell_means(harness, params, None);
 }
 
 #[test]
@@ -461,6 +498,8 @@ fn the_command_line_figure_equals_the_apps_export() {
             height: 400,
             colormap: poslab::widgets::colormap::Colormap::Magma,
             title: Some(format!("view {index}")),
+            // Not the default, so that the command line must carry it.
+            reduce: poslab::engine::reduce::Reduce::Max,
         };
         let from_app = folder.path().join(format!("app{index}.svg"));
         write_export(
@@ -867,4 +906,41 @@ fn a_preset_sets_every_parameter_and_says_when_modified() {
     // Choosing it again restores every parameter.
     choose(&mut harness, "ViT-B/16 at 224 px (14 x 14 patches, d 768)");
     assert!(harness.state().state.shared.interleaved);
+}
+
+#[test]
+fn a_million_positions_are_drawn_as_the_mean_of_the_rows_each_pixel_holds() {
+    let mut harness = harness();
+    harness.run();
+    type_number(&mut harness, "Sequence length", "1048576", |_| {});
+    harness.run();
+    let shared = harness.state().state.shared;
+    assert_eq!(shared.seq, 1_048_576);
+    let shown = harness.state().shown_sinusoidal().unwrap();
+    let rows_per_pixel = shown.rows.step;
+    assert!(rows_per_pixel > 1000, "{rows_per_pixel} rows a pixel");
+    // The status bar says how many rows one pixel holds, and how they are reduced.
+    let said = format!("1 pixel = mean of {rows_per_pixel} rows × 1 column");
+    assert!(
+        harness.query_by_label_contains(&said).is_some(),
+        "the status bar says {said:?}"
+    );
+    assert_shown_pixels_are_cell_means(&harness, shared.sinusoidal(), Some(12));
+    // Fast columns average out to about 0 over a thousand rows; point sampling drew them as
+    // stripes of anything between -1 and 1.
+    let fastest = shown.values.column(0);
+    assert!(
+        fastest.iter().all(|v| v.abs() < 0.01),
+        "column 0: {fastest:?}"
+    );
+    // The envelope: min and max of the same pixels.
+    harness.get_by_label("max").click();
+    harness.run();
+    assert!(
+        harness
+            .query_by_label_contains(&format!("1 pixel = max of {rows_per_pixel} rows"))
+            .is_some()
+    );
+    let shown = harness.state().shown_sinusoidal().unwrap();
+    assert!(shown.values.column(0).iter().all(|&v| v > 0.999));
 }

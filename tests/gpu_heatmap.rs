@@ -1,11 +1,13 @@
 //! Heatmap textures made on the GPU equal the CPU engine's values mapped through the same
-//! colour map.
+//! colour map; where a pixel covers several cells, the reduction (mean, min, max) of the CPU
+//! cells it covers, reduced here cell by cell.
 
 use std::sync::OnceLock;
 
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
 use poslab::encoding::sinusoidal::SinusoidalParams;
 use poslab::engine::gpu::GpuEngine;
+use poslab::engine::reduce::{Reduce, Sampling, compute_reduced_cpu};
 use poslab::engine::{Strided, Table, TableSpec, Window, cpu};
 use poslab::widgets::colormap::Colormap;
 
@@ -18,15 +20,92 @@ fn gpu() -> &'static GpuEngine {
     })
 }
 
-fn check(spec: &TableSpec, window: &Window, colormap: Colormap) {
-    let symmetric = colormap == Colormap::Diverging;
-    let heatmap = gpu()
-        .render_heatmap(spec, window, &colormap.lut(), symmetric, None, None)
-        .unwrap();
-    let pixels = gpu().read_heatmap_pixels(&heatmap).unwrap();
-    let Table::Real(values) = cpu::compute_window(spec, window).unwrap() else {
+/// The reduction of the cells of pixel `(y, x)` of a binned `window` of `spec`, from the whole
+/// table computed cell by cell on the CPU engine: finite cells only, `-inf` if none.
+fn reduced_by_hand(spec: &TableSpec, window: &Window, reduce: Reduce) -> Vec<f64> {
+    let Table::Real(table) = cpu::compute_window(spec, &Window::all(spec.matrix_shape())).unwrap()
+    else {
         panic!("a real table")
     };
+    let [_, rows, cols] = spec.matrix_shape();
+    let table = table.into_shape_with_order((rows, cols)).unwrap();
+    let bins = |s: Strided| -> Vec<std::ops::Range<usize>> {
+        (0..s.len())
+            .map(|k| s.at(k)..(s.at(k) + s.step).min(s.end))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for rows in bins(window.rows) {
+        for cols in bins(window.cols) {
+            let cells: Vec<f64> = rows
+                .clone()
+                .flat_map(|r| cols.clone().map(move |c| (r, c)))
+                .map(|(r, c)| table[[r, c]])
+                .filter(|v| v.is_finite())
+                .collect();
+            out.push(if cells.is_empty() {
+                f64::NEG_INFINITY
+            } else {
+                match reduce {
+                    Reduce::Mean => cells.iter().sum::<f64>() / cells.len() as f64,
+                    Reduce::Min => cells.iter().copied().fold(f64::INFINITY, f64::min),
+                    Reduce::Max => cells.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                }
+            });
+        }
+    }
+    out
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a == b) || (a - b).abs() <= 2e-6 + 1e-6 * b.abs()
+}
+
+fn check(spec: &TableSpec, window: &Window, colormap: Colormap) {
+    check_reduced(gpu(), spec, window, colormap, Reduce::Mean);
+}
+
+fn check_reduced(
+    gpu: &GpuEngine,
+    spec: &TableSpec,
+    window: &Window,
+    colormap: Colormap,
+    reduce: Reduce,
+) {
+    let symmetric = colormap == Colormap::Diverging;
+    let heatmap = gpu
+        .render_heatmap(spec, window, reduce, &colormap.lut(), symmetric, None, None)
+        .unwrap();
+    let binned = window.rows.step > 1 || window.cols.step > 1;
+    assert_eq!(
+        heatmap.sampling,
+        if binned {
+            Sampling::Reduced(reduce)
+        } else {
+            Sampling::Exact
+        }
+    );
+    let pixels = gpu.read_heatmap_pixels(&heatmap).unwrap();
+    let values = reduced_by_hand(spec, window, reduce);
+    let shown = gpu.read_heatmap_values(&heatmap).unwrap();
+    let cpu_reduced = compute_reduced_cpu(spec, window, reduce).unwrap();
+    for (k, ((&gpu_value, &cpu_value), &value)) in shown
+        .iter()
+        .zip(cpu_reduced.iter())
+        .zip(&values)
+        .enumerate()
+    {
+        assert!(
+            close(f64::from(gpu_value), value),
+            "{} {reduce:?} pixel {k}: GPU {gpu_value} vs the cells' {value}",
+            spec.kind_name()
+        );
+        assert!(
+            close(cpu_value, value),
+            "{} {reduce:?} pixel {k}: CPU engine {cpu_value} vs the cells' {value}",
+            spec.kind_name()
+        );
+    }
     let finite = values.iter().copied().filter(|v| v.is_finite());
     let (min, max) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
@@ -131,6 +210,7 @@ fn a_fixed_range_maps_several_heatmaps_on_one_scale() {
         .render_heatmap(
             &spec,
             &window,
+            Reduce::Mean,
             &Colormap::Greyscale.lut(),
             false,
             Some((-8.0, 0.0)),
@@ -148,5 +228,119 @@ fn a_fixed_range_maps_several_heatmaps_on_one_scale() {
             .lut_color((value + 8.0) / 8.0)
             .to_array();
         assert!(pixel.iter().zip(expected).all(|(&a, b)| a.abs_diff(b) <= 4));
+    }
+}
+
+/// Windows with fewer pixels than cells, along rows, columns or both, with a short last bin.
+fn binned(rows: usize, cols: usize, row_step: usize, col_step: usize) -> Window {
+    Window {
+        heads: Strided::all(1),
+        rows: Strided {
+            start: 1,
+            end: rows,
+            step: row_step,
+        },
+        cols: Strided {
+            start: 0,
+            end: cols,
+            step: col_step,
+        },
+    }
+}
+
+#[test]
+fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
+    // Long sinusoidal tables: the mean in closed form, min and max cell by cell; fast columns
+    // alias under point sampling, so a wrong reduction shows at once.
+    for start in [0, 3_000_000_000] {
+        let sinusoidal = TableSpec::Sinusoidal(SinusoidalParams {
+            seq: 20_000,
+            dim: 64,
+            start,
+            ..Default::default()
+        });
+        for reduce in [Reduce::Mean, Reduce::Min, Reduce::Max] {
+            check_reduced(
+                gpu(),
+                &sinusoidal,
+                &binned(20_000, 64, 37, 3),
+                Colormap::Viridis,
+                reduce,
+            );
+        }
+    }
+    // Every row and column in one pixel, and bins of one along an axis.
+    let small = TableSpec::Sinusoidal(SinusoidalParams {
+        seq: 300,
+        dim: 10,
+        base: 500_000.0,
+        ..Default::default()
+    });
+    check_reduced(
+        gpu(),
+        &small,
+        &binned(300, 10, 299, 10),
+        Colormap::Magma,
+        Reduce::Mean,
+    );
+    check_reduced(
+        gpu(),
+        &small,
+        &binned(300, 10, 7, 1),
+        Colormap::Magma,
+        Reduce::Mean,
+    );
+    // ALiBi in closed form, masked cells left out, in both modes.
+    for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
+        let alibi = TableSpec::Alibi {
+            params: AlibiParams {
+                heads: 12,
+                seq: 1000,
+                mode,
+            },
+            head: Some(5),
+        };
+        for reduce in [Reduce::Mean, Reduce::Min, Reduce::Max] {
+            check_reduced(
+                gpu(),
+                &alibi,
+                &binned(1000, 1000, 13, 7),
+                Colormap::Viridis,
+                reduce,
+            );
+        }
+    }
+    // A Toeplitz similarity, cell by cell.
+    let similarity = TableSpec::Similarity(SinusoidalParams {
+        seq: 700,
+        dim: 32,
+        ..Default::default()
+    });
+    check_reduced(
+        gpu(),
+        &similarity,
+        &binned(700, 700, 6, 6),
+        Colormap::Diverging,
+        Reduce::Mean,
+    );
+}
+
+#[test]
+fn reductions_larger_than_one_buffer_go_block_by_block() {
+    // 4 KiB blocks: a handful of pixel rows at a time.
+    let small_tiles = GpuEngine::new_headless().unwrap().with_max_tile_bytes(4096);
+    let spec = TableSpec::Sinusoidal(SinusoidalParams {
+        seq: 5000,
+        dim: 16,
+        ..Default::default()
+    });
+    for reduce in [Reduce::Min, Reduce::Max] {
+        check_reduced(
+            &small_tiles,
+            &spec,
+            &binned(5000, 16, 21, 2),
+            Colormap::Viridis,
+            reduce,
+        );
     }
 }

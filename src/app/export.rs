@@ -59,6 +59,8 @@ pub struct ExportWindow {
     pub dtype: RealDtype,
     /// Empty: the figure's own title.
     pub title: String,
+    /// What a heatmap cell of the figure shows when it stands for several (the app's setting).
+    pub reduce: crate::engine::reduce::Reduce,
     pub path_text: String,
     pending_dialog: Option<PendingDialog>,
     job: Option<Receiver<Result<String, String>>>,
@@ -77,6 +79,7 @@ impl Default for ExportWindow {
             scale: 2.0,
             dtype: RealDtype::F32,
             title: String::new(),
+            reduce: crate::engine::reduce::Reduce::Mean,
             path_text: String::new(),
             pending_dialog: None,
             job: None,
@@ -109,6 +112,7 @@ impl ExportWindow {
             height: self.height,
             colormap,
             title: (!self.title.trim().is_empty()).then(|| self.title.trim().to_owned()),
+            reduce: self.reduce,
         }
     }
 

@@ -29,6 +29,8 @@ pub struct AppState {
     pub view: ViewKind,
     pub shared: SharedParams,
     pub colormap: Colormap,
+    /// What a heatmap pixel covering several cells shows.
+    pub reduce: crate::engine::reduce::Reduce,
     /// The preset chosen last (the menu says "modified" once a control has moved).
     pub preset: Option<String>,
 }
@@ -164,6 +166,21 @@ impl PoslabApp {
                     ui.selectable_value(&mut self.state.colormap, colormap, colormap.label());
                 }
             });
+        ui.horizontal(|ui| {
+            use crate::engine::reduce::Reduce;
+            let tips = [
+                (Reduce::Mean, "Each pixel shows the mean of the cells it covers: what the table looks like from afar"),
+                (Reduce::Min, "Each pixel shows the smallest of the cells it covers: the lower edge of the envelope"),
+                (Reduce::Max, "Each pixel shows the largest of the cells it covers: the upper edge of the envelope"),
+            ];
+            for (reduce, tip) in tips {
+                ui.radio_value(&mut self.state.reduce, reduce, reduce.label())
+                    .on_hover_text(tip);
+            }
+            ui.label("per pixel").on_hover_text(
+                "When a heatmap has more rows or columns than pixels, each pixel reduces the cells it covers (the status bar says how many); picking one of them would draw aliasing as if it were a pattern",
+            );
+        });
     }
 
     fn status_index(&self) -> usize {
@@ -190,6 +207,10 @@ impl PoslabApp {
             if let Some((rows, cols)) = status.last_window {
                 ui.label(format!("(computed {rows} × {cols} on screen)"));
             }
+            if let Some((sampling, rows, cols)) = status.last_sampling {
+                ui.separator();
+                ui.label(status::sampling_text(sampling, rows, cols));
+            }
             if let Some(took) = status.last_compute.filter(|_| self.show_machine_details) {
                 ui.separator();
                 ui.label(format!("{:.1} ms", took.as_secs_f64() * 1e3));
@@ -209,6 +230,7 @@ impl eframe::App for PoslabApp {
             self.state.view = ViewKind::Check;
             self.check.open_dialog(ui.ctx());
         }
+        self.export.reduce = self.state.reduce;
         let save = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::S);
         if ui.input_mut(|i| i.consume_shortcut(&save)) {
             self.export.open(self.view_size);
@@ -248,6 +270,7 @@ impl eframe::App for PoslabApp {
             let mut ctx = ViewContext {
                 shared: &self.state.shared,
                 colormap: self.state.colormap,
+                reduce: self.state.reduce,
                 engine: &self.engine,
                 status: &mut self.statuses[status_index],
             };

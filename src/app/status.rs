@@ -4,12 +4,38 @@
 use std::time::Duration;
 
 use crate::engine::Window;
+use crate::engine::reduce::Sampling;
+
+/// How one pixel of the last heatmap relates to the table's cells, in words.
+pub fn sampling_text(sampling: Sampling, rows_per_pixel: usize, cols_per_pixel: usize) -> String {
+    let cells = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let per_pixel = format!(
+        "{} × {}",
+        cells(rows_per_pixel, "row", "rows"),
+        cells(cols_per_pixel, "column", "columns")
+    );
+    match sampling {
+        Sampling::Exact => "1 pixel = 1 cell".to_owned(),
+        Sampling::Reduced(reduce) => format!("1 pixel = {} of {per_pixel}", reduce.label()),
+        Sampling::PointSampled => {
+            format!("1 pixel = 1 cell sampled from {per_pixel} (too many cells to reduce)")
+        }
+    }
+}
 
 #[derive(Default)]
 pub struct Status {
     /// The shape of the last table drawn, and how much of it was computed.
     pub last_table: Option<Vec<usize>>,
     pub last_window: Option<(usize, usize)>,
+    /// How the last table's cells became pixels, and how many one pixel covers `(rows, cols)`.
+    pub last_sampling: Option<(Sampling, usize, usize)>,
     pub last_compute: Option<Duration>,
     /// What a 3D view drew, in words.
     pub scene: Option<String>,
@@ -17,9 +43,16 @@ pub struct Status {
 }
 
 impl Status {
-    pub fn computed(&mut self, table_shape: Vec<usize>, window: &Window, took: Duration) {
+    pub fn computed(
+        &mut self,
+        table_shape: Vec<usize>,
+        window: &Window,
+        sampling: Sampling,
+        took: Duration,
+    ) {
         self.last_table = Some(table_shape);
         self.last_window = Some((window.rows.len(), window.cols.len()));
+        self.last_sampling = Some((sampling, window.rows.step, window.cols.step));
         self.last_compute = Some(took);
         self.error = None;
     }

@@ -118,11 +118,13 @@ impl Comparison {
 
 /// What the Check view and its figure draw of a table: rows and columns (a 1-D table as one
 /// row; of a 3-D one, slice `index` of the first axis, further axes folded into the columns),
-/// every k-th row and column beyond `max_cells` a side; with the rows and columns drawn.
+/// at most `max_cells` a side: beyond that each drawn value is the `reduce` of the cells it
+/// covers (bins of `step` cells, see [`crate::engine::reduce`]); with the bins drawn.
 pub fn drawn_slice(
     table: &ArrayD<f64>,
     index: usize,
     max_cells: usize,
+    reduce: crate::engine::reduce::Reduce,
 ) -> (ndarray::Array2<f64>, Strided, Strided) {
     let view = match table.ndim() {
         0..=2 => table.view(),
@@ -143,9 +145,20 @@ pub fn drawn_slice(
         ..Strided::all(n)
     };
     let (row_range, col_range) = (strided(rows), strided(cols));
-    let values = slice
-        .slice(ndarray::s![..;row_range.step, ..;col_range.step])
-        .to_owned();
+    let values = ndarray::Array2::from_shape_fn((row_range.len(), col_range.len()), |(y, x)| {
+        let mut acc = crate::engine::reduce::Accumulator::default();
+        for r in crate::engine::reduce::bin(&row_range, y) {
+            for c in crate::engine::reduce::bin(&col_range, x) {
+                acc.add(slice[[r, c]]);
+            }
+        }
+        // A cell that is NaN or infinite in the file stays visible as such when alone.
+        if acc.count() == 0 && row_range.step * col_range.step == 1 {
+            slice[[row_range.at(y), col_range.at(x)]]
+        } else {
+            acc.value(reduce)
+        }
+    });
     (values, row_range, col_range)
 }
 

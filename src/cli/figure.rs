@@ -15,6 +15,7 @@ use crate::encoding::grid::GridParams;
 use crate::encoding::rope::RopeLayout;
 use crate::encoding::sinusoidal::{SinusoidalLayout, Spacing};
 use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
+use crate::engine::reduce::Reduce;
 use crate::export::figure::{
     CorkscrewFigure, FigureFormat, FigureSpec, FigureStyle, MAX_SCALE, SIZE_RANGE, build_figure,
 };
@@ -66,6 +67,11 @@ pub struct FigureArgs {
     /// Colour map of heatmaps
     #[arg(long, value_enum, value_name = "MAP", default_value_t = Colormap::Viridis)]
     pub colormap: Colormap,
+
+    /// Where a heatmap cell of the figure stands for several of the table's: show their mean,
+    /// or the min or max (the envelope)
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = Reduce::Mean)]
+    pub reduce: Reduce,
 
     /// Title over the figure (default: what it shows and its parameters)
     #[arg(long, value_name = "TEXT")]
@@ -269,7 +275,7 @@ fn view_name(view: FigureView) -> String {
 
 fn check_options_apply(view: FigureView, matches: &ArgMatches) -> Result<(), CliError> {
     const EVERY_VIEW: &[&str] = &[
-        "view", "output", "width", "height", "scale", "colormap", "title",
+        "view", "output", "width", "height", "scale", "colormap", "title", "reduce",
     ];
     let accepted = options_of(view);
     let command = FigureArgs::augment_args(clap::Command::new("figure"));
@@ -674,6 +680,9 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
             .unwrap_or_default();
         words.extend(["--colormap".into(), name]);
     }
+    if style.reduce != defaults.reduce {
+        words.extend(["--reduce".into(), style.reduce.label().to_owned()]);
+    }
     if let Some(title) = &style.title {
         words.extend(["--title".into(), title.clone()]);
     }
@@ -734,6 +743,7 @@ pub(crate) fn write_figure(args: &FigureArgs, matches: &ArgMatches) -> Result<()
         height: size("height", args.height)?,
         colormap: args.colormap,
         title: args.title.clone(),
+        reduce: args.reduce,
     };
     if output.is_dir() {
         return Err(CliError::usage(format!(

@@ -132,6 +132,71 @@ pub fn bias_value(slope: f64, mode: AlibiMode, query: usize, key: usize) -> f64 
     }
 }
 
+/// The distances `|i - j|` of the unmasked cells in a block of an ALiBi matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockDistances {
+    /// Unmasked cells.
+    pub count: u64,
+    pub sum: u128,
+    pub min: u64,
+    pub max: u64,
+}
+
+impl BlockDistances {
+    /// The mean, minimum and maximum bias of the block's unmasked cells for `slope`, in that
+    /// order (`-inf` for a block that is all masked). The smallest bias is at the largest
+    /// distance.
+    pub fn biases(&self, slope: f64) -> [f64; 3] {
+        if self.count == 0 {
+            return [f64::NEG_INFINITY; 3];
+        }
+        let mean = self.sum as f64 / self.count as f64;
+        [
+            negate_distance(slope, mean),
+            negate_distance(slope, self.max as f64),
+            negate_distance(slope, self.min as f64),
+        ]
+    }
+}
+
+/// The distances of the unmasked cells of rows (queries) `rows` and columns (keys) `cols`, in
+/// closed form: along one row they run in steps of one, so each row is an arithmetic series on
+/// each side of the diagonal. A heatmap pixel covering a block costs one pass over its rows.
+pub fn block_distances(
+    mode: AlibiMode,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+) -> BlockDistances {
+    let mut out = BlockDistances {
+        min: u64::MAX,
+        ..Default::default()
+    };
+    let mut add_run = |near: u64, far: u64| {
+        // Distances near..=far, one cell each.
+        let n = far - near + 1;
+        out.count += n;
+        out.sum += u128::from(n) * u128::from(near + far) / 2;
+        out.min = out.min.min(near);
+        out.max = out.max.max(far);
+    };
+    for i in rows {
+        // Keys at or before the query.
+        let end = cols.end.min(i + 1);
+        if cols.start < end {
+            add_run((i - (end - 1)) as u64, (i - cols.start) as u64);
+        }
+        // Keys after the query: masked in causal mode.
+        let begin = cols.start.max(i + 1);
+        if mode == AlibiMode::Symmetric && begin < cols.end {
+            add_run((begin - i) as u64, (cols.end - 1 - i) as u64);
+        }
+    }
+    if out.count == 0 {
+        out.min = 0;
+    }
+    out
+}
+
 /// The 2D bias of one head between patches `query` and `key`.
 pub fn bias_2d_value(slope: f64, grid: &GridParams, query: usize, key: usize) -> f64 {
     negate_distance(

@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod gpu;
 mod memory;
 pub mod patch_maps;
+pub mod reduce;
 pub mod window;
 
 use ndarray::{Array2, ArrayD};
@@ -301,4 +302,7 @@ pub enum EngineError {
          rope-angles and rope-apply"
     )]
     Arithmetic(&'static str),
+    /// A reduction or summary with more cells than it may visit.
+    #[error("{0}")]
+    TooLarge(String),
 }

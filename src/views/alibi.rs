@@ -46,11 +46,13 @@ impl AlibiView {
 
 impl AlibiView {
     /// Every head's bias, small, on the scale of the steepest head, in a grid.
+    #[allow(clippy::too_many_arguments)]
     fn small_multiples_ui(
         &mut self,
         ui: &mut egui::Ui,
         params: &AlibiParams,
         slopes: &[f64],
+        reduce: crate::engine::reduce::Reduce,
         colormap: Colormap,
         engine: &AppEngine,
         status: &mut Status,
@@ -58,7 +60,7 @@ impl AlibiView {
         let steepest = slopes.iter().copied().fold(0.0, f64::max);
         let scale = (-steepest * (params.seq - 1) as f64, 0.0);
         self.thumbnails
-            .resize_with(params.heads, TableHeatmap::default);
+            .resize_with(params.heads, TableHeatmap::secondary);
         let size = 96.0;
         let per_row = ((ui.available_width() / (size + 12.0)).floor() as usize).max(1);
         egui::ScrollArea::vertical().show(ui, |ui| {
@@ -80,7 +82,7 @@ impl AlibiView {
                                 head: Some(head),
                             };
                             let response = thumbnail
-                                .thumbnail_ui(ui, &spec, 0, size, colormap, engine, status)
+                                .thumbnail_ui(ui, &spec, 0, size, reduce, colormap, engine, status)
                                 .interact(egui::Sense::click())
                                 .on_hover_text("Click to see this head large");
                             if response.clicked() {
@@ -192,7 +194,7 @@ impl View for AlibiView {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
-        let (shared, colormap, engine) = (ctx.shared, ctx.colormap, ctx.engine);
+        let (shared, colormap, engine, reduce) = (ctx.shared, ctx.colormap, ctx.engine, ctx.reduce);
         let status = &mut *ctx.status;
         let heads = shared.heads;
         let params = self.params(shared);
@@ -244,7 +246,9 @@ impl View for AlibiView {
                 ui.set_max_width(full.x * 0.55);
                 if self.all_heads {
                     ui.vertical(|ui| {
-                        self.small_multiples_ui(ui, &params, &slopes, colormap, engine, status);
+                        self.small_multiples_ui(
+                            ui, &params, &slopes, reduce, colormap, engine, status,
+                        );
                     });
                     return;
                 }
@@ -258,6 +262,7 @@ impl View for AlibiView {
                     &spec,
                     0,
                     ("key j", "query i"),
+                    reduce,
                     colormap,
                     engine,
                     status,
@@ -266,7 +271,7 @@ impl View for AlibiView {
                     && let Some((i, j)) = response.hovered
                 {
                     let value = alibi::bias_value(slopes[head], params.mode, i, j);
-                    response.response.clone().on_hover_text_at_pointer(format!(
+                    response.show_hover(format!(
                         "head {}, query {i}, key {j}, distance {}\nbias = {value}",
                         head,
                         j as i64 - i as i64

@@ -13,6 +13,7 @@ use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::app::params::SharedParams;
 use crate::check::identify::{MAX_ELEMENTS, identify};
 use crate::check::{Comparison, Tolerance, compare, drawn_slice, squeezed};
+use crate::engine::reduce::Reduce;
 use crate::engine::{TableSpec, cpu};
 use crate::import::tables::{TableFormat, TensorInfo, list_tensors, read_table};
 use crate::views::{View, ViewContext, ViewExport};
@@ -118,7 +119,7 @@ pub struct CheckView {
     /// Identification or comparison in progress, off the UI thread.
     job: Option<(OutcomeKey, Receiver<Outcome>)>,
     /// The three pictures, for the outcome's key, the slice and the colour map.
-    pictures: Option<((OutcomeKey, usize, Colormap), [Picture; 3])>,
+    pictures: Option<((OutcomeKey, usize, Colormap, Reduce), [Picture; 3])>,
 }
 
 impl Default for CheckView {
@@ -430,11 +431,11 @@ impl CheckView {
     }
 
     /// The three pictures of the outcome shown, made when it, the slice or the colours change.
-    fn update_pictures(&mut self, ctx: &egui::Context, colormap: Colormap) {
+    fn update_pictures(&mut self, ctx: &egui::Context, colormap: Colormap, reduce: Reduce) {
         let (Some(loaded), Some((key, outcome))) = (&self.loaded, &self.outcome) else {
             return;
         };
-        let picture_key = (key.clone(), self.head, colormap);
+        let picture_key = (key.clone(), self.head, colormap, reduce);
         if self
             .pictures
             .as_ref()
@@ -456,7 +457,7 @@ impl CheckView {
                     (values, colormap),
                     (&difference, Colormap::Diverging),
                 ]
-                .map(|(table, colormap)| picture(ctx, table, self.head, colormap));
+                .map(|(table, colormap)| picture(ctx, table, self.head, colormap, reduce));
                 (picture_key, pictures)
             });
     }
@@ -519,9 +520,15 @@ fn compute_outcome(
 }
 
 /// A 2-D slice of `table` (head `head` of a 3-D one; a 1-D one as a single row), every k-th
-/// row and column beyond [`MAX_SHOWN`], colour-mapped.
-fn picture(ctx: &egui::Context, table: &ArrayD<f64>, head: usize, colormap: Colormap) -> Picture {
-    let (values, row_range, col_range) = drawn_slice(table, head, MAX_SHOWN);
+/// row and column beyond [`MAX_SHOWN`] reduced (mean, min or max), colour-mapped.
+fn picture(
+    ctx: &egui::Context,
+    table: &ArrayD<f64>,
+    head: usize,
+    colormap: Colormap,
+    reduce: Reduce,
+) -> Picture {
+    let (values, row_range, col_range) = drawn_slice(table, head, MAX_SHOWN, reduce);
     let data = HeatmapData {
         values,
         rows: row_range,
@@ -576,7 +583,7 @@ impl View for CheckView {
         }
         self.shared = *ctx.shared;
         self.update(ui.ctx());
-        self.update_pictures(ui.ctx(), ctx.colormap);
+        self.update_pictures(ui.ctx(), ctx.colormap, ctx.reduce);
         if self.busy() {
             ui.horizontal(|ui| {
                 ui.spinner();

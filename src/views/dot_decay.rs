@@ -138,7 +138,7 @@ impl View for DotDecayView {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
-        let (shared, colormap, engine) = (ctx.shared, ctx.colormap, ctx.engine);
+        let (shared, colormap, engine, reduce) = (ctx.shared, ctx.colormap, ctx.engine, ctx.reduce);
         let status = &mut *ctx.status;
         let params = shared.sinusoidal();
         self.anchor = self.anchor.min(params.seq - 1);
@@ -187,6 +187,7 @@ impl View for DotDecayView {
                     &spec,
                     0,
                     ("row j", "row i"),
+                    reduce,
                     colormap,
                     engine,
                     status,
@@ -197,7 +198,7 @@ impl View for DotDecayView {
                     let value = crate::encoding::sinusoidal::SinusoidalValues::new(&params)
                         .map(|v| v.dot_at_offset(j as i64 - i as i64))
                         .unwrap_or(f64::NAN);
-                    response.response.clone().on_hover_text_at_pointer(format!(
+                    response.show_hover(format!(
                         "PE[{i}]·PE[{j}] = {value:.9}\ndistance j - i = {}",
                         j as i64 - i as i64
                     ));

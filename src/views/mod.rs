@@ -19,6 +19,8 @@ use crate::widgets::colormap::Colormap;
 pub struct ViewContext<'a> {
     pub shared: &'a SharedParams,
     pub colormap: Colormap,
+    /// What a heatmap pixel covering several cells shows.
+    pub reduce: crate::engine::reduce::Reduce,
     pub engine: &'a AppEngine,
     pub status: &'a mut Status,
 }

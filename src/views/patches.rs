@@ -285,6 +285,7 @@ impl View for PatchView {
             &spec,
             0,
             ("key patch j", "query patch i"),
+            ctx.reduce,
             ctx.colormap,
             ctx.engine,
             ctx.status,
@@ -292,7 +293,7 @@ impl View for PatchView {
         {
             let (ix, iy) = grid.patch_xy(i);
             let (jx, jy) = grid.patch_xy(j);
-            response.response.clone().on_hover_text_at_pointer(format!(
+            response.show_hover(format!(
                 "query patch {i} (column {ix}, row {iy}), key patch {j} (column {jx}, row {jy})\nraster order: patch k at column k % {w}, row k / {w}",
                 w = grid.grid_w
             ));

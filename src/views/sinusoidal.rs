@@ -116,7 +116,7 @@ impl View for SinusoidalView {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
-        let (shared, colormap, engine) = (ctx.shared, ctx.colormap, ctx.engine);
+        let (shared, colormap, engine, reduce) = (ctx.shared, ctx.colormap, ctx.engine, ctx.reduce);
         let status = &mut *ctx.status;
         let params = shared.sinusoidal();
         let spec = TableSpec::Sinusoidal(params);
@@ -134,6 +134,7 @@ impl View for SinusoidalView {
                 &spec,
                 0,
                 ("dimension", "position (row)"),
+                reduce,
                 colormap,
                 engine,
                 status,
@@ -141,7 +142,7 @@ impl View for SinusoidalView {
             if let Some(response) = response {
                 if let Some((row, col)) = response.hovered {
                     let text = hover_text(&params, row, col);
-                    response.response.clone().on_hover_text_at_pointer(text);
+                    response.show_hover(text);
                 }
                 if let Some((_, col)) = response.clicked {
                     self.selected_column = Some(col);

@@ -6,6 +6,7 @@ use ndarray::Array2;
 
 use super::colormap::Colormap;
 use crate::engine::Strided;
+use crate::engine::reduce::{self, Reduce, Sampling};
 
 /// A computed window of a table: its values and where they sit.
 pub struct HeatmapData {
@@ -27,6 +28,19 @@ pub struct HeatmapResponse {
     /// Where a table coordinate `(col, -row)` lands on screen.
     pub transform: egui_plot::PlotTransform,
     pub response: egui::Response,
+    /// Where a pixel covers several cells: which, and their mean, minimum and maximum.
+    pub pixel_note: Option<String>,
+}
+
+impl HeatmapResponse {
+    /// Shows `text` at the pointer, followed by what the pixel under it covers.
+    pub fn show_hover(&self, text: String) {
+        let text = match &self.pixel_note {
+            Some(note) => format!("{text}\n{note}"),
+            None => text,
+        };
+        self.response.clone().on_hover_text_at_pointer(text);
+    }
 }
 
 /// The texture of a heatmap, kept between frames and refreshed when its data changes.
@@ -166,6 +180,7 @@ pub fn heatmap_ui(
         clicked: if clicked { hovered } else { None },
         transform: response.transform,
         response: response.response,
+        pixel_note: None,
     }
 }
 
@@ -223,17 +238,20 @@ pub fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: (f64, f64), hei
     });
 }
 
-/// What a heatmap's texture shows: the table, the window, the colour map and the fixed range.
+/// What a heatmap's texture shows: the table, the window, the reduction, the colour map and the
+/// fixed range.
 type ComputedFor = (
     crate::engine::TableSpec,
     crate::engine::Window,
+    Reduce,
     Colormap,
     Option<(f64, f64)>,
 );
 
-/// A heatmap of a table that computes, through the app's engine, only the window on screen,
-/// and recomputes when the table, the view or the colour map changes.
-#[derive(Default)]
+/// A heatmap of a table that computes, through the app's engine, only the window on screen at
+/// screen resolution, and recomputes when the table, the view, the reduction or the colour map
+/// changes. Where a pixel covers several cells it shows their mean, minimum or maximum (see
+/// [`crate::engine::reduce`]), and its hover says which cells and what they hold.
 pub struct TableHeatmap {
     /// The CPU path: values in main memory, colour-mapped into an egui texture.
     texture: HeatmapTexture,
@@ -241,18 +259,51 @@ pub struct TableHeatmap {
     /// The GPU path: values and texture stay on the device.
     gpu: Option<(crate::engine::gpu::GpuHeatmap, egui::TextureId)>,
     shown_window: Option<(Strided, Strided)>,
+    sampling: Sampling,
     range: (f64, f64),
     /// A range set by the caller, so that several heatmaps share one scale.
     pub fixed_range: Option<(f64, f64)>,
     /// A row outlined on top of the table.
     pub highlight_row: Option<usize>,
+    /// Whether this heatmap reports its window to the status bar (the main one of a view does;
+    /// thumbnails do not, so that the status names what the user is looking at).
+    pub reports_status: bool,
     computed_for: Option<ComputedFor>,
     visible: Option<(PlotBounds, egui::Vec2)>,
+    /// The table's `[rows, cols]` the visible bounds belong to.
+    visible_shape: Option<(usize, usize)>,
+}
+
+impl Default for TableHeatmap {
+    fn default() -> Self {
+        Self {
+            texture: HeatmapTexture::default(),
+            data: None,
+            gpu: None,
+            shown_window: None,
+            sampling: Sampling::Exact,
+            range: (0.0, 0.0),
+            fixed_range: None,
+            highlight_row: None,
+            reports_status: true,
+            computed_for: None,
+            visible: None,
+            visible_shape: None,
+        }
+    }
 }
 
 impl TableHeatmap {
+    /// A heatmap that does not report to the status bar (a thumbnail, a secondary map).
+    pub fn secondary() -> Self {
+        Self {
+            reports_status: false,
+            ..Self::default()
+        }
+    }
+
     /// The window of the table on screen, with its values (read back from the GPU when the
-    /// heatmap lives there).
+    /// heatmap lives there): one value per pixel, reduced where a pixel covers several cells.
     pub fn shown(&self, engine: &crate::app::engine::AppEngine) -> Option<HeatmapData> {
         let (rows, cols) = self.shown_window?;
         match (&self.gpu, engine) {
@@ -273,22 +324,40 @@ impl TableHeatmap {
         }
     }
 
+    /// The pixels on screen as the GPU colour-mapped them, rgba8 in row order (for tests).
+    pub fn shown_pixels(&self, engine: &crate::app::engine::AppEngine) -> Option<Vec<[u8; 4]>> {
+        match (&self.gpu, engine) {
+            (Some((heatmap, _)), crate::app::engine::AppEngine::Gpu(gpu, _)) => {
+                gpu.read_heatmap_pixels(heatmap).ok()
+            }
+            _ => None,
+        }
+    }
+
+    /// How the cells on screen became pixels.
+    pub fn sampling(&self) -> Sampling {
+        self.sampling
+    }
+
     pub fn range(&self) -> (f64, f64) {
         self.range
     }
 
     /// Computes the window: on the device into a texture egui draws when the engine shares
     /// eframe's device, otherwise through main memory.
+    #[allow(clippy::too_many_arguments)]
     fn compute(
         &mut self,
         ctx: &egui::Context,
         spec: &crate::engine::TableSpec,
         window: &crate::engine::Window,
+        reduce: Reduce,
         colormap: Colormap,
         engine: &crate::app::engine::AppEngine,
         status: &mut crate::app::status::Status,
     ) {
         let started = std::time::Instant::now();
+        let reports = self.reports_status;
         if let crate::app::engine::AppEngine::Gpu(gpu, Some(render_state)) = engine {
             let previous = self.gpu.take();
             let previous_id = previous.as_ref().map(|(_, id)| *id);
@@ -297,6 +366,7 @@ impl TableHeatmap {
             match gpu.render_heatmap(
                 spec,
                 window,
+                reduce,
                 &colormap.lut(),
                 symmetric,
                 fixed,
@@ -322,37 +392,67 @@ impl TableHeatmap {
                         ),
                     };
                     self.range = heatmap.range;
+                    self.sampling = heatmap.sampling;
                     self.gpu = Some((heatmap, id));
                     self.shown_window = Some((window.rows, window.cols));
-                    status.computed(spec.shape().unwrap_or_default(), window, started.elapsed());
+                    if reports {
+                        status.computed(
+                            spec.shape().unwrap_or_default(),
+                            window,
+                            self.sampling,
+                            started.elapsed(),
+                        );
+                    }
                     return;
                 }
                 // Positions beyond 32 bits and the like: the CPU path below serves.
                 Err(error) => status.error(error.to_string()),
             }
         }
-        match engine.compute_window(spec, window) {
-            Ok((crate::engine::Table::Real(values), _)) => {
-                let shape = (window.rows.len(), window.cols.len());
-                if let Ok(values) = values.into_shape_with_order(shape) {
-                    let data = HeatmapData {
-                        values,
-                        rows: window.rows,
-                        cols: window.cols,
-                    };
-                    self.texture.update(ctx, &data, colormap, self.fixed_range);
-                    self.range = self.texture.range();
-                    self.data = Some(data);
-                    self.shown_window = Some((window.rows, window.cols));
-                    status.computed(spec.shape().unwrap_or_default(), window, started.elapsed());
+        let sampling = reduce::sampling(spec, window, reduce);
+        let values =
+            match sampling {
+                Sampling::Reduced(reduce) => {
+                    reduce::compute_reduced_cpu(spec, window, reduce).map(Some)
+                }
+                Sampling::Exact | Sampling::PointSampled => engine
+                    .compute_window(spec, window)
+                    .map(|(table, _)| match table {
+                        crate::engine::Table::Real(values) => values
+                            .into_shape_with_order((window.rows.len(), window.cols.len()))
+                            .ok(),
+                        crate::engine::Table::Index(_) => None,
+                    }),
+            };
+        match values {
+            Ok(Some(values)) => {
+                let data = HeatmapData {
+                    values,
+                    rows: window.rows,
+                    cols: window.cols,
+                };
+                self.texture.update(ctx, &data, colormap, self.fixed_range);
+                self.range = self.texture.range();
+                self.data = Some(data);
+                self.gpu = None;
+                self.sampling = sampling;
+                self.shown_window = Some((window.rows, window.cols));
+                if reports {
+                    status.computed(
+                        spec.shape().unwrap_or_default(),
+                        window,
+                        sampling,
+                        started.elapsed(),
+                    );
                 }
             }
-            Ok((crate::engine::Table::Index(_), _)) => {}
+            Ok(None) => {}
             Err(error) => status.error(error.to_string()),
         }
     }
 
-    /// Draws `spec` (a 2-D table, or head `head` of a 3-D one), with a colour bar on the right.
+    /// Draws `spec` (a 2-D table, or head `head` of a 3-D one), with a colour bar on the right;
+    /// a pixel covering several cells shows their `reduce`.
     #[allow(clippy::too_many_arguments)]
     pub fn ui(
         &mut self,
@@ -361,15 +461,20 @@ impl TableHeatmap {
         spec: &crate::engine::TableSpec,
         head: usize,
         axis_labels: (&str, &str),
+        reduce: Reduce,
         colormap: Colormap,
         engine: &crate::app::engine::AppEngine,
         status: &mut crate::app::status::Status,
     ) -> Option<HeatmapResponse> {
         let [_, rows, cols] = spec.matrix_shape();
+        if self.visible_shape != Some((rows, cols)) {
+            // Bounds of a table of another shape say nothing about this one.
+            self.visible = None;
+        }
         let window = self.window_on_screen(rows, cols, head);
-        let key = (spec.clone(), window, colormap, self.fixed_range);
+        let key = (spec.clone(), window, reduce, colormap, self.fixed_range);
         if self.computed_for.as_ref() != Some(&key) {
-            self.compute(ui.ctx(), spec, &window, colormap, engine, status);
+            self.compute(ui.ctx(), spec, &window, reduce, colormap, engine, status);
             self.computed_for = Some(key);
         }
         let full = ui.available_rect_before_wrap();
@@ -387,7 +492,7 @@ impl TableHeatmap {
         };
         ui.scope_builder(egui::UiBuilder::new().max_rect(heatmap_rect), |ui| {
             if let Some(shown) = self.shown_window {
-                let response = heatmap_ui(
+                let mut response = heatmap_ui(
                     ui,
                     id,
                     shown,
@@ -398,9 +503,18 @@ impl TableHeatmap {
                     None,
                 );
                 self.visible = Some((response.visible, response.size_px));
+                self.visible_shape = Some((rows, cols));
+                if let (Some(cell), Sampling::Reduced(reduce)) = (response.hovered, self.sampling) {
+                    response.pixel_note = pixel_note(spec, head, shown, cell, reduce);
+                }
                 result = Some(response);
             }
         });
+        // The window follows the plot's bounds of this frame: when they moved (a zoom, a new
+        // table shape), compute again next frame instead of waiting for the mouse to move.
+        if self.window_on_screen(rows, cols, head) != window {
+            ui.ctx().request_repaint();
+        }
         ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
             ui.horizontal_top(|ui| {
                 colorbar_ui(ui, colormap, self.range, colorbar_rect.height().min(400.0));
@@ -418,6 +532,7 @@ impl TableHeatmap {
         spec: &crate::engine::TableSpec,
         head: usize,
         size_px: f32,
+        reduce: Reduce,
         colormap: Colormap,
         engine: &crate::app::engine::AppEngine,
         status: &mut crate::app::status::Status,
@@ -436,9 +551,9 @@ impl TableHeatmap {
             rows: along(rows),
             cols: along(cols),
         };
-        let key = (spec.clone(), window, colormap, self.fixed_range);
+        let key = (spec.clone(), window, reduce, colormap, self.fixed_range);
         if self.computed_for.as_ref() != Some(&key) {
-            self.compute(ui.ctx(), spec, &window, colormap, engine, status);
+            self.compute(ui.ctx(), spec, &window, reduce, colormap, engine, status);
             self.computed_for = Some(key);
         }
         let texture = match &self.gpu {
@@ -454,7 +569,7 @@ impl TableHeatmap {
         }
     }
 
-    /// The rows and columns the heatmap shows, at about one value per pixel.
+    /// The rows and columns the heatmap shows, at about one pixel per bin of cells.
     fn window_on_screen(&self, rows: usize, cols: usize, head: usize) -> crate::engine::Window {
         let heads = Strided {
             start: head,
@@ -480,4 +595,44 @@ impl TableHeatmap {
             },
         }
     }
+}
+
+/// What the pixel holding `cell` covers and holds, for the hover of a reduced heatmap.
+fn pixel_note(
+    spec: &crate::engine::TableSpec,
+    head: usize,
+    (rows, cols): (Strided, Strided),
+    (row, col): (usize, usize),
+    reduce: Reduce,
+) -> Option<String> {
+    if row < rows.start || row >= rows.end || col < cols.start || col >= cols.end {
+        return None;
+    }
+    let row_bin = reduce::bin(&rows, (row - rows.start) / rows.step);
+    let col_bin = reduce::bin(&cols, (col - cols.start) / cols.step);
+    let span = |r: &std::ops::Range<usize>, one: &str, many: &str| {
+        if r.len() == 1 {
+            format!("{one} {}", r.start)
+        } else {
+            format!("{many} {}–{}", r.start, r.end - 1)
+        }
+    };
+    let where_ = format!(
+        "{} × {}",
+        span(&row_bin, "row", "rows"),
+        span(&col_bin, "column", "columns")
+    );
+    Some(
+        match reduce::pixel_summary(spec, head, row_bin.clone(), col_bin.clone()) {
+            Ok((acc, cells)) if acc.count() > 0 => format!(
+                "this pixel shows the {} of {cells} cells ({where_}):\nmean {:.6}, min {:.6}, max {:.6}",
+                reduce.label(),
+                acc.value(Reduce::Mean),
+                acc.value(Reduce::Min),
+                acc.value(Reduce::Max),
+            ),
+            Ok((_, cells)) => format!("this pixel covers {cells} masked cells ({where_})"),
+            Err(error) => format!("this pixel covers {where_}: {error}"),
+        },
+    )
 }

@@ -3,6 +3,7 @@
 
 use super::{GpuEngine, Plan, Sink, check_positions, readback_error};
 use crate::encoding::torch_f32::Arithmetic;
+use crate::engine::reduce::{Reduce, Sampling, sampling};
 use crate::engine::{EngineError, TableSpec, Window};
 
 /// f32 bits as u32 codes whose unsigned order is numeric order (as colormap.wgsl codes them).
@@ -44,6 +45,8 @@ pub struct GpuHeatmap {
     pub size: [u32; 2],
     /// The value range the colours span.
     pub range: (f64, f64),
+    /// How the window's cells became its pixels.
+    pub sampling: Sampling,
 }
 
 impl GpuEngine {
@@ -113,13 +116,17 @@ impl GpuEngine {
     }
 
     /// Computes one head's `window` of `spec` and colour-maps it into a texture, all on the
-    /// device. `colors` is the colour map as 256 packed rgba8 values; `symmetric` centres the
-    /// range on 0; `fixed_range` maps that range instead of the values' own (to compare
-    /// several heatmaps on one scale). A previous heatmap of the same size is reused.
+    /// device. Where the window's steps are above 1, each pixel is the `reduce` of the cells
+    /// it covers (see [`crate::engine::reduce`]). `colors` is the colour map as 256 packed rgba8
+    /// values; `symmetric` centres the range on 0; `fixed_range` maps that range instead of the
+    /// values' own (to compare several heatmaps on one scale). A previous heatmap of the same
+    /// size is reused.
+    #[allow(clippy::too_many_arguments)]
     pub fn render_heatmap(
         &self,
         spec: &TableSpec,
         window: &Window,
+        reduce: Reduce,
         colors: &[u32; 256],
         symmetric: bool,
         fixed_range: Option<(f32, f32)>,
@@ -139,8 +146,14 @@ impl GpuEngine {
             Some(previous) if previous.size == [cols, rows] => previous,
             _ => self.new_heatmap(cols, rows),
         };
-        let plan = Plan::new(spec, Arithmetic::Exact);
-        self.run(&plan, spec, window, Sink::Buffer(&heatmap.values))?;
+        let sampling = sampling(spec, window, reduce);
+        match sampling {
+            Sampling::Reduced(reduce) => self.reduce_into(spec, window, reduce, &heatmap.values)?,
+            Sampling::Exact | Sampling::PointSampled => {
+                let plan = Plan::new(spec, Arithmetic::Exact);
+                self.run(&plan, spec, window, Sink::Buffer(&heatmap.values))?;
+            }
+        }
 
         let pipelines = self.colormap_pipelines();
         let params = ColormapParams {
@@ -215,9 +228,14 @@ impl GpuEngine {
         if symmetric {
             high = low.abs().max(high.abs());
             low = -high;
+        } else if high <= low && fixed_range.is_none() {
+            // One value everywhere: the shader draws the middle colour, which is the middle of
+            // this range (as Colormap::range makes it on the CPU).
+            (low, high) = (low - 0.5, low + 0.5);
         }
         Ok(GpuHeatmap {
             range: (low, high),
+            sampling,
             ..heatmap
         })
     }
@@ -254,6 +272,7 @@ impl GpuEngine {
             values,
             size: [cols, rows],
             range: (0.0, 0.0),
+            sampling: Sampling::Exact,
         }
     }
 

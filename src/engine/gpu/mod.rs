@@ -8,6 +8,7 @@
 
 mod gpu_data;
 mod heatmap;
+mod reduce;
 pub mod shaders;
 
 pub use heatmap::GpuHeatmap;
@@ -55,6 +56,8 @@ pub struct GpuEngine {
     timestamps: bool,
     /// The heatmap colour-mapping pipelines, made on first use.
     colormap: std::sync::OnceLock<heatmap::ColormapPipelines>,
+    /// The heatmap reduction pipeline, made on first use.
+    reduce: std::sync::OnceLock<reduce::ReducePipeline>,
 }
 
 /// Where a computation's values go.
@@ -166,6 +169,7 @@ impl GpuEngine {
             max_binding_bytes,
             timestamps,
             colormap: std::sync::OnceLock::new(),
+            reduce: std::sync::OnceLock::new(),
         }
     }
 

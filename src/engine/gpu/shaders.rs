@@ -39,6 +39,12 @@ pub const COLORMAP: ShaderSource = ShaderSource {
     source: include_str!("../../../shaders/colormap.wgsl"),
 };
 
+/// The reduction of heatmap cells to pixels, which has bindings of its own.
+pub const REDUCE: ShaderSource = ShaderSource {
+    label: "reduce.wgsl",
+    source: include_str!("../../../shaders/reduce.wgsl"),
+};
+
 /// The RoPE corkscrew's render pipelines (the 3D canvas).
 pub const CORKSCREW: ShaderSource = ShaderSource {
     label: "corkscrew.wgsl",
@@ -52,8 +58,9 @@ pub const BLIT: ShaderSource = ShaderSource {
 };
 
 /// Every module, for validation.
-pub const ALL: [ShaderSource; 11] = [
-    SINUSOIDAL, TOEPLITZ, ROPE, ALIBI, GRID, ROPE_2D, RELATIVE, BINARY, COLORMAP, CORKSCREW, BLIT,
+pub const ALL: [ShaderSource; 12] = [
+    SINUSOIDAL, TOEPLITZ, ROPE, ALIBI, GRID, ROPE_2D, RELATIVE, BINARY, COLORMAP, REDUCE,
+    CORKSCREW, BLIT,
 ];
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use crate::encoding::grid::GridParams;
 use crate::encoding::rope::{RopeLayout, pair_scores};
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
+use crate::engine::reduce::{self, Reduce, Sampling};
 use crate::engine::{Strided, TableSpec, Window, cpu};
 use crate::scene::camera::OrbitCamera;
 use crate::scene::corkscrew::{self, CorkscrewParams, ProbeVector, SceneLayout};
@@ -102,13 +103,15 @@ fn finite_range(values: &[f64]) -> (f64, f64) {
         })
 }
 
-/// A heatmap panel of `spec`'s `[rows, cols]` (of one head), at most `max_cells` a side.
+/// A heatmap panel of `spec`'s `[rows, cols]` (of one head), at most `max_cells` a side; a
+/// cell standing for several of the table's shows their `reduce`, as the app's heatmaps do.
 fn heatmap_panel(
     spec: &TableSpec,
     head: usize,
     title: String,
     labels: (&str, &str),
     max_cells: usize,
+    reduce: Reduce,
 ) -> Result<(Panel, (f64, f64)), FigureError> {
     spec.validate()?;
     let [_, rows, cols] = spec.matrix_shape();
@@ -121,10 +124,15 @@ fn heatmap_panel(
         rows: strided(rows, max_cells),
         cols: strided(cols, max_cells),
     };
-    let values = cpu::compute_window(spec, &window)?
-        .into_real()
-        .into_iter()
-        .collect::<Vec<f64>>();
+    let values = match reduce::sampling(spec, &window, reduce) {
+        Sampling::Reduced(reduce) => reduce::compute_reduced_cpu(spec, &window, reduce)?
+            .into_iter()
+            .collect::<Vec<f64>>(),
+        Sampling::Exact | Sampling::PointSampled => cpu::compute_window(spec, &window)?
+            .into_real()
+            .into_iter()
+            .collect::<Vec<f64>>(),
+    };
     let range = finite_range(&values);
     let panel = Panel {
         title,
@@ -167,6 +175,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                 format!("[{}, {}] table", params.seq, params.dim),
                 ("dimension", "position"),
                 MAX_CELLS,
+                style.reduce,
             )?;
             (
                 format!(
@@ -271,6 +280,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                     },
                     ("key j", "query i"),
                     max_cells,
+                    style.reduce,
                 )?;
                 range = (range.0.min(low), range.1.max(high));
                 panels.push(panel);
@@ -528,7 +538,8 @@ fn check_figure(
             Colormap::Diverging,
         ),
     ] {
-        let (values, row_range, col_range) = crate::check::drawn_slice(table, 0, MAX_CELLS);
+        let (values, row_range, col_range) =
+            crate::check::drawn_slice(table, 0, MAX_CELLS, style.reduce);
         let values: Vec<f64> = values.into_iter().collect();
         let range = finite_range(&values);
         panels.push(Panel {

@@ -27,6 +27,8 @@ pub struct FigureStyle {
     pub colormap: Colormap,
     /// Replaces the figure's own title when given.
     pub title: Option<String>,
+    /// What a heatmap cell of the figure shows when it stands for several of the table's.
+    pub reduce: crate::engine::reduce::Reduce,
 }
 
 impl Default for FigureStyle {
@@ -36,6 +38,7 @@ impl Default for FigureStyle {
             height: 700,
             colormap: Colormap::Viridis,
             title: None,
+            reduce: crate::engine::reduce::Reduce::Mean,
         }
     }
 }

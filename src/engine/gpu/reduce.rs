@@ -1,0 +1,182 @@
+//! Heatmap pixels that cover several cells, on the device: the cells are computed at full
+//! resolution block by block and each block is reduced to its pixels (shaders/reduce.wgsl), so
+//! the values never visit main memory. Sinusoidal means skip the cells: their kernel sums each
+//! pixel's run of rows in closed form.
+
+use super::{GpuEngine, Plan, Sink, entry, readback_error};
+use crate::encoding::torch_f32::Arithmetic;
+use crate::engine::reduce::{Reduce, bin, has_closed_form};
+use crate::engine::{EngineError, Strided, TableSpec, Window};
+
+/// Keep in sync with `ReduceParams` in shaders/reduce.wgsl.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct ReduceParams {
+    px_rows: u32,
+    px_cols: u32,
+    bin_rows: u32,
+    bin_cols: u32,
+    cell_rows: u32,
+    cell_cols: u32,
+    out_row: u32,
+    mode: u32,
+}
+
+/// The reduction pipeline, made on first use.
+pub(super) struct ReducePipeline {
+    layout: wgpu::BindGroupLayout,
+    pipeline: wgpu::ComputePipeline,
+}
+
+impl GpuEngine {
+    fn reduce_pipeline(&self) -> &ReducePipeline {
+        self.reduce.get_or_init(|| {
+            let buffer = |binding, ty| wgpu::BindGroupLayoutEntry {
+                binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            };
+            let layout = self
+                .device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("reduce bindings"),
+                    entries: &[
+                        buffer(0, wgpu::BufferBindingType::Uniform),
+                        buffer(1, wgpu::BufferBindingType::Storage { read_only: true }),
+                        buffer(2, wgpu::BufferBindingType::Storage { read_only: false }),
+                    ],
+                });
+            let pipeline_layout =
+                self.device
+                    .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                        label: Some("reduce pipeline layout"),
+                        bind_group_layouts: &[Some(&layout)],
+                        immediate_size: 0,
+                    });
+            let module = self
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(super::shaders::REDUCE.label),
+                    source: wgpu::ShaderSource::Wgsl(super::shaders::REDUCE.source.into()),
+                });
+            let pipeline = self
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some("reduce"),
+                    layout: Some(&pipeline_layout),
+                    module: &module,
+                    entry_point: Some("reduce"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
+            ReducePipeline { layout, pipeline }
+        })
+    }
+
+    /// One value per bin of `window` (one head) into `pixels`, in row order: the mean, minimum
+    /// or maximum of the finite cells each pixel covers.
+    pub(super) fn reduce_into(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+        reduce: Reduce,
+        pixels: &wgpu::Buffer,
+    ) -> Result<(), EngineError> {
+        if has_closed_form(spec, reduce) {
+            let mut plan = Plan::new(spec, Arithmetic::Exact);
+            plan.entry = match spec {
+                TableSpec::Alibi { .. } => {
+                    plan.params.flags |= reduce.code() << 1;
+                    "alibi_bias_reduced"
+                }
+                _ => "sinusoidal_table_mean",
+            };
+            plan.params.extra = super::to_u32(window.rows.end);
+            plan.params.grid_w = super::to_u32(window.cols.end);
+            self.run(&plan, spec, window, Sink::Buffer(pixels))?;
+            return Ok(());
+        }
+        let plan = Plan::new(spec, Arithmetic::Exact);
+        let (px_rows, px_cols) = (window.rows.len(), window.cols.len());
+        let columns = Strided {
+            start: window.cols.start,
+            end: window.cols.end,
+            step: 1,
+        };
+        let cells_per_pixel_row = (window.rows.step * columns.len()) as u64;
+        let max_words = self.max_binding_bytes / 4;
+        if cells_per_pixel_row > max_words {
+            return Err(readback_error(format!(
+                "one row of pixels covers {cells_per_pixel_row} cells, more than one device buffer holds"
+            )));
+        }
+        let rows_per_block = ((max_words / cells_per_pixel_row) as usize)
+            .min(px_rows)
+            .min(super::WORKGROUPS_PER_DIMENSION as usize * 16)
+            .max(1);
+        let block_words = rows_per_block as u64 * cells_per_pixel_row;
+        let cells = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("cells to reduce"),
+            size: block_words * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let params = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("reduce params"),
+            size: std::mem::size_of::<ReduceParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let pipeline = self.reduce_pipeline();
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("reduce bindings"),
+            layout: &pipeline.layout,
+            entries: &[entry(0, &params), entry(1, &cells), entry(2, pixels)],
+        });
+        for y0 in (0..px_rows).step_by(rows_per_block) {
+            let ny = rows_per_block.min(px_rows - y0);
+            let first = bin(&window.rows, y0).start;
+            let last = bin(&window.rows, y0 + ny - 1).end;
+            let block = Window {
+                heads: window.heads,
+                rows: Strided {
+                    start: first,
+                    end: last,
+                    step: 1,
+                },
+                cols: columns,
+            };
+            self.run(&plan, spec, &block, Sink::Buffer(&cells))?;
+            let block_params = ReduceParams {
+                px_rows: super::to_u32(ny),
+                px_cols: super::to_u32(px_cols),
+                bin_rows: super::to_u32(window.rows.step),
+                bin_cols: super::to_u32(window.cols.step),
+                cell_rows: super::to_u32(last - first),
+                cell_cols: super::to_u32(columns.len()),
+                out_row: super::to_u32(y0),
+                mode: reduce.code(),
+            };
+            self.queue
+                .write_buffer(&params, 0, bytemuck::bytes_of(&block_params));
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&pipeline.pipeline);
+                pass.set_bind_group(0, &bind_group, &[]);
+                pass.dispatch_workgroups(
+                    super::to_u32(px_cols).div_ceil(16),
+                    super::to_u32(ny).div_ceil(16),
+                    1,
+                );
+            }
+            self.queue.submit([encoder.finish()]);
+        }
+        Ok(())
+    }
+}
