@@ -49,7 +49,7 @@ pub enum Command {
     /// Write one table (an encoding, its angles, biases or indices) to a .npy or .csv file
     Table(TableArgs),
     /// Draw a view's figure to .svg or .png, with no window (the app's export, scripted)
-    Figure(figure::FigureArgs),
+    Figure(Box<figure::FigureArgs>),
     /// Compare a table computed elsewhere (.npy, .csv, .safetensors) with poslab's
     Check(check::CheckArgs),
     /// Say which table a file holds: kind, convention and parameters

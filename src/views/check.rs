@@ -92,6 +92,9 @@ struct OutcomeKey {
     tolerance: (f64, f64),
 }
 
+/// What the three pictures were made for: the outcome, the slice, the colours, the reduction.
+type PictureKey = (OutcomeKey, usize, Colormap, Reduce);
+
 struct Picture {
     data: HeatmapData,
     texture: HeatmapTexture,
@@ -119,7 +122,7 @@ pub struct CheckView {
     /// Identification or comparison in progress, off the UI thread.
     job: Option<(OutcomeKey, Receiver<Outcome>)>,
     /// The three pictures, for the outcome's key, the slice and the colour map.
-    pictures: Option<((OutcomeKey, usize, Colormap, Reduce), [Picture; 3])>,
+    pictures: Option<(PictureKey, [Picture; 3])>,
 }
 
 impl Default for CheckView {
