@@ -382,7 +382,7 @@ fn the_corkscrew_draws_the_chosen_pairs() {
         .map(|helix| helix.pair)
         .collect();
     assert_eq!(pairs, vec![0, 8, 16, 24, 32, 40, 48, 56]);
-    harness.get_by_label("half").click();
+    harness.get_by_label("split").click();
     harness.run();
     assert_eq!(
         harness.state().corkscrew_view().layout,
@@ -489,7 +489,7 @@ fn the_command_line_figure_equals_the_apps_export() {
             harness.run();
         }
         if view == "RoPE corkscrew (3D)" {
-            harness.get_by_label("half").click();
+            harness.get_by_label("split").click();
             harness.run();
         }
         let export = harness.state().view_export().expect("the view exports");
@@ -943,4 +943,120 @@ fn a_million_positions_are_drawn_as_the_mean_of_the_rows_each_pixel_holds() {
     );
     let shown = harness.state().shown_sinusoidal().unwrap();
     assert!(shown.values.column(0).iter().all(|&v| v > 0.999));
+}
+
+#[test]
+fn the_status_and_the_heatmap_follow_a_typed_dimension_at_once() {
+    let mut harness = harness();
+    harness.run();
+    // Open the column plot under the heatmap, then widen the table.
+    harness.state_mut().select_sinusoidal_column(Some(3));
+    harness.run();
+    type_number(&mut harness, "Dimension", "512", |_| {});
+    let shown = harness.state().shown_sinusoidal().unwrap();
+    // Every column of the new table is on screen, none of the old one's only.
+    assert_eq!((shown.cols.start, shown.cols.end), (0, 512));
+    let said = format!(
+        "(computed {} × {} on screen)",
+        shown.rows.len(),
+        shown.cols.len()
+    );
+    assert!(
+        harness.query_by_label(&said).is_some(),
+        "the status bar names the window shown: {said}"
+    );
+    assert!(harness.query_by_label_contains("table 512 × 512").is_some());
+}
+
+#[test]
+fn a_patch_grid_change_keeps_the_querys_column_and_row() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("2D patch maps").click();
+    harness.run();
+    // The default query is patch 7 * 14 + 7: column 7, row 7.
+    assert_eq!(harness.state().patch_view().query, 7 * 14 + 7);
+    harness
+        .get_by_role_and_label(Role::Slider, "Grid columns")
+        .set_value_accesskit(20.0);
+    harness.run();
+    assert_eq!(harness.state().patch_view().query, 7 * 20 + 7);
+    // A grid too small for it: clamped to the last column and row.
+    harness
+        .get_by_role_and_label(Role::Slider, "Grid columns")
+        .set_value_accesskit(4.0);
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Grid rows")
+        .set_value_accesskit(5.0);
+    harness.run();
+    assert_eq!(harness.state().patch_view().query, 4 * 4 + 3);
+}
+
+#[test]
+fn pinned_curves_follow_the_normalisation() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Dot-product decay").click();
+    harness.run();
+    harness.get_by_label("Pin curve").click();
+    harness.run();
+    let raw = harness.state().shown_pins()[0].1.clone();
+    // PE[a]·PE[a] = d/2 = 64 at offset 0.
+    assert!((raw[0][1] - 64.0).abs() < 1e-4, "{:?}", raw[0]);
+    harness.get_by_label("Normalised").click();
+    harness.run();
+    let normalised = harness.state().shown_pins()[0].1.clone();
+    for (a, b) in raw.iter().zip(&normalised) {
+        assert!((a[1] / 64.0 - b[1]).abs() < 1e-9);
+    }
+    // Pinned while normalised, drawn raw again when the toggle goes off.
+    harness.get_by_label("Pin curve").click();
+    harness.run();
+    harness.get_by_label("Normalised").click();
+    harness.run();
+    let pins = harness.state().shown_pins();
+    assert!((pins[1].1[0][1] - 64.0).abs() < 1e-4);
+}
+
+#[test]
+fn the_corkscrew_draws_far_enough_for_its_markers_and_shares_the_layout() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("RoPE corkscrew (3D)").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Positions drawn")
+        .set_value_accesskit(16.0);
+    harness.run();
+    assert_eq!(
+        harness
+            .state()
+            .corkscrew_view()
+            .scene()
+            .unwrap()
+            .position_count,
+        16
+    );
+    harness
+        .get_by_role_and_label(Role::Slider, "Query position m")
+        .set_value_accesskit(300.0);
+    harness.run();
+    let scene = harness.state().corkscrew_view().scene().unwrap();
+    assert!(
+        scene.position_count >= 301,
+        "drawn: {}",
+        scene.position_count
+    );
+    // The corkscrew's pairing and the side panel's layout are one setting.
+    harness.get_by_label("split").click();
+    harness.run();
+    assert!(!harness.state().state.shared.interleaved);
+    assert_eq!(
+        harness.state().corkscrew_view().layout,
+        poslab::encoding::rope::RopeLayout::Half
+    );
+    harness.get_by_label("interleaved").click();
+    harness.run();
+    assert!(harness.state().state.shared.interleaved);
 }

@@ -90,6 +90,11 @@ impl PoslabApp {
         self.dot_decay.shown_curve()
     }
 
+    /// The dot-product view's pinned curves as drawn: `(label, points)`.
+    pub fn shown_pins(&self) -> Vec<(String, Vec<[f64; 2]>)> {
+        self.dot_decay.shown_pins()
+    }
+
     /// The patch maps' view, for tests.
     pub fn patch_view(&self) -> &PatchView {
         &self.patches
@@ -103,6 +108,11 @@ impl PoslabApp {
     /// The RoPE corkscrew's view, for tests.
     pub fn corkscrew_view(&self) -> &CorkscrewView {
         &self.corkscrew
+    }
+
+    /// Opens (or closes) the sinusoidal view's column plot, as a click on a column does.
+    pub fn select_sinusoidal_column(&mut self, column: Option<usize>) {
+        self.sinusoidal.selected_column = column;
     }
 
     /// The sinusoidal table the view shows now (a window of it at screen resolution).
@@ -273,8 +283,12 @@ impl eframe::App for PoslabApp {
                 reduce: self.state.reduce,
                 engine: &self.engine,
                 status: &mut self.statuses[status_index],
+                shared_edit: None,
             };
             view.ui(ui, &mut ctx);
+            if let Some(edit) = ctx.shared_edit {
+                self.state.shared = edit;
+            }
         });
         if self.export.open {
             let export = self.current_view().export(&self.state.shared);

@@ -143,13 +143,13 @@ impl CorkscrewView {
                 .on_hover_text("Pair numbers and ranges, e.g. 0, 4, 8-12");
             }
             ui.separator();
-            ui.label("Pairing:");
-            ui.radio_value(&mut self.layout, RopeLayout::Interleaved, "interleaved")
-                .on_hover_text("Pair i rotates dimensions (2i, 2i+1): Meta's Llama, RoFormer");
-            ui.radio_value(&mut self.layout, RopeLayout::Half, "half")
-                .on_hover_text(
-                    "Pair i rotates dimensions (i, i + d/2): Hugging Face rotate_half, GPT-NeoX",
-                );
+            ui.label(match self.layout {
+                RopeLayout::Interleaved => "Pairing: interleaved (2i, 2i+1)",
+                RopeLayout::Half => "Pairing: half (i, i + d/2)",
+            })
+            .on_hover_text(
+                "The side panel's layout (interleaved / split) sets it, or click a row of the pairing diagram",
+            );
         });
         ui.horizontal_wrapped(|ui| {
             probe_ui(ui, "Query q", &mut self.query);
@@ -787,7 +787,7 @@ impl View for CorkscrewView {
                 crate::export::figure::CorkscrewFigure {
                     dim: shared.dim,
                     base: shared.base,
-                    layout: self.layout,
+                    layout: layout_of(shared),
                     pairs,
                     first_position: shared.start,
                     position_count,
@@ -814,6 +814,8 @@ impl View for CorkscrewView {
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
         let shared = *ctx.shared;
+        // The pairing is the side panel's layout: one setting, whichever control moves it.
+        self.layout = layout_of(&shared);
         self.error = None;
         // Measured before the control rows, which may overflow a narrow window.
         let panel_width = ui.available_width();
@@ -828,6 +830,14 @@ impl View for CorkscrewView {
         };
         let first = shared.start;
         let last = shared.start + shared.seq as u64 - 1;
+        let before = (self.query_position, self.key_position);
+        self.positions_ui(ui, first, last);
+        // Moving m or n past the drawn positions draws more of them, so that the markers
+        // never silently vanish.
+        let needed = (self.query_position.max(self.key_position) - first + 1) as usize;
+        if before != (self.query_position, self.key_position) && needed > self.drawn_limit {
+            self.drawn_limit = needed.min(MAX_DRAWN_POSITIONS).min(shared.seq);
+        }
         let position_count = self.drawn_limit.min(shared.seq).max(1);
         let scene = if pairs.is_empty() {
             None
@@ -851,7 +861,20 @@ impl View for CorkscrewView {
         let drawn: Vec<(usize, egui::Color32)> =
             pairs.iter().copied().zip(colors.iter().copied()).collect();
 
-        self.positions_ui(ui, first, last);
+        let drawn_last = first + position_count as u64 - 1;
+        for (name, position) in [
+            ("query m", self.query_position),
+            ("key n", self.key_position),
+        ] {
+            if position > drawn_last {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!(
+                        "The {name} = {position} lies beyond the positions drawn ({first} to {drawn_last}): its marker is not shown. Raise Positions drawn (at most {MAX_DRAWN_POSITIONS})."
+                    ),
+                );
+            }
+        }
         let query = self.query.values(shared.dim, self.layout);
         let key = self.key.values(shared.dim, self.layout);
         self.shown_scores = pair_scores(
@@ -899,9 +922,25 @@ impl View for CorkscrewView {
             let rest = egui::vec2(full.x * 0.38 - 8.0, below.y);
             ui.allocate_ui_with_layout(rest, top_down, |ui| {
                 ui.set_max_width(rest.x);
-                ui.label("Which dimensions form a pair");
+                ui.label("Which dimensions form a pair (click one to use it)");
                 pairing_ui(ui, &mut self.layout, shared.dim, &drawn);
             });
         });
+        if self.layout != layout_of(&shared) {
+            ctx.shared_edit = Some(crate::app::params::SharedParams {
+                interleaved: self.layout == RopeLayout::Interleaved,
+                ..shared
+            });
+        }
+    }
+}
+
+/// The RoPE layout of the side panel's setting: interleaved pairs `(2i, 2i+1)`, or split into
+/// halves `(i, i + d/2)`.
+fn layout_of(shared: &crate::app::params::SharedParams) -> RopeLayout {
+    if shared.interleaved {
+        RopeLayout::Interleaved
+    } else {
+        RopeLayout::Half
     }
 }

@@ -12,10 +12,24 @@ use crate::engine::{Strided, Table, TableSpec, Window};
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::TableHeatmap;
 
-/// A curve kept on the plot while the parameters change.
+/// A curve kept on the plot while the parameters change: its raw values and the dimension they
+/// belong to, so that it follows the Normalised toggle like the live curve.
 struct PinnedCurve {
     label: String,
-    points: Vec<[f64; 2]>,
+    dim: usize,
+    raw: Vec<[f64; 2]>,
+}
+
+impl PinnedCurve {
+    /// Its points, divided by `d/2` (its own `d`) when `normalised`.
+    fn points(&self, normalised: bool) -> Vec<[f64; 2]> {
+        let scale = if normalised {
+            2.0 / self.dim as f64
+        } else {
+            1.0
+        };
+        self.raw.iter().map(|&[k, v]| [k, v * scale]).collect()
+    }
 }
 
 #[derive(Default)]
@@ -30,6 +44,14 @@ pub struct DotDecayView {
 }
 
 impl DotDecayView {
+    /// The pinned curves as drawn now: `(label, points)`.
+    pub fn shown_pins(&self) -> Vec<(String, Vec<[f64; 2]>)> {
+        self.pinned
+            .iter()
+            .map(|pin| (pin.label.clone(), pin.points(self.normalised)))
+            .collect()
+    }
+
     /// The decay curve on screen: `(offset k, value)`.
     pub fn shown_curve(&self) -> Option<&[[f64; 2]]> {
         self.curve
@@ -90,7 +112,7 @@ impl DotDecayView {
                 for pin in &self.pinned {
                     plot_ui.line(Line::new(
                         pin.label.clone(),
-                        PlotPoints::from(pin.points.clone()),
+                        PlotPoints::from(pin.points(self.normalised)),
                     ));
                 }
                 if let Some((_, _, _, points)) = &self.curve {
@@ -153,11 +175,17 @@ impl View for DotDecayView {
                 .button("Pin curve")
                 .on_hover_text("Keep this curve to compare with other bases or dimensions");
             if pin.clicked()
-                && let Some((_, _, _, points)) = &self.curve
+                && let Some((_, _, normalised, points)) = &self.curve
             {
+                let unscale = if *normalised {
+                    params.dim as f64 / 2.0
+                } else {
+                    1.0
+                };
                 self.pinned.push(PinnedCurve {
                     label: format!("d {} base {}", params.dim, params.base),
-                    points: points.clone(),
+                    dim: params.dim,
+                    raw: points.iter().map(|&[k, v]| [k, v * unscale]).collect(),
                 });
             }
             if ui.add_enabled(!self.pinned.is_empty(), egui::Button::new("Clear pins")).clicked() {

@@ -23,6 +23,9 @@ pub struct ViewContext<'a> {
     pub reduce: crate::engine::reduce::Reduce,
     pub engine: &'a AppEngine,
     pub status: &'a mut Status,
+    /// A change to the shared parameters a view asks for (a control of its own that is one of
+    /// them, like the corkscrew's pairing), applied after it has drawn.
+    pub shared_edit: Option<SharedParams>,
 }
 
 /// A view of the app.

@@ -221,6 +221,7 @@ impl View for PatchView {
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
         let heads = ctx.shared.heads;
         self.head = self.head.min(heads - 1);
+        let grid_before = self.grid;
         ui.horizontal(|ui| {
             ui.add(egui::Slider::new(&mut self.grid.grid_h, 1..=64).text("Grid rows"))
                 .on_hover_text("Patches down the image (14 for ViT-B/16 at 224 px)");
@@ -229,6 +230,13 @@ impl View for PatchView {
             ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("ALiBi head"))
                 .on_hover_text("The head whose 2D ALiBi bias the maps and the matrix show");
         });
+        if self.grid != grid_before {
+            // The query keeps its column and row (clamped to the new grid), not its raster
+            // index, which names another patch once the width changes.
+            let (x, y) = grid_before.patch_xy(self.query.min(grid_before.patches() - 1));
+            self.query =
+                y.min(self.grid.grid_h - 1) * self.grid.grid_w + x.min(self.grid.grid_w - 1);
+        }
         self.mixed_freqs_ui(ui);
         let encoding = self.settings(ctx.shared);
         let patches = self.grid.patches();
