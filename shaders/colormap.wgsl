@@ -8,7 +8,8 @@ struct ColormapParams {
     cols: u32,
     // 1: the range is made symmetric around 0 (diverging colour maps).
     symmetric: u32,
-    _pad: u32,
+    // The colour of masked (non-finite) cells, packed rgba8.
+    masked: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: ColormapParams;
@@ -58,7 +59,7 @@ fn colormap(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let value = values[id.y * params.cols + id.x];
-    var color = vec4<f32>(0.0, 0.0, 0.0, 0.0);
+    var color = unpack4x8unorm(params.masked);
     if is_finite(value) {
         var low = from_order_code(atomicLoad(&range_codes[0]));
         var high = from_order_code(atomicLoad(&range_codes[1]));

@@ -1060,3 +1060,89 @@ fn the_corkscrew_draws_far_enough_for_its_markers_and_shares_the_layout() {
     harness.run();
     assert!(harness.state().state.shared.interleaved);
 }
+
+/// Every plot of the last frame inside a 1280 x 800 window with room to read it, and the
+/// heatmaps of square matrices with square cells.
+fn assert_plots_fit(harness: &Harness<'_, PoslabApp>, what: &str, square: &[&str]) {
+    let window = poslab::egui::Rect::from_min_size(
+        poslab::egui::Pos2::ZERO,
+        poslab::egui::vec2(1280.0, 800.0),
+    );
+    let placements = poslab::widgets::layout::plot_placements(&harness.ctx);
+    assert!(!placements.is_empty(), "{what}: no plot drawn");
+    for (name, frame, per_unit) in &placements {
+        assert!(
+            window.expand(1.0).contains_rect(*frame),
+            "{what}: {name} at {frame:?} runs off the window"
+        );
+        assert!(
+            frame.width() >= 120.0 && frame.height() >= 120.0,
+            "{what}: {name} is squeezed to {:?}",
+            frame.size()
+        );
+        if square.contains(&name.as_str()) {
+            let (x, y) = (per_unit[0].abs(), per_unit[1].abs());
+            assert!(
+                (x - y).abs() <= 0.01 * x.max(y),
+                "{what}: {name} has cells {x} x {y} points"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_plot_keeps_a_usable_size_at_1280_by_800() {
+    let big = || {
+        Harness::builder()
+            .with_size([1280.0, 800.0])
+            .wgpu_setup(wgpu_setup())
+            .build_eframe(|cc| PoslabApp::new(cc).hide_machine_details())
+    };
+    let mut harness = big();
+    harness.run();
+    harness.get_by_label("Dot-product decay").click();
+    harness.run();
+    harness.get_by_label("RoPE long-term decay").click();
+    harness.run();
+    assert_plots_fit(
+        &harness,
+        "dot-product decay with the bound",
+        &["similarity"],
+    );
+    let names: Vec<String> = poslab::widgets::layout::plot_placements(&harness.ctx)
+        .into_iter()
+        .map(|p| p.0)
+        .collect();
+    assert!(
+        names.contains(&"rope_long_term_decay".to_owned()),
+        "{names:?}"
+    );
+
+    let mut harness = big();
+    harness.run();
+    harness.get_by_label("ALiBi").click();
+    harness.run();
+    for (label, value) in [("Heads", 12.0), ("Sequence length", 8192.0)] {
+        harness
+            .get_by_role_and_label(Role::Slider, label)
+            .set_value_accesskit(value);
+        harness.run();
+    }
+    assert_plots_fit(&harness, "ALiBi, 12 heads, 8192 positions", &["alibi_bias"]);
+
+    let mut harness = big();
+    harness.run();
+    harness.get_by_label("2D patch maps").click();
+    harness.run();
+    assert_plots_fit(
+        &harness,
+        "patch maps",
+        &["patch_map_0", "patch_map_1", "patch_matrix"],
+    );
+
+    let mut harness = big();
+    harness.run();
+    harness.state_mut().select_sinusoidal_column(Some(5));
+    harness.run();
+    assert_plots_fit(&harness, "sinusoidal table with a column", &[]);
+}

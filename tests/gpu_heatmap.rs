@@ -120,9 +120,9 @@ fn check_reduced(
     for (k, (pixel, &value)) in pixels.iter().zip(values.iter()).enumerate() {
         if !value.is_finite() {
             assert_eq!(
-                pixel[3],
-                0,
-                "{} [{k}]: masked cells are transparent",
+                *pixel,
+                colormap.masked().to_array(),
+                "{} [{k}]: masked cells have the masked colour",
                 spec.kind_name()
             );
             continue;

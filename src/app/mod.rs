@@ -235,6 +235,7 @@ impl PoslabApp {
 
 impl eframe::App for PoslabApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        crate::widgets::layout::clear_plots(ui.ctx());
         let open = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::O);
         if ui.input_mut(|i| i.consume_shortcut(&open)) {
             self.state.view = ViewKind::Check;

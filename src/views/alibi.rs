@@ -59,10 +59,34 @@ impl AlibiView {
     ) {
         let steepest = slopes.iter().copied().fold(0.0, f64::max);
         let scale = (-steepest * (params.seq - 1) as f64, 0.0);
+        // The first head's thumbnail tells the status bar what one pixel holds.
         self.thumbnails
-            .resize_with(params.heads, TableHeatmap::secondary);
+            .resize_with(params.heads.max(1), TableHeatmap::secondary);
+        self.thumbnails[0].reports_status = true;
         let size = 96.0;
-        let per_row = ((ui.available_width() / (size + 12.0)).floor() as usize).max(1);
+        let colorbar_width = 90.0;
+        let per_row =
+            (((ui.available_width() - colorbar_width) / (size + 12.0)).floor() as usize).max(1);
+        let area = ui.available_rect_before_wrap();
+        // The one colour scale of every head, beside the grid.
+        let colorbar_rect = egui::Rect::from_min_max(
+            egui::pos2(area.right() - colorbar_width + 8.0, area.top() + 24.0),
+            egui::pos2(
+                area.right(),
+                area.top() + 24.0 + 300.0_f32.min(area.height() - 24.0),
+            ),
+        );
+        // A child that takes no room in the grid's layout.
+        ui.new_child(egui::UiBuilder::new().max_rect(colorbar_rect))
+            .horizontal_top(|ui| {
+                crate::widgets::heatmap::colorbar_ui(
+                    ui,
+                    colormap,
+                    scale,
+                    colorbar_rect.height() - 8.0,
+                );
+            });
+        ui.set_max_width(area.width() - colorbar_width);
         egui::ScrollArea::vertical().show(ui, |ui| {
             ui.set_width(ui.available_width());
             ui.label(format!(
@@ -106,7 +130,7 @@ fn slopes_ui(ui: &mut egui::Ui, slopes: &[f64], selected: usize, height: f32) {
         .enumerate()
         .map(|(h, m)| [h as f64, m.log2()])
         .collect();
-    Plot::new("alibi_slopes")
+    let response = Plot::new("alibi_slopes")
         .height(height)
         .x_axis_label("head")
         .y_axis_label("slope m (log scale)")
@@ -117,6 +141,7 @@ fn slopes_ui(ui: &mut egui::Ui, slopes: &[f64], selected: usize, height: f32) {
                 plot_ui.points(Points::new("selected head", PlotPoints::from(vec![p])).radius(6.0));
             }
         });
+    crate::widgets::layout::record_plot(ui.ctx(), "alibi_slopes", &response.transform);
 }
 
 /// What query `query` attends to with equal content scores: softmax of its bias row, per head.
@@ -128,9 +153,19 @@ fn attention_ui(
     height: f32,
 ) {
     let keys = params.seq;
-    Plot::new("alibi_attention")
+    // The legend in the corner away from the peak, which sits at the query.
+    let corner = if query * 2 >= keys {
+        egui_plot::Corner::LeftTop
+    } else {
+        egui_plot::Corner::RightTop
+    };
+    let response = Plot::new("alibi_attention")
         .height(height)
-        .legend(Legend::default())
+        .legend(
+            Legend::default()
+                .position(corner)
+                .follow_insertion_order(true),
+        )
         .x_axis_label("key j")
         .y_axis_label("attention weight")
         .show(ui, |plot_ui| {
@@ -155,6 +190,7 @@ fn attention_ui(
                 plot_ui.line(Line::new(format!("head {head}"), PlotPoints::from(points)));
             }
         });
+    crate::widgets::layout::record_plot(ui.ctx(), "alibi_attention", &response.transform);
 }
 
 impl AlibiView {
@@ -240,10 +276,21 @@ impl View for AlibiView {
                 ui.label(format!("(showing the first {seq} positions)"));
             }
         });
-        let full = ui.available_size();
-        ui.horizontal_top(|ui| {
-            ui.allocate_ui(egui::vec2(full.x * 0.55, full.y), |ui| {
-                ui.set_max_width(full.x * 0.55);
+        // The matrix (or the small multiples) on the left, slopes above attention on the right:
+        // each in a rectangle of its own, so that none pushes another off the window.
+        let full = ui.available_rect_before_wrap();
+        let (left, right) = crate::widgets::layout::split_columns(full, 0.58, 12.0);
+        let (slopes_rect, attention_rect) = crate::widgets::layout::split_rows(right, 0.42, 8.0);
+        ui.allocate_rect(full, egui::Sense::hover());
+        ui.scope_builder(egui::UiBuilder::new().max_rect(slopes_rect), |ui| {
+            slopes_ui(ui, &slopes, head, slopes_rect.height());
+        });
+        ui.scope_builder(egui::UiBuilder::new().max_rect(attention_rect), |ui| {
+            attention_ui(ui, &slopes, &params, query, attention_rect.height());
+        });
+        let ui = &mut ui.new_child(egui::UiBuilder::new().max_rect(left));
+        {
+            {
                 if self.all_heads {
                     ui.vertical(|ui| {
                         self.small_multiples_ui(
@@ -252,6 +299,7 @@ impl View for AlibiView {
                     });
                     return;
                 }
+                self.heatmap.square_cells = true;
                 let spec = TableSpec::Alibi {
                     params,
                     head: Some(head),
@@ -277,12 +325,7 @@ impl View for AlibiView {
                         j as i64 - i as i64
                     ));
                 }
-            });
-            ui.vertical(|ui| {
-                let height = (full.y - 16.0) / 2.0;
-                slopes_ui(ui, &slopes, head, height);
-                attention_ui(ui, &slopes, &params, query, height);
-            });
-        });
+            }
+        }
     }
 }

@@ -654,6 +654,7 @@ impl View for CheckView {
                                     (data.rows.end, data.cols.end),
                                     None,
                                     Some(link),
+                                    false,
                                 );
                                 if let Some((row, col)) = response.hovered {
                                     let (r, c) = (row / data.rows.step, col / data.cols.step);

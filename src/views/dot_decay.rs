@@ -11,6 +11,7 @@ use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::engine::{Strided, Table, TableSpec, Window};
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::TableHeatmap;
+use crate::widgets::layout::{split_columns, split_rows};
 
 /// A curve kept on the plot while the parameters change: its raw values and the dimension they
 /// belong to, so that it follows the Normalised toggle like the live curve.
@@ -99,7 +100,7 @@ impl DotDecayView {
     }
 
     fn curve_ui(&self, ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
-        Plot::new("dot_decay")
+        let response = Plot::new("dot_decay")
             .height(height)
             .legend(Legend::default())
             .x_axis_label("offset k = j - a")
@@ -120,6 +121,7 @@ impl DotDecayView {
                     plot_ui.line(Line::new(label, PlotPoints::from(points.clone())).width(2.0));
                 }
             });
+        crate::widgets::layout::record_plot(ui.ctx(), "dot_decay", &response.transform);
     }
 }
 
@@ -132,13 +134,14 @@ fn rope_bound_ui(ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
         return;
     };
     let points: Vec<[f64; 2]> = distances.iter().zip(bound).map(|(&r, b)| [r, b]).collect();
-    Plot::new("rope_long_term_decay")
+    let response = Plot::new("rope_long_term_decay")
         .height(height)
         .x_axis_label("relative distance r")
         .y_axis_label("bound on |q·k| (RoFormer)")
         .show(ui, |plot_ui| {
             plot_ui.line(Line::new("RoPE long-term decay", PlotPoints::from(points)));
         });
+    crate::widgets::layout::record_plot(ui.ctx(), "rope_long_term_decay", &response.transform);
 }
 
 impl View for DotDecayView {
@@ -194,20 +197,29 @@ impl View for DotDecayView {
         });
         self.update_curve(&params, engine, status);
 
-        let full = ui.available_size();
-        ui.horizontal_top(|ui| {
-            ui.allocate_ui(egui::vec2(full.x * 0.5, full.y), |ui| {
-                let height = if self.show_rope_bound {
-                    full.y * 0.5
-                } else {
-                    full.y
-                };
-                self.curve_ui(ui, &params, height);
-                if self.show_rope_bound {
-                    rope_bound_ui(ui, &params, full.y * 0.45);
-                }
+        // Curves on the left (the bound below the decay, each half the height), the square
+        // similarity matrix on the right.
+        let full = ui.available_rect_before_wrap();
+        let (left, right) = split_columns(full, 0.5, 12.0);
+        let (curve_rect, bound_rect) = if self.show_rope_bound {
+            let (top, bottom) = split_rows(left, 0.5, 8.0);
+            (top, Some(bottom))
+        } else {
+            (left, None)
+        };
+        ui.scope_builder(egui::UiBuilder::new().max_rect(curve_rect), |ui| {
+            self.curve_ui(ui, &params, curve_rect.height());
+        });
+        if let Some(rect) = bound_rect {
+            ui.scope_builder(egui::UiBuilder::new().max_rect(rect), |ui| {
+                rope_bound_ui(ui, &params, rect.height());
             });
-            ui.allocate_ui(egui::vec2(full.x * 0.5 - 8.0, full.y), |ui| {
+        }
+        ui.allocate_rect(full, egui::Sense::hover());
+        {
+            let ui = &mut ui.new_child(egui::UiBuilder::new().max_rect(right));
+            {
+                self.similarity.square_cells = true;
                 let spec = TableSpec::Similarity(params);
                 let response = self.similarity.ui(
                     ui,
@@ -231,7 +243,7 @@ impl View for DotDecayView {
                         j as i64 - i as i64
                     ));
                 }
-            });
-        });
+            }
+        }
     }
 }

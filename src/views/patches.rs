@@ -9,7 +9,9 @@ use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
 use crate::engine::{Strided, Table, TableSpec, Window};
 use crate::views::{View, ViewContext};
 use crate::widgets::colormap::Colormap;
-use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, TableHeatmap, heatmap_ui};
+use crate::widgets::heatmap::{
+    HeatmapData, HeatmapTexture, Outline, TableHeatmap, colorbar_ui, heatmap_ui,
+};
 
 /// Mixed RoPE frequencies loaded from a `.npy` file.
 pub struct LoadedFreqs {
@@ -285,7 +287,8 @@ impl View for PatchView {
             self.methods[0].label()
         ));
         let spec = self.methods[0].spec(self.grid, heads, self.head, &encoding);
-        self.matrix.highlight_row = Some(self.query);
+        self.matrix.outline = Some(Outline::Row(self.query));
+        self.matrix.square_cells = true;
         let grid = self.grid;
         if let Some(response) = self.matrix.ui(
             ui,
@@ -358,16 +361,52 @@ impl GridMap {
             self.computed_for = Some(key);
         }
         let data = self.data.as_ref()?;
-        let response = heatmap_ui(
-            ui,
-            id,
-            (data.rows, data.cols),
-            self.texture.id(),
-            ("patch column x", "patch row y"),
-            (grid.grid_h, grid.grid_w),
-            None,
-            None,
+        // The map as large as square patches allow, its colour bar beside it, as in the
+        // exported figure.
+        let area = ui.available_rect_before_wrap();
+        let colorbar_width = 84.0;
+        let (axes_x, axes_y) = (56.0, 44.0);
+        let scale = ((area.width() - colorbar_width - axes_x) / grid.grid_w as f32)
+            .min((area.height() - axes_y) / grid.grid_h as f32)
+            .max(1.0);
+        let map_rect = egui::Rect::from_min_size(
+            area.min,
+            egui::vec2(
+                grid.grid_w as f32 * scale + axes_x,
+                grid.grid_h as f32 * scale + axes_y,
+            ),
         );
+        let colorbar_rect = egui::Rect::from_min_max(
+            egui::pos2(map_rect.right() + 8.0, map_rect.top()),
+            egui::pos2(map_rect.right() + colorbar_width, map_rect.bottom()),
+        );
+        let (qx, qy) = grid.patch_xy(query);
+        let response = ui
+            .scope_builder(egui::UiBuilder::new().max_rect(map_rect), |ui| {
+                heatmap_ui(
+                    ui,
+                    id,
+                    (data.rows, data.cols),
+                    self.texture.id(),
+                    ("patch column x", "patch row y"),
+                    (grid.grid_h, grid.grid_w),
+                    Some(Outline::Cell(qy, qx)),
+                    None,
+                    true,
+                )
+            })
+            .inner;
+        ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
+            ui.horizontal_top(|ui| {
+                colorbar_ui(
+                    ui,
+                    colormap,
+                    self.texture.range(),
+                    colorbar_rect.height() - 8.0,
+                );
+            });
+        });
+        ui.allocate_rect(map_rect.union(colorbar_rect), egui::Sense::hover());
         self.transform = Some(response.transform);
         if let Some((y, x)) = response.hovered {
             let patch = y * grid.grid_w + x;

@@ -48,12 +48,25 @@ impl Colormap {
         egui::Color32::from_rgb(c.r, c.g, c.b)
     }
 
-    /// 256 colours from `t = 0` to `t = 1`, packed rgba8 (red in the low byte) as the GPU's
-    /// colour-mapping shader reads them.
-    pub fn lut(self) -> [u32; 256] {
+    /// The colour of a masked cell (`-inf`, a key a causal query may not see): one the map
+    /// itself never uses, so that masked cells are not mistaken for values or the background.
+    pub fn masked(self) -> egui::Color32 {
+        match self {
+            Colormap::Greyscale => egui::Color32::from_rgb(150, 70, 70),
+            _ => egui::Color32::from_gray(128),
+        }
+    }
+
+    /// 256 colours from `t = 0` to `t = 1`, then the masked colour, packed rgba8 (red in the
+    /// low byte) as the GPU's colour-mapping shader reads them.
+    pub fn lut(self) -> [u32; 257] {
         std::array::from_fn(|k| {
-            let [r, g, b, a] = self.color(k as f64 / 255.0).to_array();
-            u32::from_le_bytes([r, g, b, a])
+            let color = if k < 256 {
+                self.color(k as f64 / 255.0)
+            } else {
+                self.masked()
+            };
+            u32::from_le_bytes(color.to_array())
         })
     }
 

@@ -15,6 +15,14 @@ pub struct HeatmapData {
     pub cols: Strided,
 }
 
+/// A part of a heatmap outlined in white: the query's row of a matrix, the query's patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outline {
+    Row(usize),
+    /// `(row, col)`.
+    Cell(usize, usize),
+}
+
 /// What happened to a heatmap this frame.
 pub struct HeatmapResponse {
     /// The part of the table the axes show.
@@ -81,8 +89,8 @@ impl HeatmapTexture {
                 if v.is_finite() {
                     colormap.color((v - lo) / (hi - lo))
                 } else {
-                    // -inf (a masked ALiBi entry) is drawn as the background.
-                    egui::Color32::TRANSPARENT
+                    // -inf (a masked ALiBi entry) in a colour of its own.
+                    colormap.masked()
                 }
             })
             .collect();
@@ -108,7 +116,8 @@ impl HeatmapTexture {
 
 /// Draws the texture `texture` of a window (`rows`, `cols`) in plot axes named `id`; with
 /// `link`, its zoom, pan and cursor follow every other plot of that group (heatmaps of the same
-/// shape side by side).
+/// shape side by side); with `square_cells`, a cell is as wide as it is tall (a square matrix
+/// stays square).
 #[allow(clippy::too_many_arguments)]
 pub fn heatmap_ui(
     ui: &mut egui::Ui,
@@ -117,11 +126,15 @@ pub fn heatmap_ui(
     texture: Option<egui::TextureId>,
     axis_labels: (&str, &str),
     full_size: (usize, usize),
-    highlight_row: Option<usize>,
+    outline: Option<Outline>,
     link: Option<egui::Id>,
+    square_cells: bool,
 ) -> HeatmapResponse {
     let (rows_total, cols_total) = full_size;
     let mut plot = Plot::new(id);
+    if square_cells {
+        plot = plot.data_aspect(1.0);
+    }
     if let Some(group) = link {
         plot = plot
             .link_axis(group, [true, true])
@@ -149,18 +162,42 @@ pub fn heatmap_ui(
             plot_ui.zoom_bounds_around_hovered(egui::Vec2::splat((scroll * 0.005).exp()));
         }
         if let Some(texture) = texture {
-            let (x0, x1) = (cols.start as f64, (cols.last() + cols.step) as f64);
-            let (y0, y1) = (rows.start as f64, (rows.last() + rows.step) as f64);
+            // The last bin may hold fewer cells than the others: the image ends with the table.
+            let (x0, x1) = (
+                cols.start as f64,
+                (cols.last() + cols.step).min(cols.end) as f64,
+            );
+            let (y0, y1) = (
+                rows.start as f64,
+                (rows.last() + rows.step).min(rows.end) as f64,
+            );
             let center = PlotPoint::new((x0 + x1) / 2.0, -(y0 + y1) / 2.0);
             let size = egui::vec2((x1 - x0) as f32, (y1 - y0) as f32);
             plot_ui.add(PlotImage::new("table", texture, center, size));
         }
-        if let Some(row) = highlight_row {
-            let stroke = egui::Stroke::new(1.5, egui::Color32::WHITE);
-            for edge in [row, row + 1] {
-                plot_ui
-                    .hline(egui_plot::HLine::new("highlighted row", -(edge as f64)).stroke(stroke));
+        let stroke = egui::Stroke::new(1.5, egui::Color32::WHITE);
+        match outline {
+            Some(Outline::Row(row)) => {
+                for edge in [row, row + 1] {
+                    plot_ui.hline(
+                        egui_plot::HLine::new("highlighted row", -(edge as f64)).stroke(stroke),
+                    );
+                }
             }
+            Some(Outline::Cell(row, col)) => {
+                let (x0, x1, y0, y1) = (
+                    col as f64,
+                    col as f64 + 1.0,
+                    -(row as f64),
+                    -(row as f64) - 1.0,
+                );
+                let corners = vec![[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]];
+                plot_ui.line(
+                    egui_plot::Line::new("outlined cell", egui_plot::PlotPoints::from(corners))
+                        .stroke(egui::Stroke::new(2.5, egui::Color32::WHITE)),
+                );
+            }
+            None => {}
         }
         let cell = plot_ui.pointer_coordinate().and_then(|p| {
             let (row, col) = (-p.y, p.x);
@@ -173,6 +210,7 @@ pub fn heatmap_ui(
         (plot_ui.plot_bounds(), cell, plot_ui.response().clicked())
     });
     let (visible, hovered, clicked) = response.inner;
+    super::layout::record_plot(ui.ctx(), id, &response.transform);
     HeatmapResponse {
         visible,
         size_px: response.response.rect.size(),
@@ -263,8 +301,10 @@ pub struct TableHeatmap {
     range: (f64, f64),
     /// A range set by the caller, so that several heatmaps share one scale.
     pub fixed_range: Option<(f64, f64)>,
-    /// A row outlined on top of the table.
-    pub highlight_row: Option<usize>,
+    /// A row or cell outlined on top of the table.
+    pub outline: Option<Outline>,
+    /// Cells as wide as they are tall: a square matrix stays square.
+    pub square_cells: bool,
     /// Whether this heatmap reports its window to the status bar (the main one of a view does;
     /// thumbnails do not, so that the status names what the user is looking at).
     pub reports_status: bool,
@@ -284,7 +324,8 @@ impl Default for TableHeatmap {
             sampling: Sampling::Exact,
             range: (0.0, 0.0),
             fixed_range: None,
-            highlight_row: None,
+            outline: None,
+            square_cells: false,
             reports_status: true,
             computed_for: None,
             visible: None,
@@ -479,12 +520,24 @@ impl TableHeatmap {
         }
         let full = ui.available_rect_before_wrap();
         let colorbar_width = 90.0;
-        let heatmap_rect = egui::Rect::from_min_max(
+        let mut heatmap_rect = egui::Rect::from_min_max(
             full.min,
             egui::pos2(full.max.x - colorbar_width, full.max.y),
         );
-        let colorbar_rect =
-            egui::Rect::from_min_max(egui::pos2(heatmap_rect.max.x + 8.0, full.min.y), full.max);
+        if self.square_cells {
+            // Only as large as square cells fill, so that the colour bar sits beside the
+            // matrix and no empty band is left above or below it.
+            let (axes_x, axes_y) = (64.0, 44.0);
+            let scale = ((heatmap_rect.width() - axes_x) / cols as f32)
+                .min((heatmap_rect.height() - axes_y) / rows as f32)
+                .max(0.0);
+            heatmap_rect.set_width(cols as f32 * scale + axes_x);
+            heatmap_rect.set_height(rows as f32 * scale + axes_y);
+        }
+        let colorbar_rect = egui::Rect::from_min_max(
+            egui::pos2(heatmap_rect.max.x + 8.0, full.min.y),
+            egui::pos2(heatmap_rect.max.x + colorbar_width, heatmap_rect.max.y),
+        );
         let mut result = None;
         let texture = match &self.gpu {
             Some((_, id)) => Some(*id),
@@ -499,8 +552,9 @@ impl TableHeatmap {
                     texture,
                     axis_labels,
                     (rows, cols),
-                    self.highlight_row,
+                    self.outline,
                     None,
+                    self.square_cells,
                 );
                 self.visible = Some((response.visible, response.size_px));
                 self.visible_shape = Some((rows, cols));

@@ -3,3 +3,4 @@
 pub mod canvas3d;
 pub mod colormap;
 pub mod heatmap;
+pub mod layout;

@@ -23,7 +23,8 @@ struct ColormapParams {
     rows: u32,
     cols: u32,
     symmetric: u32,
-    _pad: u32,
+    /// The colour of masked cells, packed rgba8.
+    masked: u32,
 }
 
 const COLORMAP_SHADER: &str = super::shaders::COLORMAP.source;
@@ -116,7 +117,8 @@ impl GpuEngine {
     }
 
     /// Computes one head's `window` of `spec` and colour-maps it into a texture, all on the
-    /// device. Where the window's steps are above 1, each pixel is the `reduce` of the cells
+    /// device. `colors` is the colour map's 256 colours then the masked cells' colour, packed
+    /// rgba8 ([`crate::widgets::colormap::Colormap::lut`]). Where the window's steps are above 1, each pixel is the `reduce` of the cells
     /// it covers (see [`crate::engine::reduce`]). `colors` is the colour map as 256 packed rgba8
     /// values; `symmetric` centres the range on 0; `fixed_range` maps that range instead of the
     /// values' own (to compare several heatmaps on one scale). A previous heatmap of the same
@@ -127,7 +129,7 @@ impl GpuEngine {
         spec: &TableSpec,
         window: &Window,
         reduce: Reduce,
-        colors: &[u32; 256],
+        colors: &[u32; 257],
         symmetric: bool,
         fixed_range: Option<(f32, f32)>,
         previous: Option<GpuHeatmap>,
@@ -160,7 +162,7 @@ impl GpuEngine {
             rows,
             cols,
             symmetric: u32::from(symmetric),
-            _pad: 0,
+            masked: colors[256],
         };
         let params = self.uniform_buffer(bytemuck::bytes_of(&params));
         let range_codes = self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -177,7 +179,7 @@ impl GpuEngine {
         };
         self.queue
             .write_buffer(&range_codes, 0, bytemuck::cast_slice(&initial_codes));
-        let colors = self.storage_buffer_of("colour map", colors);
+        let colors = self.storage_buffer_of("colour map", &colors[..256]);
         let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("colormap bindings"),
             layout: &pipelines.layout,
