@@ -1146,3 +1146,69 @@ fn every_plot_keeps_a_usable_size_at_1280_by_800() {
     harness.run();
     assert_plots_fit(&harness, "sinusoidal table with a column", &[]);
 }
+
+#[test]
+fn enter_saves_and_a_new_format_replaces_the_extension() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Export…").click();
+    harness.run();
+    let field = |h: &Harness<'_, PoslabApp>| h.state().export_window().path_text.clone();
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .click();
+    harness.run();
+    let svg = folder.path().join("pe.svg");
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .type_text(&svg.display().to_string());
+    harness.run();
+    // Switching to PNG makes pe.png of pe.svg, not pe.svg.png.
+    harness.get_by_label("Figure, PNG").click();
+    harness.run();
+    let png = folder.path().join("pe.png");
+    assert_eq!(field(&harness), png.display().to_string());
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .click();
+    harness.run();
+    harness.key_press(poslab::egui::Key::Enter);
+    for _ in 0..300 {
+        harness.step();
+        if png.is_file() && !harness.state().export_window().busy() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(png.is_file(), "Enter saved {}", png.display());
+    assert!(!folder.path().join("pe.svg.png").exists());
+}
+
+#[test]
+fn open_without_a_file_dialog_says_so_and_offers_the_path_box() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Check a table").click();
+    harness.run();
+    harness.get_by_label("Open…").click();
+    // No desktop portal here: the dialog answers "nothing" within moments.
+    for _ in 0..200 {
+        harness.step();
+        if harness.state().check_view().dialog_note.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    harness.run();
+    assert!(
+        harness
+            .query_by_label_contains("no file dialog on this desktop")
+            .is_some()
+    );
+    assert!(
+        harness
+            .get_by_role_and_label(Role::TextInput, "or file:")
+            .is_focused()
+    );
+}

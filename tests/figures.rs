@@ -184,7 +184,7 @@ fn a_heatmap_holds_the_table_through_the_colour_map() {
 }
 
 #[test]
-fn a_causal_mask_is_transparent_in_the_heatmap() {
+fn a_causal_mask_has_the_masked_colour_in_the_heatmap() {
     let spec = FigureSpec::Alibi {
         params: AlibiParams {
             heads: 2,
@@ -194,12 +194,21 @@ fn a_causal_mask_is_transparent_in_the_heatmap() {
         head: Some(1),
     };
     let figure = build_figure(&spec, &FigureStyle::default()).unwrap();
-    let tree = parse(&figure.to_svg());
+    let svg = figure.to_svg();
+    // Both spellings of the image link, for SVG 2 and SVG 1.1 renderers.
+    assert!(svg.contains("xmlns:xlink=\"http://www.w3.org/1999/xlink\""));
+    assert!(
+        svg.contains(" href=\"data:image/png;base64,")
+            && svg.contains("xlink:href=\"data:image/png;base64,")
+    );
+    let tree = parse(&svg);
     let pixmap = resvg::tiny_skia::Pixmap::decode_png(&image_png(&tree, "heatmap-0")).unwrap();
     for row in 0..6 {
         for col in 0..6 {
-            let alpha = pixmap.pixels()[row * 6 + col].alpha();
-            assert_eq!(alpha == 0, col > row, "cell ({row}, {col})");
+            let p = pixmap.pixels()[row * 6 + col];
+            let masked = Colormap::Viridis.masked();
+            let is_masked = [p.red(), p.green(), p.blue(), p.alpha()] == masked.to_array();
+            assert_eq!(is_masked, col > row, "cell ({row}, {col})");
         }
     }
 }

@@ -47,6 +47,11 @@ impl AppEngine {
     /// What the status bar says about the engine.
     pub fn description(&self) -> String {
         match self {
+            // A CPU adapter runs the same shaders, but calling it a GPU would mislead about
+            // speed.
+            Self::Gpu(gpu, _) if gpu.is_software() => {
+                format!("software renderer: {}", gpu.adapter_description())
+            }
             Self::Gpu(gpu, _) => format!("GPU: {}", gpu.adapter_description()),
             Self::Cpu(reason) => format!("CPU engine (f64) – {reason}"),
         }

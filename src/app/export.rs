@@ -213,7 +213,17 @@ impl ExportWindow {
     fn contents_ui(&mut self, ui: &mut egui::Ui, export: &ViewExport, colormap: Colormap) {
         ui.horizontal_wrapped(|ui| {
             for format in ExportFormat::ALL {
-                ui.radio_value(&mut self.format, format, format.label());
+                if ui
+                    .radio_value(&mut self.format, format, format.label())
+                    .changed()
+                    && !self.path_text.trim().is_empty()
+                {
+                    // The typed file follows the format: pe.svg becomes pe.png, not pe.svg.png.
+                    self.path_text =
+                        with_extension(PathBuf::from(self.path_text.trim()), format.extension())
+                            .display()
+                            .to_string();
+                }
             }
         });
         ui.separator();
@@ -276,20 +286,24 @@ impl ExportWindow {
                 self.save_as(ui.ctx(), export);
             }
             let label = ui.label("or file:");
-            ui.add(
-                egui::TextEdit::singleline(&mut self.path_text)
-                    .hint_text("type a path")
-                    .desired_width(220.0),
-            )
-            .labelled_by(label.id)
-            .on_hover_text("The file to write; the extension is added when missing");
-            if ui
+            let field = ui
+                .add(
+                    egui::TextEdit::singleline(&mut self.path_text)
+                        .hint_text("type a path")
+                        .desired_width(220.0),
+                )
+                .labelled_by(label.id)
+                .on_hover_text(
+                    "The file to write (Enter saves); the format's extension replaces another format's or is added",
+                );
+            let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            let save = ui
                 .add_enabled(
                     !busy && !self.path_text.trim().is_empty(),
                     egui::Button::new("Save"),
                 )
-                .clicked()
-            {
+                .clicked();
+            if (save || enter) && !busy && !self.path_text.trim().is_empty() {
                 let path = PathBuf::from(self.path_text.trim());
                 self.save_to(ui.ctx(), path, export, colormap);
             }
@@ -334,17 +348,21 @@ impl ExportWindow {
 }
 
 /// `path`, with `extension` added unless it already ends so.
-fn with_extension(path: PathBuf, extension: &str) -> PathBuf {
-    let has = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case(extension));
-    if has {
-        path
-    } else {
-        let mut text = path.into_os_string();
-        text.push(".");
-        text.push(extension);
-        PathBuf::from(text)
+/// `path` ending in `.extension`: kept when it does, another export format's extension
+/// replaced, anything else (`run.v2`) kept with the extension added.
+pub fn with_extension(path: PathBuf, extension: &str) -> PathBuf {
+    let current = path.extension().map(|e| e.to_string_lossy().to_lowercase());
+    match current {
+        Some(e) if e == extension.to_lowercase() => path,
+        Some(e) if ExportFormat::ALL.iter().any(|f| f.extension() == e) => {
+            path.with_extension(extension)
+        }
+        _ => {
+            let mut text = path.into_os_string();
+            text.push(".");
+            text.push(extension);
+            PathBuf::from(text)
+        }
     }
 }
 

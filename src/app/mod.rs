@@ -229,6 +229,15 @@ impl PoslabApp {
                 ui.separator();
                 ui.colored_label(ui.visuals().error_fg_color, error);
             }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                ui.add(
+                    egui::Label::new(
+                        egui::RichText::new(self.state.view.hint())
+                            .color(ui.visuals().weak_text_color()),
+                    )
+                    .truncate(),
+                );
+            });
         });
     }
 }

@@ -117,6 +117,10 @@ pub struct CheckView {
     loaded: Option<Loaded>,
     pub error: Option<String>,
     pending_dialog: Option<PendingDialog>,
+    /// Why no file came from the dialog, shown beside the path box until the next load.
+    pub dialog_note: Option<String>,
+    /// Puts the keyboard in the path box next frame.
+    focus_path: bool,
     loads: u64,
     outcome: Option<(OutcomeKey, Outcome)>,
     /// Identification or comparison in progress, off the UI thread.
@@ -139,6 +143,8 @@ impl Default for CheckView {
             loaded: None,
             error: None,
             pending_dialog: None,
+            dialog_note: None,
+            focus_path: false,
             loads: 0,
             outcome: None,
             job: None,
@@ -150,6 +156,7 @@ impl Default for CheckView {
 impl CheckView {
     /// Reads `path` (for a `.safetensors` file, `tensor` or its only tensor).
     pub fn load(&mut self, path: &Path, tensor: Option<String>) {
+        self.dialog_note = None;
         let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
         let tensors = if TableFormat::from_path(path) == Some(TableFormat::Safetensors) {
             match list_tensors(path, max_bytes) {
@@ -190,7 +197,15 @@ impl CheckView {
                     self.pending_dialog = None;
                     self.load(&path, None);
                 }
-                DialogAnswer::Cancelled => self.pending_dialog = None,
+                DialogAnswer::Cancelled => {
+                    // rfd answers the same for a cancel and for no dialog at all: either way,
+                    // the path box is the way on.
+                    self.pending_dialog = None;
+                    self.dialog_note = Some(
+                        "No file chosen (cancelled, or no file dialog on this desktop): type a path and press Enter".to_owned(),
+                    );
+                    self.focus_path = true;
+                }
             }
         }
         let dropped: Option<PathBuf> = ui.ctx().input(|i| {
@@ -226,10 +241,16 @@ impl CheckView {
                         .desired_width(260.0),
                 )
                 .labelled_by(label.id);
+            if std::mem::take(&mut self.focus_path) {
+                field.request_focus();
+            }
             let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
             if (ui.button("Load").clicked() || enter) && !self.path_text.trim().is_empty() {
                 let path = PathBuf::from(self.path_text.trim());
                 self.load(&path, None);
+            }
+            if let Some(note) = &self.dialog_note {
+                ui.colored_label(ui.visuals().warn_fg_color, note);
             }
             let mut pick = None;
             if let Some(loaded) = &self.loaded

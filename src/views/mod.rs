@@ -80,6 +80,30 @@ impl ViewKind {
         }
     }
 
+    /// What to do first in this view, in one line (the status bar shows it).
+    pub fn hint(self) -> &'static str {
+        match self {
+            ViewKind::Sinusoidal => {
+                "Click a column to plot it · scroll to zoom, drag to pan, double-click to reset · hover a cell for its value"
+            }
+            ViewKind::DotDecay => {
+                "Move the anchor row · pin a curve, then change the base or dimension to compare · hover the matrix for PE[i]·PE[j]"
+            }
+            ViewKind::Alibi => {
+                "Pick a head, or All heads to compare them · move the query to see what it attends to · hover for the bias"
+            }
+            ViewKind::Corkscrew => {
+                "Drag to orbit, scroll to zoom · Play (Space) or ← → move the query · lock the offset to see the score stay put"
+            }
+            ViewKind::Patches => {
+                "Click a patch to make it the query · pick what each map shows · hover a patch for its value"
+            }
+            ViewKind::Check => {
+                "Open (Ctrl+O) or drop a .npy, .csv or .safetensors table · Identify it, or compare it with a kind"
+            }
+        }
+    }
+
     /// Why this view does not use a shared parameter, or `None` when it does: its control is
     /// disabled with this as the tooltip.
     pub fn unused_reason(self, param: SharedParam) -> Option<&'static str> {

@@ -188,6 +188,11 @@ impl GpuEngine {
         )
     }
 
+    /// Whether the adapter is a software renderer on the CPU (llvmpipe, lavapipe, WARP).
+    pub fn is_software(&self) -> bool {
+        self.adapter.device_type == wgpu::DeviceType::Cpu
+    }
+
     /// Computes the whole table.
     pub fn compute(&self, spec: &TableSpec) -> Result<Table, EngineError> {
         self.compute_arith(spec, Arithmetic::Exact)

@@ -146,6 +146,7 @@ impl Scale {
 pub(super) fn svg_document(figure: &Figure) -> Document {
     let (width, height) = (figure.width, figure.height);
     let mut document = Document::new()
+        .set("xmlns:xlink", "http://www.w3.org/1999/xlink")
         .set("width", width)
         .set("height", height)
         .set("viewBox", (0, 0, width, height))
@@ -553,7 +554,7 @@ fn legend(series: &[super::Series], plot: Area) -> Group {
 }
 
 /// `values` through the colour bar's map as a PNG data URI, one pixel per cell; values that are
-/// not finite (a causal mask's -inf) are transparent.
+/// not finite (a causal mask's -inf) have the map's masked colour, as in the app.
 fn heatmap_image(values: &[f64], rows: usize, cols: usize, colorbar: &ColorBar) -> Image {
     let mut rgba = Vec::with_capacity(rows * cols * 4);
     let span = colorbar.max - colorbar.min;
@@ -567,7 +568,7 @@ fn heatmap_image(values: &[f64], rows: usize, cols: usize, colorbar: &ColorBar) 
             let c = colorbar.colormap.color(t);
             rgba.extend_from_slice(&[c.r(), c.g(), c.b(), 255]);
         } else {
-            rgba.extend_from_slice(&[0, 0, 0, 0]);
+            rgba.extend_from_slice(&colorbar.colormap.masked().to_array());
         }
     }
     image_of(&rgba, cols as u32, rows as u32)
@@ -582,8 +583,11 @@ fn image_of(rgba: &[u8], width: u32, height: u32) -> Image {
         "data:image/png;base64,{}",
         base64::engine::general_purpose::STANDARD.encode(png)
     );
+    // SVG 2's href, and SVG 1.1's xlink:href for the renderers (Inkscape, older browsers, LaTeX
+    // converters) that read only that.
     Image::new()
-        .set("href", uri)
+        .set("href", uri.clone())
+        .set("xlink:href", uri)
         .set("preserveAspectRatio", "none")
         .set("image-rendering", "optimizeSpeed")
         .set("style", "image-rendering:pixelated")
