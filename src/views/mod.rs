@@ -93,7 +93,7 @@ impl ViewKind {
                 "Pick a head, or All heads to compare them · move the query to see what it attends to · hover for the bias"
             }
             ViewKind::Corkscrew => {
-                "Drag to orbit, scroll to zoom · Play (Space) or ← → move the query · lock the offset to see the score stay put"
+                "Drag to orbit, scroll to zoom · Play (Space) or the arrow keys move the query · lock the offset to see the score stay put"
             }
             ViewKind::Patches => {
                 "Click a patch to make it the query · pick what each map shows · hover a patch for its value"
