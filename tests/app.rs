@@ -1212,3 +1212,55 @@ fn open_without_a_file_dialog_says_so_and_offers_the_path_box() {
             .is_focused()
     );
 }
+
+#[test]
+fn each_views_own_settings_survive_a_restart() {
+    let mut harness = harness();
+    harness.run();
+    // Corkscrew: every 4th pair, m = 40.
+    harness.get_by_label("RoPE corkscrew (3D)").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Query position m")
+        .set_value_accesskit(40.0);
+    harness.run();
+    // Patch maps: methods and a query patch.
+    harness.get_by_label("2D patch maps").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Grid columns")
+        .set_value_accesskit(10.0);
+    harness.run();
+    // Dot-product decay: a pin and the normalisation.
+    harness.get_by_label("Dot-product decay").click();
+    harness.run();
+    harness.get_by_label("Pin curve").click();
+    harness.run();
+    harness.get_by_label("Normalised").click();
+    harness.run();
+    // ALiBi: symmetric, query 100.
+    harness.get_by_label("ALiBi").click();
+    harness.run();
+    harness.get_by_label("Causal").click();
+    harness
+        .get_by_role_and_label(Role::Slider, "Query position")
+        .set_value_accesskit(100.0);
+    harness.run();
+
+    let mut storage = MemoryStorage::default();
+    eframe::App::save(harness.state_mut(), &mut storage);
+    let mut restarted = self::harness();
+    restarted.state_mut().restore(&storage);
+    restarted.run();
+    let (before, after) = (harness.state(), restarted.state());
+    assert_eq!(after.corkscrew_view().query_position, 40);
+    assert_eq!(
+        (after.patch_view().grid, after.patch_view().query),
+        (before.patch_view().grid, before.patch_view().query)
+    );
+    assert_eq!(after.patch_view().grid.grid_w, 10);
+    assert_eq!(after.shown_pins(), before.shown_pins());
+    assert_eq!(after.shown_pins().len(), 1);
+    assert!(!after.alibi_view().causal);
+    assert_eq!(after.alibi_view().query, 100);
+}

@@ -38,6 +38,11 @@ pub struct AppState {
 /// The key the state is saved under.
 pub const STATE_KEY: &str = "poslab";
 
+/// The key a view's own settings are saved under.
+pub fn view_key(view: ViewKind) -> String {
+    format!("{STATE_KEY}.view.{view:?}")
+}
+
 pub struct PoslabApp {
     pub state: AppState,
     engine: AppEngine,
@@ -59,12 +64,8 @@ pub struct PoslabApp {
 
 impl PoslabApp {
     pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
-        let state = cc
-            .storage
-            .and_then(|storage| eframe::get_value(storage, STATE_KEY))
-            .unwrap_or_default();
-        Self {
-            state,
+        let mut app = Self {
+            state: AppState::default(),
             engine: AppEngine::from_render_state(cc.wgpu_render_state.as_ref()),
             sinusoidal: SinusoidalView::default(),
             dot_decay: DotDecayView::default(),
@@ -76,7 +77,29 @@ impl PoslabApp {
             view_size: egui::vec2(1000.0, 700.0),
             statuses: ViewKind::ALL.iter().map(|_| Status::default()).collect(),
             show_machine_details: true,
+        };
+        if let Some(storage) = cc.storage {
+            app.restore(storage);
         }
+        app
+    }
+
+    /// Takes the settings saved in `storage`: the shared ones, and each view's own, saved under
+    /// a key of its own so that one that no longer reads back costs only that view its
+    /// settings.
+    pub fn restore(&mut self, storage: &dyn eframe::Storage) {
+        fn restored<T: serde::de::DeserializeOwned + Default>(
+            storage: &dyn eframe::Storage,
+            key: &str,
+        ) -> T {
+            eframe::get_value(storage, key).unwrap_or_default()
+        }
+        self.state = restored(storage, STATE_KEY);
+        self.sinusoidal = restored(storage, &view_key(ViewKind::Sinusoidal));
+        self.dot_decay = restored(storage, &view_key(ViewKind::DotDecay));
+        self.alibi = restored(storage, &view_key(ViewKind::Alibi));
+        self.patches = restored(storage, &view_key(ViewKind::Patches));
+        self.corkscrew = restored(storage, &view_key(ViewKind::Corkscrew));
     }
 
     /// Hides the adapter's name and the timings, which differ between machines.
@@ -309,6 +332,11 @@ impl eframe::App for PoslabApp {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, STATE_KEY, &self.state);
+        eframe::set_value(storage, &view_key(ViewKind::Sinusoidal), &self.sinusoidal);
+        eframe::set_value(storage, &view_key(ViewKind::DotDecay), &self.dot_decay);
+        eframe::set_value(storage, &view_key(ViewKind::Alibi), &self.alibi);
+        eframe::set_value(storage, &view_key(ViewKind::Patches), &self.patches);
+        eframe::set_value(storage, &view_key(ViewKind::Corkscrew), &self.corkscrew);
     }
 }
 

@@ -9,7 +9,7 @@ use super::{GRID_SIDE_RANGE, ParamError, check_base, check_count, check_dim_mult
 
 /// A `grid_h x grid_w` grid of patches in raster order: patch `k` sits at column
 /// `x = k % grid_w`, row `y = k / grid_w`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GridParams {
     pub grid_h: usize,
     pub grid_w: usize,

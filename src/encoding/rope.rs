@@ -6,7 +6,17 @@ use ndarray::{Array1, Array2, ArrayView2, Zip};
 use super::{ParamError, check_base, check_count, check_even_dim, check_start};
 
 /// Which dimensions are rotated together.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum RopeLayout {
     /// Pairs (2i, 2i+1): Meta's Llama apply_rotary_emb, RoFormer.
     #[default]

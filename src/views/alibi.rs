@@ -12,6 +12,9 @@ use crate::views::{View, ViewContext};
 use crate::widgets::colormap::Colormap;
 use crate::widgets::heatmap::TableHeatmap;
 
+/// What the view keeps between frames (its settings also between runs).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct AlibiView {
     pub causal: bool,
     pub head: usize,
@@ -19,7 +22,9 @@ pub struct AlibiView {
     pub query: usize,
     /// Every head as a small multiple on one shared scale, instead of one head large.
     pub all_heads: bool,
+    #[serde(skip)]
     heatmap: TableHeatmap,
+    #[serde(skip)]
     thumbnails: Vec<TableHeatmap>,
 }
 

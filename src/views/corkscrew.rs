@@ -17,7 +17,7 @@ use crate::views::{View, ViewContext};
 use crate::widgets::canvas3d::{CameraChange, CanvasFrame, CanvasRenderer, KEY_FLAG, canvas_ui};
 
 /// How the pairs to draw are chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum SelectionMode {
     All,
     EveryKth,
@@ -36,6 +36,9 @@ struct SceneKey {
     query: ProbeVector,
 }
 
+/// What the view keeps between frames (its settings and positions also between runs).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct CorkscrewView {
     mode: SelectionMode,
     every: usize,
@@ -50,16 +53,24 @@ pub struct CorkscrewView {
     pub key_position: u64,
     /// Moves `m` and `n` together, keeping `m - n`.
     pub lock_offset: bool,
+    #[serde(skip)]
     playing: bool,
     /// Play speed, positions per second.
     speed: f64,
     /// Fractional position while playing.
+    #[serde(skip)]
     play_phase: f64,
+    #[serde(skip)]
     camera: OrbitCamera,
+    #[serde(skip)]
     framed_for: Option<glam::Vec3>,
+    #[serde(skip)]
     scene: Option<(SceneKey, Arc<CorkscrewScene>, u64)>,
+    #[serde(skip)]
     next_scene_id: u64,
+    #[serde(skip)]
     error: Option<String>,
+    #[serde(skip)]
     shown_scores: Option<Vec<PairScore>>,
 }
 

@@ -15,6 +15,7 @@ use crate::widgets::layout::{split_columns, split_rows};
 
 /// A curve kept on the plot while the parameters change: its raw values and the dimension they
 /// belong to, so that it follows the Normalised toggle like the live curve.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct PinnedCurve {
     label: String,
     dim: usize,
@@ -33,13 +34,17 @@ impl PinnedCurve {
     }
 }
 
-#[derive(Default)]
+/// What the view keeps between frames (its settings and pins also between runs).
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct DotDecayView {
     /// Row of the anchor `a`.
     pub anchor: usize,
     pub normalised: bool,
     pub show_rope_bound: bool,
+    #[serde(skip)]
     similarity: TableHeatmap,
+    #[serde(skip)]
     curve: Option<(SinusoidalParams, usize, bool, Vec<[f64; 2]>)>,
     pinned: Vec<PinnedCurve>,
 }

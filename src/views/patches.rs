@@ -23,6 +23,10 @@ pub struct LoadedFreqs {
     pub head: usize,
 }
 
+/// What the view keeps between frames (the grid, query, methods, head and seed also between
+/// runs; frequencies from a file are loaded again by the user).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct PatchView {
     pub grid: GridParams,
     /// The query patch, in raster order.
@@ -32,13 +36,19 @@ pub struct PatchView {
     /// Seed of the mixed RoPE frequencies' random initialisation.
     pub seed: u64,
     /// Frequencies from a file; used while `use_loaded` is on.
+    #[serde(skip)]
     pub loaded: Option<LoadedFreqs>,
+    #[serde(skip)]
     pub use_loaded: bool,
     /// The path field, for typing a path where no dialog can be shown.
     path_text: String,
+    #[serde(skip)]
     load_error: Option<String>,
+    #[serde(skip)]
     pending_dialog: Option<PendingDialog>,
+    #[serde(skip)]
     maps: [GridMap; 2],
+    #[serde(skip)]
     matrix: TableHeatmap,
 }
 

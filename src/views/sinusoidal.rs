@@ -9,12 +9,15 @@ use crate::engine::{Strided, Table, TableSpec, Window};
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::{HeatmapData, TableHeatmap};
 
-/// What the view keeps between frames.
-#[derive(Default)]
+/// What the view keeps between frames (the column chosen also between runs).
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SinusoidalView {
+    #[serde(skip)]
     heatmap: TableHeatmap,
     /// The column whose curve is plotted.
     pub selected_column: Option<usize>,
+    #[serde(skip)]
     column_curve: Option<(SinusoidalParams, usize, Vec<[f64; 2]>)>,
 }
 
