@@ -138,6 +138,9 @@ fn slopes_ui(ui: &mut egui::Ui, slopes: &[f64], selected: usize, height: f32) {
     let response = Plot::new("alibi_slopes")
         .height(height)
         .x_axis_label("head")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::decade_ticks)
         .y_axis_label("slope m (log scale)")
         .y_axis_formatter(|mark, _| format!("2^{}", mark.value))
         .show(ui, |plot_ui| {
@@ -171,7 +174,11 @@ fn attention_ui(
                 .position(corner)
                 .follow_insertion_order(true),
         )
-        .x_axis_label("key j")
+        .x_axis_label("key j (position)")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::nice_ticks)
+        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
         .y_axis_label("attention weight")
         .show(ui, |plot_ui| {
             // A handful of heads keeps the plot readable: first, last and evenly between.

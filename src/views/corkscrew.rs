@@ -721,7 +721,10 @@ fn spectrum_ui(
     Plot::new("rope_spectrum")
         .height(height)
         .x_axis_label("pair i")
-        .y_axis_label("log scale")
+        .y_axis_label("θ_i (rad/position), 2π/θ_i (positions)")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::decade_ticks)
         .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
         .label_formatter(|hover| match hover {
             egui_plot::HoverPosition::NearDataPoint {

@@ -108,7 +108,11 @@ impl DotDecayView {
         let response = Plot::new("dot_decay")
             .height(height)
             .legend(Legend::default())
-            .x_axis_label("offset k = j - a")
+            .x_axis_label("offset k = j - a (positions)")
+            .x_grid_spacer(crate::widgets::layout::nice_ticks)
+            .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+            .y_grid_spacer(crate::widgets::layout::nice_ticks)
+            .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
             .y_axis_label(if self.normalised {
                 "PE[a]·PE[a+k] / (d/2)"
             } else {
@@ -141,7 +145,11 @@ fn rope_bound_ui(ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
     let points: Vec<[f64; 2]> = distances.iter().zip(bound).map(|(&r, b)| [r, b]).collect();
     let response = Plot::new("rope_long_term_decay")
         .height(height)
-        .x_axis_label("relative distance r")
+        .x_axis_label("relative distance r (positions)")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::nice_ticks)
+        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
         .y_axis_label("bound on |q·k| (RoFormer)")
         .show(ui, |plot_ui| {
             plot_ui.line(Line::new("RoPE long-term decay", PlotPoints::from(points)));

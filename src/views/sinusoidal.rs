@@ -78,6 +78,11 @@ impl SinusoidalView {
             Plot::new("sinusoidal_column")
                 .height(150.0)
                 .x_axis_label("position")
+                .y_axis_label("value")
+                .x_grid_spacer(crate::widgets::layout::nice_ticks)
+                .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+                .y_grid_spacer(crate::widgets::layout::nice_ticks)
+                .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
                 .show(ui, |plot_ui| {
                     plot_ui.line(Line::new(
                         format!("column {col}"),

@@ -143,14 +143,22 @@ pub fn heatmap_ui(
     let plot = plot
         .x_axis_label(axis_labels.0)
         .y_axis_label(axis_labels.1)
-        // Rows grow downwards; + 0.0 turns -0 into 0.
-        .y_axis_formatter(|mark, _| format!("{}", -mark.value + 0.0))
+        // Rows grow downwards.
+        .y_axis_formatter(|mark, _| {
+            super::layout::tick_label(egui_plot::GridMark {
+                value: -mark.value,
+                ..mark
+            })
+        })
+        .x_axis_formatter(|mark, _| super::layout::tick_label(mark))
         .height(ui.available_height())
         .width(ui.available_width())
         .include_x(0.0)
         .include_x(cols_total as f64)
         .include_y(0.0)
         .include_y(-(rows_total as f64))
+        .x_grid_spacer(super::layout::nice_ticks)
+        .y_grid_spacer(super::layout::nice_ticks)
         .allow_boxed_zoom(false)
         // The scroll wheel zooms (as in image viewers) instead of panning; dragging pans.
         .allow_scroll(false)

@@ -49,3 +49,138 @@ pub fn plot_placements(ctx: &egui::Context) -> Vec<(String, egui::Rect, [f64; 2]
         .map(|p| p.0)
         .unwrap_or_default()
 }
+
+/// Tick marks on a 1-2-5 grid, one level of them labelled: the finest whose labels stand at
+/// least 61 points apart, so that a 300-point axis over 512 positions reads 0, 100, ..., 500
+/// instead of one lonely "0", and labels never crowd.
+pub fn nice_ticks(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
+    let (low, high) = input.bounds;
+    let smallest = input.base_step_size.abs();
+    if !(low.is_finite() && high.is_finite()) || high <= low || !(smallest > 0.0) {
+        return Vec::new();
+    }
+    // egui_plot's base step is its minimum grid spacing, 8 points.
+    let points_per_unit = 8.0 / smallest;
+    let at_least = |minimum: f64| {
+        let decade = 10f64.powf(minimum.log10().floor());
+        [1.0, 2.0, 5.0, 10.0]
+            .into_iter()
+            .map(|f| f * decade)
+            .find(|&step| step >= minimum * (1.0 - 1e-9))
+            .unwrap_or(10.0 * decade)
+    };
+    let grid_step = at_least(smallest);
+    // egui_plot labels marks more than 60 points apart.
+    let label_step = at_least(61.0 / points_per_unit).max(grid_step);
+    if (high - low) / grid_step > 4000.0 {
+        return Vec::new();
+    }
+    let first = (low / grid_step).ceil() as i64;
+    let last = (high / grid_step).floor() as i64;
+    (first..=last)
+        .map(|k| {
+            let value = k as f64 * grid_step;
+            let ratio = value / label_step;
+            let labelled = (ratio - ratio.round()).abs() < 1e-6;
+            egui_plot::GridMark {
+                value,
+                step_size: if labelled { label_step } else { grid_step },
+            }
+        })
+        .collect()
+}
+
+/// Ticks for a log10 axis (values are exponents): one per decade, labelled by the caller's
+/// formatter; several decades to a label when they crowd.
+pub fn decade_ticks(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
+    let (low, high) = input.bounds;
+    if !(low.is_finite() && high.is_finite()) || high <= low || high - low > 400.0 {
+        return Vec::new();
+    }
+    (low.ceil() as i64..=high.floor() as i64)
+        .map(|k| egui_plot::GridMark {
+            value: k as f64,
+            step_size: if k % 10 == 0 {
+                10.0
+            } else if k % 5 == 0 {
+                5.0
+            } else if k % 2 == 0 {
+                2.0
+            } else {
+                1.0
+            },
+        })
+        .collect()
+}
+
+/// A tick label with as many decimals as its step needs (0.05 steps read 0.35, not 0.4).
+pub fn tick_label(mark: egui_plot::GridMark) -> String {
+    let decimals = (-mark.step_size.abs().log10().floor()).clamp(0.0, 12.0) as usize;
+    // + 0.0 turns -0 into 0.
+    let value = mark.value + 0.0;
+    if value.abs() >= 1e6 {
+        format!("{value:.3e}")
+    } else {
+        format!("{value:.decimals$}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The labels egui_plot draws on an x axis of `points` over `0..range`: marks whose step is
+    /// at least 60 points apart (its minimum label spacing), as it decides.
+    fn labelled(range: f64, points: f64) -> Vec<f64> {
+        let per_unit = points / range;
+        let input = egui_plot::GridInput {
+            bounds: (0.0, range),
+            // egui_plot asks for steps of at least 8 points.
+            base_step_size: 8.0 / per_unit,
+        };
+        nice_ticks(input)
+            .into_iter()
+            .filter(|m| m.step_size * per_unit > 60.0)
+            .map(|m| m.value)
+            .collect()
+    }
+
+    #[test]
+    fn every_axis_gets_several_labels() {
+        for range in [
+            10.0,
+            64.0,
+            196.0,
+            512.0,
+            4096.0,
+            8192.0,
+            100_000.0,
+            1_048_576.0,
+        ] {
+            for points in [200.0, 300.0, 450.0, 800.0, 1200.0] {
+                let labels = labelled(range, points);
+                // A label needs 60 points: a short axis holds two, a longer one three or more.
+                let wanted = if points >= 300.0 { 3 } else { 2 };
+                assert!(
+                    labels.len() >= wanted,
+                    "{range} over {points} points: labels {labels:?}"
+                );
+                // Evenly spaced: one step between every pair of neighbours.
+                let gaps: Vec<f64> = labels.windows(2).map(|w| w[1] - w[0]).collect();
+                assert!(
+                    gaps.iter().all(|g| (g - gaps[0]).abs() < 1e-9 * gaps[0]),
+                    "{gaps:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn labels_show_the_decimals_their_step_needs() {
+        let mark = |value, step_size| egui_plot::GridMark { value, step_size };
+        assert_eq!(tick_label(mark(0.35, 0.05)), "0.35");
+        assert_eq!(tick_label(mark(300.0, 100.0)), "300");
+        assert_eq!(tick_label(mark(-0.0, 1.0)), "0");
+        assert_eq!(tick_label(mark(2.5, 0.5)), "2.5");
+    }
+}
