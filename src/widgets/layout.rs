@@ -56,7 +56,8 @@ pub fn plot_placements(ctx: &egui::Context) -> Vec<(String, egui::Rect, [f64; 2]
 pub fn nice_ticks(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
     let (low, high) = input.bounds;
     let smallest = input.base_step_size.abs();
-    if !(low.is_finite() && high.is_finite()) || high <= low || !(smallest > 0.0) {
+    if !(low.is_finite() && high.is_finite()) || high <= low || smallest.is_nan() || smallest <= 0.0
+    {
         return Vec::new();
     }
     // egui_plot's base step is its minimum grid spacing, 8 points.
