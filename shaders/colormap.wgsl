@@ -40,29 +40,57 @@ fn is_finite(value: f32) -> bool {
     return (bitcast<u32>(value) & 0x7f800000u) != 0x7f800000u;
 }
 
+// Values each thread reduces before it touches the two global atomics: one atomic per value
+// made contention on them cost more than everything else on a software adapter. Keep in sync
+// with VALUES_PER_THREAD in src/engine/gpu/heatmap.rs.
+const VALUES_PER_THREAD: u32 = 64u;
+
 @compute @workgroup_size(256, 1, 1)
-fn value_range(@builtin(global_invocation_id) id: vec3<u32>) {
-    let index = id.y * 65535u * 256u + id.x;
-    if index >= params.rows * params.cols {
-        return;
+fn value_range(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    let first = (group.y * 65535u + group.x) * 256u * VALUES_PER_THREAD + local;
+    let count = params.rows * params.cols;
+    var low = 0xffffffffu;
+    var high = 0u;
+    for (var k = 0u; k < VALUES_PER_THREAD; k++) {
+        let index = first + k * 256u;
+        if index >= count {
+            break;
+        }
+        let value = values[index];
+        if is_finite(value) {
+            low = min(low, order_code(value));
+            high = max(high, order_code(value));
+        }
     }
-    let value = values[index];
-    if is_finite(value) {
-        atomicMin(&range_codes[0], order_code(value));
-        atomicMax(&range_codes[1], order_code(value));
+    if low != 0xffffffffu {
+        atomicMin(&range_codes[0], low);
+        atomicMax(&range_codes[1], high);
     }
 }
 
+// The range, read from the atomics once per workgroup rather than twice per pixel.
+var<workgroup> group_range: vec2<u32>;
+
 @compute @workgroup_size(16, 16, 1)
-fn colormap(@builtin(global_invocation_id) id: vec3<u32>) {
+fn colormap(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    if local == 0u {
+        group_range = vec2<u32>(atomicLoad(&range_codes[0]), atomicLoad(&range_codes[1]));
+    }
+    let codes = workgroupUniformLoad(&group_range);
     if id.x >= params.cols || id.y >= params.rows {
         return;
     }
     let value = values[id.y * params.cols + id.x];
     var color = unpack4x8unorm(params.masked);
     if is_finite(value) {
-        var low = from_order_code(atomicLoad(&range_codes[0]));
-        var high = from_order_code(atomicLoad(&range_codes[1]));
+        var low = from_order_code(codes.x);
+        var high = from_order_code(codes.y);
         if params.symmetric == 1u {
             high = max(abs(low), abs(high));
             low = -high;

@@ -34,6 +34,9 @@ struct VertexOut {
 
 const AXIS_FLAG: u32 = 0x80000000u;
 const KEY_FLAG: u32 = 0x80000000u;
+// A vertex of a key's helix: drawn in its pair's colour, fainter. Keep in sync with
+// KEY_LINE_FLAG in src/scene/corkscrew.rs.
+const KEY_LINE_FLAG: u32 = 0x40000000u;
 
 fn world(index: u32, p: vec3<f32>) -> vec4<f32> {
     let axis_y = scene.first_axis_y - f32(index) * scene.spacing;
@@ -47,11 +50,13 @@ fn world(index: u32, p: vec3<f32>) -> vec4<f32> {
 
 @vertex
 fn vs_line(v: VertexIn) -> VertexOut {
-    let index = v.helix & ~AXIS_FLAG;
+    let index = v.helix & ~(AXIS_FLAG | KEY_LINE_FLAG);
     var out: VertexOut;
     out.clip = scene.view_proj * world(index, v.position);
     if (v.helix & AXIS_FLAG) != 0u {
         out.color = scene.axis_color;
+    } else if (v.helix & KEY_LINE_FLAG) != 0u {
+        out.color = vec4<f32>(scene.colors[index].rgb * 0.55, scene.colors[index].a);
     } else {
         out.color = scene.colors[index];
     }

@@ -76,7 +76,9 @@ fn sinc_small(x: f32) -> f32 {
 // The mean of sin (or cos) of p w over the n positions first, first + 1, ...: the sum of
 // sin(a + k w) over k < n is sin(a + (n-1) w/2) sin(n w/2) / sin(w/2), so one evaluation stands
 // for the whole run however long it is. w = 2 pi (f_hi + f_lo / 2^32) / 2^32.
-fn run_mean(first: u32, n: u32, f_hi: u32, f_lo: u32, is_cos: bool) -> f32 {
+fn run_mean(first: u32, n: u32, pair: u32, is_cos: bool) -> f32 {
+    let f_hi = constants[2u * pair];
+    let f_lo = constants[2u * pair + 1u];
     // Half the frequency, for the centre first + (n-1)/2 and the half angles.
     let h_hi = f_hi >> 1u;
     let h_lo = (f_lo >> 1u) | (f_hi << 31u);
@@ -84,6 +86,11 @@ fn run_mean(first: u32, n: u32, f_hi: u32, f_lo: u32, is_cos: bool) -> f32 {
     let value = select(centre.x, centre.y, is_cos);
     if n == 1u {
         return value;
+    }
+    // Every bin but the last holds row_step rows: its ratio was computed in f64 beforehand
+    // (after the frequencies, one per pair), which leaves one sin/cos per pixel and column.
+    if n == params.row_step {
+        return bitcast<f32>(constants[params.dim + pair]) * value;
     }
     // x = w/2 in radians, to f32's relative precision however small it is.
     let x = (f32(f_hi) + f32(f_lo) * 2.3283064e-10) * (TAU / 2.0 / 4294967296.0);
@@ -112,7 +119,7 @@ fn sinusoidal_table_mean(@builtin(global_invocation_id) id: vec3<u32>) {
     var sum = 0.0;
     for (var c = col0; c < col_end; c++) {
         let column = sinusoidal_column(c);
-        sum += run_mean(params.position_start + row0, n, constants[2u * column.x], constants[2u * column.x + 1u], column.y == 1u);
+        sum += run_mean(params.position_start + row0, n, column.x, column.y == 1u);
     }
     write_real(output_index(id.x, id.y, 0u), sum / f32(col_end - col0));
 }

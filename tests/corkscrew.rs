@@ -18,6 +18,7 @@ fn unit_scene(dim: usize, pairs: &[usize], first: u64, count: usize) -> Corkscre
         first_position: first,
         position_count: count,
         query: &query,
+        key: None,
     })
     .unwrap()
 }
@@ -77,6 +78,7 @@ fn helices_follow_the_layouts_pairing_of_the_query() {
             first_position: 0,
             position_count: 5,
             query: &query,
+            key: None,
         })
         .unwrap();
         // The rope-apply table of the CPU engine rotates the same vector at every position.
@@ -119,6 +121,7 @@ fn bad_scenes_are_refused_with_the_reason() {
         first_position: 0,
         position_count: count,
         query: &query,
+        key: None,
     };
     let error = build(&params(&[4], 10)).unwrap_err().to_string();
     assert!(error.contains("pairs run from 0 to 3"), "{error}");
@@ -290,4 +293,58 @@ fn markers_land_where_the_camera_projects_them() {
     // The corners are background.
     assert_eq!(pixel(1.0, 1.0), [0, 0, 0]);
     assert_eq!(pixel(width as f32 - 2.0, height as f32 - 2.0), [0, 0, 0]);
+}
+
+#[test]
+fn a_different_key_has_helices_of_its_own_through_its_rings() {
+    let dim = 8;
+    let query: Vec<f64> = (0..dim).map(|d| 1.0 + d as f64).collect();
+    let key: Vec<f64> = (0..dim).map(|d| (d as f64 * 0.7).sin() * 2.0).collect();
+    let pairs = [0, 2, 3];
+    let scene = build(&CorkscrewParams {
+        dim,
+        base: 100.0,
+        layout: RopeLayout::Interleaved,
+        pairs: &pairs,
+        first_position: 5,
+        position_count: 20,
+        query: &query,
+        key: Some(&key),
+    })
+    .unwrap();
+    assert_eq!(scene.key_helices.len(), pairs.len());
+    // At each integer position n, the key helix passes through the key rotated by n θ_i:
+    // (k_a cos - k_b sin, k_a sin + k_b cos), written out here.
+    for (helix, &pair) in scene.key_helices.iter().zip(&pairs) {
+        let theta = 100f64.powf(-((2 * pair) as f64) / dim as f64);
+        let (ka, kb) = (key[2 * pair], key[2 * pair + 1]);
+        for step in 0..20 {
+            let n = (5 + step) as f64;
+            let v = scene.vertices[helix.vertices.start + step * helix.substeps];
+            let expected = [
+                ka * (n * theta).cos() - kb * (n * theta).sin(),
+                ka * (n * theta).sin() + kb * (n * theta).cos(),
+            ];
+            assert!(v.helix & poslab::scene::corkscrew::KEY_LINE_FLAG != 0);
+            assert!(
+                (f64::from(v.position[1]) - expected[0]).abs() < 1e-5
+                    && (f64::from(v.position[2]) - expected[1]).abs() < 1e-5,
+                "pair {pair} at {n}: {:?} vs {expected:?}",
+                v.position
+            );
+        }
+    }
+    // The same key as the query adds nothing.
+    let same = build(&CorkscrewParams {
+        dim,
+        base: 100.0,
+        layout: RopeLayout::Interleaved,
+        pairs: &pairs,
+        first_position: 5,
+        position_count: 20,
+        query: &query,
+        key: Some(&query),
+    })
+    .unwrap();
+    assert!(same.key_helices.is_empty());
 }

@@ -28,9 +28,14 @@ const MAX_VERTICES: usize = 4 << 20;
 pub struct HelixVertex {
     /// `[p - first position, rotated a, rotated b]` for the pair `(a, b)` at position `p`.
     pub position: [f32; 3],
-    /// Which helix of the scene (its index in [`CorkscrewScene::helices`]).
+    /// Which helix of the scene (its index in [`CorkscrewScene::helices`]), with
+    /// [`KEY_LINE_FLAG`] on the vertices of a key helix.
     pub helix: u32,
 }
+
+/// Marks a vertex of a key's helix (drawn fainter than the query's). Keep in sync with
+/// `KEY_LINE_FLAG` in `shaders/corkscrew.wgsl`.
+pub const KEY_LINE_FLAG: u32 = 0x4000_0000;
 
 /// What to draw.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +49,9 @@ pub struct CorkscrewParams<'a> {
     pub position_count: usize,
     /// The vector being rotated, of length `dim`.
     pub query: &'a [f64],
+    /// A key vector whose own helices are drawn too (fainter), where it differs from the
+    /// query: the key's ring at position `n` lies on its helix.
+    pub key: Option<&'a [f64]>,
 }
 
 /// One helix: a pair's rotation of the query along the drawn positions.
@@ -66,6 +74,8 @@ pub struct Helix {
 pub struct CorkscrewScene {
     pub vertices: Vec<HelixVertex>,
     pub helices: Vec<Helix>,
+    /// The key's helices, pair for pair with `helices`, when the key differs from the query.
+    pub key_helices: Vec<Helix>,
     pub first_position: u64,
     pub position_count: usize,
     /// The largest radius (1 when every pair of the query is zero).
@@ -76,7 +86,7 @@ impl CorkscrewParams<'_> {
     pub fn validate(&self) -> Result<(), ParamError> {
         check_even_dim("dim", self.dim)?;
         check_base("base", self.base)?;
-        if self.query.len() != self.dim {
+        if self.query.len() != self.dim || self.key.is_some_and(|k| k.len() != self.dim) {
             return Err(ParamError::new(
                 "query",
                 format!("of length {}", self.query.len()),
@@ -136,12 +146,15 @@ pub fn build(params: &CorkscrewParams<'_>) -> Result<CorkscrewScene, ParamError>
         })
         .collect();
     let count = |substeps: &[usize]| substeps.iter().map(|s| steps * s + 1).sum::<usize>();
-    if count(&substeps) > MAX_VERTICES {
+    let key = params.key.filter(|key| *key != params.query);
+    let copies = if key.is_some() { 2 } else { 1 };
+    if count(&substeps) * copies > MAX_VERTICES {
         substeps.fill(1);
     }
 
-    let helices: Vec<Helix> = {
-        let mut next = 0;
+    // The query's helices, then the key's (when it differs), in one vertex buffer.
+    let mut next = 0;
+    let mut helices_of = |vector: &[f64]| -> Vec<Helix> {
         params
             .pairs
             .iter()
@@ -152,7 +165,7 @@ pub fn build(params: &CorkscrewParams<'_>) -> Result<CorkscrewScene, ParamError>
                 let helix = Helix {
                     pair,
                     theta: theta[pair],
-                    radius: params.query[a].hypot(params.query[b]),
+                    radius: vector[a].hypot(vector[b]),
                     vertices: next..next + len,
                     substeps,
                 };
@@ -161,33 +174,46 @@ pub fn build(params: &CorkscrewParams<'_>) -> Result<CorkscrewScene, ParamError>
             })
             .collect()
     };
-    let per_helix: Vec<Vec<HelixVertex>> = helices
-        .par_iter()
-        .enumerate()
-        .map(|(index, helix)| {
-            let (a, b) = params.layout.pair(helix.pair, params.dim);
-            let (qa, qb) = (params.query[a], params.query[b]);
-            (0..helix.vertices.len())
-                .map(|k| {
-                    let (step, sub) = (k / helix.substeps, k % helix.substeps);
-                    let position = (params.first_position + step as u64) as f64;
-                    let fraction = sub as f64 / helix.substeps as f64;
-                    // At integer positions this is exactly RoPE's angle `p θ_i`; in between, the
-                    // curve the rotation sweeps.
-                    let angle = position * helix.theta + fraction * helix.theta;
-                    let (x, y) = rotate_pair(qa, qb, angle);
-                    HelixVertex {
-                        position: [(step as f64 + fraction) as f32, x as f32, y as f32],
-                        helix: index as u32,
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    let max_radius = helices.iter().map(|h| h.radius).fold(0.0, f64::max);
+    let helices = helices_of(params.query);
+    let key_helices = key.map(&mut helices_of).unwrap_or_default();
+    let trace = |helices: &[Helix], vector: &[f64], flag: u32| -> Vec<Vec<HelixVertex>> {
+        helices
+            .par_iter()
+            .enumerate()
+            .map(|(index, helix)| {
+                let (a, b) = params.layout.pair(helix.pair, params.dim);
+                let (qa, qb) = (vector[a], vector[b]);
+                (0..helix.vertices.len())
+                    .map(|k| {
+                        let (step, sub) = (k / helix.substeps, k % helix.substeps);
+                        let position = (params.first_position + step as u64) as f64;
+                        let fraction = sub as f64 / helix.substeps as f64;
+                        // At integer positions this is exactly RoPE's angle `p θ_i`; in
+                        // between, the curve the rotation sweeps.
+                        let angle = position * helix.theta + fraction * helix.theta;
+                        let (x, y) = rotate_pair(qa, qb, angle);
+                        HelixVertex {
+                            position: [(step as f64 + fraction) as f32, x as f32, y as f32],
+                            helix: index as u32 | flag,
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let mut vertices = trace(&helices, params.query, 0).concat();
+    if let Some(key) = key {
+        vertices.extend(trace(&key_helices, key, KEY_LINE_FLAG).concat());
+    }
+    let max_radius = helices
+        .iter()
+        .chain(&key_helices)
+        .map(|h| h.radius)
+        .fold(0.0, f64::max);
     Ok(CorkscrewScene {
-        vertices: per_helix.concat(),
+        vertices,
         helices,
+        key_helices,
         first_position: params.first_position,
         position_count: params.position_count,
         max_radius: if max_radius > 0.0 { max_radius } else { 1.0 },

@@ -34,6 +34,7 @@ struct SceneKey {
     first_position: u64,
     position_count: usize,
     query: ProbeVector,
+    key: ProbeVector,
 }
 
 /// What the view keeps between frames (its settings and positions also between runs).
@@ -192,6 +193,7 @@ impl CorkscrewView {
             return Some((scene.clone(), *id));
         }
         let query = key.query.values(key.dim, key.layout);
+        let key_vector = key.key.values(key.dim, key.layout);
         let params = CorkscrewParams {
             dim: key.dim,
             base: key.base,
@@ -200,6 +202,7 @@ impl CorkscrewView {
             first_position: key.first_position,
             position_count: key.position_count,
             query: &query,
+            key: Some(&key_vector),
         };
         let started = std::time::Instant::now();
         match corkscrew::build(&params) {
@@ -347,8 +350,8 @@ impl CorkscrewView {
                         ],
                         helix: index as u32,
                     });
-                    // The key's ring sits on the key's own helix only when the two vectors
-                    // agree; otherwise it is drawn at the key's rotated pair all the same.
+                    // The key's ring sits on the key's helix: the query's when the two
+                    // vectors agree, its own (drawn fainter) otherwise.
                     let key = inside(self.key_position).then(|| HelixVertex {
                         position: [
                             relative(self.key_position),
@@ -865,6 +868,7 @@ impl View for CorkscrewView {
                     first_position: first,
                     position_count,
                     query: self.query,
+                    key: self.key,
                 },
                 ctx.status,
             )

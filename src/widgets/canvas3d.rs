@@ -371,6 +371,7 @@ impl CanvasRenderer {
             ranges: scene
                 .helices
                 .iter()
+                .chain(&scene.key_helices)
                 .map(|h| h.vertices.start as u32..h.vertices.end as u32)
                 .collect(),
         });

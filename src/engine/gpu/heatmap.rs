@@ -27,6 +27,9 @@ struct ColormapParams {
     masked: u32,
 }
 
+/// Values each thread of the range pass reduces. Keep in sync with shaders/colormap.wgsl.
+const VALUES_PER_THREAD: u32 = 64;
+
 const COLORMAP_SHADER: &str = super::shaders::COLORMAP.source;
 
 /// The colour-mapping pipelines, made on first use.
@@ -206,7 +209,7 @@ impl GpuEngine {
             pass.set_bind_group(0, &bind_group, &[]);
             if fixed_range.is_none() {
                 pass.set_pipeline(&pipelines.value_range);
-                let groups = (rows * cols).div_ceil(256);
+                let groups = (rows * cols).div_ceil(256 * VALUES_PER_THREAD);
                 pass.dispatch_workgroups(groups.min(65_535), groups.div_ceil(65_535), 1);
             }
             pass.set_pipeline(&pipelines.colormap);

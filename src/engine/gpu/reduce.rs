@@ -94,6 +94,21 @@ impl GpuEngine {
                     plan.params.flags |= reduce.code() << 1;
                     "alibi_bias_reduced"
                 }
+                TableSpec::Sinusoidal(sinusoidal) => {
+                    // After the frequencies, per pair the ratio sin(n w/2) / (n sin(w/2)) of a
+                    // full bin of n = step rows (see run_mean in shaders/sinusoidal.wgsl).
+                    let n = window.rows.step as f64;
+                    plan.constants
+                        .extend(sinusoidal.frequencies().iter().map(|&w| {
+                            let ratio = if window.rows.step <= 1 {
+                                1.0
+                            } else {
+                                (n * w / 2.0).sin() / (n * (w / 2.0).sin())
+                            };
+                            (ratio as f32).to_bits()
+                        }));
+                    "sinusoidal_table_mean"
+                }
                 _ => "sinusoidal_table_mean",
             };
             plan.params.extra = super::to_u32(window.rows.end);

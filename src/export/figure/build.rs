@@ -379,6 +379,8 @@ fn corkscrew_figure(
         first_position: figure.first_position,
         position_count: figure.position_count,
         query: &query,
+        // The figure draws the query's helices; the key is its markers.
+        key: None,
     })?;
     let layout = SceneLayout::of(&scene);
     let plot = super::draw::single_projected_plot_size(style.width, style.height);
