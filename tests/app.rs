@@ -1059,6 +1059,16 @@ fn the_corkscrew_draws_far_enough_for_its_markers_and_shares_the_layout() {
     harness.get_by_label("interleaved").click();
     harness.run();
     assert!(harness.state().state.shared.interleaved);
+    // A random key: its own helices join the scene, and the frame still renders.
+    harness.get_by_label("Key k").click();
+    harness.run();
+    harness.get_by_label("random").click();
+    harness.run();
+    let scene = harness.state().corkscrew_view().scene().unwrap();
+    assert_eq!(scene.key_helices.len(), scene.helices.len());
+    harness
+        .render()
+        .expect("the corkscrew renders with the key's helices");
 }
 
 /// Every plot of the last frame inside a 1280 x 800 window with room to read it, and the

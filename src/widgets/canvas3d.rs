@@ -108,6 +108,9 @@ struct UploadedScene {
     scene_id: u64,
     vertices: wgpu::Buffer,
     axes: wgpu::Buffer,
+    /// Two vertices per helix axis (the key's helices share their pair's axis).
+    axis_vertices: u32,
+    /// The query's helices, then the key's.
     ranges: Vec<std::ops::Range<u32>>,
 }
 
@@ -368,6 +371,7 @@ impl CanvasRenderer {
             scene_id: frame.scene_id,
             vertices: buffer("corkscrew helices", &scene.vertices),
             axes: buffer("corkscrew axes", &axes),
+            axis_vertices: axes.len() as u32,
             ranges: scene
                 .helices
                 .iter()
@@ -513,7 +517,7 @@ impl CanvasRenderer {
         pass.set_bind_group(0, &self.scene_bind_group, &[]);
         pass.set_pipeline(&self.axis_pipeline);
         pass.set_vertex_buffer(0, uploaded.axes.slice(..));
-        pass.draw(0..2 * uploaded.ranges.len() as u32, 0..1);
+        pass.draw(0..uploaded.axis_vertices, 0..1);
         pass.set_pipeline(&self.helix_pipeline);
         pass.set_vertex_buffer(0, uploaded.vertices.slice(..));
         for range in &uploaded.ranges {
