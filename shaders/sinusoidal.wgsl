@@ -47,13 +47,14 @@ fn sinusoidal_dot_decay(@builtin(global_invocation_id) id: vec3<u32>) {
     write_real(id.x, dot_at_offset(i32(j) - i32(params.extra)));
 }
 
-// similarity, first pass: S(k) for offsets k = extra_offset + x, into the output buffer.
+// similarity, first pass: S(k) for offsets k = extra + x * grid_w, into the output buffer (a
+// strided window meets only every grid_w-th offset).
 @compute @workgroup_size(256, 1, 1)
 fn sinusoidal_offsets(@builtin(global_invocation_id) id: vec3<u32>) {
     if id.x >= params.cols {
         return;
     }
-    write_real(id.x, dot_at_offset(i32(id.x) + bitcast<i32>(params.extra)));
+    write_real(id.x, dot_at_offset(i32(id.x * params.grid_w) + bitcast<i32>(params.extra)));
 }
 
 // The same table as torch computes it in float32 (constants in the torch_f32 layout).

@@ -344,3 +344,45 @@ fn reductions_larger_than_one_buffer_go_block_by_block() {
         );
     }
 }
+
+#[test]
+fn strided_similarity_windows_compute_only_the_offsets_they_meet() {
+    // Steps whose gcd is 2, 7, 1 and 5: the GPU computes S(k) for every gcd-th offset only.
+    let spec = TableSpec::Similarity(SinusoidalParams {
+        seq: 300,
+        dim: 32,
+        ..Default::default()
+    });
+    for ((r0, rs), (c0, cs)) in [
+        ((3, 4), (1, 6)),
+        ((0, 7), (5, 7)),
+        ((2, 1), (0, 3)),
+        ((4, 10), (9, 5)),
+    ] {
+        let window = Window {
+            heads: Strided::all(1),
+            rows: Strided {
+                start: r0,
+                end: 300,
+                step: rs,
+            },
+            cols: Strided {
+                start: c0,
+                end: 297,
+                step: cs,
+            },
+        };
+        let Table::Real(gpu_values) = gpu().compute_window(&spec, &window).unwrap() else {
+            panic!("a real table")
+        };
+        let Table::Real(cpu_values) = cpu::compute_window(&spec, &window).unwrap() else {
+            panic!("a real table")
+        };
+        for (k, (a, b)) in gpu_values.iter().zip(cpu_values.iter()).enumerate() {
+            assert!(
+                close(*a, *b) || (a - b).abs() <= 2e-6 + 1e-6 * 16.0,
+                "rows {r0}+{rs}k, cols {c0}+{cs}k, value {k}: GPU {a} vs CPU {b}"
+            );
+        }
+    }
+}

@@ -650,11 +650,17 @@ impl TableHeatmap {
                     ..Strided::all(cols)
                 },
             },
-            Some((bounds, size)) => crate::engine::Window {
-                heads,
-                rows: visible_range(-bounds.max()[1], -bounds.min()[1], rows, size.y),
-                cols: visible_range(bounds.min()[0], bounds.max()[0], cols, size.x),
-            },
+            Some((bounds, size)) => {
+                let mut rows = visible_range(-bounds.max()[1], -bounds.min()[1], rows, size.y);
+                let mut cols = visible_range(bounds.min()[0], bounds.max()[0], cols, size.x);
+                if self.square_cells {
+                    // Square cells, square bins: a pixel covers as many rows as columns (and a
+                    // Toeplitz table meets every step-th offset only).
+                    let step = rows.step.max(cols.step);
+                    (rows.step, cols.step) = (step, step);
+                }
+                crate::engine::Window { heads, rows, cols }
+            }
         }
     }
 }

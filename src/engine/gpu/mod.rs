@@ -393,6 +393,10 @@ impl GpuEngine {
                             TableSpec::Similarity(_) => lowest_offset as i32 as u32,
                             _ => plan.params.extra,
                         },
+                        grid_w: match spec {
+                            TableSpec::Similarity(_) => offset_step(window),
+                            _ => plan.params.grid_w,
+                        },
                         ..plan.params
                     };
                     let input = match (spec, &offsets) {
@@ -458,7 +462,9 @@ impl GpuEngine {
     ) -> Result<(wgpu::Buffer, i64), EngineError> {
         let lowest = window.cols.start as i64 - window.rows.last() as i64;
         let highest = window.cols.last() as i64 - window.rows.start as i64;
-        let count = (highest - lowest + 1) as usize;
+        // Every offset j - i of the window is lowest plus a multiple of the steps' gcd.
+        let step = offset_step(window);
+        let count = ((highest - lowest) / i64::from(step) + 1) as usize;
         let offsets = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("similarity offsets"),
             size: (count * 4) as u64,
@@ -472,7 +478,8 @@ impl GpuEngine {
             let n = chunk.min(count - start);
             let params = KernelParams {
                 cols: to_u32(n),
-                extra: (lowest + start as i64) as i32 as u32,
+                extra: (lowest + start as i64 * i64::from(step)) as i32 as u32,
+                grid_w: step,
                 ..plan.params
             };
             self.queue
@@ -623,6 +630,15 @@ impl GpuEngine {
         buffer.unmap();
         Ok(bytes)
     }
+}
+
+/// The step between the offsets `j - i` a window meets: the gcd of its row and column steps.
+fn offset_step(window: &Window) -> u32 {
+    let (mut a, mut b) = (window.rows.step.max(1), window.cols.step.max(1));
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    to_u32(a)
 }
 
 fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
