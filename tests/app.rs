@@ -1274,3 +1274,33 @@ fn each_views_own_settings_survive_a_restart() {
     assert!(!after.alibi_view().causal);
     assert_eq!(after.alibi_view().query, 100);
 }
+
+#[test]
+fn a_column_of_a_million_rows_is_drawn_as_means_with_its_envelope() {
+    let mut harness = harness();
+    harness.run();
+    type_number(&mut harness, "Sequence length", "1048576", |_| {});
+    harness.state_mut().select_sinusoidal_column(Some(0));
+    harness.run();
+    let (mean, envelope) = harness.state().shown_column_curve().expect("a curve");
+    assert!(mean.len() <= 4096);
+    // Column 0 turns once every 2π positions: over 256 rows it averages to about 0, and its
+    // rows reach about -1 and 1. One row per point drew a false slow wave here.
+    assert!(mean.iter().all(|p| p[1].abs() < 0.01), "{:?}", &mean[..4]);
+    let (low, high) = envelope.expect("an envelope");
+    assert!(low.iter().all(|p| p[1] < -0.99) && high.iter().all(|p| p[1] > 0.99));
+    assert!(
+        harness
+            .query_by_label_contains("Each point is the mean of 256 rows")
+            .is_some()
+    );
+    // A short table draws every row.
+    type_number(&mut harness, "Sequence length", "300", |_| {});
+    harness.run();
+    let (mean, envelope) = harness.state().shown_column_curve().unwrap();
+    assert_eq!(mean.len(), 300);
+    assert!(envelope.is_none());
+    for p in mean {
+        assert!((p[1] - p[0].sin()).abs() < 1e-6);
+    }
+}

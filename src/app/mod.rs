@@ -138,6 +138,11 @@ impl PoslabApp {
         self.sinusoidal.selected_column = column;
     }
 
+    /// The sinusoidal view's column curve: its points and, where reduced, its min and max.
+    pub fn shown_column_curve(&self) -> Option<(&[[f64; 2]], Option<(&[[f64; 2]], &[[f64; 2]])>)> {
+        self.sinusoidal.shown_column_curve()
+    }
+
     /// The sinusoidal table the view shows now (a window of it at screen resolution).
     pub fn shown_sinusoidal(&self) -> Option<crate::widgets::heatmap::HeatmapData> {
         self.sinusoidal.shown(&self.engine)

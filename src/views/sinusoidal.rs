@@ -18,13 +18,81 @@ pub struct SinusoidalView {
     /// The column whose curve is plotted.
     pub selected_column: Option<usize>,
     #[serde(skip)]
-    column_curve: Option<(SinusoidalParams, usize, Vec<[f64; 2]>)>,
+    column_curve: Option<(SinusoidalParams, usize, ColumnCurve)>,
+}
+
+/// A column against position: one point per row, or, where a point stands for several rows,
+/// their mean with the band from their min to their max.
+struct ColumnCurve {
+    mean: Vec<[f64; 2]>,
+    /// The min and max of the rows each point stands for.
+    envelope: Option<(Vec<[f64; 2]>, Vec<[f64; 2]>)>,
+}
+
+/// Rows one point of a column's curve stands for (at most 4096 points).
+fn window_rows(params: &SinusoidalParams) -> usize {
+    params.seq.div_ceil(4096).max(1)
+}
+
+/// The column of `window` as a curve: exact where a point is one row, reduced otherwise.
+fn column_curve(spec: &TableSpec, window: &Window, engine: &AppEngine) -> Option<ColumnCurve> {
+    use crate::engine::reduce::{Reduce, bin, compute_reduced_cpu};
+    let first = match spec {
+        TableSpec::Sinusoidal(p) => p.start,
+        _ => 0,
+    };
+    let centre = |k: usize| {
+        let cells = bin(&window.rows, k);
+        (first + cells.start as u64) as f64 + (cells.len() - 1) as f64 / 2.0
+    };
+    if window.rows.step == 1 {
+        let Ok((Table::Real(values), _)) = engine.compute_window(spec, window) else {
+            return None;
+        };
+        let mean = values
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| [centre(k), v])
+            .collect();
+        return Some(ColumnCurve {
+            mean,
+            envelope: None,
+        });
+    }
+    let [mean, low, high] = [Reduce::Mean, Reduce::Min, Reduce::Max]
+        .map(|reduce| compute_reduced_cpu(spec, window, reduce).ok());
+    let (mean, low, high) = (mean?, low?, high?);
+    let points = |values: &ndarray::Array2<f64>| -> Vec<[f64; 2]> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| [centre(k), v])
+            .collect()
+    };
+    Some(ColumnCurve {
+        mean: points(&mean),
+        envelope: Some((points(&low), points(&high))),
+    })
 }
 
 impl SinusoidalView {
     /// The window of the table on screen, with its values.
     pub fn shown(&self, engine: &AppEngine) -> Option<HeatmapData> {
         self.heatmap.shown(engine)
+    }
+
+    /// The column curve shown: `(position, mean)` points, and the min and max lines where a
+    /// point stands for several rows.
+    pub fn shown_column_curve(&self) -> Option<(&[[f64; 2]], Option<(&[[f64; 2]], &[[f64; 2]])>)> {
+        self.column_curve.as_ref().map(|(_, _, curve)| {
+            (
+                curve.mean.as_slice(),
+                curve
+                    .envelope
+                    .as_ref()
+                    .map(|(low, high)| (low.as_slice(), high.as_slice())),
+            )
+        })
     }
 
     /// Column `col` against position, with its wavelength marked.
@@ -43,7 +111,7 @@ impl SinusoidalView {
             let spec = TableSpec::Sinusoidal(*params);
             let window = Window {
                 rows: Strided {
-                    step: params.seq.div_ceil(4096).max(1),
+                    step: window_rows(params),
                     ..Strided::all(params.seq)
                 },
                 cols: Strided {
@@ -53,13 +121,8 @@ impl SinusoidalView {
                 },
                 heads: Strided::all(1),
             };
-            if let Ok((Table::Real(values), _)) = engine.compute_window(&spec, &window) {
-                let points = values
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &v)| [(params.start + window.rows.at(k) as u64) as f64, v])
-                    .collect();
-                self.column_curve = Some((*params, col, points));
+            if let Some(curve) = column_curve(&spec, &window, engine) {
+                self.column_curve = Some((*params, col, curve));
             }
         }
         let (pair, is_cos) = params.column_pair(col);
@@ -74,7 +137,14 @@ impl SinusoidalView {
                 self.selected_column = None;
             }
         });
-        if let Some((_, _, points)) = &self.column_curve {
+        if let Some((_, _, curve)) = &self.column_curve {
+            if window_rows(params) > 1 {
+                ui.label(format!(
+                    "Each point is the mean of {} rows, with their min and max as faint lines (a curve through one row in {} would draw aliasing).",
+                    window_rows(params),
+                    window_rows(params)
+                ));
+            }
             Plot::new("sinusoidal_column")
                 .height(150.0)
                 .x_axis_label("position")
@@ -84,9 +154,21 @@ impl SinusoidalView {
                 .y_grid_spacer(crate::widgets::layout::nice_ticks)
                 .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
                 .show(ui, |plot_ui| {
+                    if let Some((low, high)) = &curve.envelope {
+                        // The envelope as two faint lines (a filled band would need a convex
+                        // outline).
+                        let faint = egui::Color32::from_rgb(120, 120, 140);
+                        for (name, points) in [("min", low), ("max", high)] {
+                            plot_ui.line(
+                                Line::new(name, PlotPoints::from(points.clone()))
+                                    .color(faint)
+                                    .width(1.0),
+                            );
+                        }
+                    }
                     plot_ui.line(Line::new(
                         format!("column {col}"),
-                        PlotPoints::from(points.clone()),
+                        PlotPoints::from(curve.mean.clone()),
                     ));
                     let first = params.start as f64;
                     plot_ui.vline(VLine::new("one wavelength", first + wavelength));

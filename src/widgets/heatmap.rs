@@ -517,8 +517,13 @@ impl TableHeatmap {
     ) -> Option<HeatmapResponse> {
         let [_, rows, cols] = spec.matrix_shape();
         if self.visible_shape != Some((rows, cols)) {
-            // Bounds of a table of another shape say nothing about this one.
-            self.visible = None;
+            // Bounds of a table of another shape say nothing about this one: show all of it,
+            // at the resolution the plot had (so that no second frame is needed to sharpen it).
+            self.visible = self.visible.map(|(_, size)| {
+                let all = PlotBounds::from_min_max([0.0, -(rows as f64)], [cols as f64, 0.0]);
+                (all, size)
+            });
+            self.visible_shape = Some((rows, cols));
         }
         let window = self.window_on_screen(rows, cols, head);
         let key = (spec.clone(), window, reduce, colormap, self.fixed_range);
