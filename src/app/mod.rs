@@ -139,7 +139,7 @@ impl PoslabApp {
     }
 
     /// The sinusoidal view's column curve: its points and, where reduced, its min and max.
-    pub fn shown_column_curve(&self) -> Option<(&[[f64; 2]], Option<(&[[f64; 2]], &[[f64; 2]])>)> {
+    pub fn shown_column_curve(&self) -> Option<crate::views::sinusoidal::ShownCurve<'_>> {
         self.sinusoidal.shown_column_curve()
     }
 

@@ -21,6 +21,10 @@ pub struct SinusoidalView {
     column_curve: Option<(SinusoidalParams, usize, ColumnCurve)>,
 }
 
+/// A curve as drawn: its `(position, value)` points, and the min and max lines where a point
+/// stands for several rows.
+pub type ShownCurve<'a> = (&'a [[f64; 2]], Option<(&'a [[f64; 2]], &'a [[f64; 2]])>);
+
 /// A column against position: one point per row, or, where a point stands for several rows,
 /// their mean with the band from their min to their max.
 struct ColumnCurve {
@@ -83,7 +87,7 @@ impl SinusoidalView {
 
     /// The column curve shown: `(position, mean)` points, and the min and max lines where a
     /// point stands for several rows.
-    pub fn shown_column_curve(&self) -> Option<(&[[f64; 2]], Option<(&[[f64; 2]], &[[f64; 2]])>)> {
+    pub fn shown_column_curve(&self) -> Option<ShownCurve<'_>> {
         self.column_curve.as_ref().map(|(_, _, curve)| {
             (
                 curve.mean.as_slice(),
