@@ -21,6 +21,9 @@ pub struct SinusoidalView {
     column_curve: Option<(SinusoidalParams, usize, ColumnCurve)>,
 }
 
+/// A curve's `(position, value)` points.
+type Points = Vec<[f64; 2]>;
+
 /// A curve as drawn: its `(position, value)` points, and the min and max lines where a point
 /// stands for several rows.
 pub type ShownCurve<'a> = (&'a [[f64; 2]], Option<(&'a [[f64; 2]], &'a [[f64; 2]])>);
@@ -30,7 +33,7 @@ pub type ShownCurve<'a> = (&'a [[f64; 2]], Option<(&'a [[f64; 2]], &'a [[f64; 2]
 struct ColumnCurve {
     mean: Vec<[f64; 2]>,
     /// The min and max of the rows each point stands for.
-    envelope: Option<(Vec<[f64; 2]>, Vec<[f64; 2]>)>,
+    envelope: Option<(Points, Points)>,
 }
 
 /// Rows one point of a column's curve stands for (at most 4096 points).
