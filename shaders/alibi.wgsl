@@ -33,6 +33,28 @@ fn alibi_bias_2d(@builtin(global_invocation_id) id: vec3<u32>) {
     write_real(output_index(id.x, id.y, id.z), value);
 }
 
+// The distances of a block's unmasked cells: how many, their (compensated) sum, the nearest
+// and the farthest.
+struct DistanceRuns {
+    count: f32,
+    sum: f32,
+    carry: f32,
+    near: u32,
+    far: u32,
+}
+
+// Adds the distances near..=far, one cell each.
+fn add_run(runs: ptr<function, DistanceRuns>, near: u32, far: u32) {
+    let n = f32(far - near + 1u);
+    (*runs).count += n;
+    let term = n * (f32(near) + f32(far)) * 0.5 - (*runs).carry;
+    let next = (*runs).sum + term;
+    (*runs).carry = (next - (*runs).sum) - term;
+    (*runs).sum = next;
+    (*runs).near = min((*runs).near, near);
+    (*runs).far = max((*runs).far, far);
+}
+
 // A heatmap of one head where each pixel reduces the unmasked cells it covers, in closed form:
 // along a row the distances to keys before (and, symmetric, after) the query are runs of
 // consecutive integers. Rows table_row(y) .. min(+ row_step, extra), columns table_col(x) ..
@@ -49,39 +71,23 @@ fn alibi_bias_reduced(@builtin(global_invocation_id) id: vec3<u32>) {
     let r1 = min(r0 + params.row_step, params.extra);
     let c0 = table_col(id.x);
     let c1 = min(c0 + params.col_step, params.grid_w);
-    var count = 0.0;
-    var sum = 0.0;
-    var carry = 0.0;
-    var near = 4294967295u;
-    var far = 0u;
+    var runs = DistanceRuns(0.0, 0.0, 0.0, 4294967295u, 0u);
     for (var i = r0; i < r1; i++) {
+        // Keys at or before the query.
         let end = min(c1, i + 1u);
         if c0 < end {
-            let a = i - (end - 1u);
-            let b = i - c0;
-            let n = f32(b - a + 1u);
-            count += n;
-            let term = n * (f32(a) + f32(b)) * 0.5 - carry;
-            let next = sum + term;
-            carry = (next - sum) - term;
-            sum = next;
-            near = min(near, a);
-            far = max(far, b);
+            add_run(&runs, i - (end - 1u), i - c0);
         }
+        // Keys after the query: masked in causal mode.
         let begin = max(c0, i + 1u);
         if !causal && begin < c1 {
-            let a = begin - i;
-            let b = c1 - 1u - i;
-            let n = f32(b - a + 1u);
-            count += n;
-            let term = n * (f32(a) + f32(b)) * 0.5 - carry;
-            let next = sum + term;
-            carry = (next - sum) - term;
-            sum = next;
-            near = min(near, a);
-            far = max(far, b);
+            add_run(&runs, begin - i, c1 - 1u - i);
         }
     }
+    let count = runs.count;
+    let sum = runs.sum;
+    let near = runs.near;
+    let far = runs.far;
     let index = output_index(id.x, id.y, 0u);
     if count == 0.0 {
         output[index] = NEG_INFINITY_BITS;

@@ -30,7 +30,14 @@ struct ColormapParams {
 /// Values each thread of the range pass reduces. Keep in sync with shaders/colormap.wgsl.
 const VALUES_PER_THREAD: u32 = 64;
 
-const COLORMAP_SHADER: &str = super::shaders::COLORMAP.source;
+/// A storage or uniform buffer binding of a compute pass.
+pub(super) fn buffer_binding(ty: wgpu::BufferBindingType) -> wgpu::BindingType {
+    wgpu::BindingType::Buffer {
+        ty,
+        has_dynamic_offset: false,
+        min_binding_size: None,
+    }
+}
 
 /// The colour-mapping pipelines, made on first use.
 pub(super) struct ColormapPipelines {
@@ -56,51 +63,72 @@ pub struct GpuHeatmap {
 impl GpuEngine {
     fn colormap_pipelines(&self) -> &ColormapPipelines {
         self.colormap.get_or_init(|| {
-            let buffer = |binding, ty| wgpu::BindGroupLayoutEntry {
-                binding,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
+            let texture = wgpu::BindingType::StorageTexture {
+                access: wgpu::StorageTextureAccess::WriteOnly,
+                format: wgpu::TextureFormat::Rgba8Unorm,
+                view_dimension: wgpu::TextureViewDimension::D2,
             };
-            let layout = self
-                .device
-                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                    label: Some("colormap bindings"),
-                    entries: &[
-                        buffer(0, wgpu::BufferBindingType::Uniform),
-                        buffer(1, wgpu::BufferBindingType::Storage { read_only: true }),
-                        buffer(2, wgpu::BufferBindingType::Storage { read_only: false }),
-                        buffer(3, wgpu::BufferBindingType::Storage { read_only: true }),
-                        wgpu::BindGroupLayoutEntry {
-                            binding: 4,
-                            visibility: wgpu::ShaderStages::COMPUTE,
-                            ty: wgpu::BindingType::StorageTexture {
-                                access: wgpu::StorageTextureAccess::WriteOnly,
-                                format: wgpu::TextureFormat::Rgba8Unorm,
-                                view_dimension: wgpu::TextureViewDimension::D2,
-                            },
-                            count: None,
-                        },
-                    ],
-                });
-            let pipeline_layout =
-                self.device
-                    .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                        label: Some("colormap pipeline layout"),
-                        bind_group_layouts: &[Some(&layout)],
-                        immediate_size: 0,
-                    });
-            let module = self
-                .device
-                .create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("colormap.wgsl"),
-                    source: wgpu::ShaderSource::Wgsl(COLORMAP_SHADER.into()),
-                });
-            let pipeline = |entry| {
+            let (layout, pipelines) = self.pass_pipelines(
+                super::shaders::COLORMAP,
+                &[
+                    buffer_binding(wgpu::BufferBindingType::Uniform),
+                    buffer_binding(wgpu::BufferBindingType::Storage { read_only: true }),
+                    buffer_binding(wgpu::BufferBindingType::Storage { read_only: false }),
+                    buffer_binding(wgpu::BufferBindingType::Storage { read_only: true }),
+                    texture,
+                ],
+                &["value_range", "colormap"],
+            );
+            let [value_range, colormap] = <[wgpu::ComputePipeline; 2]>::try_from(pipelines)
+                .unwrap_or_else(|_| unreachable!("two entry points asked for"));
+            ColormapPipelines {
+                layout,
+                value_range,
+                colormap,
+            }
+        })
+    }
+
+    /// A pass with bindings of its own (not the table kernels' layout): its bind group layout,
+    /// every binding visible to compute in the order given, and one pipeline per entry point.
+    pub(super) fn pass_pipelines(
+        &self,
+        shader: super::shaders::ShaderSource,
+        bindings: &[wgpu::BindingType],
+        entries: &[&'static str],
+    ) -> (wgpu::BindGroupLayout, Vec<wgpu::ComputePipeline>) {
+        let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
+            .iter()
+            .enumerate()
+            .map(|(binding, &ty)| wgpu::BindGroupLayoutEntry {
+                binding: binding as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty,
+                count: None,
+            })
+            .collect();
+        let layout = self
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(shader.label),
+                entries: &layout_entries,
+            });
+        let pipeline_layout = self
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(shader.label),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(shader.label),
+                source: wgpu::ShaderSource::Wgsl(shader.source.into()),
+            });
+        let pipelines = entries
+            .iter()
+            .map(|&entry| {
                 self.device
                     .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                         label: Some(entry),
@@ -110,13 +138,9 @@ impl GpuEngine {
                         compilation_options: Default::default(),
                         cache: None,
                     })
-            };
-            ColormapPipelines {
-                value_range: pipeline("value_range"),
-                colormap: pipeline("colormap"),
-                layout,
-            }
-        })
+            })
+            .collect();
+        (layout, pipelines)
     }
 
     /// Computes one head's `window` of `spec` and colour-maps it into a texture, all on the

@@ -3,6 +3,7 @@
 //! the values never visit main memory. Sinusoidal means skip the cells: their kernel sums each
 //! pixel's run of rows in closed form.
 
+use super::heatmap::buffer_binding;
 use super::{GpuEngine, Plan, Sink, entry, readback_error};
 use crate::encoding::torch_f32::Arithmetic;
 use crate::engine::reduce::{Reduce, bin, has_closed_form};
@@ -31,49 +32,16 @@ pub(super) struct ReducePipeline {
 impl GpuEngine {
     fn reduce_pipeline(&self) -> &ReducePipeline {
         self.reduce.get_or_init(|| {
-            let buffer = |binding, ty| wgpu::BindGroupLayoutEntry {
-                binding,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            };
-            let layout = self
-                .device
-                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                    label: Some("reduce bindings"),
-                    entries: &[
-                        buffer(0, wgpu::BufferBindingType::Uniform),
-                        buffer(1, wgpu::BufferBindingType::Storage { read_only: true }),
-                        buffer(2, wgpu::BufferBindingType::Storage { read_only: false }),
-                    ],
-                });
-            let pipeline_layout =
-                self.device
-                    .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                        label: Some("reduce pipeline layout"),
-                        bind_group_layouts: &[Some(&layout)],
-                        immediate_size: 0,
-                    });
-            let module = self
-                .device
-                .create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(super::shaders::REDUCE.label),
-                    source: wgpu::ShaderSource::Wgsl(super::shaders::REDUCE.source.into()),
-                });
-            let pipeline = self
-                .device
-                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some("reduce"),
-                    layout: Some(&pipeline_layout),
-                    module: &module,
-                    entry_point: Some("reduce"),
-                    compilation_options: Default::default(),
-                    cache: None,
-                });
+            let (layout, mut pipelines) = self.pass_pipelines(
+                super::shaders::REDUCE,
+                &[
+                    buffer_binding(wgpu::BufferBindingType::Uniform),
+                    buffer_binding(wgpu::BufferBindingType::Storage { read_only: true }),
+                    buffer_binding(wgpu::BufferBindingType::Storage { read_only: false }),
+                ],
+                &["reduce"],
+            );
+            let pipeline = pipelines.remove(0);
             ReducePipeline { layout, pipeline }
         })
     }
