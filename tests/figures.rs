@@ -67,7 +67,14 @@ fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {
                     loaded_freqs: None,
                 },
             },
-            vec!["heatmap-0", "heatmap-1", "colorbar-0", "colorbar-1"],
+            vec![
+                "heatmap-0",
+                "heatmap-1",
+                "heatmap-2",
+                "colorbar-0",
+                "colorbar-1",
+                "colorbar-2",
+            ],
         ),
         (
             FigureSpec::Corkscrew(CorkscrewFigure {
@@ -242,4 +249,52 @@ fn a_failed_write_leaves_nothing_and_says_why() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(left, vec![std::ffi::OsString::from("taken.png")]);
+}
+
+#[test]
+fn the_patch_figure_has_the_matrix_and_no_empty_bands() {
+    let grid = GridParams {
+        grid_h: 14,
+        grid_w: 14,
+    };
+    let spec = FigureSpec::Patches {
+        grid,
+        query: 105,
+        methods: [PatchMethod::Euclidean, PatchMethod::Alibi2d],
+        heads: 8,
+        head: 0,
+        settings: PatchMapSettings {
+            dim: 64,
+            base: 10_000.0,
+            seed: 0,
+            loaded_freqs: None,
+        },
+    };
+    let figure = build_figure(&spec, &FigureStyle::default()).unwrap();
+    assert_eq!(figure.panels.len(), 3);
+    // The third panel is the full [P, P] matrix of the first method, cell for cell.
+    let poslab::export::figure::Content::Heatmap {
+        values, rows, cols, ..
+    } = &figure.panels[2].content
+    else {
+        panic!("a heatmap")
+    };
+    assert_eq!((*rows, *cols), (196, 196));
+    let Table::Real(expected) = cpu::compute(&TableSpec::PatchDistance {
+        grid,
+        metric: poslab::encoding::grid::DistanceMetric::Euclidean,
+    })
+    .unwrap() else {
+        panic!("a real table")
+    };
+    for (a, b) in values.iter().zip(expected.iter()) {
+        assert!((a - b).abs() < 1e-12);
+    }
+    // Three square panels across 1000 pixels need far less than 700: the figure is cut to
+    // what they fill (one row of cells of about 228 pixels under the title).
+    assert!(
+        figure.height < 300.0 && figure.height > 250.0,
+        "height {}",
+        figure.height
+    );
 }

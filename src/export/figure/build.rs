@@ -340,6 +340,19 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                     },
                 });
             }
+            // The full [P, P] matrix of the first method, the maps' rows among its rows.
+            let matrix = methods[0].spec(*grid, *heads, *head, settings);
+            let (mut panel, range) = heatmap_panel(
+                &matrix,
+                0,
+                format!("[P, P] {}", methods[0].label()),
+                ("key patch j", "query patch i"),
+                MAX_CELLS,
+                style.reduce,
+            )?;
+            panel.equal_aspect = true;
+            panel.colorbar = colorbar(style, range, "value");
+            panels.push(panel);
             (
                 format!(
                     "Query patch {query} (column {qx}, row {qy}) of a {} x {} grid",
@@ -352,16 +365,21 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
         FigureSpec::Corkscrew(figure) => corkscrew_figure(figure, style)?,
         FigureSpec::Check(figure) => check_figure(figure, style)?,
     };
-    // A comparison reads across: reference, file, difference side by side.
-    let columns = matches!(spec, FigureSpec::Check(_)).then_some(3);
-    Ok(Figure {
+    // A comparison reads across: reference, file, difference side by side; so do the two patch
+    // maps and their matrix.
+    let columns = matches!(spec, FigureSpec::Check(_) | FigureSpec::Patches { .. }).then_some(3);
+    let mut figure = Figure {
         width: f64::from(style.width),
         height: f64::from(style.height),
         title: style.title.clone().unwrap_or(title),
         panels,
         colorbar,
         columns,
-    })
+    };
+    if matches!(spec, FigureSpec::Patches { .. }) {
+        super::draw::trim_to_square_panels(&mut figure);
+    }
+    Ok(figure)
 }
 
 /// The corkscrew's helices projected by its camera: vectors in a vector figure.

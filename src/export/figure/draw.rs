@@ -209,6 +209,44 @@ pub(super) fn svg_document(figure: &Figure) -> Document {
     document.add(definitions)
 }
 
+/// Lowers a figure of square panels (each with a colour bar of its own, no shared one) to the
+/// height they fill at its width, so that no empty band is left above and below them; a
+/// figure already short enough stays as it is.
+pub fn trim_to_square_panels(figure: &mut Figure) {
+    if figure.colorbar.is_some()
+        || figure.panels.is_empty()
+        || !figure
+            .panels
+            .iter()
+            .all(|p| p.equal_aspect && p.colorbar.is_some())
+    {
+        return;
+    }
+    let count = figure.panels.len();
+    let cols = figure
+        .columns
+        .unwrap_or((count as f64).sqrt().ceil() as usize)
+        .clamp(1, count);
+    let rows = count.div_ceil(cols) as f64;
+    let cell_w = (figure.width - 16.0) / cols as f64;
+    // As panel_group lays out a panel that is not small, with its own colour bar.
+    let plot_w = cell_w - COLORBAR_WIDTH - 64.0 - PLOT_RIGHT_MARGIN;
+    let cell_h = figure
+        .panels
+        .iter()
+        .map(|p| {
+            let ratio = (p.x.max - p.x.min).abs() / (p.y.max - p.y.min).abs();
+            plot_w / ratio + PANEL_TITLE_HEIGHT + 44.0
+        })
+        .fold(0.0, f64::max);
+    // A small panel's margins differ: leave such figures alone.
+    if cell_w < 260.0 || cell_h < 200.0 || !cell_h.is_finite() {
+        return;
+    }
+    let needed = (TITLE_HEIGHT + 8.0 + rows * cell_h).ceil();
+    figure.height = figure.height.min(needed);
+}
+
 fn panel_group(
     index: usize,
     panel: &Panel,
