@@ -1304,3 +1304,40 @@ fn a_column_of_a_million_rows_is_drawn_as_means_with_its_envelope() {
         assert!((p[1] - p[0].sin()).abs() < 1e-6);
     }
 }
+
+#[test]
+fn a_long_dot_product_curve_is_the_mean_over_each_points_offsets() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Dot-product decay").click();
+    harness.run();
+    type_number(&mut harness, "Sequence length", "100000", |_| {});
+    harness.run();
+    let curve = harness.state().shown_dot_decay().unwrap().to_vec();
+    // 100000 offsets in 4096 points: 25 offsets a point (the last has fewer).
+    assert_eq!(curve.len(), 4000);
+    assert!(
+        harness
+            .query_by_label_contains("the mean of 25 offsets")
+            .is_some()
+    );
+    let freqs: Vec<f64> = (0..64)
+        .map(|i| 10_000f64.powf(-((2 * i) as f64) / 128.0))
+        .collect();
+    for k in [0, 1, 7, 1000, 3999] {
+        let first = 25 * k;
+        let last = (first + 25).min(100_000);
+        // Σ_i cos(j w_i) summed over the point's offsets j, then averaged, written out.
+        let mean = (first..last)
+            .map(|j| freqs.iter().map(|w| (j as f64 * w).cos()).sum::<f64>())
+            .sum::<f64>()
+            / (last - first) as f64;
+        let centre = (first + last - 1) as f64 / 2.0;
+        assert_eq!(curve[k][0], centre);
+        assert!(
+            (curve[k][1] - mean).abs() < 1e-9,
+            "point {k}: {} vs {mean}",
+            curve[k][1]
+        );
+    }
+}

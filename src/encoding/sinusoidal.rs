@@ -125,6 +125,21 @@ impl SinusoidalValues {
         ratio * if is_cos { centre.cos() } else { centre.sin() }
     }
 
+    /// The mean of `PE[p] · PE[p + k]` over the `count` offsets `k` from `first_offset`, in
+    /// closed form frequency by frequency (as [`Self::column_mean`]): one cosine per frequency
+    /// however many offsets the mean spans.
+    pub fn dot_mean(&self, first_offset: i64, count: usize) -> f64 {
+        if count <= 1 {
+            return self.dot_at_offset(first_offset);
+        }
+        let n = count as f64;
+        let centre = first_offset as f64 + (n - 1.0) / 2.0;
+        self.freqs
+            .iter()
+            .map(|&w| (n * w / 2.0).sin() / (n * (w / 2.0).sin()) * (centre * w).cos())
+            .sum()
+    }
+
     /// `PE[p] · PE[p + offset]`: `Σ_i cos(offset w_i)`.
     ///
     /// Because `sin a sin b + cos a cos b = cos(a - b)`, the product depends only on the offset;

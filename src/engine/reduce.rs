@@ -99,7 +99,9 @@ pub fn sampling(spec: &TableSpec, window: &Window, reduce: Reduce) -> Sampling {
 pub fn has_closed_form(spec: &TableSpec, reduce: Reduce) -> bool {
     matches!(
         (spec, reduce),
-        (TableSpec::Sinusoidal(_), Reduce::Mean) | (TableSpec::Alibi { .. }, _)
+        (TableSpec::Sinusoidal(_), Reduce::Mean)
+            | (TableSpec::Alibi { .. }, _)
+            | (TableSpec::DotDecay { .. }, Reduce::Mean)
     )
 }
 
@@ -180,6 +182,18 @@ pub fn compute_reduced_cpu(
                 }
             });
         return Ok(out);
+    }
+    if let (TableSpec::DotDecay { params, anchor }, Reduce::Mean) = (spec, reduce) {
+        let values = crate::encoding::sinusoidal::SinusoidalValues::new(params)?;
+        let means: Vec<f64> = (0..cols)
+            .into_par_iter()
+            .map(|x| {
+                let keys = bin(&window.cols, x);
+                values.dot_mean(keys.start as i64 - *anchor as i64, keys.len())
+            })
+            .collect();
+        return Array2::from_shape_vec((rows, cols), means)
+            .map_err(|e| EngineError::TooLarge(e.to_string()));
     }
     if let TableSpec::Alibi { params, head } = spec {
         let slopes = crate::encoding::alibi::slopes(params.heads)?;

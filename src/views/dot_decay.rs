@@ -85,8 +85,26 @@ impl DotDecayView {
                 ..Strided::all(params.seq)
             },
         };
-        match engine.compute_window(&spec, &window) {
-            Ok((Table::Real(values), _)) => {
+        // Beyond 4096 offsets a point is the mean over the offsets it stands for (in closed
+        // form): one offset in 256 would draw the fast terms' aliasing as wiggles.
+        let values = if window.cols.step > 1 {
+            crate::engine::reduce::compute_reduced_cpu(
+                &spec,
+                &window,
+                crate::engine::reduce::Reduce::Mean,
+            )
+            .map(|values| Table::Real(values.into_dyn()))
+        } else {
+            engine
+                .compute_window(&spec, &window)
+                .map(|(table, _)| table)
+        };
+        let centre = |k: usize| {
+            let keys = crate::engine::reduce::bin(&window.cols, k);
+            keys.start as f64 + (keys.len() - 1) as f64 / 2.0 - self.anchor as f64
+        };
+        match values {
+            Ok(Table::Real(values)) => {
                 let scale = if self.normalised {
                     2.0 / params.dim as f64
                 } else {
@@ -95,7 +113,7 @@ impl DotDecayView {
                 let points = values
                     .iter()
                     .enumerate()
-                    .map(|(k, &v)| [window.cols.at(k) as f64 - self.anchor as f64, v * scale])
+                    .map(|(k, &v)| [centre(k), v * scale])
                     .collect();
                 self.curve = Some((*params, self.anchor, self.normalised, points));
             }
@@ -206,6 +224,11 @@ impl View for DotDecayView {
             }
             if ui.add_enabled(!self.pinned.is_empty(), egui::Button::new("Clear pins")).clicked() {
                 self.pinned.clear();
+            }
+            let per_point = params.seq.div_ceil(4096);
+            if per_point > 1 {
+                ui.label(format!("each point: the mean of {per_point} offsets"))
+                    .on_hover_text("A point per sampled offset would draw the fast terms' aliasing as wiggles; the mean over the offsets a point stands for is exact (closed form)");
             }
         });
         self.update_curve(&params, engine, status);

@@ -55,7 +55,9 @@ impl GpuEngine {
         reduce: Reduce,
         pixels: &wgpu::Buffer,
     ) -> Result<(), EngineError> {
-        if has_closed_form(spec, reduce) {
+        // The closed forms with kernels of their own (a dot-decay curve is reduced on the CPU).
+        let kernel = matches!(spec, TableSpec::Sinusoidal(_) | TableSpec::Alibi { .. });
+        if kernel && has_closed_form(spec, reduce) {
             let mut plan = Plan::new(spec, Arithmetic::Exact);
             plan.entry = match spec {
                 TableSpec::Alibi { .. } => {
@@ -77,7 +79,7 @@ impl GpuEngine {
                         }));
                     "sinusoidal_table_mean"
                 }
-                _ => "sinusoidal_table_mean",
+                _ => unreachable!("only sinusoidal and ALiBi tables reach here"),
             };
             plan.params.extra = super::to_u32(window.rows.end);
             plan.params.grid_w = super::to_u32(window.cols.end);

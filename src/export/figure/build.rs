@@ -205,10 +205,21 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                     ..Strided::all(params.seq)
                 },
             };
-            let values = cpu::compute_window(&table, &window)?
-                .into_real()
-                .into_iter()
-                .collect::<Vec<f64>>();
+            // As the app draws it: a point standing for several offsets is their mean.
+            let values = if window.cols.step > 1 {
+                reduce::compute_reduced_cpu(&table, &window, Reduce::Mean)?
+                    .into_iter()
+                    .collect::<Vec<f64>>()
+            } else {
+                cpu::compute_window(&table, &window)?
+                    .into_real()
+                    .into_iter()
+                    .collect::<Vec<f64>>()
+            };
+            let centre = |k: usize| {
+                let keys = reduce::bin(&window.cols, k);
+                keys.start as f64 + (keys.len() - 1) as f64 / 2.0
+            };
             let scale = if *normalised {
                 2.0 / params.dim as f64
             } else {
@@ -217,7 +228,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
             let points: Vec<[f64; 2]> = values
                 .iter()
                 .enumerate()
-                .map(|(k, &v)| [window.cols.at(k) as f64 - *anchor as f64, v * scale])
+                .map(|(k, &v)| [centre(k) - *anchor as f64, v * scale])
                 .collect();
             let (low, high) = finite_range(&points.iter().map(|p| p[1]).collect::<Vec<_>>());
             let pad = (high - low).abs().max(1e-9) * 0.05;
