@@ -943,6 +943,19 @@ fn a_million_positions_are_drawn_as_the_mean_of_the_rows_each_pixel_holds() {
     );
     let shown = harness.state().shown_sinusoidal().unwrap();
     assert!(shown.values.column(0).iter().all(|&v| v > 0.999));
+    // The colour bar's range arrives from the device after the texture: once the frames have
+    // settled it is the range of the values shown.
+    let (low, high) = harness.state().shown_sinusoidal_range();
+    let min = shown.values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = shown
+        .values
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert!(
+        (low - min).abs() < 1e-6 && (high - max).abs() < 1e-6,
+        "{low}..{high} vs {min}..{max}"
+    );
 }
 
 #[test]

@@ -143,6 +143,11 @@ impl PoslabApp {
         self.sinusoidal.shown_column_curve()
     }
 
+    /// The range of the sinusoidal heatmap's colour bar.
+    pub fn shown_sinusoidal_range(&self) -> (f64, f64) {
+        self.sinusoidal.shown_range()
+    }
+
     /// The sinusoidal table the view shows now (a window of it at screen resolution).
     pub fn shown_sinusoidal(&self) -> Option<crate::widgets::heatmap::HeatmapData> {
         self.sinusoidal.shown(&self.engine)

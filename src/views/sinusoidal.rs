@@ -83,6 +83,11 @@ fn column_curve(spec: &TableSpec, window: &Window, engine: &AppEngine) -> Option
 }
 
 impl SinusoidalView {
+    /// The value range the heatmap's colours (and colour bar) span now.
+    pub fn shown_range(&self) -> (f64, f64) {
+        self.heatmap.range()
+    }
+
     /// The window of the table on screen, with its values.
     pub fn shown(&self, engine: &AppEngine) -> Option<HeatmapData> {
         self.heatmap.shown(engine)

@@ -392,6 +392,27 @@ impl TableHeatmap {
         self.range
     }
 
+    /// Takes the value range of the device's heatmap once it has arrived (the texture itself
+    /// needs no waiting: egui's drawing follows the compute on the same queue); until then the
+    /// colour bar keeps the previous range and the frame asks for another.
+    fn poll_range(
+        &mut self,
+        ctx: &egui::Context,
+        engine: &crate::app::engine::AppEngine,
+        status: &mut crate::app::status::Status,
+    ) {
+        let (Some((heatmap, _)), crate::app::engine::AppEngine::Gpu(gpu, _)) =
+            (&mut self.gpu, engine)
+        else {
+            return;
+        };
+        match gpu.poll_heatmap_range(heatmap, false) {
+            Ok(true) => self.range = heatmap.range,
+            Ok(false) => ctx.request_repaint(),
+            Err(error) => status.error(error.to_string()),
+        }
+    }
+
     /// Computes the window: on the device into a texture egui draws when the engine shares
     /// eframe's device, otherwise through main memory.
     #[allow(clippy::too_many_arguments)]
@@ -412,7 +433,7 @@ impl TableHeatmap {
             let previous_id = previous.as_ref().map(|(_, id)| *id);
             let symmetric = colormap == Colormap::Diverging;
             let fixed = self.fixed_range.map(|(a, b)| (a as f32, b as f32));
-            match gpu.render_heatmap(
+            match gpu.render_heatmap_async(
                 spec,
                 window,
                 reduce,
@@ -531,6 +552,7 @@ impl TableHeatmap {
             self.compute(ui.ctx(), spec, &window, reduce, colormap, engine, status);
             self.computed_for = Some(key);
         }
+        self.poll_range(ui.ctx(), engine, status);
         let full = ui.available_rect_before_wrap();
         let colorbar_width = 90.0;
         let mut heatmap_rect = egui::Rect::from_min_max(
@@ -623,6 +645,7 @@ impl TableHeatmap {
             self.compute(ui.ctx(), spec, &window, reduce, colormap, engine, status);
             self.computed_for = Some(key);
         }
+        self.poll_range(ui.ctx(), engine, status);
         let texture = match &self.gpu {
             Some((_, id)) => Some(*id),
             None => self.texture.id(),

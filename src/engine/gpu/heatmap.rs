@@ -58,6 +58,16 @@ pub struct GpuHeatmap {
     pub range: (f64, f64),
     /// How the window's cells became its pixels.
     pub sampling: Sampling,
+    /// The range on its way back from the device; `range` is the previous one meanwhile.
+    pending_range: Option<PendingRange>,
+}
+
+/// A value range the device has been asked to send back.
+struct PendingRange {
+    readable: wgpu::Buffer,
+    answer: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    symmetric: bool,
+    fixed: bool,
 }
 
 impl GpuEngine {
@@ -150,8 +160,9 @@ impl GpuEngine {
     /// values; `symmetric` centres the range on 0; `fixed_range` maps that range instead of the
     /// values' own (to compare several heatmaps on one scale). A previous heatmap of the same
     /// size is reused.
+    /// The range the colours span arrives later: see [`Self::poll_heatmap_range`].
     #[allow(clippy::too_many_arguments)]
-    pub fn render_heatmap(
+    pub fn render_heatmap_async(
         &self,
         spec: &TableSpec,
         window: &Window,
@@ -241,8 +252,84 @@ impl GpuEngine {
         }
         encoder.copy_buffer_to_buffer(&range_codes, 0, &readable, 0, 8);
         self.queue.submit([encoder.finish()]);
-        // Only the two range values come back, for the colour bar's labels.
-        let codes: Vec<u32> = bytemuck::cast_slice(&self.read_mapped(&readable, 8)?).to_vec();
+        // Only the two range values come back, for the colour bar's labels, when the device
+        // gets there: the caller does not wait for them.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        readable
+            .slice(..8)
+            .map_async(wgpu::MapMode::Read, move |result| {
+                let _ = sender.send(result);
+            });
+        Ok(GpuHeatmap {
+            sampling,
+            pending_range: Some(PendingRange {
+                readable,
+                answer: receiver,
+                symmetric,
+                fixed: fixed_range.is_some(),
+            }),
+            ..heatmap
+        })
+    }
+
+    /// Computes and colour-maps like [`Self::render_heatmap_async`], and waits for the range.
+    #[allow(clippy::too_many_arguments)]
+    pub fn render_heatmap(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+        reduce: Reduce,
+        colors: &[u32; 257],
+        symmetric: bool,
+        fixed_range: Option<(f32, f32)>,
+        previous: Option<GpuHeatmap>,
+    ) -> Result<GpuHeatmap, EngineError> {
+        let mut heatmap = self.render_heatmap_async(
+            spec,
+            window,
+            reduce,
+            colors,
+            symmetric,
+            fixed_range,
+            previous,
+        )?;
+        self.poll_heatmap_range(&mut heatmap, true)?;
+        Ok(heatmap)
+    }
+
+    /// Picks up a heatmap's value range once the device has it (waiting for it with `wait`);
+    /// returns whether the range is there.
+    pub fn poll_heatmap_range(
+        &self,
+        heatmap: &mut GpuHeatmap,
+        wait: bool,
+    ) -> Result<bool, EngineError> {
+        let Some(pending) = &heatmap.pending_range else {
+            return Ok(true);
+        };
+        let poll = if wait {
+            wgpu::PollType::wait_indefinitely()
+        } else {
+            wgpu::PollType::Poll
+        };
+        self.device.poll(poll).map_err(super::readback_error)?;
+        let answer = match pending.answer.try_recv() {
+            Ok(answer) => answer,
+            Err(std::sync::mpsc::TryRecvError::Empty) => return Ok(false),
+            Err(error) => return Err(super::readback_error(error)),
+        };
+        answer.map_err(super::readback_error)?;
+        let slice = pending.readable.slice(..8);
+        let codes: Vec<u32> = bytemuck::cast_slice(
+            &slice
+                .get_mapped_range()
+                .map_err(super::readback_error)?
+                .to_vec(),
+        )
+        .to_vec();
+        pending.readable.unmap();
+        let (symmetric, fixed) = (pending.symmetric, pending.fixed);
+        heatmap.pending_range = None;
         let decode = |code: u32| {
             f64::from(if code & 0x8000_0000 != 0 {
                 f32::from_bits(code & 0x7fff_ffff)
@@ -257,16 +344,13 @@ impl GpuEngine {
         if symmetric {
             high = low.abs().max(high.abs());
             low = -high;
-        } else if high <= low && fixed_range.is_none() {
+        } else if high <= low && !fixed {
             // One value everywhere: the shader draws the middle colour, which is the middle of
             // this range (as Colormap::range makes it on the CPU).
             (low, high) = (low - 0.5, low + 0.5);
         }
-        Ok(GpuHeatmap {
-            range: (low, high),
-            sampling,
-            ..heatmap
-        })
+        heatmap.range = (low, high);
+        Ok(true)
     }
 
     fn new_heatmap(&self, cols: u32, rows: u32) -> GpuHeatmap {
@@ -302,6 +386,7 @@ impl GpuEngine {
             size: [cols, rows],
             range: (0.0, 0.0),
             sampling: Sampling::Exact,
+            pending_range: None,
         }
     }
 

@@ -427,6 +427,8 @@ impl GpuEngine {
                         &staging,
                         tile_bytes,
                         read_back,
+                        // Discard is for timing and ReadBack for the values: both wait.
+                        !matches!(sink, Sink::Buffer(_)),
                     )?;
                     if let Sink::Buffer(destination) = sink {
                         // Full-width tiles are contiguous in window order.
@@ -543,7 +545,21 @@ impl GpuEngine {
         staging: &wgpu::Buffer,
         bytes: u64,
         read_back: bool,
+        wait: bool,
     ) -> Result<(Vec<u32>, std::time::Duration), EngineError> {
+        if !wait {
+            // Into a device buffer that later work on the same queue reads: queue order is all
+            // the ordering needed, so the caller goes on while the device works.
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, bind_group, &[]);
+                pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
+            }
+            self.queue.submit([encoder.finish()]);
+            return Ok((Vec::new(), std::time::Duration::ZERO));
+        }
         let queries = self.timestamps.then(|| {
             let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("kernel time"),
