@@ -320,13 +320,13 @@ impl GpuEngine {
         };
         answer.map_err(super::readback_error)?;
         let slice = pending.readable.slice(..8);
-        let codes: Vec<u32> = bytemuck::cast_slice(
-            &slice
-                .get_mapped_range()
-                .map_err(super::readback_error)?
-                .to_vec(),
-        )
-        .to_vec();
+        let codes: Vec<u32> = {
+            let mapped = slice.get_mapped_range().map_err(super::readback_error)?;
+            mapped
+                .chunks_exact(4)
+                .map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]]))
+                .collect()
+        };
         pending.readable.unmap();
         let (symmetric, fixed) = (pending.symmetric, pending.fixed);
         heatmap.pending_range = None;
