@@ -149,6 +149,8 @@ fn app_frame_after_a_change(c: &mut Criterion) {
             ViewKind::Patches,
         ] {
             let mut harness = Harness::builder()
+                // A heatmap's colour range arrives from the device some frames after its texture.
+                .with_max_steps(2000)
                 .with_size([1280.0, 800.0])
                 .wgpu_setup(wgpu_setup())
                 .build_eframe(|cc| PoslabApp::new(cc).hide_machine_details());

@@ -11,6 +11,8 @@ use poslab::engine::{Table, TableSpec, Window, cpu};
 
 fn harness() -> Harness<'static, PoslabApp> {
     Harness::builder()
+        // A heatmap's colour range arrives from the device some frames after its texture.
+        .with_max_steps(2000)
         .with_size([1100.0, 720.0])
         .wgpu_setup(wgpu_setup())
         .build_eframe(|cc| PoslabApp::new(cc).hide_machine_details())
@@ -1117,6 +1119,8 @@ fn assert_plots_fit(harness: &Harness<'_, PoslabApp>, what: &str, square: &[&str
 fn every_plot_keeps_a_usable_size_at_1280_by_800() {
     let big = || {
         Harness::builder()
+            // A heatmap's colour range arrives from the device some frames after its texture.
+            .with_max_steps(2000)
             .with_size([1280.0, 800.0])
             .wgpu_setup(wgpu_setup())
             .build_eframe(|cc| PoslabApp::new(cc).hide_machine_details())
