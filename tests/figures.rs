@@ -298,3 +298,34 @@ fn the_patch_figure_has_the_matrix_and_no_empty_bands() {
         figure.height
     );
 }
+
+#[test]
+fn the_corkscrew_figure_draws_a_different_keys_helices() {
+    let figure = |key| {
+        build_figure(
+            &FigureSpec::Corkscrew(CorkscrewFigure {
+                dim: 16,
+                base: 10_000.0,
+                layout: poslab::encoding::rope::RopeLayout::Interleaved,
+                pairs: vec![0, 3, 7],
+                first_position: 0,
+                position_count: 50,
+                query: ProbeVector::UnitPairs,
+                key,
+                query_position: 9,
+                key_position: 2,
+                seq: 64,
+                camera: None,
+            }),
+            &FigureStyle::default(),
+        )
+        .unwrap()
+    };
+    let lines = |key| match &figure(key).panels[0].content {
+        poslab::export::figure::Content::Projected { lines, .. } => lines.len(),
+        _ => panic!("a projected panel"),
+    };
+    // Per pair: its axis and the query's helix, and the key's helix when the key differs.
+    assert_eq!(lines(ProbeVector::UnitPairs), 2 * 3);
+    assert_eq!(lines(ProbeVector::Random(5)), 3 * 3);
+}

@@ -408,8 +408,8 @@ fn corkscrew_figure(
         first_position: figure.first_position,
         position_count: figure.position_count,
         query: &query,
-        // The figure draws the query's helices; the key is its markers.
-        key: None,
+        // A key other than the query has helices of its own, as in the app.
+        key: Some(&key),
     })?;
     let layout = SceneLayout::of(&scene);
     let plot = super::draw::single_projected_plot_size(style.width, style.height);
@@ -457,6 +457,19 @@ fn corkscrew_figure(
             color,
             width: 1.2,
         });
+        if let Some(key_helix) = scene.key_helices.get(index) {
+            // Fainter, as the app draws it: the key's rings lie on this one.
+            let faint = color.map(|c| (f32::from(c) * 0.55) as u8);
+            lines.push(ProjectedLine {
+                points: scene.vertices[key_helix.vertices.clone()]
+                    .iter()
+                    .step_by(step)
+                    .filter_map(|v| project(layout.world(index, v.position)))
+                    .collect(),
+                color: faint,
+                width: 1.0,
+            });
+        }
         let inside = |p: u64| {
             p >= scene.first_position && p - scene.first_position < scene.position_count as u64
         };
