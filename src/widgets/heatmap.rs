@@ -284,6 +284,10 @@ pub fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: (f64, f64), hei
     });
 }
 
+/// The most cells the CPU path reduces one by one in a frame (the GPU path takes
+/// [`reduce::MAX_REDUCED_CELLS`]).
+const CPU_REDUCED_CELLS: usize = 1 << 25;
+
 /// What a heatmap's texture shows: the table, the window, the reduction, the colour map and the
 /// fixed range.
 type ComputedFor = (
@@ -479,7 +483,16 @@ impl TableHeatmap {
                 Err(error) => status.error(error.to_string()),
             }
         }
-        let sampling = reduce::sampling(spec, window, reduce);
+        let mut sampling = reduce::sampling(spec, window, reduce);
+        // On the UI thread with no GPU, visiting every cell of a huge table would freeze the
+        // window for seconds: beyond 2^25 cells without a closed form, one cell per pixel, and
+        // the status bar says so.
+        if matches!(sampling, Sampling::Reduced(_))
+            && !reduce::has_closed_form(spec, reduce)
+            && reduce::covered_cells(window) > CPU_REDUCED_CELLS
+        {
+            sampling = Sampling::PointSampled;
+        }
         let values =
             match sampling {
                 Sampling::Reduced(reduce) => {
