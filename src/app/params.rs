@@ -195,29 +195,52 @@ pub fn shared_params_ui(
         .tooltip("Attention heads (ALiBi gives each its own slope), 1 to 128.")
         .unused(unused(SharedParam::Heads))
         .ui(ui, &mut params.heads);
-    let layout_unused = unused(SharedParam::Layout);
-    ui.add_enabled_ui(layout_unused.is_none(), |ui| {
-        ui.horizontal(|ui| {
-            ui.radio_value(&mut params.interleaved, true, "interleaved")
-                .on_hover_text("Pairs are columns (2i, 2i+1): sin in 2i, cos in 2i+1 (Vaswani et al.; Meta's RoPE)");
-            ui.radio_value(&mut params.interleaved, false, "split")
-                .on_hover_text("Pairs are columns (i, i + d/2): all sines, then all cosines (tensor2tensor; Hugging Face's rotate_half RoPE)");
-        })
-        .response
-        .on_disabled_hover_text(layout_unused.unwrap_or_default());
-    });
-    let spacing_unused = unused(SharedParam::Spacing);
-    ui.add_enabled_ui(spacing_unused.is_none(), |ui| {
-        ui.horizontal(|ui| {
-            ui.radio_value(&mut params.vaswani, true, "Vaswani spacing")
-                .on_hover_text("w_i = base^(-2i/d): the last frequency stops short of 1/base");
-            ui.radio_value(&mut params.vaswani, false, "t2t spacing")
-                .on_hover_text("w_i = base^(-i/(d/2-1)): the last frequency is exactly 1/base");
-        })
-        .response
-        .on_disabled_hover_text(spacing_unused.unwrap_or_default());
-    });
+    choice_row_ui(
+        ui,
+        &mut params.interleaved,
+        (
+            "interleaved",
+            "Pairs are columns (2i, 2i+1): sin in 2i, cos in 2i+1 (Vaswani et al.; Meta's RoPE)",
+        ),
+        (
+            "split",
+            "Pairs are columns (i, i + d/2): all sines, then all cosines (tensor2tensor; Hugging Face's rotate_half RoPE)",
+        ),
+        unused(SharedParam::Layout),
+    );
+    choice_row_ui(
+        ui,
+        &mut params.vaswani,
+        (
+            "Vaswani spacing",
+            "w_i = base^(-2i/d): the last frequency stops short of 1/base",
+        ),
+        (
+            "t2t spacing",
+            "w_i = base^(-i/(d/2-1)): the last frequency is exactly 1/base",
+        ),
+        unused(SharedParam::Spacing),
+    );
     *params != before
+}
+
+/// Two radio buttons for a yes/no setting, `(label, tooltip)` for true then false; disabled with
+/// `unused` as the tooltip when the view does not use it.
+fn choice_row_ui(
+    ui: &mut egui::Ui,
+    value: &mut bool,
+    (yes, yes_tip): (&str, &str),
+    (no, no_tip): (&str, &str),
+    unused: Option<&'static str>,
+) {
+    ui.add_enabled_ui(unused.is_none(), |ui| {
+        ui.horizontal(|ui| {
+            ui.radio_value(value, true, yes).on_hover_text(yes_tip);
+            ui.radio_value(value, false, no).on_hover_text(no_tip);
+        })
+        .response
+        .on_disabled_hover_text(unused.unwrap_or_default());
+    });
 }
 
 /// A number that a slider and a typed value both edit.

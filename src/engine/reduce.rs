@@ -45,11 +45,6 @@ impl Reduce {
             Reduce::Max => 2,
         }
     }
-
-    /// Parses `mean`, `min` or `max`.
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|r| r.label() == text)
-    }
 }
 
 /// The most cells a reduction visits one by one (2^29: a 1,048,576 x 512 table); beyond it a

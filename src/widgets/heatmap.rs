@@ -377,21 +377,6 @@ impl TableHeatmap {
         }
     }
 
-    /// The pixels on screen as the GPU colour-mapped them, rgba8 in row order (for tests).
-    pub fn shown_pixels(&self, engine: &crate::app::engine::AppEngine) -> Option<Vec<[u8; 4]>> {
-        match (&self.gpu, engine) {
-            (Some((heatmap, _)), crate::app::engine::AppEngine::Gpu(gpu, _)) => {
-                gpu.read_heatmap_pixels(heatmap).ok()
-            }
-            _ => None,
-        }
-    }
-
-    /// How the cells on screen became pixels.
-    pub fn sampling(&self) -> Sampling {
-        self.sampling
-    }
-
     pub fn range(&self) -> (f64, f64) {
         self.range
     }
