@@ -67,11 +67,12 @@ pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
         "poslab bench {} on {engine_name}, median of {repeats}",
         specs[0].1.kind_name()
     );
+    let arith = args.table.arithmetic()?;
     let mut results = Vec::new();
     for (size, spec) in &specs {
         let measurement = match &gpu {
-            None => measure_cpu(spec, args.table.arith, repeats)?,
-            Some(gpu) => measure_gpu(gpu, spec, args.table.arith, repeats)?,
+            None => measure_cpu(spec, arith, repeats)?,
+            Some(gpu) => measure_gpu(gpu, spec, arith, repeats)?,
         };
         results.push(Measurement {
             size: if size.is_empty() {
@@ -83,9 +84,7 @@ pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
         });
     }
     if let Some(gpu) = &gpu {
-        let timing = gpu
-            .time_kernels(&specs[0].1, args.table.arith)
-            .map_err(engine_error)?;
+        let timing = gpu.time_kernels(&specs[0].1, arith).map_err(engine_error)?;
         println!(
             "compute time from {}",
             if timing.timestamped {

@@ -20,7 +20,7 @@ use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::rope::{RopeLayout, RopeParams};
 use crate::encoding::rope2d::AxialParams;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
-use crate::encoding::torch_f32::Arithmetic;
+use crate::encoding::torch_f32::{Arithmetic, ArithmeticArg, FreqForm};
 use crate::encoding::{self, ParamError};
 use crate::engine::{self, EngineError, TableSpec, ValueKind};
 use crate::export::{self, AtomicFile, OutputFormat, RealDtype};
@@ -232,10 +232,17 @@ pub struct TableArgs {
     #[arg(long, value_name = "K")]
     pub max_relative: Option<i64>,
 
-    /// Arithmetic: exact (f64) or torch-f32, the angles PyTorch computes in float32
-    /// (torch.outer(pos, inv_freq)), for sinusoidal, rope-inv-freq, rope-angles, rope-apply
-    #[arg(long, value_enum, value_name = "ARITH", default_value_t = Arithmetic::Exact)]
-    pub arith: Arithmetic,
+    /// Arithmetic: exact (f64) or torch-f32, every step as PyTorch's CPU kernels round it in
+    /// float32 (frequencies, torch.outer(pos, inv_freq), sin/cos), for sinusoidal,
+    /// rope-inv-freq, rope-angles, rope-apply
+    #[arg(long, value_enum, value_name = "ARITH", default_value_t = ArithmeticArg::Exact)]
+    pub arith: ArithmeticArg,
+
+    /// With --arith torch-f32: how the frequencies are formed, pow as Hugging Face, Meta and
+    /// timm (1 / base ** (2i/d)) or exp as the Annotated Transformer and fairseq
+    /// (exp(2i * -(log(base) / d))); default pow
+    #[arg(long, value_enum, value_name = "FORM")]
+    pub freq_form: Option<FreqForm>,
 
     /// Float width of real tables (index tables are always int32 <i4)
     #[arg(long, value_enum, value_name = "DTYPE", default_value_t = RealDtype::F32)]
@@ -424,21 +431,49 @@ fn one_line(message: &str) -> String {
         .join(" ")
 }
 
+impl TableArgs {
+    /// The arithmetic of `--arith` and `--freq-form`.
+    pub fn arithmetic(&self) -> Result<Arithmetic, CliError> {
+        if self.arith == ArithmeticArg::Exact && self.freq_form.is_some() {
+            return Err(CliError::usage(
+                "--freq-form applies only with --arith torch-f32 (the exact table has one form)",
+            ));
+        }
+        Ok(self.arith.with_form(self.freq_form.unwrap_or_default()))
+    }
+}
+
 /// Which options each kind reads, by clap id (the field name). `output`, `backend` and
 /// `verbose` apply to every kind.
 fn options_of(kind: Kind) -> &'static [&'static str] {
     const SINUSOIDAL: &[&str] = &["seq", "dim", "base", "start", "layout", "spacing", "dtype"];
     match kind {
         Kind::Sinusoidal => &[
-            "seq", "dim", "base", "start", "layout", "spacing", "dtype", "arith",
+            "seq",
+            "dim",
+            "base",
+            "start",
+            "layout",
+            "spacing",
+            "dtype",
+            "arith",
+            "freq_form",
         ],
         Kind::Similarity => SINUSOIDAL,
         Kind::DotDecay => &[
             "seq", "dim", "base", "start", "layout", "spacing", "anchor", "dtype",
         ],
-        Kind::RopeInvFreq => &["dim", "base", "dtype", "arith"],
-        Kind::RopeAngles => &["seq", "dim", "base", "start", "dtype", "arith"],
-        Kind::RopeApply => &["input", "layout", "base", "start", "dtype", "arith"],
+        Kind::RopeInvFreq => &["dim", "base", "dtype", "arith", "freq_form"],
+        Kind::RopeAngles => &["seq", "dim", "base", "start", "dtype", "arith", "freq_form"],
+        Kind::RopeApply => &[
+            "input",
+            "layout",
+            "base",
+            "start",
+            "dtype",
+            "arith",
+            "freq_form",
+        ],
         Kind::AlibiSlopes => &["heads", "dtype"],
         Kind::Alibi => &["heads", "seq", "start", "mode", "head", "dtype"],
         Kind::Alibi2d => &["heads", "grid_h", "grid_w", "head", "dtype"],
@@ -553,7 +588,7 @@ pub fn table_spec_from_words(words: &[String]) -> Result<TableSpec, String> {
         .try_get_matches_from(words)
         .map_err(|e| one_line(&e.render().to_string()))?;
     let args = TableArgs::from_arg_matches(&matches).map_err(|e| one_line(&e.to_string()))?;
-    for id in ["output", "backend", "dtype", "arith"] {
+    for id in ["output", "backend", "dtype", "arith", "freq_form"] {
         if matches.value_source(id) == Some(ValueSource::CommandLine) {
             return Err(format!(
                 "{} does not apply here: give the kind and its options",
@@ -829,7 +864,7 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     })?;
 
     let started = Instant::now();
-    let (table, engine_used) = compute_with(args.backend, &spec, args.arith)?;
+    let (table, engine_used) = compute_with(args.backend, &spec, args.arithmetic()?)?;
     let computed = started.elapsed();
     export::write_table(file.writer(), &table, format, args.dtype)
         .and_then(|()| file.commit().map_err(export::ExportError::from))

@@ -956,3 +956,108 @@ fn torch_f32_arithmetic_is_offered_where_tables_come_from_f32_angles() {
         "--arith",
     );
 }
+
+#[test]
+fn check_matches_a_torch_float32_table_in_either_frequency_form() {
+    let dir = tempfile::tempdir().unwrap();
+    for form in ["pow", "exp"] {
+        let file = dir.path().join(format!("{form}.npy"));
+        let file = file.to_str().unwrap();
+        // At position 10^6 float32 angles are far from the exact ones: only PyTorch's own
+        // computation explains the file.
+        let table = [
+            "table",
+            "sinusoidal",
+            "--seq",
+            "32",
+            "--dim",
+            "64",
+            "--start",
+            "1000000",
+            "--arith",
+            "torch-f32",
+            "--freq-form",
+            form,
+            "-o",
+            file,
+        ];
+        let output = poslab(&table);
+        let (code, stderr) = (
+            output.status.code().unwrap(),
+            String::from_utf8_lossy(&output.stderr).to_string(),
+        );
+        assert_eq!(code, 0, "{stderr}");
+        let check = [
+            "check",
+            file,
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "32",
+            "--dim",
+            "64",
+            "--start",
+            "1000000",
+        ];
+        let output = poslab(&check);
+        let (code, stdout) = (
+            output.status.code().unwrap(),
+            String::from_utf8_lossy(&output.stdout).to_string(),
+        );
+        assert_eq!(code, 0, "{stdout}");
+        assert!(stdout.contains("MISMATCH (tolerance"), "{stdout}");
+        assert!(
+            stdout.contains(&format!(
+                "MATCH as PyTorch computes it in float32 (--arith torch-f32 --freq-form {form})"
+            )),
+            "{stdout}"
+        );
+        // A different base is not explained by float32 rounding.
+        let other = [
+            "check",
+            file,
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "32",
+            "--dim",
+            "64",
+            "--start",
+            "1000000",
+            "--base",
+            "10001",
+        ];
+        let output = poslab(&other);
+        let (code, stdout) = (
+            output.status.code().unwrap(),
+            String::from_utf8_lossy(&output.stdout).to_string(),
+        );
+        assert_eq!(code, 1, "{stdout}");
+        assert!(!stdout.contains("MATCH as PyTorch"), "{stdout}");
+    }
+    let exact_with_form = [
+        "table",
+        "sinusoidal",
+        "--seq",
+        "4",
+        "--dim",
+        "8",
+        "--freq-form",
+        "exp",
+        "-o",
+    ];
+    let out = dir.path().join("never.npy");
+    let mut words: Vec<&str> = exact_with_form.to_vec();
+    words.push(out.to_str().unwrap());
+    let output = poslab(&words);
+    let (code, stderr) = (
+        output.status.code().unwrap(),
+        String::from_utf8_lossy(&output.stderr).to_string(),
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--freq-form applies only with --arith torch-f32"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}

@@ -98,7 +98,7 @@ fn the_cpu_emulation_matches_numpy_computing_as_torch_does() {
         start: 4093,
         ..Default::default()
     });
-    let table = real(cpu::compute_arith(&spec, Arithmetic::TorchF32).unwrap());
+    let table = real(cpu::compute_arith(&spec, Arithmetic::TORCH).unwrap());
     assert_eq!(table, TORCH_4093_D8.to_vec());
 }
 
@@ -116,10 +116,10 @@ fn the_gpu_agrees_with_the_cpu_emulation_within_one_ulp() {
         for window in [window, strided] {
             let g = real(
                 gpu()
-                    .compute_window_arith(&spec, &window, Arithmetic::TorchF32)
+                    .compute_window_arith(&spec, &window, Arithmetic::TORCH)
                     .unwrap(),
             );
-            let c = real(cpu::compute_window_arith(&spec, &window, Arithmetic::TorchF32).unwrap());
+            let c = real(cpu::compute_window_arith(&spec, &window, Arithmetic::TORCH).unwrap());
             // rope-apply subtracts two rounded products: a one-ulp difference in cos or sin
             // (or a fused multiply-add) moves the result by an ulp of the products, which is
             // many ulps of a result that cancels. Its inputs are at most 1 in magnitude.
@@ -166,9 +166,19 @@ fn torch_tables_differ_from_exact_ones_by_the_float32_rounding_of_the_angle() {
     let spec = TableSpec::Sinusoidal(params);
     let exact = real(cpu::compute(&spec).unwrap());
     let freqs = params.frequencies();
+    // torch's float32 frequencies (pow rounded, then the reciprocal: checked against SLEEF and
+    // the contract's literal above), which the angle's error starts from.
+    let freqs32 = poslab::encoding::torch_f32::frequencies(
+        dim / 2,
+        dim,
+        params.base,
+        poslab::encoding::torch_f32::FreqForm::Pow,
+        false,
+        poslab::encoding::torch_f32::AVX2_BLOCK,
+    );
     for torch in [
-        real(cpu::compute_arith(&spec, Arithmetic::TorchF32).unwrap()),
-        real(gpu().compute_arith(&spec, Arithmetic::TorchF32).unwrap()),
+        real(cpu::compute_arith(&spec, Arithmetic::TORCH).unwrap()),
+        real(gpu().compute_arith(&spec, Arithmetic::TORCH).unwrap()),
     ] {
         let mut largest_error = 0.0f64;
         let mut largest_predicted = 0.0f64;
@@ -176,8 +186,8 @@ fn torch_tables_differ_from_exact_ones_by_the_float32_rounding_of_the_angle() {
             let (row, col) = (k / dim, k % dim);
             let position = (start + row as u64) as f64;
             let w = freqs[col / 2];
-            // The angle's error: f32(p) * f32(w) rounded to f32, against p * w.
-            let angle32 = f64::from((position as f32) * (w as f32));
+            // The angle's error: f32(p) * w32 rounded to f32, against p * w.
+            let angle32 = f64::from((position as f32) * freqs32[col / 2]);
             let predicted = (angle32 - position * w).abs();
             assert!(
                 (t - e).abs() <= predicted + 2e-7,
@@ -205,6 +215,106 @@ fn only_tables_built_from_angles_have_a_torch_mode() {
         .into_iter()
         .find(|s| s.kind_name() == "alibi")
         .unwrap();
-    assert!(cpu::compute_arith(&spec, Arithmetic::TorchF32).is_err());
-    assert!(gpu().compute_arith(&spec, Arithmetic::TorchF32).is_err());
+    assert!(cpu::compute_arith(&spec, Arithmetic::TORCH).is_err());
+    assert!(gpu().compute_arith(&spec, Arithmetic::TORCH).is_err());
+}
+
+// SLEEF itself, the library PyTorch's vectorised CPU kernels call, on this machine's Debian
+// package (libsleef3 3.5.1, the AVX2 build torch's AVX2 kernels use):
+//   gcc -O2 -mavx2 -mfma dump.c -lsleef, with for each (x, y):
+//   _mm256_storeu_ps(out, Sleef_powf8_u10avx2(_mm256_set1_ps(x), _mm256_set1_ps(y)));
+//   _mm256_storeu_ps(out, Sleef_expf8_u10avx2(_mm256_set1_ps(d)));
+// Each of these differs by one ulp from the correctly rounded result (NumPy's float64 result
+// rounded to float32), so an implementation that rounds correctly fails here. The port was
+// also compared with that library on 2.5 million pow and 18 million exp arguments (every
+// 2i/R for R up to 1024 at 17 bases, the exp arguments of both frequency forms up to
+// d = 2048, and random ones): no bit differed.
+const SLEEF_POW: [(f32, u32, u32); 6] = [
+    (10_000.0, 0x3f5e_0000, 0x4537_eba2), // y = 111/128
+    (500_000.0, 0x3f1c_71c7, 0x453d_ecfe),
+    (500_000.0, 0x3ec8_590b, 0x4329_d637),
+    (1_000_000.0, 0x3e92_4925, 0x424f_2dd5),
+    (1_000_000.0, 0x3e67_39ce, 0x41b5_1ab0),
+    // The contract's literal: 10000 ** f32(40/96) is 46.4158821 in torch.
+    (10_000.0, 0x3ed5_5555, 0x4239_a9dd),
+];
+const SLEEF_EXP: [(u32, u32); 3] = [
+    (0xc044_7cbd, 0x3d3e_1e96),
+    (0xc0eb_c8e3, 0x3a25_66d4),
+    (0xc0a8_6aeb, 0x3ba9_b896),
+];
+
+#[test]
+fn pow_and_exp_are_sleefs_bit_for_bit() {
+    use poslab::encoding::torch_f32::sleef;
+    for (x, y, expected) in SLEEF_POW {
+        let y = f32::from_bits(y);
+        assert_eq!(
+            sleef::pow(x, y).to_bits(),
+            expected,
+            "pow({x}, {y}) should be {}",
+            f32::from_bits(expected)
+        );
+    }
+    assert_eq!(f32::from_bits(0x3ed5_5555), 40.0f32 / 96.0);
+    assert_eq!(format!("{:.7}", f32::from_bits(0x4239_a9dd)), "46.4158821");
+    for (d, expected) in SLEEF_EXP {
+        assert_eq!(
+            sleef::exp(f32::from_bits(d)).to_bits(),
+            expected,
+            "exp({d:#x})"
+        );
+    }
+}
+
+#[test]
+fn inverse_frequencies_are_rounded_twice_as_torch_rounds_them() {
+    use poslab::encoding::torch_f32::{AVX2_BLOCK, FreqForm, frequencies};
+    // The contract's literal: R = 128, base 10000, inv_freq[7] is 0x3ebaf81b in torch (the
+    // exact value rounded once is 0x3ebaf81a), and 19 of the 64 frequencies differ by one ulp
+    // from the exact ones rounded once.
+    let theta = frequencies(64, 128, 10_000.0, FreqForm::Pow, false, AVX2_BLOCK);
+    assert_eq!(theta[7].to_bits(), 0x3eba_f81b);
+    let exact_once = |i: usize| (10_000f64.powf(-((2 * i) as f64) / 128.0)) as f32;
+    assert_eq!(exact_once(7).to_bits(), 0x3eba_f81a);
+    let differing = (0..64).filter(|&i| theta[i] != exact_once(i)).count();
+    assert_eq!(differing, 19);
+    // Through the table kind, on both engines.
+    let spec = TableSpec::RopeInvFreq {
+        dim: 128,
+        base: 10_000.0,
+    };
+    for table in [
+        cpu::compute_arith(&spec, Arithmetic::TORCH).unwrap(),
+        gpu().compute_arith(&spec, Arithmetic::TORCH).unwrap(),
+    ] {
+        assert_eq!((real(table)[7] as f32).to_bits(), 0x3eba_f81b);
+    }
+}
+
+#[test]
+fn whole_vector_blocks_use_sleef_and_the_tail_the_c_library() {
+    use poslab::encoding::torch_f32::{AVX2_BLOCK, AVX512_BLOCK, FreqForm, frequencies, sleef};
+    // R = 96: 48 frequencies, three AVX2 blocks of 16 (all SLEEF), or one AVX-512 block of 32
+    // and a tail of 16 through powf. Exponent 40/96 is index 20: SLEEF's 46.4158821 on AVX2,
+    // the C library's (correctly rounded) 46.4158859 on AVX-512's tail... only from index 32.
+    let exponent = |i: usize| (2 * i) as f32 / 96.0;
+    let avx2 = frequencies(48, 96, 10_000.0, FreqForm::Pow, false, AVX2_BLOCK);
+    let avx512 = frequencies(48, 96, 10_000.0, FreqForm::Pow, false, AVX512_BLOCK);
+    for i in 0..48 {
+        let by_sleef = 1.0 / sleef::pow(10_000.0, exponent(i));
+        let by_libm = 1.0 / 10_000f32.powf(exponent(i));
+        assert_eq!(avx2[i], by_sleef, "AVX2, index {i}");
+        assert_eq!(
+            avx512[i],
+            if i < 32 { by_sleef } else { by_libm },
+            "AVX-512, index {i}"
+        );
+    }
+    // The exp form: exp(2i * f32(-(ln(10000) / 512))), no reciprocal.
+    let exp_form = frequencies(256, 512, 10_000.0, FreqForm::Exp, false, AVX2_BLOCK);
+    let scale = (-(10_000f64.ln() / 512.0)) as f32;
+    for (i, &w) in exp_form.iter().enumerate() {
+        assert_eq!(w, sleef::exp((2 * i) as f32 * scale), "exp form, index {i}");
+    }
 }

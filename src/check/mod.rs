@@ -162,6 +162,34 @@ pub fn drawn_slice(
     (values, row_range, col_range)
 }
 
+/// The spacing of f32 values at `value` (its unit in the last place), for normal magnitudes.
+pub fn f32_ulp(value: f64) -> f64 {
+    let magnitude = value.abs().max(f64::from(f32::MIN_POSITIVE));
+    2f64.powf(magnitude.log2().floor() - 23.0)
+}
+
+/// The largest difference between `loaded` and `reference`, in f32 ulps of each reference
+/// value (of `floor` where the value is smaller), or `None` when the shapes differ or a
+/// non-finite value disagrees. A float32 file computed as `reference` was is within an ulp
+/// or two everywhere; another table is off by thousands somewhere.
+pub fn f32_ulps_apart(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, floor: f64) -> Option<f64> {
+    let (reference, loaded) = (squeezed(reference), squeezed(loaded));
+    if reference.shape() != loaded.shape() {
+        return None;
+    }
+    let mut worst = 0.0f64;
+    for (&r, &l) in reference.iter().zip(loaded.iter()) {
+        if !r.is_finite() || !l.is_finite() {
+            if r != l && !(r.is_nan() && l.is_nan()) {
+                return None;
+            }
+            continue;
+        }
+        worst = worst.max((l - r).abs() / f32_ulp(r.abs().max(floor)));
+    }
+    Some(worst)
+}
+
 /// The shape without its length-1 axes, so that `[n]`, `[1, n]` and `[n, 1]` compare.
 pub fn squeezed(array: &ArrayD<f64>) -> ArrayD<f64> {
     let shape: Vec<usize> = array.shape().iter().copied().filter(|&n| n != 1).collect();

@@ -63,7 +63,7 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
 pub fn compute_arith(spec: &TableSpec, arith: Arithmetic) -> Result<Table, EngineError> {
     match arith {
         Arithmetic::Exact => compute(spec),
-        Arithmetic::TorchF32 => {
+        Arithmetic::TorchF32(_) => {
             spec.validate()?;
             spec.check_fits(super::available_memory_bytes())?;
             let window = Window::all(spec.matrix_shape());
@@ -85,7 +85,10 @@ pub fn compute_window_arith(
     super::check_arithmetic(spec, arith)?;
     let ndim = spec.shape().map_or(0, |s| s.len());
     window.check(spec.matrix_shape())?;
-    let value = torch_f32_values(spec);
+    let Arithmetic::TorchF32(mode) = arith else {
+        unreachable!("exact arithmetic returned above")
+    };
+    let value = torch_f32_values(spec, mode);
     Ok(Table::Real(fill_window(
         window,
         &window.output_shape(ndim),
@@ -94,38 +97,30 @@ pub fn compute_window_arith(
 }
 
 /// The element function of a validated spec in PyTorch's float32 arithmetic.
-fn torch_f32_values(spec: &TableSpec) -> Element<'_, f64> {
+fn torch_f32_values(spec: &TableSpec, mode: torch_f32::TorchMode) -> Element<'_, f64> {
+    // The float32 frequencies, formed as torch forms them.
+    let freqs = super::torch_frequencies(spec, mode);
     match spec {
-        TableSpec::Sinusoidal(p) => {
-            let freqs = p.frequencies();
-            Box::new(move |_, row, col| {
-                let (pair, is_cos) = p.column_pair(col);
-                let (sin, cos) =
-                    torch_f32::sin_cos(torch_f32::angle(p.start + row as u64, freqs[pair]));
-                f64::from(if is_cos { cos } else { sin })
-            })
-        }
-        TableSpec::RopeInvFreq { dim, base } => {
-            let theta = inv_freq(*dim, *base);
-            Box::new(move |_, _, i| f64::from(theta[i] as f32))
-        }
+        TableSpec::Sinusoidal(p) => Box::new(move |_, row, col| {
+            let (pair, is_cos) = p.column_pair(col);
+            let (sin, cos) =
+                torch_f32::sin_cos(torch_f32::angle(p.start + row as u64, freqs[pair]));
+            f64::from(if is_cos { cos } else { sin })
+        }),
+        TableSpec::RopeInvFreq { .. } => Box::new(move |_, _, i| freqs[i]),
         TableSpec::RopeAngles(p) => {
-            let theta = inv_freq(p.dim, p.base);
-            Box::new(move |_, row, i| f64::from(torch_f32::angle(p.start + row as u64, theta[i])))
+            Box::new(move |_, row, i| f64::from(torch_f32::angle(p.start + row as u64, freqs[i])))
         }
         TableSpec::RopeApply {
             input,
             layout,
-            base,
             start,
-        } => {
-            let theta = inv_freq(input.ncols(), *base);
-            Box::new(move |_, row, col| {
-                rotated_element(input, *layout, row, col, |a, b, i| {
-                    torch_f32::rotate_pair(a, b, torch_f32::angle(start + row as u64, theta[i]))
-                })
+            ..
+        } => Box::new(move |_, row, col| {
+            rotated_element(input, *layout, row, col, |a, b, i| {
+                torch_f32::rotate_pair(a, b, torch_f32::angle(start + row as u64, freqs[i]))
             })
-        }
+        }),
         // check_arithmetic admits only the kinds above.
         _ => Box::new(|_, _, _| f64::NAN),
     }

@@ -244,7 +244,6 @@ pub fn check_arithmetic(
     spec: &TableSpec,
     arith: crate::encoding::torch_f32::Arithmetic,
 ) -> Result<(), EngineError> {
-    use crate::encoding::torch_f32::Arithmetic;
     let has_torch_mode = matches!(
         spec,
         TableSpec::Sinusoidal(_)
@@ -252,10 +251,32 @@ pub fn check_arithmetic(
             | TableSpec::RopeAngles(_)
             | TableSpec::RopeApply { .. }
     );
-    if arith == Arithmetic::TorchF32 && !has_torch_mode {
+    if arith.is_torch() && !has_torch_mode {
         return Err(EngineError::Arithmetic(spec.kind_name()));
     }
     Ok(())
+}
+
+/// The float32 frequencies PyTorch forms for a sin/cos table (widened to f64, exactly): per pair
+/// of a sinusoidal table, or the inverse frequencies of a RoPE table. Empty for other kinds.
+pub fn torch_frequencies(
+    spec: &TableSpec,
+    mode: crate::encoding::torch_f32::TorchMode,
+) -> Vec<f64> {
+    match spec {
+        TableSpec::Sinusoidal(p) => mode.frequencies(
+            p.dim / 2,
+            p.dim,
+            p.base,
+            p.spacing == encoding::sinusoidal::Spacing::T2t,
+        ),
+        TableSpec::RopeInvFreq { dim, base } => mode.frequencies(dim / 2, *dim, *base, false),
+        TableSpec::RopeAngles(p) => mode.frequencies(p.dim / 2, p.dim, p.base, false),
+        TableSpec::RopeApply { input, base, .. } => {
+            mode.frequencies(input.ncols() / 2, input.ncols(), *base, false)
+        }
+        _ => Vec::new(),
+    }
 }
 
 fn check_optional_head(head: Option<usize>, heads: usize) -> Result<(), ParamError> {

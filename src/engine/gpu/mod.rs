@@ -21,7 +21,7 @@ use ndarray::{ArrayD, IxDyn};
 use super::{EngineError, Table, TableSpec, Window};
 use crate::encoding::rope::RopeLayout;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams};
-use crate::encoding::torch_f32::Arithmetic;
+use crate::encoding::torch_f32::{Arithmetic, TorchMode};
 use crate::encoding::{alibi, grid::DistanceMetric, rope};
 use gpu_data::{KernelParams, split_f64, torch_f32_constants, turns_per_step};
 use shaders::ShaderSource;
@@ -718,7 +718,7 @@ impl Plan {
         let exact = Self::exact(spec);
         match arith {
             Arithmetic::Exact => exact,
-            Arithmetic::TorchF32 => exact.in_torch_f32(spec),
+            Arithmetic::TorchF32(mode) => exact.in_torch_f32(spec, mode),
         }
     }
 
@@ -961,33 +961,22 @@ impl Plan {
 impl Plan {
     /// The same plan in PyTorch's float32 arithmetic, for the kinds that have one: the same
     /// parameters with the torch kernels and their constants (see shaders/common/torch_f32.wgsl).
-    fn in_torch_f32(self, spec: &TableSpec) -> Self {
-        let inv_freq = |dim: usize, base: f64| {
-            rope::inv_freq(dim, base)
-                .map(|a| a.to_vec())
-                .unwrap_or_default()
-        };
+    fn in_torch_f32(self, spec: &TableSpec, mode: TorchMode) -> Self {
+        let frequencies = crate::engine::torch_frequencies(spec, mode);
         let (entry, constants) = match spec {
-            TableSpec::Sinusoidal(p) => (
-                "sinusoidal_table_torch",
-                torch_f32_constants(p.frequencies().as_slice().unwrap_or(&[])),
-            ),
+            TableSpec::Sinusoidal(_) => {
+                ("sinusoidal_table_torch", torch_f32_constants(&frequencies))
+            }
             // The f32 frequencies themselves: the high part alone.
-            TableSpec::RopeInvFreq { dim, base } => (
+            TableSpec::RopeInvFreq { .. } => (
                 "constants_table",
-                inv_freq(*dim, *base)
+                frequencies
                     .iter()
                     .flat_map(|&t| [(t as f32).to_bits(), 0])
                     .collect(),
             ),
-            TableSpec::RopeAngles(p) => (
-                "rope_angles_torch",
-                torch_f32_constants(&inv_freq(p.dim, p.base)),
-            ),
-            TableSpec::RopeApply { input, base, .. } => (
-                "rope_apply_torch",
-                torch_f32_constants(&inv_freq(input.ncols(), *base)),
-            ),
+            TableSpec::RopeAngles(_) => ("rope_angles_torch", torch_f32_constants(&frequencies)),
+            TableSpec::RopeApply { .. } => ("rope_apply_torch", torch_f32_constants(&frequencies)),
             _ => return self,
         };
         Plan {
