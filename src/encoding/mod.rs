@@ -11,6 +11,7 @@ pub mod random;
 pub mod relative;
 pub mod rope;
 pub mod rope2d;
+pub mod rope_scaling;
 pub mod similarity2d;
 pub mod sinusoidal;
 pub mod torch_f32;

@@ -149,16 +149,11 @@ pub fn frequencies(
     let index = |i: usize| i as f32 * step;
     match form {
         FreqForm::Pow => {
-            let base = base as f32;
-            let divisor = divisor as f32;
-            let exponent = |i: usize| index(i) / divisor;
-            let powers = elementwise(
-                pairs,
-                block,
-                |i| sleef::pow(base, exponent(i)),
-                |i| base.powf(exponent(i)),
-            );
-            powers.iter().map(|&p| 1.0 / p).collect()
+            let exponent = |i: usize| index(i) / divisor as f32;
+            pow_elementwise(pairs, block, base, exponent)
+                .iter()
+                .map(|&p| 1.0 / p)
+                .collect()
         }
         FreqForm::Exp => {
             let scale = (-(base.ln() / divisor as f64)) as f32;
@@ -171,6 +166,24 @@ pub fn frequencies(
             )
         }
     }
+}
+
+/// `f32(base) ** exponent(i)` for `n` elements, as torch's CPU `pow` of a Python scalar and a
+/// float32 tensor: SLEEF on whole blocks, the C library on the tail.
+fn pow_elementwise(n: usize, block: usize, base: f64, exponent: impl Fn(usize) -> f32) -> Vec<f32> {
+    let base = base as f32;
+    elementwise(
+        n,
+        block,
+        |i| sleef::pow(base, exponent(i)),
+        |i| base.powf(exponent(i)),
+    )
+}
+
+/// `base ** (arange(0, dim, 2).float() / dim)` for `pairs` pairs: the powers whose
+/// reciprocals are Hugging Face's inverse frequencies (YaRN and LongRoPE use them as they are).
+pub fn powers(pairs: usize, dim: usize, base: f64, block: usize) -> Vec<f32> {
+    pow_elementwise(pairs, block, base, |i| (2 * i) as f32 / dim as f32)
 }
 
 /// The float32 angle `f32(position) * f32(frequency)`, rounded once.
