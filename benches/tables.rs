@@ -61,11 +61,14 @@ fn other_tables(c: &mut Criterion) {
         ),
         (
             "rope_angles_65536x64",
-            TableSpec::RopeAngles(poslab::encoding::rope::RopeParams {
-                seq: 65_536,
-                dim: 128,
-                ..Default::default()
-            }),
+            TableSpec::RopeAngles {
+                params: poslab::encoding::rope::RopeParams {
+                    seq: 65_536,
+                    dim: 128,
+                    ..Default::default()
+                },
+                freqs: Default::default(),
+            },
         ),
         (
             "alibi_32x2048",

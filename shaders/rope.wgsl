@@ -1,6 +1,9 @@
-// RoPE. constants for rope_apply: per pair i, the turns per position (f_hi, f_lo).
-// constants for rope_angles: per pair i, theta_i as f32 bits (the high part) then the low part.
-// flags bit 0: half layout (pairs (i, i + dim/2)) instead of interleaved (2i, 2i+1).
+// RoPE. constants for rope_apply and rope_cache: per pair i, the turns per position
+// (f_hi, f_lo). constants for rope_angles: per pair i, theta_i as f32 bits (the high part) then
+// the low part. For the rotation and cache kernels params.dim is the rotary width R, flags bit 0
+// the half layout (pairs (i, i + R/2)) instead of interleaved (2i, 2i+1), scalar0 the attention
+// factor cos and sin are multiplied by; rope_apply's input rows are grid_w wide (the dimensions
+// from R on pass through); rope_cache's flags bit 1 asks for the sine cache.
 
 // Position of a table row as an f32 sum of two exact parts (positions reach 2^32).
 fn position_angle(row: u32, theta_hi: f32, theta_lo: f32) -> f32 {
@@ -46,8 +49,8 @@ fn rope_pair(col: u32) -> vec3<u32> {
 // Column `col` of the input's local row `y` rotated by the angle whose (sin, cos) is `sc`.
 fn rotated(y: u32, col: u32, pair: vec3<u32>, sc: vec2<f32>) -> f32 {
     // The input holds this dispatch's rows only, one after another.
-    let a = input[y * params.dim + pair.y];
-    let b = input[y * params.dim + pair.z];
+    let a = input[y * params.grid_w + pair.y];
+    let b = input[y * params.grid_w + pair.z];
     if col == pair.y {
         return a * sc.y - b * sc.x;
     }
@@ -60,9 +63,36 @@ fn rope_apply(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let col = table_col(id.x);
+    if col >= params.dim {
+        write_real(output_index(id.x, id.y, 0u), input[id.y * params.grid_w + col]);
+        return;
+    }
     let pair = rope_pair(col);
     let sc = sin_cos_turns(turns(params.position_start + table_row(id.y), constants[2u * pair.x], constants[2u * pair.x + 1u]));
-    write_real(output_index(id.x, id.y, 0u), rotated(id.y, col, pair, sc));
+    write_real(output_index(id.x, id.y, 0u), rotated(id.y, col, pair, sc) * params.scalar0);
+}
+
+// A cos or sin cache: column col holds the frequency rope_pair gives it.
+@compute @workgroup_size(16, 16, 1)
+fn rope_cache(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let pair = rope_pair(table_col(id.x));
+    let sc = sin_cos_turns(turns(params.position_start + table_row(id.y), constants[2u * pair.x], constants[2u * pair.x + 1u]));
+    write_real(output_index(id.x, id.y, 0u), select(sc.y, sc.x, (params.flags & 2u) != 0u) * params.scalar0);
+}
+
+// torch's cache: cos or sin of the f32 angle, rounded, times the f32 attention factor, rounded
+// (emb.cos() * attention_scaling).
+@compute @workgroup_size(16, 16, 1)
+fn rope_cache_torch(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let pair = rope_pair(table_col(id.x));
+    let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), pair.x));
+    write_real(output_index(id.x, id.y, 0u), select(sc.y, sc.x, (params.flags & 2u) != 0u) * params.scalar0);
 }
 
 // torch float32 angles: f32(p) * f32(theta_i), rounded once.
@@ -82,7 +112,12 @@ fn rope_apply_torch(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let col = table_col(id.x);
+    if col >= params.dim {
+        write_real(output_index(id.x, id.y, 0u), input[id.y * params.grid_w + col]);
+        return;
+    }
     let pair = rope_pair(col);
-    let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), pair.x));
+    // HF multiplies the cached cos and sin by the attention factor, each product rounded.
+    let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), pair.x)) * params.scalar0;
     write_real(output_index(id.x, id.y, 0u), rotated(id.y, col, pair, sc));
 }

@@ -17,7 +17,8 @@ use crate::encoding::alibi::{Alibi2dParams, AlibiMode, AlibiParams};
 use crate::encoding::binary::BinaryParams;
 use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
-use crate::encoding::rope::{RopeLayout, RopeParams};
+use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
+use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::rope2d::AxialParams;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use crate::encoding::torch_f32::{Arithmetic, ArithmeticArg, FreqForm};
@@ -101,6 +102,12 @@ pub enum Kind {
     RopeAngles,
     /// [seq, dim] the --input array rotated by RoPE, row p at position start+p
     RopeApply,
+    /// [seq, R] RoPE cos cache as models store it (half: HF/GPT-NeoX, interleaved: GPT-J)
+    RopeCos,
+    /// [seq, R] RoPE sin cache as models store it (half: HF/GPT-NeoX, interleaved: GPT-J)
+    RopeSin,
+    /// [1] the factor a RoPE scaling multiplies cos and sin by (YaRN, LongRoPE; else 1)
+    RopeAttentionFactor,
     /// [heads] ALiBi slopes, any head count (the reference rule)
     AlibiSlopes,
     /// [heads, seq, seq] ALiBi biases -m_h|i-j|, causal or symmetric
@@ -174,6 +181,80 @@ pub struct TableArgs {
     /// rope-apply: a [seq, dim] <f4 or <f8 .npy array to rotate
     #[arg(long, value_name = "X.npy")]
     pub input: Option<PathBuf>,
+
+    /// RoPE: rotate only the first R dimensions of a head (even, at most --dim; GPT-NeoX
+    /// rotary_pct, HF partial_rotary_factor); the rest pass through
+    #[arg(long, value_name = "R")]
+    pub rotary_dim: Option<i64>,
+
+    /// RoPE: rotary width as a fraction of --dim, R = int(dim * F), as HF's
+    /// partial_rotary_factor (0 < F <= 1)
+    #[arg(long, value_name = "F")]
+    pub partial_rotary_factor: Option<f64>,
+
+    /// RoPE context-extension scaling, as Hugging Face's rope_type (its options keep HF's
+    /// names: --factor, --original-max-position-embeddings, ...)
+    #[arg(long, value_enum, value_name = "TYPE", default_value_t = ScalingKind::None)]
+    pub scaling: ScalingKind,
+
+    /// Scaling factor (linear, ntk, dynamic, yarn, llama3; longrope's attention factor), 1 or more
+    #[arg(long, value_name = "F")]
+    pub factor: Option<f64>,
+
+    /// Context the model was trained with (yarn, llama3, longrope)
+    #[arg(long, value_name = "N")]
+    pub original_max_position_embeddings: Option<i64>,
+
+    /// Context the model is configured for (dynamic's threshold; yarn and longrope derive the
+    /// factor from it and --original-max-position-embeddings when --factor is missing)
+    #[arg(long, value_name = "N")]
+    pub max_position_embeddings: Option<i64>,
+
+    /// llama3: wavelengths above original/low_freq_factor are divided by --factor
+    #[arg(long, value_name = "F")]
+    pub low_freq_factor: Option<f64>,
+
+    /// llama3: wavelengths below original/high_freq_factor are kept
+    #[arg(long, value_name = "F")]
+    pub high_freq_factor: Option<f64>,
+
+    /// yarn: rotations within the original context above which a pair is kept (default 32)
+    #[arg(long, value_name = "B")]
+    pub beta_fast: Option<f64>,
+
+    /// yarn: rotations below which a pair is fully interpolated (default 1)
+    #[arg(long, value_name = "B")]
+    pub beta_slow: Option<f64>,
+
+    /// yarn: mscale (DeepSeek); with --mscale-all-dim the attention factor is their ratio
+    #[arg(long, value_name = "M")]
+    pub mscale: Option<f64>,
+
+    /// yarn: mscale_all_dim (DeepSeek)
+    #[arg(long, value_name = "M")]
+    pub mscale_all_dim: Option<f64>,
+
+    /// yarn, longrope: the attention factor itself, instead of the one derived from the factor
+    #[arg(long, value_name = "A")]
+    pub attention_factor: Option<f64>,
+
+    /// yarn: round the ramp's ends to whole dimensions (HF's default, true)
+    #[arg(
+        long,
+        value_name = "BOOL",
+        action = clap::ArgAction::Set,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub truncate: Option<bool>,
+
+    /// longrope: one rescale factor per rotated pair, used beyond
+    /// --original-max-position-embeddings: a comma list or a 1-D .npy file
+    #[arg(long, value_name = "LIST|F.npy", allow_hyphen_values = true)]
+    pub long_factor: Option<String>,
+
+    /// longrope: the factors used within --original-max-position-embeddings
+    #[arg(long, value_name = "LIST|F.npy", allow_hyphen_values = true)]
+    pub short_factor: Option<String>,
 
     /// Number of attention heads, 1 to 65536 (required by ALiBi tables)
     #[arg(long, value_name = "H")]
@@ -446,6 +527,11 @@ impl TableArgs {
 /// Which options each kind reads, by clap id (the field name). `output`, `backend` and
 /// `verbose` apply to every kind.
 fn options_of(kind: Kind) -> &'static [&'static str] {
+    // The RoPE kinds' options beyond the textbook ones; a scaling's own parameters (--factor
+    // and the rest) are checked against the scaling chosen in check_options_apply.
+    const ROTARY: &str = "rotary_dim";
+    const FACTOR: &str = "partial_rotary_factor";
+    const SCALING: &str = "scaling";
     const SINUSOIDAL: &[&str] = &["seq", "dim", "base", "start", "layout", "spacing", "dtype"];
     match kind {
         Kind::Sinusoidal => &[
@@ -463,8 +549,43 @@ fn options_of(kind: Kind) -> &'static [&'static str] {
         Kind::DotDecay => &[
             "seq", "dim", "base", "start", "layout", "spacing", "anchor", "dtype",
         ],
-        Kind::RopeInvFreq => &["dim", "base", "dtype", "arith", "freq_form"],
-        Kind::RopeAngles => &["seq", "dim", "base", "start", "dtype", "arith", "freq_form"],
+        Kind::RopeInvFreq => &[
+            "dim",
+            "base",
+            "seq",
+            "dtype",
+            "arith",
+            "freq_form",
+            ROTARY,
+            FACTOR,
+            SCALING,
+        ],
+        Kind::RopeAttentionFactor => &["dim", "base", "dtype", ROTARY, FACTOR, SCALING],
+        Kind::RopeAngles => &[
+            "seq",
+            "dim",
+            "base",
+            "start",
+            "dtype",
+            "arith",
+            "freq_form",
+            ROTARY,
+            FACTOR,
+            SCALING,
+        ],
+        Kind::RopeCos | Kind::RopeSin => &[
+            "seq",
+            "dim",
+            "base",
+            "start",
+            "layout",
+            "dtype",
+            "arith",
+            "freq_form",
+            ROTARY,
+            FACTOR,
+            SCALING,
+        ],
         Kind::RopeApply => &[
             "input",
             "layout",
@@ -473,6 +594,9 @@ fn options_of(kind: Kind) -> &'static [&'static str] {
             "dtype",
             "arith",
             "freq_form",
+            ROTARY,
+            FACTOR,
+            SCALING,
         ],
         Kind::AlibiSlopes => &["heads", "dtype"],
         Kind::Alibi => &["heads", "seq", "start", "mode", "head", "dtype"],
@@ -512,9 +636,31 @@ pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<()
         .get_arguments()
         .map(|arg| arg.get_id().as_str())
         .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
+    let scaling = accepted
+        .contains(&"scaling")
+        .then(|| matches.get_one::<ScalingKind>("scaling").copied())
+        .flatten();
     for id in given {
         if EVERY_KIND.contains(&id) || accepted.contains(&id) {
             continue;
+        }
+        if let Some(scaling) = scaling
+            && SCALING_OPTIONS.contains(&id)
+        {
+            if scaling.options().contains(&id) {
+                continue;
+            }
+            let own: Vec<String> = scaling.options().iter().map(|id| flag(id)).collect();
+            return Err(CliError::usage(format!(
+                "{} does not apply to --scaling {}; its options are {}",
+                flag(id),
+                scaling.name(),
+                if own.is_empty() {
+                    "none".to_owned()
+                } else {
+                    own.join(" ")
+                }
+            )));
         }
         let reason = if id == "dtype" {
             " (it writes int32 <i4 indices)".to_owned()
@@ -530,6 +676,102 @@ pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<()
         )));
     }
     Ok(())
+}
+
+/// Every scaling parameter, by clap id.
+const SCALING_OPTIONS: &[&str] = &[
+    "factor",
+    "original_max_position_embeddings",
+    "max_position_embeddings",
+    "low_freq_factor",
+    "high_freq_factor",
+    "beta_fast",
+    "beta_slow",
+    "mscale",
+    "mscale_all_dim",
+    "attention_factor",
+    "truncate",
+    "long_factor",
+    "short_factor",
+];
+
+/// The rotary width and scaling of the RoPE options, for a head of `dim`.
+fn rope_frequencies(args: &TableArgs, dim: usize) -> Result<RopeFrequencies, CliError> {
+    let rotary_dim = match (args.rotary_dim, args.partial_rotary_factor) {
+        (Some(_), Some(_)) => {
+            return Err(CliError::usage(
+                "--rotary-dim and --partial-rotary-factor both set the rotary width: give one",
+            ));
+        }
+        (Some(r), None) => Some(non_negative("rotary_dim", r)?),
+        (None, Some(f)) => {
+            if !(f.is_finite() && f > 0.0 && f <= 1.0) {
+                return Err(CliError::usage(format!(
+                    "--partial-rotary-factor {f} is not allowed: use a number above 0 and at most 1"
+                )));
+            }
+            // Python's int(dim * factor).
+            Some((dim as f64 * f) as usize)
+        }
+        (None, None) => None,
+    };
+    let positions =
+        |id: &'static str, value: Option<i64>| value.map(|v| non_negative(id, v)).transpose();
+    let list = |id: &'static str, value: &Option<String>| {
+        value
+            .as_deref()
+            .map(|text| factor_list(id, text))
+            .transpose()
+    };
+    Ok(RopeFrequencies {
+        rotary_dim,
+        scaling: RopeScaling {
+            kind: args.scaling,
+            factor: args.factor,
+            original_max_position_embeddings: positions(
+                "original_max_position_embeddings",
+                args.original_max_position_embeddings,
+            )?,
+            max_position_embeddings: positions(
+                "max_position_embeddings",
+                args.max_position_embeddings,
+            )?,
+            low_freq_factor: args.low_freq_factor,
+            high_freq_factor: args.high_freq_factor,
+            beta_fast: args.beta_fast,
+            beta_slow: args.beta_slow,
+            mscale: args.mscale,
+            mscale_all_dim: args.mscale_all_dim,
+            attention_factor: args.attention_factor,
+            truncate: args.truncate,
+            long_factor: list("long_factor", &args.long_factor)?,
+            short_factor: list("short_factor", &args.short_factor)?,
+        },
+    })
+}
+
+/// A LongRoPE factor list: numbers separated by commas, or a 1-D `.npy` file.
+fn factor_list(id: &'static str, text: &str) -> Result<Vec<f64>, CliError> {
+    let looks_like_numbers = text
+        .chars()
+        .all(|c| c.is_ascii_digit() || ".,-+eE ".contains(c));
+    if looks_like_numbers {
+        return text
+            .split(',')
+            .map(|part| {
+                part.trim().parse::<f64>().map_err(|_| {
+                    CliError::usage(format!(
+                        "{} {text:?} is not allowed: \"{}\" is not a number (give numbers separated by commas, or a 1-D .npy file)",
+                        flag(id),
+                        part.trim()
+                    ))
+                })
+            })
+            .collect();
+    }
+    let path = Path::new(text);
+    let values = read_input_1d(id, path)?;
+    Ok(values)
 }
 
 /// Reads an integer option that must be present, checking it is not negative.
@@ -560,6 +802,21 @@ fn non_negative(id: &'static str, value: i64) -> Result<usize, CliError> {
 }
 
 /// Reads the arrays named by `--input` or `--freqs`, as 2-D f64 arrays.
+fn read_input_1d(id: &'static str, path: &Path) -> Result<Vec<f64>, CliError> {
+    let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
+    let array = import::read_npy_f64(path, max_bytes)
+        .map_err(|e| CliError::usage(format!("{} {e}", flag(id))))?;
+    if array.ndim() != 1 {
+        return Err(CliError::usage(format!(
+            "{} {} has shape {:?}; it must be a 1-D array of factors",
+            flag(id),
+            path.display(),
+            array.shape()
+        )));
+    }
+    Ok(array.iter().copied().collect())
+}
+
 fn read_input_2d(id: &'static str, path: &Path) -> Result<ndarray::Array2<f64>, CliError> {
     let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
     let array = import::read_npy_f64(path, max_bytes)
@@ -650,16 +907,63 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             anchor: non_negative("anchor", args.anchor)?,
         },
         Kind::Similarity => TableSpec::Similarity(sinusoidal()?),
-        Kind::RopeInvFreq => TableSpec::RopeInvFreq {
-            dim: even_dim()?,
-            base: args.base,
-        },
-        Kind::RopeAngles => TableSpec::RopeAngles(RopeParams {
-            seq: seq()?,
-            dim: even_dim()?,
-            base: args.base,
-            start: start()?,
-        }),
+        Kind::RopeInvFreq => {
+            let dim = even_dim()?;
+            TableSpec::RopeInvFreq {
+                dim,
+                base: args.base,
+                // The current length, for dynamic NTK and LongRoPE; 0 when not given.
+                seq: args
+                    .seq
+                    .map(|n| non_negative("seq", n))
+                    .transpose()?
+                    .unwrap_or(0),
+                freqs: rope_frequencies(args, dim)?,
+            }
+        }
+        Kind::RopeAttentionFactor => {
+            let dim = even_dim()?;
+            TableSpec::RopeAttentionFactor {
+                dim,
+                base: args.base,
+                freqs: rope_frequencies(args, dim)?,
+            }
+        }
+        Kind::RopeAngles => {
+            let dim = even_dim()?;
+            TableSpec::RopeAngles {
+                params: RopeParams {
+                    seq: seq()?,
+                    dim,
+                    base: args.base,
+                    start: start()?,
+                },
+                freqs: rope_frequencies(args, dim)?,
+            }
+        }
+        Kind::RopeCos | Kind::RopeSin => {
+            let layout = match args.layout {
+                LayoutArg::Interleaved => RopeLayout::Interleaved,
+                LayoutArg::Half => RopeLayout::Half,
+                LayoutArg::Split => return Err(wrong_layout(kind, "half or interleaved")),
+            };
+            let dim = even_dim()?;
+            TableSpec::RopeCache {
+                params: RopeParams {
+                    seq: seq()?,
+                    dim,
+                    base: args.base,
+                    start: start()?,
+                },
+                freqs: rope_frequencies(args, dim)?,
+                layout,
+                part: if kind == Kind::RopeCos {
+                    CachePart::Cos
+                } else {
+                    CachePart::Sin
+                },
+            }
+        }
         Kind::RopeApply => {
             let layout = match args.layout {
                 LayoutArg::Interleaved => RopeLayout::Interleaved,
@@ -681,11 +985,13 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                     e.allowed
                 ))
             })?;
+            let freqs = rope_frequencies(args, input.ncols())?;
             TableSpec::RopeApply {
                 input,
                 layout,
                 base: args.base,
                 start,
+                freqs,
             }
         }
         Kind::AlibiSlopes => TableSpec::AlibiSlopes { heads: heads()? },
@@ -813,7 +1119,7 @@ fn io_problem(error: &std::io::Error) -> String {
 
 fn wrong_layout(kind: Kind, allowed: &str) -> CliError {
     let given = match kind {
-        Kind::RopeApply => "split",
+        Kind::RopeApply | Kind::RopeCos | Kind::RopeSin => "split",
         _ => "half",
     };
     CliError::usage(format!(

@@ -100,13 +100,18 @@ fn rope_tables_are_identified() {
         start: 5,
     };
     assert_identified(
-        &real(&TableSpec::RopeAngles(params)),
+        &real(&TableSpec::RopeAngles {
+            params,
+            freqs: Default::default(),
+        }),
         &["RoPE angles", "base 500000", "positions 5..204"],
     );
     assert_identified(
         &real(&TableSpec::RopeInvFreq {
             dim: 64,
             base: 10_000.0,
+            seq: 0,
+            freqs: Default::default(),
         }),
         &["RoPE inverse frequencies", "dim 64", "base 10000"],
     );

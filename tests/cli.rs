@@ -1061,3 +1061,289 @@ fn check_matches_a_torch_float32_table_in_either_frequency_form() {
     );
     assert!(!out.exists());
 }
+
+#[test]
+fn rope_caches_follow_their_layout_partial_rotary_and_attention_factor() {
+    let d = dir();
+    let (seq, rotary, base, start) = (12usize, 16usize, 10_000.0f64, 500u64);
+    // theta_i = base^(-2i/R) over the rotary width, written out here.
+    let theta = |i: usize| base.powf(-((2 * i) as f64) / rotary as f64);
+    for (kind, layout) in [("rope-cos", "half"), ("rope-sin", "interleaved")] {
+        let out = d.path().join(format!("{kind}.npy"));
+        ok(&[
+            "table",
+            kind,
+            "--seq",
+            "12",
+            "--dim",
+            "64",
+            "--rotary-dim",
+            "16",
+            "--start",
+            "500",
+            "--layout",
+            layout,
+            "--dtype",
+            "f64",
+            "-o",
+            path_str(&out),
+        ]);
+        let table: Array2<f64> = read_npy(&out).expect("a <f8 2-D array");
+        assert_eq!(table.dim(), (seq, rotary), "{kind}: [seq, R]");
+        for ((row, col), &value) in table.indexed_iter() {
+            // half: cat(freqs, freqs); interleaved: each frequency twice in a row.
+            let pair = if layout == "half" {
+                col % (rotary / 2)
+            } else {
+                col / 2
+            };
+            let angle = (start + row as u64) as f64 * theta(pair);
+            let expected = if kind == "rope-cos" {
+                angle.cos()
+            } else {
+                angle.sin()
+            };
+            assert!((value - expected).abs() < 1e-12, "{kind} [{row}, {col}]");
+        }
+    }
+    // The same width from --partial-rotary-factor: int(64 * 0.25) = 16.
+    let by_factor = d.path().join("factor.npy");
+    ok(&[
+        "table",
+        "rope-cos",
+        "--seq",
+        "12",
+        "--dim",
+        "64",
+        "--partial-rotary-factor",
+        "0.25",
+        "--start",
+        "500",
+        "--layout",
+        "half",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&by_factor),
+    ]);
+    let a: Array2<f64> = read_npy(&by_factor).unwrap();
+    let b: Array2<f64> = read_npy(d.path().join("rope-cos.npy")).unwrap();
+    assert_eq!(a, b);
+    // YaRN multiplies the cache by its attention factor, 0.1 ln(4) + 1 for factor 4.
+    let yarn = d.path().join("yarn.npy");
+    let plain = d.path().join("plain.npy");
+    let yarn_options = [
+        "--scaling",
+        "yarn",
+        "--factor",
+        "4",
+        "--original-max-position-embeddings",
+        "32768",
+    ];
+    let mut words = vec![
+        "table", "rope-cos", "--seq", "4", "--dim", "64", "--start", "0", "--dtype", "f64",
+    ];
+    words.extend(yarn_options);
+    words.extend(["-o", path_str(&yarn)]);
+    ok(&words);
+    ok(&[
+        "table",
+        "rope-cos",
+        "--seq",
+        "4",
+        "--dim",
+        "64",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&plain),
+    ]);
+    let (yarn, plain): (Array2<f64>, Array2<f64>) =
+        (read_npy(&yarn).unwrap(), read_npy(&plain).unwrap());
+    let attention = 0.1 * 4f64.ln() + 1.0;
+    // Row 0 is position 0: cos 0 = 1 everywhere, so the cache holds the factor itself.
+    for (y, p) in yarn.row(0).iter().zip(plain.row(0)) {
+        assert!((y - attention * p).abs() < 1e-15);
+    }
+    let factor = d.path().join("factor.csv");
+    let mut words = vec!["table", "rope-attention-factor", "--dim", "64"];
+    words.extend(yarn_options);
+    words.extend(["-o", path_str(&factor)]);
+    ok(&words);
+    let text = std::fs::read_to_string(&factor).unwrap();
+    let value: f64 = text.trim().parse().unwrap();
+    assert!((value - attention).abs() < 1e-6, "{text}");
+}
+
+#[test]
+fn rope_apply_rotates_only_the_rotary_dimensions() {
+    let d = dir();
+    let input = Array2::from_shape_fn((6, 10), |(r, c)| (r * 10 + c) as f64 / 7.0 - 4.0);
+    let input_path = d.path().join("x.npy");
+    write_npy(&input_path, &input).unwrap();
+    let out = d.path().join("rotated.npy");
+    ok(&[
+        "table",
+        "rope-apply",
+        "--input",
+        path_str(&input_path),
+        "--layout",
+        "half",
+        "--rotary-dim",
+        "4",
+        "--start",
+        "3",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&out),
+    ]);
+    let rotated: Array2<f64> = read_npy(&out).unwrap();
+    for row in 0..6 {
+        // Dimensions 4.. pass through; pairs (0, 2) and (1, 3) rotate by p * 10000^(-2i/4).
+        for col in 4..10 {
+            assert_eq!(rotated[[row, col]], input[[row, col]]);
+        }
+        let p = (3 + row) as f64;
+        for i in 0..2 {
+            let angle = p * 10_000f64.powf(-((2 * i) as f64) / 4.0);
+            let (a, b) = (input[[row, i]], input[[row, i + 2]]);
+            let (s, c) = angle.sin_cos();
+            assert!((rotated[[row, i]] - (a * c - b * s)).abs() < 1e-12);
+            assert!((rotated[[row, i + 2]] - (a * s + b * c)).abs() < 1e-12);
+        }
+    }
+}
+
+#[test]
+fn check_matches_a_scaled_float32_cache_and_refuses_bad_scaling_options() {
+    let d = dir();
+    let cache = d.path().join("cos.npy");
+    let llama3 = [
+        "--seq",
+        "64",
+        "--dim",
+        "128",
+        "--base",
+        "500000",
+        "--start",
+        "100000",
+        "--layout",
+        "half",
+        "--scaling",
+        "llama3",
+        "--factor",
+        "8",
+        "--original-max-position-embeddings",
+        "8192",
+        "--low-freq-factor",
+        "1",
+        "--high-freq-factor",
+        "4",
+    ];
+    let mut words = vec!["table", "rope-cos"];
+    words.extend(llama3);
+    words.extend(["--arith", "torch-f32", "-o", path_str(&cache)]);
+    ok(&words);
+    let mut words = vec!["check", path_str(&cache), "--as", "rope-cos"];
+    words.extend(llama3);
+    let out = poslab(&words);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("MATCH as PyTorch computes it in float32"),
+        "{text}"
+    );
+    // Bad scaling options: exit 2, one line naming the option, no file.
+    let never = d.path().join("never.npy");
+    for (words, says) in [
+        (
+            vec![
+                "rope-cos",
+                "--seq",
+                "4",
+                "--dim",
+                "64",
+                "--scaling",
+                "yarn",
+                "--low-freq-factor",
+                "1",
+                "--factor",
+                "4",
+            ],
+            "--low-freq-factor does not apply to --scaling yarn",
+        ),
+        (
+            vec![
+                "rope-cos",
+                "--seq",
+                "4",
+                "--dim",
+                "64",
+                "--scaling",
+                "linear",
+            ],
+            "--scaling linear needs --factor",
+        ),
+        (
+            vec![
+                "rope-inv-freq",
+                "--dim",
+                "64",
+                "--scaling",
+                "linear",
+                "--factor",
+                "0.5",
+            ],
+            "--factor 0.5 is not allowed",
+        ),
+        (
+            vec![
+                "rope-cos",
+                "--seq",
+                "4",
+                "--dim",
+                "64",
+                "--rotary-dim",
+                "80",
+            ],
+            "--rotary-dim 80 is not allowed",
+        ),
+        (
+            vec!["rope-cos", "--seq", "4", "--dim", "64", "--layout", "split"],
+            "--layout split is not allowed for rope-cos",
+        ),
+        (
+            vec![
+                "rope-inv-freq",
+                "--dim",
+                "64",
+                "--scaling",
+                "longrope",
+                "--original-max-position-embeddings",
+                "4096",
+                "--long-factor",
+                "1,2",
+                "--short-factor",
+                "1,x",
+                "--factor",
+                "4",
+            ],
+            "--short-factor",
+        ),
+        (
+            vec!["alibi", "--heads", "4", "--seq", "8", "--scaling", "yarn"],
+            "--scaling does not apply to alibi",
+        ),
+    ] {
+        let mut all = vec!["table"];
+        all.extend(words);
+        all.extend(["-o", path_str(&never)]);
+        let out = poslab(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {stderr}");
+        assert!(stderr.contains(says), "{all:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(!never.exists());
+    }
+}

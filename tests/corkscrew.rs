@@ -28,12 +28,15 @@ fn helix_vertices_are_the_cpu_engines_rotations() {
     let (dim, first, count) = (16, 3, 40);
     let pairs = [0, 2, 7];
     let scene = unit_scene(dim, &pairs, first, count);
-    let Table::Real(angles) = cpu::compute(&TableSpec::RopeAngles(RopeParams {
-        seq: count,
-        dim,
-        base: 10_000.0,
-        start: first,
-    }))
+    let Table::Real(angles) = cpu::compute(&TableSpec::RopeAngles {
+        params: RopeParams {
+            seq: count,
+            dim,
+            base: 10_000.0,
+            start: first,
+        },
+        freqs: Default::default(),
+    })
     .unwrap() else {
         panic!("a real table")
     };
@@ -88,6 +91,7 @@ fn helices_follow_the_layouts_pairing_of_the_query() {
             layout,
             base: 100.0,
             start: 0,
+            freqs: Default::default(),
         })
         .unwrap() else {
             panic!("a real table")

@@ -113,6 +113,7 @@ fn positions_up_to_a_million_stay_exact() {
             layout,
             base: 500_000.0,
             start: end - 64,
+            freqs: Default::default(),
         };
         let what = format!("rope-apply {layout:?} near {end}");
         assert_parity(
@@ -121,12 +122,15 @@ fn positions_up_to_a_million_stay_exact() {
             &cpu::compute(&spec).unwrap(),
         );
     }
-    let spec = TableSpec::RopeAngles(RopeParams {
-        seq: 64,
-        dim: 128,
-        base: 10_000.0,
-        start: end - 64,
-    });
+    let spec = TableSpec::RopeAngles {
+        params: RopeParams {
+            seq: 64,
+            dim: 128,
+            base: 10_000.0,
+            start: end - 64,
+        },
+        freqs: Default::default(),
+    };
     assert_parity(
         "rope-angles near 2^20",
         &gpu().compute(&spec).unwrap(),

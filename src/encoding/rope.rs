@@ -43,6 +43,40 @@ impl RopeLayout {
     }
 }
 
+/// Which cache a `rope-cos` / `rope-sin` table is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CachePart {
+    Cos,
+    Sin,
+}
+
+/// The frequency index that column `col` of a `[seq, R]` cos/sin cache holds: HF and GPT-NeoX
+/// store `cat(freqs, freqs)` (`half`), GPT-J and Meta's expanded complex form repeat each
+/// frequency twice in a row (`interleaved`).
+pub fn cache_pair(layout: RopeLayout, col: usize, rotary: usize) -> usize {
+    layout.pair_of_column(col, rotary)
+}
+
+/// Row `row` and column `col` of `input` (`[seq, dim]`) after rotating its first `rotary`
+/// dimensions in `layout`'s pairs, the rest passed through; `rotate(a, b, i)` rotates the pair
+/// of frequency `i`.
+pub fn rotated_element(
+    input: ArrayView2<f64>,
+    layout: RopeLayout,
+    rotary: usize,
+    row: usize,
+    col: usize,
+    rotate: impl Fn(f64, f64, usize) -> (f64, f64),
+) -> f64 {
+    if col >= rotary {
+        return input[[row, col]];
+    }
+    let i = layout.pair_of_column(col, rotary);
+    let (a, b) = layout.pair(i, rotary);
+    let (first, second) = rotate(input[[row, a]], input[[row, b]], i);
+    if col == a { first } else { second }
+}
+
 /// Parameters of the RoPE frequency tables.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RopeParams {

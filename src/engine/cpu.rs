@@ -26,14 +26,19 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
             real(sinusoidal::dot_decay(params, *anchor)?.into_dyn())
         }
         TableSpec::Similarity(p) => real(sinusoidal::similarity(p)?.into_dyn()),
-        TableSpec::RopeInvFreq { dim, base } => real(rope::inv_freq(*dim, *base)?.into_dyn()),
-        TableSpec::RopeAngles(p) => real(rope::angles(p)?.into_dyn()),
-        TableSpec::RopeApply {
-            input,
-            layout,
-            base,
-            start,
-        } => real(rope::apply(input.view(), *layout, *base, *start)?.into_dyn()),
+        // The RoPE kinds of real models: element by element, like a window of all of them.
+        TableSpec::RopeInvFreq { .. }
+        | TableSpec::RopeAngles { .. }
+        | TableSpec::RopeCache { .. }
+        | TableSpec::RopeAttentionFactor { .. }
+        | TableSpec::RopeApply { .. } => {
+            let window = Window::all(spec.matrix_shape());
+            let ndim = spec.shape().map_or(0, |s| s.len());
+            let Values::Real(value) = element_values(spec, &window) else {
+                unreachable!("RoPE tables are real")
+            };
+            real(fill_window(&window, &window.output_shape(ndim), value))
+        }
         TableSpec::AlibiSlopes { heads } => real(Array1::from(alibi::slopes(*heads)?).into_dyn()),
         TableSpec::Alibi { params, head } => match head {
             Some(h) => real(alibi::bias_head(params, *h)?.into_dyn()),
@@ -108,19 +113,45 @@ fn torch_f32_values(spec: &TableSpec, mode: torch_f32::TorchMode) -> Element<'_,
             f64::from(if is_cos { cos } else { sin })
         }),
         TableSpec::RopeInvFreq { .. } => Box::new(move |_, _, i| freqs[i]),
-        TableSpec::RopeAngles(p) => {
-            Box::new(move |_, row, i| f64::from(torch_f32::angle(p.start + row as u64, freqs[i])))
+        TableSpec::RopeAngles { params, .. } => Box::new(move |_, row, i| {
+            f64::from(torch_f32::angle(params.start + row as u64, freqs[i]))
+        }),
+        TableSpec::RopeCache {
+            params,
+            freqs: setting,
+            layout,
+            part,
+        } => {
+            let rotary = setting.rotary(params.dim);
+            // `emb.cos() * attention_scaling`: the f32 product, rounded.
+            let attention = setting.attention_factor() as f32;
+            Box::new(move |_, row, col| {
+                let pair = rope::cache_pair(*layout, col, rotary);
+                let angle = torch_f32::angle(params.start + row as u64, freqs[pair]);
+                let (sin, cos) = torch_f32::sin_cos(angle);
+                let value = match part {
+                    rope::CachePart::Cos => cos,
+                    rope::CachePart::Sin => sin,
+                };
+                f64::from(value * attention)
+            })
         }
         TableSpec::RopeApply {
             input,
             layout,
             start,
+            freqs: setting,
             ..
-        } => Box::new(move |_, row, col| {
-            rotated_element(input, *layout, row, col, |a, b, i| {
-                torch_f32::rotate_pair(a, b, torch_f32::angle(start + row as u64, freqs[i]))
+        } => {
+            let rotary = setting.rotary(input.ncols());
+            let attention = setting.attention_factor() as f32;
+            Box::new(move |_, row, col| {
+                rope::rotated_element(input.view(), *layout, rotary, row, col, |a, b, i| {
+                    let angle = torch_f32::angle(start + row as u64, freqs[i]);
+                    torch_f32::rotate_pair(a, b, angle, attention)
+                })
             })
-        }),
+        }
         // check_arithmetic admits only the kinds above.
         _ => Box::new(|_, _, _| f64::NAN),
     }
@@ -170,28 +201,51 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
                 by_offset[(j as i64 - i as i64 - lowest) as usize]
             }))
         }
-        TableSpec::RopeInvFreq { dim, base } => {
-            let theta = inv_freq(*dim, *base);
+        TableSpec::RopeInvFreq { .. } => {
+            let (theta, _, _) = rope_frequencies(spec);
             real(Box::new(move |_, _, i| theta[i]))
         }
-        TableSpec::RopeAngles(p) => {
-            let theta = inv_freq(p.dim, p.base);
-            let start = p.start;
+        TableSpec::RopeAttentionFactor { .. } => {
+            let (_, _, attention) = rope_frequencies(spec);
+            real(Box::new(move |_, _, _| attention))
+        }
+        TableSpec::RopeAngles { params, .. } => {
+            let (theta, _, _) = rope_frequencies(spec);
+            let start = params.start;
             real(Box::new(move |_, row, i| {
                 (start + row as u64) as f64 * theta[i]
+            }))
+        }
+        TableSpec::RopeCache {
+            params,
+            layout,
+            part,
+            ..
+        } => {
+            let (theta, rotary, attention) = rope_frequencies(spec);
+            let (start, layout, part) = (params.start, *layout, *part);
+            real(Box::new(move |_, row, col| {
+                let angle =
+                    (start + row as u64) as f64 * theta[rope::cache_pair(layout, col, rotary)];
+                attention
+                    * match part {
+                        rope::CachePart::Cos => angle.cos(),
+                        rope::CachePart::Sin => angle.sin(),
+                    }
             }))
         }
         TableSpec::RopeApply {
             input,
             layout,
-            base,
             start,
+            ..
         } => {
-            let theta = inv_freq(input.ncols(), *base);
+            let (theta, rotary, attention) = rope_frequencies(spec);
             let (layout, start) = (*layout, *start);
             real(Box::new(move |_, row, col| {
-                rotated_element(input, layout, row, col, |a, b, i| {
-                    rope::rotate_pair(a, b, (start + row as u64) as f64 * theta[i])
+                rope::rotated_element(input.view(), layout, rotary, row, col, |a, b, i| {
+                    let (x, y) = rope::rotate_pair(a, b, (start + row as u64) as f64 * theta[i]);
+                    (attention * x, attention * y)
                 })
             }))
         }
@@ -244,27 +298,15 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
 
 /// Element `[row, col]` of a rotated array: `rotate(a, b, i)` turns the pair `(a, b)` of
 /// frequency `i` that `col` belongs to.
-fn rotated_element(
-    input: &ndarray::Array2<f64>,
-    layout: rope::RopeLayout,
-    row: usize,
-    col: usize,
-    rotate: impl Fn(f64, f64, usize) -> (f64, f64),
-) -> f64 {
-    let dim = input.ncols();
-    let i = layout.pair_of_column(col, dim);
-    let (a, b) = layout.pair(i, dim);
-    let (first, second) = rotate(input[[row, a]], input[[row, b]], i);
-    if col == a { first } else { second }
-}
-
 /// Frequencies of a validated spec (validation is what makes the `expect`s unreachable).
 fn sinusoidal_values(p: &sinusoidal::SinusoidalParams) -> SinusoidalValues {
     SinusoidalValues::new(p).expect("validated sinusoidal parameters")
 }
 
-fn inv_freq(dim: usize, base: f64) -> Array1<f64> {
-    rope::inv_freq(dim, base).expect("validated RoPE parameters")
+/// Inverse frequencies, rotary width and attention factor of a validated RoPE spec.
+fn rope_frequencies(spec: &TableSpec) -> (Vec<f64>, usize, f64) {
+    spec.rope_frequencies()
+        .expect("a RoPE spec has RoPE frequencies")
 }
 
 /// Evaluates `value` at every `[head, row, col]` of the window, in parallel over rows.

@@ -15,7 +15,8 @@ use crate::encoding::alibi::{Alibi2dParams, AlibiParams};
 use crate::encoding::binary::BinaryParams;
 use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
-use crate::encoding::rope::{RopeLayout, RopeParams};
+use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
+use crate::encoding::rope_scaling::RopeFrequencies;
 use crate::encoding::rope2d::AxialParams;
 use crate::encoding::similarity2d::PatchSimilarityParams;
 use crate::encoding::sinusoidal::SinusoidalParams;
@@ -33,16 +34,37 @@ pub enum TableSpec {
         anchor: usize,
     },
     Similarity(SinusoidalParams),
+    /// `seq` is the current sequence length, which dynamic NTK and LongRoPE depend on (0 when
+    /// none is given).
     RopeInvFreq {
         dim: usize,
         base: f64,
+        seq: usize,
+        freqs: RopeFrequencies,
     },
-    RopeAngles(RopeParams),
+    RopeAngles {
+        params: RopeParams,
+        freqs: RopeFrequencies,
+    },
+    /// `[seq, R]` cos or sin cache, times the attention factor.
+    RopeCache {
+        params: RopeParams,
+        freqs: RopeFrequencies,
+        layout: RopeLayout,
+        part: CachePart,
+    },
+    /// `[1]`: what the scaling multiplies cos and sin by.
+    RopeAttentionFactor {
+        dim: usize,
+        base: f64,
+        freqs: RopeFrequencies,
+    },
     RopeApply {
         input: Array2<f64>,
         layout: RopeLayout,
         base: f64,
         start: u64,
+        freqs: RopeFrequencies,
     },
     AlibiSlopes {
         heads: usize,
@@ -92,13 +114,24 @@ impl TableSpec {
                 params.validate()?;
                 encoding::sinusoidal::check_anchor(*anchor, params.seq)
             }
-            TableSpec::RopeInvFreq { dim, base } => {
-                encoding::check_even_dim("dim", *dim)?;
-                encoding::check_base("base", *base)
+            TableSpec::RopeInvFreq {
+                dim, base, freqs, ..
             }
-            TableSpec::RopeAngles(p) => p.validate(),
+            | TableSpec::RopeAttentionFactor { dim, base, freqs } => {
+                encoding::check_even_dim("dim", *dim)?;
+                freqs.validate(*dim, *base)
+            }
+            TableSpec::RopeAngles { params, freqs }
+            | TableSpec::RopeCache { params, freqs, .. } => {
+                params.validate()?;
+                freqs.validate(params.dim, params.base)
+            }
             TableSpec::RopeApply {
-                input, base, start, ..
+                input,
+                base,
+                start,
+                freqs,
+                ..
             } => {
                 encoding::rope::check_apply_shape(input.shape())?;
                 RopeParams {
@@ -107,7 +140,8 @@ impl TableSpec {
                     base: *base,
                     start: *start,
                 }
-                .validate()
+                .validate()?;
+                freqs.validate(input.ncols(), *base)
             }
             TableSpec::AlibiSlopes { heads } => {
                 encoding::check_count("heads", *heads, encoding::HEADS_RANGE)
@@ -141,7 +175,16 @@ impl TableSpec {
             TableSpec::DotDecay { .. } => "dot-decay",
             TableSpec::Similarity(_) => "similarity",
             TableSpec::RopeInvFreq { .. } => "rope-inv-freq",
-            TableSpec::RopeAngles(_) => "rope-angles",
+            TableSpec::RopeAngles { .. } => "rope-angles",
+            TableSpec::RopeCache {
+                part: CachePart::Cos,
+                ..
+            } => "rope-cos",
+            TableSpec::RopeCache {
+                part: CachePart::Sin,
+                ..
+            } => "rope-sin",
+            TableSpec::RopeAttentionFactor { .. } => "rope-attention-factor",
             TableSpec::RopeApply { .. } => "rope-apply",
             TableSpec::AlibiSlopes { .. } => "alibi-slopes",
             TableSpec::Alibi { .. } => "alibi",
@@ -168,13 +211,14 @@ impl TableSpec {
     pub fn size_options(&self) -> &'static str {
         match self {
             TableSpec::Sinusoidal(_)
-            | TableSpec::RopeAngles(_)
+            | TableSpec::RopeAngles { .. }
+            | TableSpec::RopeCache { .. }
             | TableSpec::Binary(_)
             | TableSpec::DotDecay { .. } => "--seq or --dim",
             TableSpec::Similarity(_) | TableSpec::T5Buckets(_) | TableSpec::RelativeClip(_) => {
                 "--seq"
             }
-            TableSpec::RopeInvFreq { .. } => "--dim",
+            TableSpec::RopeInvFreq { .. } | TableSpec::RopeAttentionFactor { .. } => "--dim",
             TableSpec::RopeApply { .. } => "the --input array",
             TableSpec::AlibiSlopes { .. } => "--heads",
             TableSpec::Alibi { .. } => "--seq or --heads (or pick one with --head)",
@@ -200,8 +244,14 @@ impl TableSpec {
             TableSpec::Sinusoidal(p) => Some(vec![p.seq, p.dim]),
             TableSpec::DotDecay { params, .. } => Some(vec![params.seq]),
             TableSpec::Similarity(p) => square(p.seq),
-            TableSpec::RopeInvFreq { dim, .. } => Some(vec![dim / 2]),
-            TableSpec::RopeAngles(p) => Some(vec![p.seq, p.dim / 2]),
+            TableSpec::RopeInvFreq { dim, freqs, .. } => Some(vec![freqs.rotary(*dim) / 2]),
+            TableSpec::RopeAngles { params, freqs } => {
+                Some(vec![params.seq, freqs.rotary(params.dim) / 2])
+            }
+            TableSpec::RopeCache { params, freqs, .. } => {
+                Some(vec![params.seq, freqs.rotary(params.dim)])
+            }
+            TableSpec::RopeAttentionFactor { .. } => Some(vec![1]),
             TableSpec::RopeApply { input, .. } => Some(input.shape().to_vec()),
             TableSpec::AlibiSlopes { heads } => Some(vec![*heads]),
             TableSpec::Alibi { params, head } => heads_then_square(params.heads, params.seq, *head),
@@ -248,7 +298,8 @@ pub fn check_arithmetic(
         spec,
         TableSpec::Sinusoidal(_)
             | TableSpec::RopeInvFreq { .. }
-            | TableSpec::RopeAngles(_)
+            | TableSpec::RopeAngles { .. }
+            | TableSpec::RopeCache { .. }
             | TableSpec::RopeApply { .. }
     );
     if arith.is_torch() && !has_torch_mode {
@@ -257,25 +308,61 @@ pub fn check_arithmetic(
     Ok(())
 }
 
+impl TableSpec {
+    /// The RoPE inverse frequencies of a validated RoPE kind (exact, f64), its rotary width and
+    /// its attention factor; `None` for other kinds.
+    pub fn rope_frequencies(&self) -> Option<(Vec<f64>, usize, f64)> {
+        let (dim, base, seq, freqs) = self.rope_setting()?;
+        Some((
+            freqs.inv_freq(dim, base, seq),
+            freqs.rotary(dim),
+            freqs.attention_factor(),
+        ))
+    }
+
+    /// Head width, base, current length and frequency setting of a RoPE kind.
+    fn rope_setting(&self) -> Option<(usize, f64, usize, &RopeFrequencies)> {
+        match self {
+            TableSpec::RopeInvFreq {
+                dim,
+                base,
+                seq,
+                freqs,
+            } => Some((*dim, *base, *seq, freqs)),
+            TableSpec::RopeAttentionFactor { dim, base, freqs } => Some((*dim, *base, 0, freqs)),
+            TableSpec::RopeAngles { params, freqs }
+            | TableSpec::RopeCache { params, freqs, .. } => {
+                Some((params.dim, params.base, params.seq, freqs))
+            }
+            TableSpec::RopeApply {
+                input, base, freqs, ..
+            } => Some((input.ncols(), *base, input.nrows(), freqs)),
+            _ => None,
+        }
+    }
+}
+
 /// The float32 frequencies PyTorch forms for a sin/cos table (widened to f64, exactly): per pair
 /// of a sinusoidal table, or the inverse frequencies of a RoPE table. Empty for other kinds.
 pub fn torch_frequencies(
     spec: &TableSpec,
     mode: crate::encoding::torch_f32::TorchMode,
 ) -> Vec<f64> {
-    match spec {
-        TableSpec::Sinusoidal(p) => mode.frequencies(
+    if let TableSpec::Sinusoidal(p) = spec {
+        return mode.frequencies(
             p.dim / 2,
             p.dim,
             p.base,
             p.spacing == encoding::sinusoidal::Spacing::T2t,
-        ),
-        TableSpec::RopeInvFreq { dim, base } => mode.frequencies(dim / 2, *dim, *base, false),
-        TableSpec::RopeAngles(p) => mode.frequencies(p.dim / 2, p.dim, p.base, false),
-        TableSpec::RopeApply { input, base, .. } => {
-            mode.frequencies(input.ncols() / 2, input.ncols(), *base, false)
-        }
-        _ => Vec::new(),
+        );
+    }
+    match spec.rope_setting() {
+        Some((dim, base, seq, freqs)) => freqs
+            .inv_freq_torch(dim, base, seq, mode)
+            .into_iter()
+            .map(f64::from)
+            .collect(),
+        None => Vec::new(),
     }
 }
 

@@ -817,14 +817,15 @@ impl View for CorkscrewView {
                 },
             ),
             // The angles p θ_i of the drawn positions: helix i turns by column i.
-            data: Some(crate::engine::TableSpec::RopeAngles(
-                crate::encoding::rope::RopeParams {
+            data: Some(crate::engine::TableSpec::RopeAngles {
+                params: crate::encoding::rope::RopeParams {
                     seq: position_count,
                     dim: shared.dim,
                     base: shared.base,
                     start: shared.start,
                 },
-            )),
+                freqs: Default::default(),
+            }),
             name: format!("rope_corkscrew_d{}", shared.dim),
         })
     }

@@ -7,11 +7,40 @@ use poslab::encoding::alibi::{Alibi2dParams, AlibiMode, AlibiParams};
 use poslab::encoding::binary::BinaryParams;
 use poslab::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use poslab::encoding::relative::{RelativeClipParams, T5BucketParams};
-use poslab::encoding::rope::{RopeLayout, RopeParams};
+use poslab::encoding::rope::{CachePart, RopeLayout, RopeParams};
+use poslab::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use poslab::encoding::rope2d::AxialParams;
 use poslab::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams};
 use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use poslab::engine::{Strided, TableSpec, Window};
+
+/// YaRN as Qwen2.5 configures it (factor 4 over 32768 positions), rotating `rotary` dims.
+pub fn yarn(rotary: Option<usize>) -> RopeFrequencies {
+    RopeFrequencies {
+        rotary_dim: rotary,
+        scaling: RopeScaling {
+            kind: ScalingKind::Yarn,
+            factor: Some(4.0),
+            original_max_position_embeddings: Some(32_768),
+            ..Default::default()
+        },
+    }
+}
+
+/// Llama 3.1's scaling, rotating `rotary` dims.
+pub fn llama3(rotary: Option<usize>) -> RopeFrequencies {
+    RopeFrequencies {
+        rotary_dim: rotary,
+        scaling: RopeScaling {
+            kind: ScalingKind::Llama3,
+            factor: Some(8.0),
+            original_max_position_embeddings: Some(8192),
+            low_freq_factor: Some(1.0),
+            high_freq_factor: Some(4.0),
+            ..Default::default()
+        },
+    }
+}
 
 /// One small table of every kind, with non-default parameters.
 pub fn every_kind() -> Vec<TableSpec> {
@@ -37,13 +66,18 @@ pub fn every_kind() -> Vec<TableSpec> {
         TableSpec::RopeInvFreq {
             dim: 18,
             base: 500_000.0,
+            seq: 0,
+            freqs: Default::default(),
         },
-        TableSpec::RopeAngles(RopeParams {
-            seq: 29,
-            dim: 14,
-            base: 10_000.0,
-            start: 3,
-        }),
+        TableSpec::RopeAngles {
+            params: RopeParams {
+                seq: 29,
+                dim: 14,
+                base: 10_000.0,
+                start: 3,
+            },
+            freqs: Default::default(),
+        },
         TableSpec::RopeApply {
             input: Array2::from_shape_fn((13, 10), |(r, c)| {
                 (r as f64 - 6.0) * 0.3 + c as f64 * 0.1
@@ -51,6 +85,58 @@ pub fn every_kind() -> Vec<TableSpec> {
             layout: RopeLayout::Half,
             base: 100.0,
             start: 40,
+            freqs: Default::default(),
+        },
+        // Real models' RoPE: partial rotary with a scaling, caches in both layouts.
+        TableSpec::RopeApply {
+            input: Array2::from_shape_fn((11, 12), |(r, c)| {
+                (r as f64 - 5.0) * 0.2 - c as f64 * 0.05
+            }),
+            layout: RopeLayout::Interleaved,
+            base: 10_000.0,
+            start: 4000,
+            freqs: yarn(Some(8)),
+        },
+        TableSpec::RopeCache {
+            params: RopeParams {
+                seq: 21,
+                dim: 16,
+                base: 500_000.0,
+                start: 9000,
+            },
+            freqs: llama3(None),
+            layout: RopeLayout::Half,
+            part: CachePart::Cos,
+        },
+        TableSpec::RopeCache {
+            params: RopeParams {
+                seq: 17,
+                dim: 20,
+                base: 10_000.0,
+                start: 70_000,
+            },
+            freqs: yarn(Some(12)),
+            layout: RopeLayout::Interleaved,
+            part: CachePart::Sin,
+        },
+        TableSpec::RopeInvFreq {
+            dim: 24,
+            base: 10_000.0,
+            seq: 9000,
+            freqs: RopeFrequencies {
+                rotary_dim: None,
+                scaling: RopeScaling {
+                    kind: ScalingKind::Dynamic,
+                    factor: Some(4.0),
+                    max_position_embeddings: Some(4096),
+                    ..Default::default()
+                },
+            },
+        },
+        TableSpec::RopeAttentionFactor {
+            dim: 24,
+            base: 10_000.0,
+            freqs: yarn(None),
         },
         TableSpec::AlibiSlopes { heads: 12 },
         TableSpec::Alibi {

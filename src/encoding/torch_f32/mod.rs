@@ -199,9 +199,11 @@ pub fn sin_cos(angle: f32) -> (f32, f32) {
 
 /// The pair `(a, b)` rotated by a float32 angle in float32 arithmetic: `(a cos - b sin,
 /// a sin + b cos)` with each product rounded, as Llama's complex product and Hugging Face's
-/// `q * cos + rotate_half(q) * sin` compute it.
-pub fn rotate_pair(a: f64, b: f64, angle: f32) -> (f64, f64) {
+/// `q * cos + rotate_half(q) * sin` compute it; `attention` is the factor HF's scalings
+/// multiply the cached `cos` and `sin` by (1 for most), rounded into them first.
+pub fn rotate_pair(a: f64, b: f64, angle: f32, attention: f32) -> (f64, f64) {
     let (sin, cos) = sin_cos(angle);
+    let (sin, cos) = (sin * attention, cos * attention);
     let (a, b) = (a as f32, b as f32);
     (f64::from(a * cos - b * sin), f64::from(a * sin + b * cos))
 }

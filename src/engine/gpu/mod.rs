@@ -679,12 +679,22 @@ fn window_fits(spec: &TableSpec) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Flag bit 1 of the cache kernels: the sine cache rather than the cosine one.
+fn cache_part_flag(part: rope::CachePart) -> u32 {
+    match part {
+        rope::CachePart::Cos => 0,
+        rope::CachePart::Sin => 2,
+    }
+}
+
 /// Refuses positions the shaders' 32-bit arithmetic cannot hold.
 pub(super) fn check_positions(spec: &TableSpec) -> Result<(), GpuError> {
     let (start, seq) = match spec {
         TableSpec::Sinusoidal(p) | TableSpec::Similarity(p) => (p.start, p.seq),
         TableSpec::DotDecay { params, .. } => (params.start, params.seq),
-        TableSpec::RopeAngles(p) => (p.start, p.seq),
+        TableSpec::RopeAngles { params, .. } | TableSpec::RopeCache { params, .. } => {
+            (params.start, params.seq)
+        }
         TableSpec::RopeApply { input, start, .. } => (*start, input.nrows()),
         TableSpec::Binary(p) => (p.start, p.seq),
         _ => return Ok(()),
@@ -745,10 +755,15 @@ impl Plan {
         };
         let sinusoidal_turns =
             |p: &SinusoidalParams| turns_of(p.frequencies().as_slice().unwrap_or(&[]));
-        let inv_freq = |dim: usize, base: f64| {
-            rope::inv_freq(dim, base)
-                .map(|a| a.to_vec())
-                .unwrap_or_default()
+        // Inverse frequencies, rotary width and attention factor of a RoPE kind.
+        let (theta, rotary, attention) = spec.rope_frequencies().unwrap_or_default();
+        // Rotary width, pair layout and attention factor of the rotation kernels.
+        let rotation_params = |layout: RopeLayout, start: u64, extra_flags: u32| KernelParams {
+            flags: u32::from(layout == RopeLayout::Half) | extra_flags,
+            position_start: start as u32,
+            dim: rotary as u32,
+            scalar0: attention as f32,
+            ..Default::default()
         };
         match spec {
             TableSpec::Sinusoidal(p) => plan(
@@ -775,39 +790,56 @@ impl Plan {
                 sinusoidal_turns(p),
                 sinusoidal_params(p),
             ),
-            TableSpec::RopeInvFreq { dim, base } => plan(
+            TableSpec::RopeInvFreq { .. } => plan(
                 shaders::ROPE,
                 "constants_table",
                 TILE_1D,
-                split_of(&inv_freq(*dim, *base)),
+                split_of(&theta),
                 KernelParams::default(),
             ),
-            TableSpec::RopeAngles(p) => plan(
+            TableSpec::RopeAttentionFactor { .. } => plan(
+                shaders::ROPE,
+                "constants_table",
+                TILE_1D,
+                split_of(&[attention]),
+                KernelParams::default(),
+            ),
+            TableSpec::RopeAngles { params, .. } => plan(
                 shaders::ROPE,
                 "rope_angles",
                 TILE_2D,
-                split_of(&inv_freq(p.dim, p.base)),
+                split_of(&theta),
                 KernelParams {
-                    position_start: p.start as u32,
-                    dim: p.dim as u32,
+                    position_start: params.start as u32,
                     ..Default::default()
                 },
+            ),
+            TableSpec::RopeCache {
+                params,
+                layout,
+                part,
+                ..
+            } => plan(
+                shaders::ROPE,
+                "rope_cache",
+                TILE_2D,
+                turns_of(&theta),
+                rotation_params(*layout, params.start, cache_part_flag(*part)),
             ),
             TableSpec::RopeApply {
                 input,
                 layout,
-                base,
                 start,
+                ..
             } => plan(
                 shaders::ROPE,
                 "rope_apply",
                 TILE_2D,
-                turns_of(&inv_freq(input.ncols(), *base)),
+                turns_of(&theta),
                 KernelParams {
-                    flags: u32::from(*layout == RopeLayout::Half),
-                    position_start: *start as u32,
-                    dim: input.ncols() as u32,
-                    ..Default::default()
+                    // The input's row width, for the rows passed through.
+                    grid_w: input.ncols() as u32,
+                    ..rotation_params(*layout, *start, 0)
                 },
             ),
             TableSpec::AlibiSlopes { heads } => plan(
@@ -975,7 +1007,10 @@ impl Plan {
                     .flat_map(|&t| [(t as f32).to_bits(), 0])
                     .collect(),
             ),
-            TableSpec::RopeAngles(_) => ("rope_angles_torch", torch_f32_constants(&frequencies)),
+            TableSpec::RopeAngles { .. } => {
+                ("rope_angles_torch", torch_f32_constants(&frequencies))
+            }
+            TableSpec::RopeCache { .. } => ("rope_cache_torch", torch_f32_constants(&frequencies)),
             TableSpec::RopeApply { .. } => ("rope_apply_torch", torch_f32_constants(&frequencies)),
             _ => return self,
         };
