@@ -32,6 +32,11 @@ fn noisy(table: &ArrayD<f64>, amplitude: f64, seed: u64) -> ArrayD<f64> {
     })
 }
 
+/// The table as a float32 file holds it.
+fn as_f32(table: &ArrayD<f64>) -> ArrayD<f64> {
+    table.mapv(|v| f64::from(v as f32))
+}
+
 fn assert_identified(table: &ArrayD<f64>, expected: &[&str]) {
     let identification = identify(&noisy(table, 1e-6, 7), Tolerance::default());
     let report = identification.report();
@@ -106,15 +111,20 @@ fn rope_tables_are_identified() {
         }),
         &["RoPE angles", "base 500000", "positions 5..204"],
     );
-    assert_identified(
-        &real(&TableSpec::RopeInvFreq {
-            dim: 64,
-            base: 10_000.0,
-            seq: 0,
-            freqs: Default::default(),
-        }),
-        &["RoPE inverse frequencies", "dim 64", "base 10000"],
-    );
+    // Frequencies carry relative noise (float32), not absolute noise: see
+    // scaled_inverse_frequencies_are_identified.
+    let frequencies = real(&TableSpec::RopeInvFreq {
+        dim: 64,
+        base: 10_000.0,
+        seq: 0,
+        freqs: Default::default(),
+    });
+    let identification = identify(&as_f32(&frequencies), Tolerance::default());
+    let best = &identification.best().unwrap().description;
+    assert!(identification.found(), "{}", identification.report());
+    for part in ["RoPE inverse frequencies", "dim 64", "base 10000"] {
+        assert!(best.contains(part), "{part} in {best}");
+    }
     // Cos and sin caches as Hugging Face (halves) and Llama-style (pairs) lay them out.
     let angles = rope::angles(&RopeParams { start: 0, ..params }).unwrap();
     for (layout, name) in [
@@ -181,11 +191,17 @@ fn hand_typed_tables_are_identified() {
         [0.141120, -0.989992, 0.029996, 0.999550],
     ];
     assert_identified(&pe.into_dyn(), &["sinusoidal", "interleaved", "base 10000"]);
-    // RoPE inverse frequencies, d = 8, base 10000.
-    assert_identified(
+    // RoPE inverse frequencies, d = 8, base 10000, typed exactly (frequencies are compared
+    // relative to their size, so absolute noise of 1e-6 would be 0.1% on the last one).
+    let identification = identify(
         &array![1.0, 0.1, 0.01, 0.001].into_dyn(),
-        &["inverse frequencies", "dim 8", "base 10000"],
+        Tolerance::default(),
     );
+    let best = &identification.best().unwrap().description;
+    assert!(identification.found(), "{}", identification.report());
+    for part in ["inverse frequencies", "dim 8", "base 10000"] {
+        assert!(best.contains(part), "{part} in {best}");
+    }
     // Four ALiBi heads: 2^-2, 2^-4, 2^-6, 2^-8.
     assert_identified(
         &array![0.25, 0.0625, 0.015625, 0.00390625].into_dyn(),
@@ -510,4 +526,113 @@ fn bad_files_are_explained() {
     let table = parse_table(b"query,key\n0,-inf\n-0.5,0\n", TableFormat::Csv, None).unwrap();
     assert_eq!(table.shape(), &[2, 2]);
     assert_eq!(table[[0, 1]], f64::NEG_INFINITY);
+}
+
+#[test]
+fn scaled_inverse_frequencies_are_identified_and_never_misnamed() {
+    use poslab::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
+    let frequencies = |dim: usize, base: f64, scaling: RopeScaling| {
+        as_f32(&real(&TableSpec::RopeInvFreq {
+            dim,
+            base,
+            seq: 0,
+            freqs: RopeFrequencies {
+                rotary_dim: None,
+                scaling,
+            },
+        }))
+    };
+    let llama31 = RopeScaling {
+        kind: ScalingKind::Llama3,
+        factor: Some(8.0),
+        original_max_position_embeddings: Some(8192),
+        low_freq_factor: Some(1.0),
+        high_freq_factor: Some(4.0),
+        ..Default::default()
+    };
+    let qwen_yarn = RopeScaling {
+        kind: ScalingKind::Yarn,
+        factor: Some(4.0),
+        original_max_position_embeddings: Some(32_768),
+        ..Default::default()
+    };
+    let linear = RopeScaling {
+        kind: ScalingKind::Linear,
+        factor: Some(4.0),
+        ..Default::default()
+    };
+    let cases = [
+        (
+            frequencies(128, 500_000.0, llama31.clone()),
+            vec![
+                "base 500000",
+                "Llama 3 scaling, factor 8, original context 8192, low_freq_factor 1, high_freq_factor 4",
+            ],
+        ),
+        (
+            frequencies(128, 1_000_000.0, qwen_yarn),
+            vec![
+                "base 1000000",
+                "YaRN scaling, factor 4, original context 32768",
+            ],
+        ),
+        (
+            frequencies(64, 10_000.0, linear),
+            vec![
+                "base 10000",
+                "linear scaling (Position Interpolation), factor 4",
+            ],
+        ),
+        // Dynamic NTK's base at 3x the trained length is 10000 * 5^(64/62) = 52,664.4...: a
+        // base that is not round, named as fitted and not rounded to 50000 or 53000.
+        (
+            frequencies(
+                64,
+                10_000.0 * 5f64.powf(64.0 / 62.0),
+                RopeScaling::default(),
+            ),
+            vec!["base 5266", "not round", "NTK"],
+        ),
+    ];
+    for (table, expected) in &cases {
+        for tolerance in [
+            Tolerance::default(),
+            // A loose absolute tolerance cannot hide a factor on the small frequencies.
+            Tolerance {
+                abs: 1e-3,
+                rel: 1e-5,
+            },
+        ] {
+            let identification = identify(table, tolerance);
+            let report = identification.report();
+            assert!(identification.found(), "{report}");
+            let best = &identification.best().unwrap().description;
+            for part in expected {
+                assert!(best.contains(part), "'{part}' in:\n{report}");
+            }
+        }
+    }
+    // Llama 3.1's frequencies are not plain base 500000, even at atol 1e-3.
+    let loose = identify(
+        &cases[0].0,
+        Tolerance {
+            abs: 1e-3,
+            rel: 0.0,
+        },
+    );
+    assert!(
+        !loose
+            .best()
+            .unwrap()
+            .description
+            .contains("RoPE inverse frequencies, dim 128, base 500000,")
+            || loose.best().unwrap().description.contains("Llama 3"),
+        "{}",
+        loose.report()
+    );
+    // A near miss (one frequency 1% off) is no match.
+    let mut near = cases[0].0.clone();
+    near[[40]] *= 1.01;
+    let identification = identify(&near, Tolerance::default());
+    assert!(!identification.found(), "{}", identification.report());
 }

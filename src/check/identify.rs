@@ -11,6 +11,7 @@ use crate::encoding::MAX_POSITION;
 use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
 use crate::encoding::grid::{DistanceMetric, GridParams};
 use crate::encoding::rope::{self, RopeLayout, RopeParams};
+use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use crate::engine::{TableSpec, cpu};
 
@@ -302,27 +303,213 @@ fn one_dimensional(search: &mut Search) {
     };
     let n = values.len();
     if n >= 2 {
-        // theta_1 = base^(-2/dim) with dim = 2n.
-        let base = values[1].powf(-(n as f64));
-        // One row: nothing to probe.
-        let row = values.clone().insert_axis(ndarray::Axis(0));
-        search.consider_bases(
-            base,
-            |b| format!("RoPE inverse frequencies, dim {}, base {b}", 2 * n),
-            &row,
-            &|row: Array2<f64>| row.into_dyn(),
-            |b, _| {
-                rope::inv_freq(2 * n, b)
-                    .ok()
-                    .map(|t| t.insert_axis(ndarray::Axis(0)))
-            },
-        );
+        inverse_frequencies(search, values.as_slice().unwrap_or(&[]));
     }
     if let Ok(slopes) = alibi::slopes(n) {
         search.consider(
             format!("ALiBi slopes of {n} heads"),
             ndarray::Array1::from(slopes).into_dyn(),
         );
+    }
+}
+
+/// Round values near `fitted`: 1, 2 and 3 significant digits, then the value as fitted.
+fn round_choices(fitted: f64) -> Vec<f64> {
+    if !(fitted.is_finite() && fitted > 0.0) {
+        return Vec::new();
+    }
+    let mut choices = Vec::new();
+    for digits in [1, 2, 3] {
+        let magnitude = 10f64.powi(fitted.log10().floor() as i32 - (digits - 1));
+        let rounded = (fitted / magnitude).round() * magnitude;
+        if !choices.contains(&rounded) {
+            choices.push(rounded);
+        }
+    }
+    choices.push(fitted);
+    choices
+}
+
+/// Context lengths models are trained with, most common first.
+const TRAINED_LENGTHS: [usize; 8] = [8192, 4096, 32_768, 2048, 16_384, 65_536, 131_072, 1024];
+
+/// RoPE inverse frequencies `[R/2]`: plain (any base), or under a scaling: linear, Llama 3,
+/// YaRN; NTK-aware and dynamic NTK only change the base, which the report says when the base
+/// is not round. Compared element by element relative to each frequency (a loose `--atol`
+/// would otherwise let a factor of 8 on the smallest frequencies through).
+fn inverse_frequencies(search: &mut Search, values: &[f64]) {
+    let n = values.len();
+    let rotary = 2 * n;
+    if values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+        return;
+    }
+    let table = ndarray::Array1::from(values.to_vec()).into_dyn();
+    let tolerance = Tolerance {
+        abs: 0.0,
+        rel: search.tolerance.abs.max(search.tolerance.rel),
+    };
+    // A rounded parameter (base 10000 for a fitted 9999.8) must fit as well as float32 noise
+    // allows, whatever the tolerance: a loose one would otherwise round 52664 to 52700.
+    let strict = Tolerance {
+        abs: 0.0,
+        rel: tolerance.rel.min(1e-5),
+    };
+    let mut tried: Vec<Candidate> = Vec::new();
+    let mut consider =
+        |description: String, freqs: &RopeFrequencies, base: f64, rounded: bool| -> bool {
+            if freqs.validate(rotary, base).is_err() {
+                return false;
+            }
+            let reference = ndarray::Array1::from(freqs.inv_freq(rotary, base, 0)).into_dyn();
+            if rounded && !compare(&reference, &table, strict).matches() {
+                return false;
+            }
+            let comparison = compare(&reference, &table, tolerance);
+            let matches = comparison.matches();
+            tried.push(Candidate::new(description, reference, comparison, false));
+            matches
+        };
+    let plain = |scaling: RopeScaling| RopeFrequencies {
+        rotary_dim: None,
+        scaling,
+    };
+    // Plain: theta_{n-1} = base^(-(n-1)/n) pins the base best (its error is not amplified).
+    let plain_base = values[n - 1].powf(-(n as f64) / (n - 1) as f64);
+    let default = plain(RopeScaling::default());
+    let mut plain_match = None;
+    for base in base_choices(plain_base) {
+        let round = base != plain_base;
+        let note = if round {
+            String::new()
+        } else {
+            ", a base that is not round (NTK-aware and dynamic NTK scaling give such bases: base · s^(R/(R-2)))".to_owned()
+        };
+        if consider(
+            format!("RoPE inverse frequencies, dim {rotary}, base {base}{note}"),
+            &default,
+            base,
+            round,
+        ) {
+            plain_match = Some(base);
+            break;
+        }
+    }
+    // The scalings below keep the fastest frequencies (or divide all of them by one factor):
+    // the base comes from theta_1.
+    let high_base = values[1].powf(-(n as f64));
+    let bases: Vec<f64> = match plain_match {
+        Some(_) => Vec::new(),
+        None => base_choices(high_base),
+    };
+    // Linear: theta_0 = 1 / factor.
+    let linear_factor = 1.0 / values[0];
+    if plain_match.is_none() && linear_factor > 1.0 + 1e-6 {
+        let fitted_base = (values[n - 1] * linear_factor).powf(-(n as f64) / (n - 1) as f64);
+        'linear: for factor in round_choices(linear_factor) {
+            for base in base_choices(fitted_base) {
+                let rounded = factor != linear_factor || base != fitted_base;
+                let freqs = plain(RopeScaling {
+                    kind: ScalingKind::Linear,
+                    factor: Some(factor),
+                    ..Default::default()
+                });
+                if consider(
+                    format!(
+                        "RoPE inverse frequencies, dim {rotary}, base {base}, linear scaling (Position Interpolation), factor {factor}"
+                    ),
+                    &freqs,
+                    base,
+                    rounded,
+                ) {
+                    break 'linear;
+                }
+            }
+        }
+    }
+    // Llama 3 and YaRN: the slowest frequency is divided by the factor.
+    'scaled: for &base in &bases {
+        let unscaled = 1.0 / base.powf((rotary - 2) as f64 / rotary as f64);
+        let factor_fit = unscaled / values[n - 1];
+        if factor_fit <= 1.0 + 1e-6 {
+            continue;
+        }
+        for factor in round_choices(factor_fit) {
+            // The trained lengths and factor ratios of the grid below are parameters, not
+            // rounding; a rounded base or factor must fit closely.
+            let rounded = factor != factor_fit || base != high_base;
+            for original in TRAINED_LENGTHS {
+                for (low, high) in [(1.0, 4.0), (1.0, 8.0), (2.0, 4.0)] {
+                    let freqs = plain(RopeScaling {
+                        kind: ScalingKind::Llama3,
+                        factor: Some(factor),
+                        original_max_position_embeddings: Some(original),
+                        low_freq_factor: Some(low),
+                        high_freq_factor: Some(high),
+                        ..Default::default()
+                    });
+                    if consider(
+                        format!(
+                            "RoPE inverse frequencies, dim {rotary}, base {base}, Llama 3 scaling, factor {factor}, original context {original}, low_freq_factor {low}, high_freq_factor {high}"
+                        ),
+                        &freqs,
+                        base,
+                        rounded,
+                    ) {
+                        break 'scaled;
+                    }
+                }
+                for truncate in [true, false] {
+                    let freqs = plain(RopeScaling {
+                        kind: ScalingKind::Yarn,
+                        factor: Some(factor),
+                        original_max_position_embeddings: Some(original),
+                        truncate: Some(truncate),
+                        ..Default::default()
+                    });
+                    let truncated = if truncate { "" } else { ", truncate false" };
+                    if consider(
+                        format!(
+                            "RoPE inverse frequencies, dim {rotary}, base {base}, YaRN scaling, factor {factor}, original context {original}, beta_fast 32, beta_slow 1{truncated}"
+                        ),
+                        &freqs,
+                        base,
+                        rounded,
+                    ) {
+                        break 'scaled;
+                    }
+                }
+            }
+        }
+    }
+    // Keep per hypothesis kind the match or the closest, as consider_bases does.
+    let kinds = ["linear scaling", "Llama 3 scaling", "YaRN scaling"];
+    let kind_of = |c: &Candidate| {
+        kinds
+            .iter()
+            .find(|k| c.description.contains(*k))
+            .copied()
+            .unwrap_or("plain")
+    };
+    let mut best: Vec<Candidate> = Vec::new();
+    for candidate in tried {
+        let kind = kind_of(&candidate);
+        match best.iter_mut().find(|b| kind_of(b) == kind) {
+            Some(kept) => {
+                let better = (candidate.comparison.matches() && !kept.comparison.matches())
+                    || (candidate.comparison.matches() == kept.comparison.matches()
+                        && candidate.comparison.max_rel_error() < kept.comparison.max_rel_error()
+                        && !kept.comparison.matches());
+                if better {
+                    *kept = candidate;
+                }
+            }
+            None => best.push(candidate),
+        }
+    }
+    for mut candidate in best {
+        // One hypothesis per kind, whatever its parameters.
+        candidate.hypothesis = format!("RoPE inverse frequencies, {}", kind_of(&candidate));
+        search.candidates.push(candidate);
     }
 }
 

@@ -71,6 +71,15 @@ impl Comparison {
         }
     }
 
+    /// The largest relative error, or infinity when the tables cannot be compared.
+    pub fn max_rel_error(&self) -> f64 {
+        match (&self.max_rel, &self.infinity_mismatch) {
+            (Some(worst), None) => worst.error,
+            (None, None) if self.shapes_match() => 0.0,
+            _ => f64::INFINITY,
+        }
+    }
+
     /// A few lines for a terminal or the Check view.
     pub fn report(&self) -> String {
         let mut text = String::new();
