@@ -60,6 +60,56 @@ pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
     parse_npy(bytes, Values::InputsOnly)
 }
 
+/// The float type a table file stores its values in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredFloat {
+    F64,
+    F32,
+    F16,
+    Bf16,
+}
+
+impl StoredFloat {
+    /// The name NumPy and safetensors give the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            StoredFloat::F64 => "float64",
+            StoredFloat::F32 => "float32",
+            StoredFloat::F16 => "float16",
+            StoredFloat::Bf16 => "bfloat16",
+        }
+    }
+
+    /// Bits of the significand after the leading one.
+    pub fn fraction_bits(self) -> i32 {
+        match self {
+            StoredFloat::F64 => 52,
+            StoredFloat::F32 => 23,
+            StoredFloat::F16 => 10,
+            StoredFloat::Bf16 => 7,
+        }
+    }
+
+    /// The spacing of this type's values at `magnitude` (its ulp), for normal magnitudes.
+    pub fn ulp(self, magnitude: f64) -> f64 {
+        let magnitude = magnitude.abs().max(f64::MIN_POSITIVE);
+        2f64.powf(magnitude.log2().floor() - f64::from(self.fraction_bits()))
+    }
+}
+
+/// The float type of a `.npy` file's values, when they are floats.
+pub fn npy_float_type(bytes: &[u8]) -> Option<StoredFloat> {
+    check_header_length(bytes).ok()?;
+    let mut rest = bytes;
+    let header = Header::from_reader(&mut rest).ok()?;
+    let descriptor = header.type_descriptor.to_string();
+    match descriptor.trim_matches('\'') {
+        "<f4" | "=f4" | "f4" | ">f4" => Some(StoredFloat::F32),
+        "<f8" | "=f8" | "f8" | ">f8" => Some(StoredFloat::F64),
+        _ => None,
+    }
+}
+
 /// What a reader accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Values {

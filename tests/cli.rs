@@ -1005,7 +1005,10 @@ fn check_matches_a_torch_float32_table_in_either_frequency_form() {
             String::from_utf8_lossy(&output.stdout).to_string(),
         );
         assert_eq!(code, 0, "{stdout}");
-        assert!(stdout.contains("MISMATCH (tolerance"), "{stdout}");
+        assert!(
+            stdout.contains("MISMATCH (the default for a float32 file: 8 ulp"),
+            "{stdout}"
+        );
         assert!(
             stdout.contains(&format!(
                 "MATCH as PyTorch computes it in float32 (--arith torch-f32 --freq-form {form})"
@@ -1346,4 +1349,138 @@ fn check_matches_a_scaled_float32_cache_and_refuses_bad_scaling_options() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(!never.exists());
     }
+}
+
+#[test]
+fn checks_default_tolerance_follows_the_files_float_type() {
+    let d = dir();
+    let llama3 = [
+        "--scaling",
+        "llama3",
+        "--factor",
+        "8",
+        "--original-max-position-embeddings",
+        "8192",
+        "--low-freq-factor",
+        "1",
+        "--high-freq-factor",
+        "4",
+    ];
+    let scaled = d.path().join("scaled.npy");
+    let mut words = vec!["table", "rope-inv-freq", "--dim", "128", "--base", "500000"];
+    words.extend(llama3);
+    words.extend(["-o", path_str(&scaled)]);
+    ok(&words);
+    let verdict = |words: &[&str]| {
+        let out = poslab(words);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        (out.status.code(), text)
+    };
+    // Llama 3.1's frequencies against the unscaled ones: the slowest are 8 times smaller,
+    // about 3e-7 apart; an absolute tolerance of 1e-5 would pass them, 8 ulp of each does not.
+    let (code, text) = verdict(&[
+        "check",
+        path_str(&scaled),
+        "--as",
+        "rope-inv-freq",
+        "--dim",
+        "128",
+        "--base",
+        "500000",
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("the default for a float32 file: 8 ulp of each value;"),
+        "{text}"
+    );
+    let mut words = vec![
+        "check",
+        path_str(&scaled),
+        "--as",
+        "rope-inv-freq",
+        "--dim",
+        "128",
+        "--base",
+        "500000",
+    ];
+    words.extend(llama3);
+    let (code, text) = verdict(&words);
+    assert_eq!(code, Some(0), "{text}");
+    // A float64 file is held to 1e-10: poslab's own f8 table passes, its f4 one does not.
+    let f8 = d.path().join("pe8.npy");
+    let f4 = d.path().join("pe4.npy");
+    ok(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "300",
+        "--dim",
+        "64",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&f8),
+    ]);
+    ok(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "300",
+        "--dim",
+        "64",
+        "-o",
+        path_str(&f4),
+    ]);
+    let (code, text) = verdict(&[
+        "check",
+        path_str(&f8),
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "300",
+        "--dim",
+        "64",
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("float64 file: 1e-10"), "{text}");
+    let f4_as_f8 = d.path().join("pe4_as_f8.npy");
+    let table: Array2<f32> = read_npy(&f4).unwrap();
+    write_npy(&f4_as_f8, &table.mapv(f64::from)).unwrap();
+    let (code, text) = verdict(&[
+        "check",
+        path_str(&f4_as_f8),
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "300",
+        "--dim",
+        "64",
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    let (code, text) = verdict(&[
+        "check",
+        path_str(&f4),
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "300",
+        "--dim",
+        "64",
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    // An explicit tolerance replaces the default.
+    let (code, text) = verdict(&[
+        "check",
+        path_str(&f4_as_f8),
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "300",
+        "--dim",
+        "64",
+        "--atol",
+        "1e-6",
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("tolerance 1e-6 absolute"), "{text}");
 }

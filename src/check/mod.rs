@@ -51,6 +51,60 @@ pub struct Comparison {
     /// Elements outside the tolerance.
     pub outside: usize,
     pub tolerance: Tolerance,
+    /// The file type's rule that replaced `tolerance`, when no tolerance was given.
+    pub rule: Option<UlpRule>,
+}
+
+/// The default tolerance for a file that says how it stores its values: within `ulps` units
+/// in the last place of that type, of each reference value (or of `floor`, for values nearer
+/// zero than that), or 1e-10 relative for float64 files.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UlpRule {
+    pub stored: crate::import::StoredFloat,
+    pub ulps: f64,
+    /// The magnitude below which errors are measured in ulps of the floor, not of the value.
+    pub floor: f64,
+}
+
+impl UlpRule {
+    /// The contract's default for a file of `stored` values: float64 to 1e-10 of the exact
+    /// table, narrower types to 8 ulps. `floor` is 0 for tables of magnitudes (frequencies,
+    /// slopes: every value is measured against itself) and the ulp at 1 (or at the table's
+    /// largest value, when smaller) for tables whose values cross zero.
+    pub fn default_for(stored: crate::import::StoredFloat, floor: f64) -> Self {
+        Self {
+            stored,
+            ulps: 8.0,
+            floor,
+        }
+    }
+
+    /// The largest difference allowed at reference value `r`.
+    pub fn allowed(&self, r: f64) -> f64 {
+        let magnitude = r.abs().max(self.floor);
+        match self.stored {
+            crate::import::StoredFloat::F64 => 1e-10 * magnitude,
+            narrow => self.ulps * narrow.ulp(magnitude),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self.stored {
+            crate::import::StoredFloat::F64 => {
+                "the default for a float64 file: 1e-10 of each value".to_owned()
+            }
+            narrow => format!(
+                "the default for a {} file: {} ulp of each value{}",
+                narrow.name(),
+                self.ulps,
+                if self.floor > 0.0 {
+                    format!(", of {:.3} near zero", self.floor)
+                } else {
+                    String::new()
+                }
+            ),
+        }
+    }
 }
 
 impl Comparison {
@@ -109,12 +163,17 @@ impl Comparison {
         if let Some(index) = &self.infinity_mismatch {
             let _ = writeln!(text, "infinities differ first at {index:?}");
         }
+        let rule = match &self.rule {
+            Some(rule) => rule.describe(),
+            None => format!(
+                "tolerance {:.0e} absolute + {:.0e} relative",
+                self.tolerance.abs, self.tolerance.rel
+            ),
+        };
         let _ = writeln!(
             text,
-            "verdict: {} (tolerance {:.0e} absolute + {:.0e} relative{})",
+            "verdict: {} ({rule}{})",
             if self.matches() { "MATCH" } else { "MISMATCH" },
-            self.tolerance.abs,
-            self.tolerance.rel,
             if self.outside > 0 {
                 format!("; {} elements outside", self.outside)
             } else {
@@ -171,6 +230,28 @@ pub fn drawn_slice(
     (values, row_range, col_range)
 }
 
+/// Compares `loaded` with `reference` under a file type's default rule.
+pub fn compare_stored(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, rule: UlpRule) -> Comparison {
+    let mut comparison = compare(reference, loaded, Tolerance { abs: 0.0, rel: 0.0 });
+    comparison.rule = Some(rule);
+    if !comparison.shapes_match() {
+        return comparison;
+    }
+    let (reference, loaded) = (squeezed(reference), squeezed(loaded));
+    comparison.outside = reference
+        .iter()
+        .zip(loaded.iter())
+        .filter(|(r, l)| {
+            if r.is_infinite() || l.is_infinite() {
+                r != l
+            } else {
+                (*l - *r).abs() > rule.allowed(**r)
+            }
+        })
+        .count();
+    comparison
+}
+
 /// The spacing of f32 values at `value` (its unit in the last place), for normal magnitudes.
 pub fn f32_ulp(value: f64) -> f64 {
     let magnitude = value.abs().max(f64::from(f32::MIN_POSITIVE));
@@ -222,6 +303,7 @@ pub fn compare(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, tolerance: Toleran
         infinity_mismatch: None,
         outside: 0,
         tolerance,
+        rule: None,
     };
     if reference.shape() != loaded.shape() {
         return comparison;

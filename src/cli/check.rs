@@ -9,10 +9,9 @@ use clap::{ArgMatches, Args};
 
 use super::{CliError, TableArgs, check_options_apply, flag, table_spec};
 use crate::check::identify::{MAX_ELEMENTS, identify};
-use crate::check::{Tolerance, compare};
+use crate::check::{Tolerance, UlpRule, compare, compare_stored};
 use crate::encoding::torch_f32::{AVX512_BLOCK, Arithmetic, FreqForm, TorchMode};
 use crate::engine::{self, cpu};
-use crate::import::tables::read_table;
 
 /// The table a command reads, and how close a match must be.
 #[derive(Debug, Args)]
@@ -40,8 +39,15 @@ impl FileArgs {
     }
 
     fn load(&self) -> Result<ndarray::ArrayD<f64>, CliError> {
+        self.load_typed().map(|(table, _)| table)
+    }
+
+    /// The table and the float type the file stores it in.
+    fn load_typed(
+        &self,
+    ) -> Result<(ndarray::ArrayD<f64>, Option<crate::import::StoredFloat>), CliError> {
         let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
-        read_table(&self.file, self.tensor.as_deref(), max_bytes)
+        crate::import::tables::read_table_typed(&self.file, self.tensor.as_deref(), max_bytes)
             .map_err(|e| CliError::usage(e.to_string()))
     }
 }
@@ -100,10 +106,22 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
     let spec = table_spec(&args.table)?;
     spec.check_fits(engine::available_memory_bytes())
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let loaded = args.input.load()?;
+    let (loaded, stored) = args.input.load_typed()?;
     let reference = cpu::compute(&spec).map_err(super::engine_error)?;
     let reference = reference.into_real();
-    let comparison = compare(&reference, &loaded, tolerance);
+    // An explicit tolerance is the user's own; without one, a file that says how it stores
+    // its values is held to what that type can hold.
+    let explicit = ["atol", "rtol"]
+        .iter()
+        .any(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
+    let comparison = match stored {
+        Some(stored) if !explicit => compare_stored(
+            &reference,
+            &loaded,
+            UlpRule::default_for(stored, ulp_floor(&spec, &reference)),
+        ),
+        _ => compare(&reference, &loaded, tolerance),
+    };
     println!("{}: {}", args.input.file.display(), spec.kind_name());
     print!("{}", comparison.report());
     if !comparison.matches()
@@ -121,9 +139,6 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         };
         let how = format!("(--arith torch-f32 --freq-form {form}{build})");
         // An explicit tolerance is the user's own: the float32 match is reported, not applied.
-        let explicit = ["atol", "rtol"]
-            .iter()
-            .any(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
         if explicit {
             println!(
                 "note: it is within {ulps:.2} ulp of the same table computed as PyTorch computes it in float32 {how}; without --atol/--rtol that counts as a match"
@@ -136,6 +151,27 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         }
     }
     Ok(if comparison.matches() { 0 } else { 1 })
+}
+
+/// Below which magnitude a file type's default rule measures errors in ulps of a floor rather
+/// than of the value: never for tables of magnitudes (frequencies, slopes, the attention
+/// factor, where a small value is as significant as a large one), else the ulp at 1 (or at
+/// the table's largest value, when smaller), for values that cross zero.
+fn ulp_floor(spec: &crate::engine::TableSpec, reference: &ndarray::ArrayD<f64>) -> f64 {
+    use crate::engine::TableSpec;
+    if matches!(
+        spec,
+        TableSpec::RopeInvFreq { .. }
+            | TableSpec::AlibiSlopes { .. }
+            | TableSpec::RopeAttentionFactor { .. }
+    ) {
+        return 0.0;
+    }
+    let scale = reference
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    scale.min(1.0)
 }
 
 /// The way PyTorch's float32 computation reproduces `loaded` to 2 ulp, if one does: frequencies

@@ -43,6 +43,16 @@ pub fn read_table(
     tensor: Option<&str>,
     max_bytes: u64,
 ) -> Result<ArrayD<f64>, ImportError> {
+    read_table_typed(path, tensor, max_bytes).map(|(table, _)| table)
+}
+
+/// [`read_table`], with the float type the file stores (`None` for a `.csv`, whose text says
+/// nothing of it, and for integers).
+pub fn read_table_typed(
+    path: &Path,
+    tensor: Option<&str>,
+    max_bytes: u64,
+) -> Result<(ArrayD<f64>, Option<crate::import::StoredFloat>), ImportError> {
     let format = TableFormat::from_path(path).ok_or_else(|| {
         problem(
             path,
@@ -50,7 +60,33 @@ pub fn read_table(
         )
     })?;
     let bytes = read_bytes(path, max_bytes)?;
-    parse_table(&bytes, format, tensor).map_err(|p| problem(path, p))
+    let table = parse_table(&bytes, format, tensor).map_err(|p| problem(path, p))?;
+    let stored = match format {
+        TableFormat::Npy => crate::import::npy_float_type(&bytes),
+        TableFormat::Csv => None,
+        TableFormat::Safetensors => safetensors_float_type(&bytes, tensor),
+    };
+    Ok((table, stored))
+}
+
+/// The float type of the tensor a `.safetensors` file's table comes from.
+fn safetensors_float_type(
+    bytes: &[u8],
+    tensor: Option<&str>,
+) -> Option<crate::import::StoredFloat> {
+    use crate::import::StoredFloat;
+    let tensors = safetensors_tensors(bytes).ok()?;
+    let info = match tensor {
+        Some(name) => tensors.iter().find(|t| t.name == name)?,
+        None => tensors.first()?,
+    };
+    match info.dtype.as_str() {
+        "F64" => Some(StoredFloat::F64),
+        "F32" => Some(StoredFloat::F32),
+        "F16" => Some(StoredFloat::F16),
+        "BF16" => Some(StoredFloat::Bf16),
+        _ => None,
+    }
 }
 
 /// The tensors of a `.safetensors` file.
