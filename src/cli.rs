@@ -28,6 +28,7 @@ use crate::export::{self, AtomicFile, OutputFormat, RealDtype};
 use crate::import;
 
 pub mod check;
+pub mod config;
 pub mod figure;
 
 /// Exact tables of transformer positional encodings.
@@ -55,6 +56,9 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Say which table a file holds: kind, convention and parameters
     Identify(check::FileArgs),
+    /// Read a model's Hugging Face config.json: its positional encoding, and the tables that
+    /// reproduce it
+    Config(config::ConfigArgs),
     /// Time an engine computing a table at one or more sizes
     Bench(BenchArgs),
 }
@@ -147,6 +151,11 @@ pub struct TableArgs {
     /// Output file; .npy (NumPy) or .csv, chosen by the extension
     #[arg(short, long, value_name = "FILE", required = true)]
     pub output: Option<PathBuf>,
+
+    /// A model's Hugging Face config.json (or an assets/models file): fills in the options it
+    /// decides (head dim, base, rotary width, pairing, scaling, heads, ...) that are not given
+    #[arg(long, value_name = "FILE.json")]
+    pub config: Option<PathBuf>,
 
     /// Number of positions, 1 to 1073741824 (required by sequence tables)
     #[arg(long, value_name = "N")]
@@ -418,18 +427,23 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
                 "the app could not open a window ({e}); the command line still works: poslab --help"
             ))
         }),
-        Some(Command::Table(args)) => {
+        Some(Command::Table(mut args)) => {
             let table_matches = matches
                 .subcommand_matches("table")
                 .expect("clap returned the table subcommand without its matches");
-            write_table(&args, table_matches)
+            config::apply_config(&mut args, table_matches)
+                .and_then(|()| write_table(&args, table_matches))
         }
-        Some(Command::Check(args)) => {
+        Some(Command::Check(mut args)) => {
             let check_matches = matches
                 .subcommand_matches("check")
                 .expect("clap returned the check subcommand without its matches");
+            if let Err(error) = config::apply_config(&mut args.table, check_matches) {
+                return finish(Err(error));
+            }
             return finish(check::run_check(&args, check_matches));
         }
+        Some(Command::Config(args)) => config::run_config(&args),
         Some(Command::Identify(args)) => return finish(check::run_identify(&args)),
         Some(Command::Figure(args)) => {
             let figure_matches = matches
@@ -629,7 +643,9 @@ fn flag(id: &str) -> String {
 
 /// Refuses an option the kind does not read, naming those it does.
 pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<(), CliError> {
-    const EVERY_KIND: &[&str] = &["kind", "output", "backend", "verbose", "size", "repeats"];
+    const EVERY_KIND: &[&str] = &[
+        "kind", "output", "backend", "verbose", "size", "repeats", "config",
+    ];
     let accepted = options_of(kind);
     let command = TableArgs::augment_args(clap::Command::new("table"));
     let given = command
@@ -844,7 +860,8 @@ pub fn table_spec_from_words(words: &[String]) -> Result<TableSpec, String> {
     let matches = command
         .try_get_matches_from(words)
         .map_err(|e| one_line(&e.render().to_string()))?;
-    let args = TableArgs::from_arg_matches(&matches).map_err(|e| one_line(&e.to_string()))?;
+    let mut args = TableArgs::from_arg_matches(&matches).map_err(|e| one_line(&e.to_string()))?;
+    config::apply_config(&mut args, &matches).map_err(|e| e.message)?;
     for id in ["output", "backend", "dtype", "arith", "freq_form"] {
         if matches.value_source(id) == Some(ValueSource::CommandLine) {
             return Err(format!(

@@ -4,6 +4,7 @@
 //! The whole file is read and checked before any array is allocated from what its header
 //! claims, so a truncated or hostile file gets a message, never a crash or a huge allocation.
 
+pub mod model_config;
 pub mod tables;
 
 use std::io::Read;

@@ -1,0 +1,392 @@
+//! `poslab config FILE.json`, and `--config FILE.json` for `table` and `check`: a model's
+//! Hugging Face config turned into the options of the tables that reproduce its encoding.
+
+use std::path::{Path, PathBuf};
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args};
+
+use super::{CliError, Kind, LayoutArg, TableArgs, flag, kind_name, options_of};
+use crate::encoding::rope::RopeLayout;
+use crate::encoding::rope_scaling::{RopeScaling, ScalingKind};
+use crate::import::model_config::{AlibiForm, ModelConfig, PositionEncoding};
+
+/// Options of `poslab config`.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// A Hugging Face config.json (or one of poslab's assets/models files)
+    #[arg(value_name = "FILE.json")]
+    pub file: PathBuf,
+}
+
+/// Configs are small; a larger file is not one.
+const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// Reads and parses a model config, with one-line errors naming the file.
+pub fn read_config(path: &Path) -> Result<ModelConfig, CliError> {
+    let problem = |what: String| CliError::usage(format!("{} {what}", path.display()));
+    let metadata = std::fs::metadata(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
+    if !metadata.is_file() {
+        return Err(problem("is not a regular file".to_owned()));
+    }
+    if metadata.len() > MAX_CONFIG_BYTES {
+        return Err(problem(format!(
+            "is {} bytes; a model config is at most {MAX_CONFIG_BYTES}",
+            metadata.len()
+        )));
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
+    ModelConfig::parse(&text).map_err(|e| problem(e.to_string()))
+}
+
+fn number(value: f64) -> String {
+    format!("{value}")
+}
+
+fn list(values: &[f64]) -> String {
+    values
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The scaling's options, by clap id, as the command line spells them.
+fn scaling_options(scaling: &RopeScaling) -> Vec<(&'static str, String)> {
+    let mut options = Vec::new();
+    if scaling.kind == ScalingKind::None {
+        return options;
+    }
+    options.push(("scaling", scaling.kind.name().to_owned()));
+    let numbers = [
+        ("factor", scaling.factor),
+        ("low_freq_factor", scaling.low_freq_factor),
+        ("high_freq_factor", scaling.high_freq_factor),
+        ("beta_fast", scaling.beta_fast),
+        ("beta_slow", scaling.beta_slow),
+        ("mscale", scaling.mscale),
+        ("mscale_all_dim", scaling.mscale_all_dim),
+        ("attention_factor", scaling.attention_factor),
+    ];
+    let counts = [
+        (
+            "original_max_position_embeddings",
+            scaling.original_max_position_embeddings,
+        ),
+        ("max_position_embeddings", scaling.max_position_embeddings),
+    ];
+    let own = scaling.kind.options();
+    for (id, value) in numbers {
+        if let Some(v) = value
+            && own.contains(&id)
+        {
+            options.push((id, number(v)));
+        }
+    }
+    for (id, value) in counts {
+        if let Some(v) = value
+            && own.contains(&id)
+        {
+            options.push((id, v.to_string()));
+        }
+    }
+    if let Some(truncate) = scaling.truncate
+        && own.contains(&"truncate")
+    {
+        options.push(("truncate", truncate.to_string()));
+    }
+    for (id, value) in [
+        ("long_factor", &scaling.long_factor),
+        ("short_factor", &scaling.short_factor),
+    ] {
+        if let Some(values) = value {
+            options.push((id, list(values)));
+        }
+    }
+    options
+}
+
+/// Every option (by clap id, with its value) the config sets for the tables of its encoding.
+fn encoding_options(config: &ModelConfig) -> Vec<(&'static str, String)> {
+    match &config.encoding {
+        PositionEncoding::Rope {
+            head_dim,
+            base,
+            freqs,
+            layout,
+        } => {
+            let mut options = vec![("dim", head_dim.to_string()), ("base", number(*base))];
+            if let Some(rotary) = freqs.rotary_dim {
+                options.push(("rotary_dim", rotary.to_string()));
+            }
+            options.push((
+                "layout",
+                match layout {
+                    RopeLayout::Half => "half",
+                    RopeLayout::Interleaved => "interleaved",
+                }
+                .to_owned(),
+            ));
+            options.extend(scaling_options(&freqs.scaling));
+            options
+        }
+        PositionEncoding::Alibi { heads, .. } => vec![("heads", heads.to_string())],
+        PositionEncoding::T5 {
+            buckets,
+            max_distance,
+            ..
+        } => vec![
+            ("num_buckets", buckets.to_string()),
+            ("max_distance", max_distance.to_string()),
+        ],
+        PositionEncoding::SinCos2d { grid, dim } => vec![
+            ("grid_h", grid.to_string()),
+            ("grid_w", grid.to_string()),
+            ("dim", dim.to_string()),
+        ],
+        PositionEncoding::Learned { .. } => Vec::new(),
+    }
+}
+
+/// The kinds whose tables reproduce the config's encoding, with a sentence on each.
+fn reproducing_kinds(config: &ModelConfig) -> Vec<(Kind, &'static str)> {
+    match &config.encoding {
+        PositionEncoding::Rope { .. } => vec![
+            (
+                Kind::RopeInvFreq,
+                "inverse frequencies (the inv_freq buffer)",
+            ),
+            (Kind::RopeCos, "cos cache (times the attention factor)"),
+            (Kind::RopeSin, "sin cache"),
+            (Kind::RopeAttentionFactor, "attention factor"),
+        ],
+        PositionEncoding::Alibi { .. } => vec![
+            (Kind::AlibiSlopes, "slopes"),
+            (Kind::Alibi, "causal biases"),
+        ],
+        PositionEncoding::T5 { .. } => vec![(Kind::T5Buckets, "relative position buckets")],
+        PositionEncoding::SinCos2d { .. } => {
+            vec![(Kind::SinCos2d, "2D sin-cos table (without its CLS row)")]
+        }
+        PositionEncoding::Learned { .. } => Vec::new(),
+    }
+}
+
+/// The options of `kind` that the config sets, by clap id.
+fn options_for(config: &ModelConfig, kind: Kind) -> Vec<(&'static str, String)> {
+    let accepted = options_of(kind);
+    encoding_options(config)
+        .into_iter()
+        .filter(|(id, _)| {
+            accepted.contains(id)
+                || (accepted.contains(&"scaling") && super::SCALING_OPTIONS.contains(id))
+        })
+        .collect()
+}
+
+/// `poslab config`.
+pub fn run_config(args: &ConfigArgs) -> Result<(), CliError> {
+    let config = read_config(&args.file)?;
+    print!("{}", describe(&config));
+    Ok(())
+}
+
+/// The one short block `poslab config` prints.
+pub fn describe(config: &ModelConfig) -> String {
+    let mut lines = vec![format!(
+        "model: {}{}",
+        config.name,
+        if config.model_type.is_empty() || config.model_type == config.name {
+            String::new()
+        } else {
+            format!(" ({})", config.model_type)
+        }
+    )];
+    let context = config
+        .context
+        .map_or_else(|| "not given".to_owned(), |n| n.to_string());
+    match &config.encoding {
+        PositionEncoding::Rope {
+            head_dim,
+            base,
+            freqs,
+            layout,
+        } => {
+            lines.push("encoding: RoPE".to_owned());
+            lines.push(format!("head dim: {head_dim}"));
+            let rotary = freqs.rotary(*head_dim);
+            lines.push(format!(
+                "rotary dim: {rotary}{}",
+                if rotary < *head_dim {
+                    format!(" (partial: the last {} dimensions pass through)", head_dim - rotary)
+                } else {
+                    String::new()
+                }
+            ));
+            lines.push(format!("base: {base}"));
+            lines.push(format!(
+                "pairs: {}",
+                match layout {
+                    RopeLayout::Half => "halves (i, i + R/2), Hugging Face rotate_half",
+                    RopeLayout::Interleaved => "interleaved (2i, 2i+1), GPT-J rotate_every_two",
+                }
+            ));
+            let scaling = &freqs.scaling;
+            let parameters: Vec<String> = scaling_options(scaling)
+                .into_iter()
+                .filter(|(id, _)| *id != "scaling")
+                .map(|(id, value)| {
+                    let shown = if value.len() > 40 {
+                        format!("[{} values]", value.split(',').count())
+                    } else {
+                        value
+                    };
+                    format!("{} {shown}", id.replace('_', " "))
+                })
+                .collect();
+            lines.push(format!(
+                "scaling: {}{}",
+                scaling.kind.name(),
+                if parameters.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", parameters.join(", "))
+                }
+            ));
+            match freqs.validate(*head_dim, *base) {
+                Ok(()) => lines.push(format!("attention factor: {}", freqs.attention_factor())),
+                Err(e) => lines.push(format!("problem: {e}")),
+            }
+        }
+        PositionEncoding::Alibi { heads, form } => {
+            lines.push(format!(
+                "encoding: ALiBi, {heads} heads, stored as {}",
+                match form {
+                    AlibiForm::Bloom => "BLOOM's m_h * j per key (build_alibi_tensor)",
+                    AlibiForm::Mpt => "MPT's m_h * (j - (seq - 1)) per key (build_alibi_bias)",
+                }
+            ));
+        }
+        PositionEncoding::T5 {
+            heads,
+            buckets,
+            max_distance,
+        } => lines.push(format!(
+            "encoding: T5 relative buckets, {buckets} buckets, max distance {max_distance}, {heads} heads (a learned bias per bucket and head)"
+        )),
+        PositionEncoding::SinCos2d { grid, dim } => lines.push(format!(
+            "encoding: fixed 2D sin-cos (MAE), {grid} x {grid} patches, dim {dim}, after a CLS row"
+        )),
+        PositionEncoding::Learned { positions, dim } => lines.push(format!(
+            "encoding: learned absolute positions, a [{positions}, {dim}] table of trained vectors: no formula reproduces it (open the weights in the app to look at it)"
+        )),
+    }
+    lines.push(format!("context: {context}"));
+    let kinds = reproducing_kinds(config);
+    if !kinds.is_empty() {
+        lines.push("tables:".to_owned());
+        let seq = config.context.unwrap_or(4096).min(8192).to_string();
+        for (kind, what) in kinds {
+            let mut words = vec!["poslab".to_owned(), "table".to_owned(), kind_name(kind)];
+            let accepted = options_of(kind);
+            if accepted.contains(&"seq") && kind != Kind::RopeInvFreq {
+                words.push("--seq".to_owned());
+                words.push(seq.clone());
+            }
+            for (id, value) in options_for(config, kind) {
+                words.push(flag(id));
+                words.push(value);
+            }
+            words.push("-o".to_owned());
+            words.push(format!("{}.npy", kind_name(kind).replace('-', "_")));
+            lines.push(format!("  # {what}"));
+            lines.push(format!("  {}", words.join(" ")));
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+/// Fills the options of `args` that the command line left unset from `--config`: every
+/// option the config decides for the kind.
+pub fn apply_config(args: &mut TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
+    let Some(path) = args.config.clone() else {
+        return Ok(());
+    };
+    let config = read_config(&path)?;
+    let kind = args.kind;
+    let options = options_for(&config, kind);
+    let fits = reproducing_kinds(&config).iter().any(|(k, _)| *k == kind)
+        || matches!(
+            (&config.encoding, kind),
+            (
+                PositionEncoding::Rope { .. },
+                Kind::RopeAngles | Kind::RopeApply
+            ) | (
+                PositionEncoding::Alibi { .. },
+                Kind::AlibiSlopes | Kind::Alibi
+            )
+        );
+    if !fits {
+        return Err(CliError::usage(format!(
+            "--config {}: {} does not use {} tables (poslab config {} says which tables reproduce it)",
+            path.display(),
+            config.name,
+            kind_name(kind),
+            path.display()
+        )));
+    }
+    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    // A scaling chosen on the command line brings its own parameters.
+    let scaling_given = given("scaling");
+    for (id, value) in options {
+        if given(id) || (scaling_given && super::SCALING_OPTIONS.contains(&id)) {
+            continue;
+        }
+        set_option(args, id, &value)?;
+    }
+    Ok(())
+}
+
+/// Sets one option of `args` from its text, as the command line would.
+fn set_option(args: &mut TableArgs, id: &str, value: &str) -> Result<(), CliError> {
+    let bad = || CliError::usage(format!("--config gives {} the value {value}", flag(id)));
+    let float = || value.parse::<f64>().map_err(|_| bad());
+    let int = || value.parse::<i64>().map_err(|_| bad());
+    match id {
+        "dim" => args.dim = Some(int()?),
+        "base" => args.base = float()?,
+        "rotary_dim" => args.rotary_dim = Some(int()?),
+        "layout" => {
+            args.layout = if value == "half" {
+                LayoutArg::Half
+            } else {
+                LayoutArg::Interleaved
+            }
+        }
+        "scaling" => {
+            args.scaling =
+                <ScalingKind as clap::ValueEnum>::from_str(value, false).map_err(|_| bad())?
+        }
+        "factor" => args.factor = Some(float()?),
+        "original_max_position_embeddings" => args.original_max_position_embeddings = Some(int()?),
+        "max_position_embeddings" => args.max_position_embeddings = Some(int()?),
+        "low_freq_factor" => args.low_freq_factor = Some(float()?),
+        "high_freq_factor" => args.high_freq_factor = Some(float()?),
+        "beta_fast" => args.beta_fast = Some(float()?),
+        "beta_slow" => args.beta_slow = Some(float()?),
+        "mscale" => args.mscale = Some(float()?),
+        "mscale_all_dim" => args.mscale_all_dim = Some(float()?),
+        "attention_factor" => args.attention_factor = Some(float()?),
+        "truncate" => args.truncate = Some(value == "true"),
+        "long_factor" => args.long_factor = Some(value.to_owned()),
+        "short_factor" => args.short_factor = Some(value.to_owned()),
+        "heads" => args.heads = Some(int()?),
+        "num_buckets" => args.num_buckets = int()?,
+        "max_distance" => args.max_distance = int()?,
+        "grid_h" => args.grid_h = Some(int()?),
+        "grid_w" => args.grid_w = Some(int()?),
+        _ => return Err(bad()),
+    }
+    Ok(())
+}
