@@ -103,7 +103,7 @@ fn a_preset_sets_a_real_models_parameters() {
     harness.get_by_label("Preset").click();
     harness.run();
     harness
-        .get_by_label("Llama-3 (head dim 128, base 500000)")
+        .get_by_label("Llama-3.1-8B (RoPE, head dim 128, base 500000, llama3 x8)")
         .click();
     harness.run();
     let shared = harness.state().state.shared;
@@ -880,8 +880,14 @@ fn a_preset_sets_every_parameter_and_says_when_modified() {
         harness.get_by_label(name).click();
         harness.run();
     };
-    choose(&mut harness, "Llama-3 (head dim 128, base 500000)");
-    choose(&mut harness, "ViT-B/16 at 224 px (14 x 14 patches, d 768)");
+    choose(
+        &mut harness,
+        "Llama-3.1-8B (RoPE, head dim 128, base 500000, llama3 x8)",
+    );
+    choose(
+        &mut harness,
+        "vit-base-patch16-224 (learned, 14 x 14 patches, d 768)",
+    );
     let shared = harness.state().state.shared;
     assert_eq!(
         (
@@ -897,16 +903,19 @@ fn a_preset_sets_every_parameter_and_says_when_modified() {
     let menu = |harness: &Harness<'_, PoslabApp>| harness.get_by_label("Preset").value();
     assert_eq!(
         menu(&harness).as_deref(),
-        Some("ViT-B/16 at 224 px (14 x 14 patches, d 768)")
+        Some("vit-base-patch16-224 (learned, 14 x 14 patches, d 768)")
     );
     harness.get_by_label("split").click();
     harness.run();
     assert_eq!(
         menu(&harness).as_deref(),
-        Some("ViT-B/16 at 224 px (14 x 14 patches, d 768) (modified)")
+        Some("vit-base-patch16-224 (learned, 14 x 14 patches, d 768) (modified)")
     );
     // Choosing it again restores every parameter.
-    choose(&mut harness, "ViT-B/16 at 224 px (14 x 14 patches, d 768)");
+    choose(
+        &mut harness,
+        "vit-base-patch16-224 (learned, 14 x 14 patches, d 768)",
+    );
     assert!(harness.state().state.shared.interleaved);
 }
 

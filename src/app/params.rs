@@ -1,5 +1,5 @@
 //! Parameters shared by every view (they stay in step when switching views), their controls,
-//! and presets for real models.
+//! and presets for real models (one per config of assets/models: the files are the list).
 //!
 //! A number typed into a control is applied when editing ends (Enter or focus lost), never
 //! keystroke by keystroke, so that no half-typed value reaches the views; when the value has
@@ -7,7 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::encoding::rope::RopeLayout;
+use crate::encoding::rope_scaling::ScalingKind;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::import::model_config::{MODEL_CONFIGS, ModelConfig, PositionEncoding};
 
 /// What the sliders edit; saved between runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -72,71 +75,131 @@ pub enum SharedParam {
 /// A real model's positional settings: every shared parameter, so that choosing it leaves
 /// nothing of an earlier choice behind.
 pub struct Preset {
-    pub name: &'static str,
+    pub name: String,
     pub params: SharedParams,
 }
 
 impl Preset {
-    const fn new(name: &'static str, dim: usize, base: f64, heads: usize, seq: usize) -> Self {
-        Self {
-            name,
-            params: SharedParams {
-                dim,
-                base,
-                heads,
-                seq,
-                start: 0,
-                interleaved: true,
-                vaswani: true,
-            },
-        }
-    }
-
     /// The preset called `name`.
     pub fn named(name: &str) -> Option<&'static Preset> {
-        PRESETS.iter().find(|preset| preset.name == name)
+        presets().iter().find(|preset| preset.name == name)
+    }
+
+    /// The preset of a model's config: the width the views draw (a RoPE model's rotary
+    /// width, another's model width), its base, heads and training context (before any
+    /// context extension), and its pairing. `None` for encodings no view draws (T5's buckets).
+    pub fn of(config: &ModelConfig) -> Option<Preset> {
+        let short = config.name.rsplit('/').next().unwrap_or(&config.name);
+        let clamp_seq = |n: usize| n.clamp(1, 1 << 20);
+        let heads = config.heads.unwrap_or(8).clamp(1, 128);
+        let defaults = SharedParams::default();
+        let (summary, params) = match &config.encoding {
+            PositionEncoding::Rope {
+                head_dim,
+                base,
+                freqs,
+                layout,
+            } => {
+                let rotary = freqs.rotary(*head_dim);
+                let scaling = &freqs.scaling;
+                let trained = scaling
+                    .original_max_position_embeddings
+                    .or(config.context)
+                    .unwrap_or(defaults.seq);
+                let width = if rotary < *head_dim {
+                    format!("rotary dim {rotary} of {head_dim}")
+                } else {
+                    format!("head dim {head_dim}")
+                };
+                let scaled = match (scaling.kind, scaling.factor) {
+                    (ScalingKind::None, _) => String::new(),
+                    (kind, Some(factor)) => format!(", {} x{factor}", kind.name()),
+                    (kind, None) => format!(", {}", kind.name()),
+                };
+                (
+                    format!("RoPE, {width}, base {base}{scaled}"),
+                    SharedParams {
+                        dim: rotary,
+                        base: *base,
+                        heads,
+                        seq: clamp_seq(trained),
+                        interleaved: *layout == RopeLayout::Interleaved,
+                        ..defaults
+                    },
+                )
+            }
+            PositionEncoding::Alibi { heads, .. } => (
+                format!("ALiBi, {heads} heads"),
+                SharedParams {
+                    heads: (*heads).clamp(1, 128),
+                    seq: clamp_seq(config.context.unwrap_or(2048)),
+                    ..defaults
+                },
+            ),
+            PositionEncoding::Sinusoidal { dim } => (
+                format!("sinusoidal, d {dim}"),
+                SharedParams {
+                    dim: *dim,
+                    heads,
+                    seq: clamp_seq(config.context.unwrap_or(defaults.seq)),
+                    interleaved: false,
+                    ..defaults
+                },
+            ),
+            PositionEncoding::SinCos2d { grid, dim } => (
+                format!("2D sin-cos, {grid} x {grid} patches, d {dim}"),
+                SharedParams {
+                    dim: *dim,
+                    heads,
+                    seq: grid * grid,
+                    ..defaults
+                },
+            ),
+            PositionEncoding::Learned { positions, dim } => {
+                let patches = if config.model_type == "vit" {
+                    let grid = ((positions - 1) as f64).sqrt() as usize;
+                    Some(grid)
+                } else {
+                    None
+                };
+                (
+                    match patches {
+                        Some(grid) => format!("learned, {grid} x {grid} patches, d {dim}"),
+                        None => format!("learned, d {dim}, {positions} positions"),
+                    },
+                    SharedParams {
+                        dim: *dim,
+                        heads,
+                        seq: patches.map_or(*positions, |g| g * g),
+                        ..defaults
+                    },
+                )
+            }
+            PositionEncoding::T5 { .. } => return None,
+        };
+        Some(Preset {
+            name: format!("{short} ({summary})"),
+            params,
+        })
     }
 }
 
-/// Head dimension for RoPE models, model width for absolute tables; heads as the model has
-/// them; sequence length its training context.
-pub const PRESETS: [Preset; 6] = [
-    Preset::new("Transformer-base (d 512)", 512, 10_000.0, 8, 512),
-    Preset::new("BERT-base (d 768, 512 positions)", 768, 10_000.0, 12, 512),
-    Preset::new(
-        "Llama-2 (head dim 128, base 10000)",
-        128,
-        10_000.0,
-        32,
-        4096,
-    ),
-    Preset::new(
-        "Llama-3 (head dim 128, base 500000)",
-        128,
-        500_000.0,
-        32,
-        8192,
-    ),
-    Preset::new(
-        "BLOOM-7B1 / MPT-7B ALiBi (32 heads)",
-        128,
-        10_000.0,
-        32,
-        2048,
-    ),
-    Preset::new(
-        "ViT-B/16 at 224 px (14 x 14 patches, d 768)",
-        768,
-        10_000.0,
-        12,
-        196,
-    ),
-];
+/// The presets: one per model config of assets/models that a view can draw, in file order.
+pub fn presets() -> &'static [Preset] {
+    static PRESETS: std::sync::OnceLock<Vec<Preset>> = std::sync::OnceLock::new();
+    PRESETS.get_or_init(|| {
+        MODEL_CONFIGS
+            .iter()
+            .filter_map(|(_, text)| ModelConfig::parse(text).ok())
+            .filter_map(|config| Preset::of(&config))
+            .collect()
+    })
+}
 
 /// What the preset menu shows: the preset chosen last, and whether a control has moved since.
 pub fn preset_label(active: Option<&str>, params: &SharedParams) -> String {
     match active.and_then(Preset::named) {
-        Some(preset) if preset.params == *params => preset.name.to_owned(),
+        Some(preset) if preset.params == *params => preset.name.clone(),
         Some(preset) => format!("{} (modified)", preset.name),
         None => "Choose a model…".to_owned(),
     }
@@ -155,12 +218,14 @@ pub fn shared_params_ui(
     let defaults = SharedParams::default();
     egui::ComboBox::from_label("Preset")
         .selected_text(preset_label(active_preset.as_deref(), params))
+        // Every model at once on a 800-pixel-high window, without scrolling.
+        .height(640.0)
         .show_ui(ui, |ui| {
-            for preset in &PRESETS {
-                let chosen = active_preset.as_deref() == Some(preset.name);
-                if ui.selectable_label(chosen, preset.name).clicked() {
+            for preset in presets() {
+                let chosen = active_preset.as_deref() == Some(preset.name.as_str());
+                if ui.selectable_label(chosen, &preset.name).clicked() {
                     *params = preset.params;
-                    *active_preset = Some(preset.name.to_owned());
+                    *active_preset = Some(preset.name.clone());
                 }
             }
         })

@@ -140,6 +140,9 @@ fn encoding_options(config: &ModelConfig) -> Vec<(&'static str, String)> {
             ("num_buckets", buckets.to_string()),
             ("max_distance", max_distance.to_string()),
         ],
+        PositionEncoding::Sinusoidal { dim } => {
+            vec![("dim", dim.to_string()), ("layout", "split".to_owned())]
+        }
         PositionEncoding::SinCos2d { grid, dim } => vec![
             ("grid_h", grid.to_string()),
             ("grid_w", grid.to_string()),
@@ -166,6 +169,7 @@ fn reproducing_kinds(config: &ModelConfig) -> Vec<(Kind, &'static str)> {
             (Kind::Alibi, "causal biases"),
         ],
         PositionEncoding::T5 { .. } => vec![(Kind::T5Buckets, "relative position buckets")],
+        PositionEncoding::Sinusoidal { .. } => vec![(Kind::Sinusoidal, "sinusoidal table")],
         PositionEncoding::SinCos2d { .. } => {
             vec![(Kind::SinCos2d, "2D sin-cos table (without its CLS row)")]
         }
@@ -275,6 +279,9 @@ pub fn describe(config: &ModelConfig) -> String {
         } => lines.push(format!(
             "encoding: T5 relative buckets, {buckets} buckets, max distance {max_distance}, {heads} heads (a learned bias per bucket and head)"
         )),
+        PositionEncoding::Sinusoidal { dim } => lines.push(format!(
+            "encoding: fixed sinusoidal (the original transformer's), dim {dim}, sin in the first half of the columns and cos in the second"
+        )),
         PositionEncoding::SinCos2d { grid, dim } => lines.push(format!(
             "encoding: fixed 2D sin-cos (MAE), {grid} x {grid} patches, dim {dim}, after a CLS row"
         )),
@@ -358,10 +365,10 @@ fn set_option(args: &mut TableArgs, id: &str, value: &str) -> Result<(), CliErro
         "base" => args.base = float()?,
         "rotary_dim" => args.rotary_dim = Some(int()?),
         "layout" => {
-            args.layout = if value == "half" {
-                LayoutArg::Half
-            } else {
-                LayoutArg::Interleaved
+            args.layout = match value {
+                "half" => LayoutArg::Half,
+                "split" => LayoutArg::Split,
+                _ => LayoutArg::Interleaved,
             }
         }
         "scaling" => {

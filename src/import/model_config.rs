@@ -8,6 +8,9 @@ use serde_json::{Map, Value};
 use crate::encoding::rope::RopeLayout;
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 
+// MODEL_CONFIGS: every file of assets/models, embedded by build.rs.
+include!(concat!(env!("OUT_DIR"), "/models.rs"));
+
 /// The positional encoding a model uses, with the parameters that decide its tables.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PositionEncoding {
@@ -29,6 +32,11 @@ pub enum PositionEncoding {
         heads: usize,
         buckets: usize,
         max_distance: usize,
+    },
+    /// The original transformer's fixed table (Marian and FSMT keep it): sin in the first
+    /// half of the columns, cos in the second.
+    Sinusoidal {
+        dim: usize,
     },
     /// MAE's fixed 2D sin-cos table (with a CLS row first).
     SinCos2d {
@@ -59,6 +67,8 @@ pub struct ModelConfig {
     pub model_type: String,
     /// `max_position_embeddings` (or the model's own name for it).
     pub context: Option<usize>,
+    /// Attention heads (`num_attention_heads` or the model's own name for it).
+    pub heads: Option<usize>,
     pub encoding: PositionEncoding,
 }
 
@@ -231,6 +241,10 @@ impl ModelConfig {
                     dim,
                 }
             }
+        } else if matches!(model_type.as_str(), "marian" | "fsmt") {
+            PositionEncoding::Sinusoidal {
+                dim: need(hidden, "d_model")?,
+            }
         } else if matches!(model_type.as_str(), "gpt2" | "bert" | "roberta" | "opt") {
             PositionEncoding::Learned {
                 positions: need(context, "max_position_embeddings (n_positions)")?,
@@ -243,6 +257,7 @@ impl ModelConfig {
             name,
             model_type,
             context,
+            heads,
             encoding,
         })
     }
