@@ -22,6 +22,19 @@ fn alibi_bias(@builtin(global_invocation_id) id: vec3<u32>) {
     write_real(index, select(-slope(params.head_start + id.z * params.head_step) * distance, 0.0, distance == 0.0));
 }
 
+// ALiBi as BLOOM and MPT store it, one bias per key: slope * (key - extra), where extra is
+// the key whose bias is 0 (0 for BLOOM, seq - 1 for MPT).
+@compute @workgroup_size(16, 16, 1)
+fn alibi_keys(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let offset = f32(bitcast<i32>(table_col(id.x)) - bitcast<i32>(params.extra));
+    let value = slope(params.head_start + id.z * params.head_step) * offset;
+    // 0, not -0, where the key is the reference one, as the CPU engine writes it.
+    write_real(output_index(id.x, id.y, id.z), select(value, 0.0, offset == 0.0));
+}
+
 // 2D ALiBi between patches in raster order: -slope * euclidean distance.
 @compute @workgroup_size(16, 16, 1)
 fn alibi_bias_2d(@builtin(global_invocation_id) id: vec3<u32>) {

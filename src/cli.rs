@@ -13,7 +13,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use ndarray::Ix2;
 
-use crate::encoding::alibi::{Alibi2dParams, AlibiMode, AlibiParams};
+use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiMode, AlibiParams};
 use crate::encoding::binary::BinaryParams;
 use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
@@ -272,6 +272,11 @@ pub struct TableArgs {
     /// ALiBi: causal masks keys after the query with -inf; symmetric biases both directions
     #[arg(long, value_enum, value_name = "MODE", default_value_t = AlibiMode::Causal)]
     pub mode: AlibiMode,
+
+    /// ALiBi as stored: relative [heads, seq, seq] -m|i-j|, or per key [heads, 1, seq] as
+    /// BLOOM (m*j) and MPT (m*(j-(seq-1))) store it (the same attention after softmax)
+    #[arg(long, value_enum, value_name = "FORM", default_value_t = AlibiForm::Relative)]
+    pub form: AlibiForm,
 
     /// Write only this head's [seq, seq] or [P, P] slice of an ALiBi table, 0 to heads-1
     /// (needed for .csv, which holds 2-D tables)
@@ -613,7 +618,7 @@ fn options_of(kind: Kind) -> &'static [&'static str] {
             SCALING,
         ],
         Kind::AlibiSlopes => &["heads", "dtype"],
-        Kind::Alibi => &["heads", "seq", "start", "mode", "head", "dtype"],
+        Kind::Alibi => &["heads", "seq", "start", "mode", "form", "head", "dtype"],
         Kind::Alibi2d => &["heads", "grid_h", "grid_w", "head", "dtype"],
         Kind::PatchDistance => &["grid_h", "grid_w", "metric", "dtype"],
         Kind::SinCos2d => &["grid_h", "grid_w", "dim", "base", "dtype"],
@@ -1012,6 +1017,19 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             }
         }
         Kind::AlibiSlopes => TableSpec::AlibiSlopes { heads: heads()? },
+        Kind::Alibi if args.form != AlibiForm::Relative => {
+            if args.mode == AlibiMode::Symmetric {
+                return Err(CliError::usage(
+                    "--mode symmetric does not apply to --form bloom|mpt: those forms are causal (a decoder's mask hides later keys)",
+                ));
+            }
+            TableSpec::AlibiKeys {
+                heads: heads()?,
+                seq: seq()?,
+                form: args.form,
+                head: head()?,
+            }
+        }
         Kind::Alibi => TableSpec::Alibi {
             params: AlibiParams {
                 heads: heads()?,

@@ -1484,3 +1484,134 @@ fn checks_default_tolerance_follows_the_files_float_type() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("tolerance 1e-6 absolute"), "{text}");
 }
+
+#[test]
+fn alibi_as_bloom_and_mpt_store_it_is_equivalent_to_the_relative_table() {
+    let d = dir();
+    let (heads, seq) = (4usize, 8usize);
+    // get_slopes for 4 heads: 2^-2, 2^-4, 2^-6, 2^-8.
+    let slope = |h: usize| 2f64.powi(-2 * (h as i32 + 1));
+    for (form, bias) in [
+        (
+            "bloom",
+            Box::new(|m: f64, j: usize| m * j as f64) as Box<dyn Fn(f64, usize) -> f64>,
+        ),
+        (
+            "mpt",
+            Box::new(move |m: f64, j: usize| m * (j as f64 - (seq - 1) as f64)),
+        ),
+    ] {
+        let out = d.path().join(format!("{form}.npy"));
+        ok(&[
+            "table",
+            "alibi",
+            "--heads",
+            "4",
+            "--seq",
+            "8",
+            "--form",
+            form,
+            "--dtype",
+            "f64",
+            "-o",
+            path_str(&out),
+        ]);
+        let table: ArrayD<f64> = read_npy(&out).unwrap();
+        assert_eq!(table.shape(), &[heads, 1, seq]);
+        for h in 0..heads {
+            for j in 0..seq {
+                assert_eq!(table[[h, 0, j]], bias(slope(h), j), "{form} [{h}, 0, {j}]");
+            }
+        }
+        // Checked as it is stored: a match; against the relative table: a shape mismatch that
+        // names --form.
+        let checked = poslab(&[
+            "check",
+            path_str(&out),
+            "--as",
+            "alibi",
+            "--heads",
+            "4",
+            "--seq",
+            "8",
+            "--form",
+            form,
+        ]);
+        assert_eq!(
+            checked.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&checked.stdout)
+        );
+        let relative = poslab(&[
+            "check",
+            path_str(&out),
+            "--as",
+            "alibi",
+            "--heads",
+            "4",
+            "--seq",
+            "8",
+        ]);
+        let text = String::from_utf8_lossy(&relative.stdout);
+        assert_eq!(relative.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("--form bloom") && text.contains("--form mpt"),
+            "{text}"
+        );
+        // Broadcast over the queries, as the model adds it to the scores (masked cells hold
+        // whatever: the mask hides them): the same attention as the relative table.
+        let expanded = d.path().join(format!("{form}_expanded.npy"));
+        let full = ndarray::Array3::from_shape_fn((heads, seq, seq), |(h, _, j)| bias(slope(h), j));
+        write_npy(&expanded, &full).unwrap();
+        let equivalent = poslab(&[
+            "check",
+            path_str(&expanded),
+            "--as",
+            "alibi",
+            "--heads",
+            "4",
+            "--seq",
+            "8",
+        ]);
+        let text = String::from_utf8_lossy(&equivalent.stdout);
+        assert_eq!(equivalent.status.code(), Some(0), "{text}");
+        assert!(
+            text.contains("equivalent: equal up to a constant per query row (the same attention after softmax)"),
+            "{text}"
+        );
+    }
+    // A table off by more than a row constant is not equivalent.
+    let wrong = d.path().join("wrong.npy");
+    let full =
+        ndarray::Array3::from_shape_fn((heads, seq, seq), |(h, _, j)| 1.01 * slope(h) * j as f64);
+    write_npy(&wrong, &full).unwrap();
+    let out = poslab(&[
+        "check",
+        path_str(&wrong),
+        "--as",
+        "alibi",
+        "--heads",
+        "4",
+        "--seq",
+        "8",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let never = d.path().join("never.npy");
+    let out = poslab(&[
+        "table",
+        "alibi",
+        "--heads",
+        "4",
+        "--seq",
+        "8",
+        "--form",
+        "bloom",
+        "--mode",
+        "symmetric",
+        "-o",
+        path_str(&never),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!never.exists());
+}

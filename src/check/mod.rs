@@ -252,6 +252,49 @@ pub fn compare_stored(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, rule: UlpRu
     comparison
 }
 
+/// Whether `loaded` equals `reference` up to a constant added to each row (the last axis is
+/// the keys), over the cells where the reference is finite (masked cells, -inf in the
+/// reference, are left out: a mask hides them whatever they hold). `allowed(v)` is the error
+/// allowed at magnitude `v`. Softmax over a row is blind to such a constant, so two ALiBi
+/// tables that differ by one give the same attention.
+pub fn equal_up_to_row_constants(
+    reference: &ArrayD<f64>,
+    loaded: &ArrayD<f64>,
+    allowed: impl Fn(f64) -> f64,
+) -> bool {
+    let (reference, loaded) = (squeezed(reference), squeezed(loaded));
+    if reference.shape() != loaded.shape() || reference.ndim() < 2 {
+        return false;
+    }
+    let keys = reference.shape()[reference.ndim() - 1];
+    let (reference, loaded) = (
+        reference.as_standard_layout().to_owned(),
+        loaded.as_standard_layout().to_owned(),
+    );
+    let (Some(reference), Some(loaded)) = (reference.as_slice(), loaded.as_slice()) else {
+        return false;
+    };
+    reference
+        .chunks(keys)
+        .zip(loaded.chunks(keys))
+        .all(|(r_row, l_row)| {
+            let finite: Vec<(f64, f64)> = r_row
+                .iter()
+                .zip(l_row)
+                .filter(|(r, _)| r.is_finite())
+                .map(|(r, l)| (*r, *l))
+                .collect();
+            let Some(&(r0, l0)) = finite.first() else {
+                return true;
+            };
+            let constant = l0 - r0;
+            finite.iter().all(|&(r, l)| {
+                l.is_finite()
+                    && (l - r - constant).abs() <= allowed(r.abs().max(l.abs()).max(constant.abs()))
+            })
+        })
+}
+
 /// The spacing of f32 values at `value` (its unit in the last place), for normal magnitudes.
 pub fn f32_ulp(value: f64) -> f64 {
     let magnitude = value.abs().max(f64::from(f32::MIN_POSITIVE));

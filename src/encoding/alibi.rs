@@ -6,6 +6,27 @@ use ndarray::{Array2, Array3, Axis, Zip};
 use super::grid::GridParams;
 use super::{HEADS_RANGE, ParamError, SEQ_RANGE, check_count};
 
+/// How a model's code stores ALiBi (`alibi --form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum AlibiForm {
+    /// `[heads, seq, seq]` biases -m_h |i - j| (the paper's relative form).
+    #[default]
+    Relative,
+    /// `[heads, 1, seq]` m_h * j per key: Hugging Face BLOOM's build_alibi_tensor.
+    Bloom,
+    /// `[heads, 1, seq]` m_h * (j - (seq - 1)) per key: MPT's build_alibi_bias.
+    Mpt,
+}
+
+/// The per-key bias a stored form holds for key `j` of `seq`: both equal the causal relative
+/// bias `-m (i - j)` up to `m i` or `m (seq - 1 - i)`, a constant per query row.
+pub fn key_bias(slope: f64, form: AlibiForm, key: usize, seq: usize) -> f64 {
+    match form {
+        AlibiForm::Bloom => slope * key as f64,
+        AlibiForm::Mpt | AlibiForm::Relative => slope * (key as f64 - (seq - 1) as f64),
+    }
+}
+
 /// Whether a query may look at later keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum AlibiMode {

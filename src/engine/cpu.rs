@@ -40,6 +40,14 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
             real(fill_window(&window, &window.output_shape(ndim), value))
         }
         TableSpec::AlibiSlopes { heads } => real(Array1::from(alibi::slopes(*heads)?).into_dyn()),
+        TableSpec::AlibiKeys { .. } => {
+            let window = Window::all(spec.matrix_shape());
+            let ndim = spec.shape().map_or(0, |s| s.len());
+            let Values::Real(value) = element_values(spec, &window) else {
+                unreachable!("ALiBi biases are real")
+            };
+            real(fill_window(&window, &window.output_shape(ndim), value))
+        }
         TableSpec::Alibi { params, head } => match head {
             Some(h) => real(alibi::bias_head(params, *h)?.into_dyn()),
             None => real(alibi::bias(params)?.into_dyn()),
@@ -252,6 +260,18 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
         TableSpec::AlibiSlopes { heads } => {
             let slopes = alibi::slopes_unchecked(*heads);
             real(Box::new(move |_, _, h| slopes[h]))
+        }
+        TableSpec::AlibiKeys {
+            heads,
+            seq,
+            form,
+            head,
+        } => {
+            let slopes = alibi::slopes_unchecked(*heads);
+            let (seq, form, first) = (*seq, *form, head.unwrap_or(0));
+            real(Box::new(move |h, _, j| {
+                alibi::key_bias(slopes[first + h], form, j, seq)
+            }))
         }
         TableSpec::Alibi { params, head } => {
             let slopes = alibi::slopes_unchecked(params.heads);

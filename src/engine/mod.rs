@@ -11,7 +11,7 @@ pub mod window;
 
 use ndarray::{Array2, ArrayD};
 
-use crate::encoding::alibi::{Alibi2dParams, AlibiParams};
+use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiParams};
 use crate::encoding::binary::BinaryParams;
 use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
@@ -72,6 +72,14 @@ pub enum TableSpec {
     /// `head: Some(h)` asks for that head's `[seq, seq]` slice only.
     Alibi {
         params: AlibiParams,
+        head: Option<usize>,
+    },
+    /// `[heads, 1, seq]` (one head: `[1, seq]`): ALiBi as BLOOM or MPT store it, one bias per
+    /// key that broadcasts over the queries.
+    AlibiKeys {
+        heads: usize,
+        seq: usize,
+        form: AlibiForm,
         head: Option<usize>,
     },
     Alibi2d {
@@ -150,6 +158,13 @@ impl TableSpec {
                 params.validate()?;
                 check_optional_head(*head, params.heads)
             }
+            TableSpec::AlibiKeys {
+                heads, seq, head, ..
+            } => {
+                encoding::check_count("heads", *heads, encoding::HEADS_RANGE)?;
+                encoding::check_count("seq", *seq, encoding::SEQ_RANGE)?;
+                check_optional_head(*head, *heads)
+            }
             TableSpec::Alibi2d { params, head } => {
                 params.validate()?;
                 check_optional_head(*head, params.heads)
@@ -188,6 +203,7 @@ impl TableSpec {
             TableSpec::RopeApply { .. } => "rope-apply",
             TableSpec::AlibiSlopes { .. } => "alibi-slopes",
             TableSpec::Alibi { .. } => "alibi",
+            TableSpec::AlibiKeys { .. } => "alibi",
             TableSpec::Alibi2d { .. } => "alibi-2d",
             TableSpec::PatchDistance { .. } => "patch-distance",
             TableSpec::SinCos2d(_) => "sincos-2d",
@@ -221,7 +237,9 @@ impl TableSpec {
             TableSpec::RopeInvFreq { .. } | TableSpec::RopeAttentionFactor { .. } => "--dim",
             TableSpec::RopeApply { .. } => "the --input array",
             TableSpec::AlibiSlopes { .. } => "--heads",
-            TableSpec::Alibi { .. } => "--seq or --heads (or pick one with --head)",
+            TableSpec::Alibi { .. } | TableSpec::AlibiKeys { .. } => {
+                "--seq or --heads (or pick one with --head)"
+            }
             TableSpec::Alibi2d { .. } => "--grid-h, --grid-w or --heads (or pick one with --head)",
             TableSpec::PatchDistance { .. } | TableSpec::PatchSimilarity(_) => {
                 "--grid-h or --grid-w"
@@ -255,6 +273,12 @@ impl TableSpec {
             TableSpec::RopeApply { input, .. } => Some(input.shape().to_vec()),
             TableSpec::AlibiSlopes { heads } => Some(vec![*heads]),
             TableSpec::Alibi { params, head } => heads_then_square(params.heads, params.seq, *head),
+            TableSpec::AlibiKeys {
+                heads, seq, head, ..
+            } => match head {
+                Some(_) => Some(vec![1, *seq]),
+                None => Some(vec![*heads, 1, *seq]),
+            },
             TableSpec::Alibi2d { params, head } => {
                 heads_then_square(params.heads, patches(&params.grid)?, *head)
             }

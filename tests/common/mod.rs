@@ -3,7 +3,7 @@
 
 use ndarray::{Array2, ArrayD, Slice};
 
-use poslab::encoding::alibi::{Alibi2dParams, AlibiMode, AlibiParams};
+use poslab::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiMode, AlibiParams};
 use poslab::encoding::binary::BinaryParams;
 use poslab::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use poslab::encoding::relative::{RelativeClipParams, T5BucketParams};
@@ -139,6 +139,18 @@ pub fn every_kind() -> Vec<TableSpec> {
             freqs: yarn(None),
         },
         TableSpec::AlibiSlopes { heads: 12 },
+        TableSpec::AlibiKeys {
+            heads: 6,
+            seq: 19,
+            form: AlibiForm::Bloom,
+            head: None,
+        },
+        TableSpec::AlibiKeys {
+            heads: 8,
+            seq: 23,
+            form: AlibiForm::Mpt,
+            head: Some(5),
+        },
         TableSpec::Alibi {
             params: AlibiParams {
                 heads: 6,

@@ -862,6 +862,28 @@ impl Plan {
                     },
                 )
             },
+            TableSpec::AlibiKeys {
+                heads,
+                seq,
+                form,
+                head,
+            } => Plan {
+                first_head: head.unwrap_or(0),
+                ..plan(
+                    shaders::ALIBI,
+                    "alibi_keys",
+                    TILE_2D,
+                    split_of(&alibi::slopes_unchecked(*heads)),
+                    KernelParams {
+                        // The key whose bias is 0: the first (BLOOM) or the last (MPT).
+                        extra: match form {
+                            alibi::AlibiForm::Bloom => 0,
+                            _ => to_u32(seq - 1),
+                        },
+                        ..Default::default()
+                    },
+                )
+            },
             TableSpec::Alibi2d { params, head } => Plan {
                 first_head: head.unwrap_or(0),
                 ..plan(
