@@ -1615,3 +1615,114 @@ fn alibi_as_bloom_and_mpt_store_it_is_equivalent_to_the_relative_table() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!never.exists());
 }
+
+#[test]
+fn rows_and_cols_leave_out_a_cls_row_in_python_slice_syntax() {
+    let d = dir();
+    let table_path = d.path().join("mae.npy");
+    ok(&[
+        "table",
+        "sincos-2d",
+        "--grid-h",
+        "4",
+        "--grid-w",
+        "4",
+        "--dim",
+        "16",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&table_path),
+    ]);
+    let table: Array2<f64> = read_npy(&table_path).unwrap();
+    // MAE's pos_embed: a zero CLS row, then the patches.
+    let with_cls = ndarray::concatenate(
+        ndarray::Axis(0),
+        &[Array2::<f64>::zeros((1, 16)).view(), table.view()],
+    )
+    .unwrap();
+    let cls_path = d.path().join("mae_cls.npy");
+    write_npy(&cls_path, &with_cls).unwrap();
+    let check = |extra: &[&str]| {
+        let mut words = vec![
+            "check",
+            path_str(&cls_path),
+            "--as",
+            "sincos-2d",
+            "--grid-h",
+            "4",
+            "--grid-w",
+            "4",
+            "--dim",
+            "16",
+        ];
+        words.extend(extra);
+        let out = poslab(&words);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (code, text) = check(&[]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("shape mismatch"), "{text}");
+    let (code, text) = check(&["--rows", "1:"]);
+    assert_eq!(code, Some(0), "{text}");
+    // Negative indices and steps as Python has them: rows 1, 3, ... against nothing that
+    // matches is a shape mismatch, not a crash.
+    let (code, text) = check(&["--rows", "-16:"]);
+    assert_eq!(code, Some(0), "{text}");
+    let (code, text) = check(&["--rows", "1::2"]);
+    assert_eq!(code, Some(1), "{text}");
+    for (bad, says) in [
+        ("1:x", "\"x\" is not a whole number"),
+        ("1", "one or two colons"),
+        ("5:2", "keeps none"),
+        ("::0", "step must be 1 or more"),
+    ] {
+        let (code, text) = check(&["--rows", bad]);
+        assert_eq!(code, Some(2), "{bad}: {text}");
+        assert!(text.contains(says), "{bad}: {text}");
+    }
+    // identify too: a sinusoidal table after a padding row, and a 1-D table's only axis.
+    let pe_path = d.path().join("pe.npy");
+    ok(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "40",
+        "--dim",
+        "16",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&pe_path),
+    ]);
+    let pe: Array2<f64> = read_npy(&pe_path).unwrap();
+    let padded = ndarray::concatenate(
+        ndarray::Axis(0),
+        &[Array2::<f64>::zeros((1, 16)).view(), pe.view()],
+    )
+    .unwrap();
+    let padded_path = d.path().join("padded.npy");
+    write_npy(&padded_path, &padded).unwrap();
+    let out = poslab(&["identify", path_str(&padded_path), "--rows", "1:"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("identified: sinusoidal"), "{text}");
+    let out = poslab(&[
+        "identify",
+        path_str(&padded_path),
+        "--cols",
+        "0:8",
+        "--rows",
+        "1:",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -31,6 +31,64 @@ pub struct FileArgs {
     /// Relative tolerance
     #[arg(long, value_name = "R", default_value_t = 1e-5)]
     pub rtol: f64,
+
+    /// Only these rows of the file (its first axis), in Python slice syntax: 1: leaves out a
+    /// CLS row, :-1 the last row, 0:512:2 every other row of the first 512
+    #[arg(long, value_name = "A:B", allow_hyphen_values = true)]
+    pub rows: Option<String>,
+
+    /// Only these columns of the file (its last axis), in Python slice syntax
+    #[arg(long, value_name = "A:B", allow_hyphen_values = true)]
+    pub cols: Option<String>,
+}
+
+/// A Python slice `start:stop[:step]` of an axis of `len` elements, as Python resolves it
+/// (negative indices count from the end, bounds are clamped): the indices it keeps.
+pub fn python_slice(id: &str, text: &str, len: usize) -> Result<Vec<usize>, CliError> {
+    let bad = |why: &str| {
+        CliError::usage(format!(
+            "--{id} {text:?} is not allowed: {why} (use Python slice syntax start:stop or start:stop:step, e.g. 1: or :-1)"
+        ))
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    if !(2..=3).contains(&parts.len()) {
+        return Err(bad("it needs one or two colons"));
+    }
+    let number = |part: &str| -> Result<Option<i64>, CliError> {
+        let part = part.trim();
+        if part.is_empty() {
+            Ok(None)
+        } else {
+            part.parse::<i64>()
+                .map(Some)
+                .map_err(|_| bad(&format!("\"{part}\" is not a whole number")))
+        }
+    };
+    let (start, stop) = (number(parts[0])?, number(parts[1])?);
+    let step = match parts.get(2) {
+        Some(part) => number(part)?.unwrap_or(1),
+        None => 1,
+    };
+    if step <= 0 {
+        return Err(bad("the step must be 1 or more"));
+    }
+    let n = len as i64;
+    let resolve = |index: i64| {
+        if index < 0 {
+            (index + n).max(0)
+        } else {
+            index.min(n)
+        }
+    };
+    let (start, stop) = (start.map_or(0, resolve), stop.map_or(n, resolve));
+    let kept: Vec<usize> = (start..stop)
+        .step_by(step as usize)
+        .map(|i| i as usize)
+        .collect();
+    if kept.is_empty() {
+        return Err(bad(&format!("it keeps none of the {len} along that axis")));
+    }
+    Ok(kept)
 }
 
 impl FileArgs {
@@ -40,6 +98,28 @@ impl FileArgs {
 
     fn load(&self) -> Result<ndarray::ArrayD<f64>, CliError> {
         self.load_typed().map(|(table, _)| table)
+    }
+
+    /// `table` with only the rows and columns of `--rows` and `--cols`.
+    fn sliced(&self, table: ndarray::ArrayD<f64>) -> Result<ndarray::ArrayD<f64>, CliError> {
+        let mut table = table;
+        if let Some(rows) = &self.rows {
+            if table.ndim() < 2 {
+                return Err(CliError::usage(format!(
+                    "--rows applies to a table of two or more axes; {} holds {:?} (use --cols)",
+                    self.file.display(),
+                    table.shape()
+                )));
+            }
+            let kept = python_slice("rows", rows, table.shape()[0])?;
+            table = table.select(ndarray::Axis(0), &kept);
+        }
+        if let Some(cols) = &self.cols {
+            let last = ndarray::Axis(table.ndim().saturating_sub(1));
+            let kept = python_slice("cols", cols, table.len_of(last))?;
+            table = table.select(last, &kept);
+        }
+        Ok(table)
     }
 
     /// The table and the float type the file stores it in.
@@ -107,6 +187,7 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
     spec.check_fits(engine::available_memory_bytes())
         .map_err(|e| CliError::usage(e.to_string()))?;
     let (loaded, stored) = args.input.load_typed()?;
+    let loaded = args.input.sliced(loaded)?;
     let reference = cpu::compute(&spec).map_err(super::engine_error)?;
     let reference = reference.into_real();
     // An explicit tolerance is the user's own; without one, a file that says how it stores
@@ -230,7 +311,7 @@ fn torch_f32_match(
 /// `poslab identify`.
 pub(crate) fn run_identify(args: &FileArgs) -> Result<i32, CliError> {
     let tolerance = args.tolerance()?;
-    let loaded = args.load()?;
+    let loaded = args.sliced(args.load()?)?;
     if loaded.len() > MAX_ELEMENTS {
         return Err(CliError::usage(format!(
             "{} holds {} values; poslab identifies tables of up to {MAX_ELEMENTS}",
