@@ -19,20 +19,35 @@ fn patch_distance_table(@builtin(global_invocation_id) id: vec3<u32>) {
     write_real(output_index(id.x, id.y, 0u), patch_distance(table_row(id.y), table_col(id.x), params.flags));
 }
 
-// MAE 2D sin-cos. constants: per k < dim/4, omega_k as turns (f_hi, f_lo).
+// MAE 2D sin-cos and its library orders. constants: per k < dim/4, omega_k as turns
+// (f_hi, f_lo). flags bits 2i, 2i+1: block i's code (bit 0 cos, bit 1 the y coordinate);
+// bit 8: patches column by column (grid_h = scalar1). extra: zero rows before the patches.
 @compute @workgroup_size(16, 16, 1)
 fn sincos_2d(@builtin(global_invocation_id) id: vec3<u32>) {
     if !in_window(id) {
         return;
     }
-    let patch_index = table_row(id.y);
+    let row = table_row(id.y);
+    let index = output_index(id.x, id.y, 0u);
+    if row < params.extra {
+        write_real(index, 0.0);
+        return;
+    }
+    let patch_index = row - params.extra;
     let col = table_col(id.x);
     let quarter = params.dim / 4u;
-    // Quarters: sin x, cos x, sin y, cos y.
-    let coordinate = select(patch_index % params.grid_w, patch_index / params.grid_w, col >= 2u * quarter);
+    var x = patch_index % params.grid_w;
+    var y = patch_index / params.grid_w;
+    if (params.flags & 256u) != 0u {
+        let grid_h = u32(params.scalar1);
+        x = patch_index / grid_h;
+        y = patch_index % grid_h;
+    }
+    let code = (params.flags >> (2u * (col / quarter))) & 3u;
+    let coordinate = select(x, y, (code & 2u) != 0u);
     let k = col % quarter;
     let sc = sin_cos_turns(turns(coordinate, constants[2u * k], constants[2u * k + 1u]));
-    write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, (col / quarter) % 2u == 1u));
+    write_real(index, select(sc.x, sc.y, (code & 1u) != 0u));
 }
 
 // d steps of a frequency, as a fraction of a turn, for a signed d.

@@ -15,7 +15,7 @@ use ndarray::Ix2;
 
 use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiMode, AlibiParams};
 use crate::encoding::binary::BinaryParams;
-use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
+use crate::encoding::grid::{DistanceMetric, GridParams, Raster, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
@@ -23,7 +23,7 @@ use crate::encoding::rope2d::AxialParams;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use crate::encoding::torch_f32::{Arithmetic, ArithmeticArg, FreqForm};
 use crate::encoding::{self, ParamError};
-use crate::engine::{self, EngineError, TableSpec, ValueKind};
+use crate::engine::{self, EngineError, Table, TableSpec, ValueKind};
 use crate::export::{self, AtomicFile, OutputFormat, RealDtype};
 use crate::import;
 
@@ -298,6 +298,25 @@ pub struct TableArgs {
     /// rope-2d-axial: frequency base, a finite number greater than 1
     #[arg(long, value_name = "T", default_value_t = 100.0)]
     pub theta: f64,
+
+    /// sincos-2d: the four dim/4 blocks in column order, from sin-x, cos-x, sin-y, cos-y
+    /// (MAE: sin-x,cos-x,sin-y,cos-y; timm build_sincos2d_pos_embed: sin-y,sin-x,cos-y,cos-x,
+    /// with interleave_sin_cos sin-y,cos-y,sin-x,cos-x)
+    #[arg(long, value_name = "BLOCKS", default_value = "sin-x,cos-x,sin-y,cos-y")]
+    pub order: String,
+
+    /// sincos-2d: patches row by row (x fastest, MAE and timm) or column by column (timm's
+    /// reverse_coord, with the order's x and y swapped)
+    #[arg(long, value_enum, value_name = "ORDER", default_value_t = Raster::Rows)]
+    pub raster: Raster,
+
+    /// sincos-2d: zero rows before the patches (a CLS token's: 1 in ViT-MAE), 0 to 65536
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub prefix_rows: i64,
+
+    /// Zero row K of the table (fairseq's padding row), 0 to rows-1; 2-D real tables
+    #[arg(long, value_name = "K")]
+    pub zero_row: Option<i64>,
 
     /// rope-2d-mixed: a [2, dim/2] <f4 or <f8 .npy array, row 0 theta_x, row 1 theta_y
     #[arg(long, value_name = "F.npy")]
@@ -621,7 +640,16 @@ fn options_of(kind: Kind) -> &'static [&'static str] {
         Kind::Alibi => &["heads", "seq", "start", "mode", "form", "head", "dtype"],
         Kind::Alibi2d => &["heads", "grid_h", "grid_w", "head", "dtype"],
         Kind::PatchDistance => &["grid_h", "grid_w", "metric", "dtype"],
-        Kind::SinCos2d => &["grid_h", "grid_w", "dim", "base", "dtype"],
+        Kind::SinCos2d => &[
+            "grid_h",
+            "grid_w",
+            "dim",
+            "base",
+            "order",
+            "raster",
+            "prefix_rows",
+            "dtype",
+        ],
         Kind::Rope2dAxial => &["grid_h", "grid_w", "dim", "theta", "dtype"],
         Kind::Rope2dMixed => &["grid_h", "grid_w", "freqs", "dtype"],
         Kind::T5Buckets => &[
@@ -649,7 +677,7 @@ fn flag(id: &str) -> String {
 /// Refuses an option the kind does not read, naming those it does.
 pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<(), CliError> {
     const EVERY_KIND: &[&str] = &[
-        "kind", "output", "backend", "verbose", "size", "repeats", "config",
+        "kind", "output", "backend", "verbose", "size", "repeats", "config", "zero_row",
     ];
     let accepted = options_of(kind);
     let command = TableArgs::augment_args(clap::Command::new("table"));
@@ -697,6 +725,37 @@ pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<()
         )));
     }
     Ok(())
+}
+
+/// `table` with row `row` (of a 2-D real table) set to zero, as fairseq's sinusoidal
+/// embedding keeps its padding row.
+pub(crate) fn zero_row(table: Table, row: Option<i64>) -> Result<Table, CliError> {
+    let Some(row) = row else {
+        return Ok(table);
+    };
+    let Table::Real(mut values) = table else {
+        return Err(CliError::usage(
+            "--zero-row applies to real tables; this one holds int32 indices",
+        ));
+    };
+    if values.ndim() != 2 {
+        return Err(CliError::usage(format!(
+            "--zero-row applies to 2-D tables; this one has shape {:?}",
+            values.shape()
+        )));
+    }
+    let rows = values.shape()[0];
+    let row = usize::try_from(row)
+        .ok()
+        .filter(|&r| r < rows)
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "--zero-row {row} is not allowed: the table has rows 0 to {}",
+                rows - 1
+            ))
+        })?;
+    values.index_axis_mut(ndarray::Axis(0), row).fill(0.0);
+    Ok(Table::Real(values))
 }
 
 /// Every scaling parameter, by clap id.
@@ -1053,6 +1112,9 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             grid: grid()?,
             dim: dim_of_4()?,
             base: args.base,
+            order: crate::encoding::grid::parse_order(&args.order)?,
+            raster: args.raster,
+            prefix_rows: non_negative("prefix_rows", args.prefix_rows)?,
         }),
         Kind::Rope2dAxial => TableSpec::Rope2dAxial(AxialParams {
             grid: grid()?,
@@ -1206,6 +1268,7 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
 
     let started = Instant::now();
     let (table, engine_used) = compute_with(args.backend, &spec, args.arithmetic()?)?;
+    let table = zero_row(table, args.zero_row)?;
     let computed = started.elapsed();
     export::write_table(file.writer(), &table, format, args.dtype)
         .and_then(|()| file.commit().map_err(export::ExportError::from))

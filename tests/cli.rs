@@ -1726,3 +1726,161 @@ fn rows_and_cols_leave_out_a_cls_row_in_python_slice_syntax() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn sincos_2d_in_timms_orders_with_a_cls_row_and_fairseqs_padding_row() {
+    let d = dir();
+    let (h, w, dim) = (3usize, 4usize, 16usize);
+    // timm build_sincos2d_pos_embed, written out: bands_k = 1 / 10000^(k / (dim/4)); patches
+    // of ndgrid(H, W) row by row; [sin(y b), sin(x b), cos(y b), cos(x b)] flattened.
+    let quarter = dim / 4;
+    let band = |k: usize| 1.0 / 10_000f64.powf(k as f64 / quarter as f64);
+    let timm = |y: usize, x: usize, col: usize| {
+        let (block, k) = (col / quarter, col % quarter);
+        let angle = if block % 2 == 0 { y } else { x } as f64 * band(k);
+        if block < 2 { angle.sin() } else { angle.cos() }
+    };
+    let out = d.path().join("timm.npy");
+    ok(&[
+        "table",
+        "sincos-2d",
+        "--grid-h",
+        "3",
+        "--grid-w",
+        "4",
+        "--dim",
+        "16",
+        "--order",
+        "sin-y,sin-x,cos-y,cos-x",
+        "--prefix-rows",
+        "1",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&out),
+    ]);
+    let table: Array2<f64> = read_npy(&out).unwrap();
+    assert_eq!(table.dim(), (1 + h * w, dim));
+    assert!(
+        table.row(0).iter().all(|&v| v == 0.0),
+        "the CLS row is zero"
+    );
+    for p in 0..h * w {
+        let (y, x) = (p / w, p % w);
+        for col in 0..dim {
+            assert!(
+                (table[[1 + p, col]] - timm(y, x, col)).abs() < 1e-12,
+                "[{p}, {col}]"
+            );
+        }
+    }
+    // Column raster: patch p sits at x = p / H, y = p % H.
+    let columns = d.path().join("columns.npy");
+    ok(&[
+        "table",
+        "sincos-2d",
+        "--grid-h",
+        "3",
+        "--grid-w",
+        "4",
+        "--dim",
+        "16",
+        "--order",
+        "sin-y,sin-x,cos-y,cos-x",
+        "--raster",
+        "columns",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&columns),
+    ]);
+    let table: Array2<f64> = read_npy(&columns).unwrap();
+    for p in 0..h * w {
+        let (x, y) = (p / h, p % h);
+        for col in 0..dim {
+            assert!(
+                (table[[p, col]] - timm(y, x, col)).abs() < 1e-12,
+                "columns [{p}, {col}]"
+            );
+        }
+    }
+    // fairseq keeps a zero padding row in its sinusoidal table.
+    let padded = d.path().join("padded.npy");
+    ok(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "10",
+        "--dim",
+        "8",
+        "--zero-row",
+        "1",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&padded),
+    ]);
+    let table: Array2<f64> = read_npy(&padded).unwrap();
+    assert!(table.row(1).iter().all(|&v| v == 0.0));
+    assert!(
+        (table[[2, 1]] - 2f64.cos()).abs() < 1e-12,
+        "other rows untouched"
+    );
+    let never = d.path().join("never.npy");
+    for (words, says) in [
+        (
+            vec![
+                "sincos-2d",
+                "--grid-h",
+                "2",
+                "--grid-w",
+                "2",
+                "--dim",
+                "8",
+                "--order",
+                "sin-x,sin-x,cos-y,cos-x",
+            ],
+            "--order sin-x,sin-x,cos-y,cos-x is not allowed",
+        ),
+        (
+            vec![
+                "sincos-2d",
+                "--grid-h",
+                "2",
+                "--grid-w",
+                "2",
+                "--dim",
+                "8",
+                "--order",
+                "sin-x,cos-x",
+            ],
+            "four distinct blocks",
+        ),
+        (
+            vec!["sinusoidal", "--seq", "4", "--dim", "8", "--zero-row", "4"],
+            "--zero-row 4 is not allowed: the table has rows 0 to 3",
+        ),
+        (vec!["t5-buckets", "--seq", "4", "--zero-row", "0"], "int32"),
+        (
+            vec![
+                "sinusoidal",
+                "--seq",
+                "4",
+                "--dim",
+                "8",
+                "--order",
+                "sin-x,cos-x,sin-y,cos-y",
+            ],
+            "--order does not apply to sinusoidal",
+        ),
+    ] {
+        let mut all = vec!["table"];
+        all.extend(words);
+        all.extend(["-o", path_str(&never)]);
+        let out = poslab(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {stderr}");
+        assert!(stderr.contains(says), "{all:?}: {stderr}");
+        assert!(!never.exists());
+    }
+}

@@ -276,6 +276,7 @@ fn sincos_2d_halves_are_1d_encodings_of_column_then_row() {
         grid: g,
         dim: 16,
         base: 10_000.0,
+        ..Default::default()
     })
     .unwrap();
     // A 1D split sinusoidal table of width 8 has omega_k = base^(-2k/8): MAE's 1D encoding.
@@ -328,6 +329,7 @@ fn patch_similarities_are_mean_cosines_of_the_tables_themselves() {
         grid,
         dim: 16,
         base: 10_000.0,
+        ..Default::default()
     })
     .unwrap();
     let similarity = similarity2d::table(&PatchSimilarityParams {

@@ -671,6 +671,7 @@ fn sincos_2d_matches_mae() {
         },
         dim: 8,
         base: 10_000.0,
+        ..Default::default()
     };
     assert_close(grid::sincos_2d(&p).unwrap(), &MAE_2X3_D8, "mae");
 }

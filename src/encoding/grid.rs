@@ -79,7 +79,81 @@ pub fn patch_distance(
     }))
 }
 
-/// Parameters of MAE's 2D sin-cos embedding.
+/// One of the four `dim/4`-wide blocks of a 2D sin-cos table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SinCosBlock {
+    SinX,
+    CosX,
+    SinY,
+    CosY,
+}
+
+impl SinCosBlock {
+    /// The name `--order` spells.
+    pub fn name(self) -> &'static str {
+        match self {
+            SinCosBlock::SinX => "sin-x",
+            SinCosBlock::CosX => "cos-x",
+            SinCosBlock::SinY => "sin-y",
+            SinCosBlock::CosY => "cos-y",
+        }
+    }
+
+    fn uses_y(self) -> bool {
+        matches!(self, SinCosBlock::SinY | SinCosBlock::CosY)
+    }
+
+    fn is_cos(self) -> bool {
+        matches!(self, SinCosBlock::CosX | SinCosBlock::CosY)
+    }
+
+    /// Two bits: bit 0 cos, bit 1 the y coordinate (as the GPU kernel reads them).
+    pub fn code(self) -> u32 {
+        u32::from(self.is_cos()) | (u32::from(self.uses_y()) << 1)
+    }
+}
+
+/// MAE's order: sin and cos of x (the column), then of y.
+pub const MAE_ORDER: [SinCosBlock; 4] = [
+    SinCosBlock::SinX,
+    SinCosBlock::CosX,
+    SinCosBlock::SinY,
+    SinCosBlock::CosY,
+];
+
+/// Reads `--order`: four distinct blocks, comma separated.
+pub fn parse_order(text: &str) -> Result<[SinCosBlock; 4], ParamError> {
+    let allowed = "four distinct blocks of sin-x, cos-x, sin-y, cos-y, comma separated (MAE: sin-x,cos-x,sin-y,cos-y; timm: sin-y,sin-x,cos-y,cos-x)";
+    let blocks: Vec<SinCosBlock> = text
+        .split(',')
+        .map(|part| match part.trim() {
+            "sin-x" => Ok(SinCosBlock::SinX),
+            "cos-x" => Ok(SinCosBlock::CosX),
+            "sin-y" => Ok(SinCosBlock::SinY),
+            "cos-y" => Ok(SinCosBlock::CosY),
+            _ => Err(ParamError::new("order", text, allowed)),
+        })
+        .collect::<Result<_, _>>()?;
+    let order: [SinCosBlock; 4] = blocks
+        .try_into()
+        .map_err(|_| ParamError::new("order", text, allowed))?;
+    for (i, block) in order.iter().enumerate() {
+        if order[..i].contains(block) {
+            return Err(ParamError::new("order", text, allowed));
+        }
+    }
+    Ok(order)
+}
+
+/// The order patches come in: row by row (x fastest, as MAE and timm) or column by column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Raster {
+    #[default]
+    Rows,
+    Columns,
+}
+
+/// Parameters of MAE's 2D sin-cos embedding and its library variants.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SinCos2dParams {
     pub grid: GridParams,
@@ -87,6 +161,11 @@ pub struct SinCos2dParams {
     pub dim: usize,
     /// 10000 in MAE.
     pub base: f64,
+    /// The four blocks, in column order.
+    pub order: [SinCosBlock; 4],
+    pub raster: Raster,
+    /// Zero rows before the patches (a CLS token's).
+    pub prefix_rows: usize,
 }
 
 impl Default for SinCos2dParams {
@@ -95,6 +174,9 @@ impl Default for SinCos2dParams {
             grid: GridParams::default(),
             dim: 768,
             base: 10_000.0,
+            order: MAE_ORDER,
+            raster: Raster::Rows,
+            prefix_rows: 0,
         }
     }
 }
@@ -103,7 +185,19 @@ impl SinCos2dParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         self.grid.validate()?;
         check_dim_multiple_of_4("dim", self.dim)?;
+        if self.prefix_rows > 1 << 16 {
+            return Err(ParamError::new(
+                "prefix-rows",
+                self.prefix_rows,
+                "must be 0 to 65536",
+            ));
+        }
         check_base("base", self.base)
+    }
+
+    /// Rows of the table: the prefix rows, then one per patch.
+    pub fn rows(&self) -> usize {
+        self.prefix_rows + self.grid.patches()
     }
 
     /// `omega_k = 1 / base^(k / (dim/4))` for `k < dim/4`.
@@ -114,16 +208,28 @@ impl SinCos2dParams {
             .collect()
     }
 
-    /// Column `col` of patch `patch`, given [`Self::omega`].
-    pub fn value(&self, omega: &[f64], patch: usize, col: usize) -> f64 {
+    /// The `(x, y)` of patch `k` in this raster.
+    pub fn patch_xy(&self, k: usize) -> (usize, usize) {
+        match self.raster {
+            Raster::Rows => self.grid.patch_xy(k),
+            Raster::Columns => (k / self.grid.grid_h, k % self.grid.grid_h),
+        }
+    }
+
+    /// Column `col` of table row `row`, given [`Self::omega`].
+    pub fn value(&self, omega: &[f64], row: usize, col: usize) -> f64 {
+        let Some(patch) = row.checked_sub(self.prefix_rows) else {
+            return 0.0;
+        };
         let quarter = self.dim / 4;
-        let (x, y) = self.grid.patch_xy(patch);
-        let coordinate = if col < 2 * quarter { x } else { y };
+        let (x, y) = self.patch_xy(patch);
+        let block = self.order[col / quarter];
+        let coordinate = if block.uses_y() { y } else { x };
         let angle = coordinate as f64 * omega[col % quarter];
-        if (col / quarter).is_multiple_of(2) {
-            angle.sin()
-        } else {
+        if block.is_cos() {
             angle.cos()
+        } else {
+            angle.sin()
         }
     }
 }
@@ -136,7 +242,7 @@ impl SinCos2dParams {
 pub fn sincos_2d(params: &SinCos2dParams) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
     let omega = params.omega();
-    Ok(fill_2d(params.grid.patches(), params.dim, |patch, col| {
-        params.value(&omega, patch, col)
+    Ok(fill_2d(params.rows(), params.dim, |row, col| {
+        params.value(&omega, row, col)
     }))
 }

@@ -283,7 +283,9 @@ impl TableSpec {
                 heads_then_square(params.heads, patches(&params.grid)?, *head)
             }
             TableSpec::PatchDistance { grid, .. } => square(patches(grid)?),
-            TableSpec::SinCos2d(p) => Some(vec![patches(&p.grid)?, p.dim]),
+            TableSpec::SinCos2d(p) => {
+                Some(vec![patches(&p.grid)?.checked_add(p.prefix_rows)?, p.dim])
+            }
             TableSpec::Rope2dAxial(p) => Some(vec![patches(&p.grid)?, p.dim / 2]),
             TableSpec::Rope2dMixed { grid, freqs } => Some(vec![patches(grid)?, freqs.ncols()]),
             TableSpec::T5Buckets(p) => square(p.seq),

@@ -179,6 +179,16 @@ pub fn every_kind() -> Vec<TableSpec> {
             grid,
             dim: 24,
             base: 10_000.0,
+            ..Default::default()
+        }),
+        // timm's order, patches column by column, a CLS row first.
+        TableSpec::SinCos2d(SinCos2dParams {
+            grid,
+            dim: 16,
+            base: 10_000.0,
+            order: poslab::encoding::grid::parse_order("sin-y,sin-x,cos-y,cos-x").unwrap(),
+            raster: poslab::encoding::grid::Raster::Columns,
+            prefix_rows: 1,
         }),
         TableSpec::Rope2dAxial(AxialParams {
             grid,

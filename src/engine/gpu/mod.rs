@@ -918,8 +918,18 @@ impl Plan {
                 TILE_2D,
                 turns_of(&p.omega()),
                 KernelParams {
+                    // Bits 0-7: the four blocks' codes; bit 8: column raster.
+                    flags: p
+                        .order
+                        .iter()
+                        .enumerate()
+                        .fold(0, |flags, (i, block)| flags | (block.code() << (2 * i)))
+                        | (u32::from(p.raster == crate::encoding::grid::Raster::Columns) << 8),
                     dim: p.dim as u32,
                     grid_w: p.grid.grid_w as u32,
+                    extra: to_u32(p.prefix_rows),
+                    // Exact in f32: grid sides are at most 65536.
+                    scalar1: p.grid.grid_h as f32,
                     ..Default::default()
                 },
             ),
