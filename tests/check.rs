@@ -636,3 +636,53 @@ fn scaled_inverse_frequencies_are_identified_and_never_misnamed() {
     let identification = identify(&near, Tolerance::default());
     assert!(!identification.found(), "{}", identification.report());
 }
+
+#[test]
+fn scaled_angle_tables_are_identified() {
+    use poslab::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
+    let angles = |scaling: RopeScaling| {
+        as_f32(&real(&TableSpec::RopeAngles {
+            params: RopeParams {
+                seq: 300,
+                dim: 128,
+                base: 500_000.0,
+                start: 20,
+            },
+            freqs: RopeFrequencies {
+                rotary_dim: None,
+                scaling,
+            },
+        }))
+    };
+    let llama31 = RopeScaling {
+        kind: ScalingKind::Llama3,
+        factor: Some(8.0),
+        original_max_position_embeddings: Some(8192),
+        low_freq_factor: Some(1.0),
+        high_freq_factor: Some(4.0),
+        ..Default::default()
+    };
+    let linear = RopeScaling {
+        kind: ScalingKind::Linear,
+        factor: Some(4.0),
+        ..Default::default()
+    };
+    for (table, expected) in [
+        (
+            angles(llama31),
+            "Llama 3 scaling, factor 8, original context 8192",
+        ),
+        (
+            angles(linear),
+            "linear scaling (Position Interpolation), factor 4",
+        ),
+    ] {
+        let identification = identify(&table, Tolerance::default());
+        let report = identification.report();
+        assert!(identification.found(), "{report}");
+        let best = &identification.best().unwrap().description;
+        for part in ["RoPE angles", "positions 20..319", "base 500000", expected] {
+            assert!(best.contains(part), "'{part}' in\n{report}");
+        }
+    }
+}

@@ -339,19 +339,47 @@ const TRAINED_LENGTHS: [usize; 8] = [8192, 4096, 32_768, 2048, 16_384, 65_536, 1
 /// would otherwise let a factor of 8 on the smallest frequencies through).
 fn inverse_frequencies(search: &mut Search, values: &[f64]) {
     let n = values.len();
+    let target = FrequencyTarget {
+        label: format!("RoPE inverse frequencies, dim {}", 2 * n),
+        table: ndarray::Array1::from(values.to_vec()).into_dyn(),
+        tolerance: Tolerance {
+            abs: 0.0,
+            rel: search.tolerance.abs.max(search.tolerance.rel),
+        },
+        make: &|theta: &[f64]| ndarray::Array1::from(theta.to_vec()).into_dyn(),
+        plain: true,
+    };
+    scaled_frequencies(search, values, &target);
+}
+
+/// A table made from RoPE inverse frequencies, to identify through them: its label (kind and
+/// the parameters read off the table), the table as loaded, how close a reading must come,
+/// and how the frequencies make the table.
+struct FrequencyTarget<'a> {
+    label: String,
+    table: ArrayD<f64>,
+    tolerance: Tolerance,
+    make: &'a dyn Fn(&[f64]) -> ArrayD<f64>,
+    /// Whether to try unscaled frequencies too (a table whose plain reading is tried
+    /// elsewhere leaves them out).
+    plain: bool,
+}
+
+/// Readings of inverse frequencies `values` (as loaded, or read off a table made from them):
+/// plain with any base, linear, Llama 3 or YaRN scaling; each is checked on `target`.
+fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTarget<'_>) {
+    let n = values.len();
     let rotary = 2 * n;
-    if values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+    if n < 2 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
         return;
     }
-    let table = ndarray::Array1::from(values.to_vec()).into_dyn();
-    let tolerance = Tolerance {
-        abs: 0.0,
-        rel: search.tolerance.abs.max(search.tolerance.rel),
-    };
+    let table = &target.table;
+    let tolerance = target.tolerance;
+    let label = &target.label;
     // A rounded parameter (base 10000 for a fitted 9999.8) must fit as well as float32 noise
     // allows, whatever the tolerance: a loose one would otherwise round 52664 to 52700.
     let strict = Tolerance {
-        abs: 0.0,
+        abs: tolerance.abs.min(1e-6),
         rel: tolerance.rel.min(1e-5),
     };
     let mut tried: Vec<Candidate> = Vec::new();
@@ -360,11 +388,11 @@ fn inverse_frequencies(search: &mut Search, values: &[f64]) {
             if freqs.validate(rotary, base).is_err() {
                 return false;
             }
-            let reference = ndarray::Array1::from(freqs.inv_freq(rotary, base, 0)).into_dyn();
-            if rounded && !compare(&reference, &table, strict).matches() {
+            let reference = (target.make)(&freqs.inv_freq(rotary, base, 0));
+            if rounded && !compare(&reference, table, strict).matches() {
                 return false;
             }
-            let comparison = compare(&reference, &table, tolerance);
+            let comparison = compare(&reference, table, tolerance);
             let matches = comparison.matches();
             tried.push(Candidate::new(description, reference, comparison, false));
             matches
@@ -377,19 +405,19 @@ fn inverse_frequencies(search: &mut Search, values: &[f64]) {
     let plain_base = values[n - 1].powf(-(n as f64) / (n - 1) as f64);
     let default = plain(RopeScaling::default());
     let mut plain_match = None;
-    for base in base_choices(plain_base) {
+    let plain_bases = if target.plain {
+        base_choices(plain_base)
+    } else {
+        Vec::new()
+    };
+    for base in plain_bases {
         let round = base != plain_base;
         let note = if round {
             String::new()
         } else {
             ", a base that is not round (NTK-aware and dynamic NTK scaling give such bases: base · s^(R/(R-2)))".to_owned()
         };
-        if consider(
-            format!("RoPE inverse frequencies, dim {rotary}, base {base}{note}"),
-            &default,
-            base,
-            round,
-        ) {
+        if consider(format!("{label}, base {base}{note}"), &default, base, round) {
             plain_match = Some(base);
             break;
         }
@@ -415,7 +443,7 @@ fn inverse_frequencies(search: &mut Search, values: &[f64]) {
                 });
                 if consider(
                     format!(
-                        "RoPE inverse frequencies, dim {rotary}, base {base}, linear scaling (Position Interpolation), factor {factor}"
+                        "{label}, base {base}, linear scaling (Position Interpolation), factor {factor}"
                     ),
                     &freqs,
                     base,
@@ -449,7 +477,7 @@ fn inverse_frequencies(search: &mut Search, values: &[f64]) {
                     });
                     if consider(
                         format!(
-                            "RoPE inverse frequencies, dim {rotary}, base {base}, Llama 3 scaling, factor {factor}, original context {original}, low_freq_factor {low}, high_freq_factor {high}"
+                            "{label}, base {base}, Llama 3 scaling, factor {factor}, original context {original}, low_freq_factor {low}, high_freq_factor {high}"
                         ),
                         &freqs,
                         base,
@@ -469,7 +497,7 @@ fn inverse_frequencies(search: &mut Search, values: &[f64]) {
                     let truncated = if truncate { "" } else { ", truncate false" };
                     if consider(
                         format!(
-                            "RoPE inverse frequencies, dim {rotary}, base {base}, YaRN scaling, factor {factor}, original context {original}, beta_fast 32, beta_slow 1{truncated}"
+                            "{label}, base {base}, YaRN scaling, factor {factor}, original context {original}, beta_fast 32, beta_slow 1{truncated}"
                         ),
                         &freqs,
                         base,
@@ -508,7 +536,7 @@ fn inverse_frequencies(search: &mut Search, values: &[f64]) {
     }
     for mut candidate in best {
         // One hypothesis per kind, whatever its parameters.
-        candidate.hypothesis = format!("RoPE inverse frequencies, {}", kind_of(&candidate));
+        candidate.hypothesis = format!("{label}, {}", kind_of(&candidate));
         search.candidates.push(candidate);
     }
 }
@@ -694,6 +722,33 @@ fn rope_tables(
                     rope::angles(&params).ok()
                 },
             );
+        }
+    }
+    // Angles of scaled frequencies: each column's rate is its frequency.
+    if width >= 2 && seq >= 2 {
+        let theta: Vec<f64> = (0..width)
+            .map(|i| (view[[seq - 1, i]] - view[[0, i]]) / (seq - 1) as f64)
+            .collect();
+        let start = (view[[0, 0]] / theta[0]).round() + 0.0;
+        if theta[0] > 0.0 && (0.0..1e12).contains(&start) {
+            let first = start as u64;
+            let make = |theta: &[f64]| {
+                orient(Array2::from_shape_fn((seq, theta.len()), |(p, i)| {
+                    (first + p as u64) as f64 * theta[i]
+                }))
+            };
+            let target = FrequencyTarget {
+                label: format!(
+                    "RoPE angles p·θ_i, dim {}, positions {first}..{}{suffix}",
+                    2 * width,
+                    first + seq as u64 - 1
+                ),
+                table: orient(view.clone()),
+                tolerance: search.tolerance,
+                make: &make,
+                plain: false,
+            };
+            scaled_frequencies(search, &theta, &target);
         }
     }
     if width < 4 || width % 2 != 0 {
