@@ -318,6 +318,21 @@ pub struct TableArgs {
     #[arg(long, value_name = "K")]
     pub zero_row: Option<i64>,
 
+    /// ALiBi: the length the model was trained on, for --slope-scaling
+    #[arg(long, value_name = "L")]
+    pub train_len: Option<i64>,
+
+    /// ALiBi: beyond --train-len L, every slope becomes m_h * L / seq (Al-Khateeb et al.'s
+    /// interpolation); within L nothing changes. alibi-slopes reads the length from --seq
+    #[arg(
+        long,
+        value_name = "BOOL",
+        default_value_t = false,
+        action = clap::ArgAction::Set,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub slope_scaling: bool,
+
     /// rope-2d-mixed: a [2, dim/2] <f4 or <f8 .npy array, row 0 theta_x, row 1 theta_y
     #[arg(long, value_name = "F.npy")]
     pub freqs: Option<PathBuf>,
@@ -636,8 +651,18 @@ fn options_of(kind: Kind) -> &'static [&'static str] {
             FACTOR,
             SCALING,
         ],
-        Kind::AlibiSlopes => &["heads", "dtype"],
-        Kind::Alibi => &["heads", "seq", "start", "mode", "form", "head", "dtype"],
+        Kind::AlibiSlopes => &["heads", "seq", "train_len", "slope_scaling", "dtype"],
+        Kind::Alibi => &[
+            "heads",
+            "seq",
+            "start",
+            "mode",
+            "form",
+            "head",
+            "train_len",
+            "slope_scaling",
+            "dtype",
+        ],
         Kind::Alibi2d => &["heads", "grid_h", "grid_w", "head", "dtype"],
         Kind::PatchDistance => &["grid_h", "grid_w", "metric", "dtype"],
         Kind::SinCos2d => &[
@@ -725,6 +750,66 @@ pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<()
         )));
     }
     Ok(())
+}
+
+/// What the options do to a computed table beyond its kind: ALiBi's slope scaling, then
+/// `--zero-row`.
+pub(crate) fn finish_table(
+    table: Table,
+    args: &TableArgs,
+    spec: &TableSpec,
+) -> Result<Table, CliError> {
+    let table = match slope_scale(args, spec)? {
+        Some(factor) => match table {
+            Table::Real(values) => Table::Real(values.mapv(|v| v * factor)),
+            index => index,
+        },
+        None => table,
+    };
+    zero_row(table, args.zero_row)
+}
+
+/// ALiBi's slope interpolation: `L / seq` when `--slope-scaling true` and `seq` exceeds
+/// `--train-len L` (every slope, hence every bias, scales by it), else nothing.
+fn slope_scale(args: &TableArgs, spec: &TableSpec) -> Result<Option<f64>, CliError> {
+    if !args.slope_scaling {
+        if matches!(spec, TableSpec::AlibiSlopes { .. }) && args.seq.is_some() {
+            return Err(CliError::usage(
+                "--seq applies to alibi-slopes only with --slope-scaling true (the slopes do not depend on the length otherwise)",
+            ));
+        }
+        if args.train_len.is_some() {
+            return Err(CliError::usage(
+                "--train-len applies with --slope-scaling true (the length beyond which slopes shrink)",
+            ));
+        }
+        return Ok(None);
+    }
+    let train = args.train_len.ok_or_else(|| {
+        CliError::usage(
+            "--slope-scaling true needs --train-len L, the length the model was trained on",
+        )
+    })?;
+    let train = usize::try_from(train)
+        .ok()
+        .filter(|&l| l >= 1)
+        .ok_or_else(|| {
+            CliError::usage(format!("--train-len {train} is not allowed: use 1 or more"))
+        })?;
+    let seq = match spec {
+        TableSpec::Alibi { params, .. } => params.seq,
+        TableSpec::AlibiKeys { seq, .. } => *seq,
+        _ => args
+            .seq
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| {
+                CliError::usage(
+                    "--slope-scaling true on alibi-slopes needs --seq, the length the slopes are for",
+                )
+            })?,
+    };
+    Ok((seq > train).then(|| train as f64 / seq as f64))
 }
 
 /// `table` with row `row` (of a 2-D real table) set to zero, as fairseq's sinusoidal
@@ -1268,7 +1353,7 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
 
     let started = Instant::now();
     let (table, engine_used) = compute_with(args.backend, &spec, args.arithmetic()?)?;
-    let table = zero_row(table, args.zero_row)?;
+    let table = finish_table(table, args, &spec)?;
     let computed = started.elapsed();
     export::write_table(file.writer(), &table, format, args.dtype)
         .and_then(|()| file.commit().map_err(export::ExportError::from))

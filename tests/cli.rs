@@ -1884,3 +1884,124 @@ fn sincos_2d_in_timms_orders_with_a_cls_row_and_fairseqs_padding_row() {
         assert!(!never.exists());
     }
 }
+
+#[test]
+fn alibi_slope_scaling_shrinks_slopes_beyond_the_training_length() {
+    let d = dir();
+    let slopes = |extra: &[&str]| -> Array1<f64> {
+        let out = d.path().join("slopes.npy");
+        let mut words = vec![
+            "table",
+            "alibi-slopes",
+            "--heads",
+            "8",
+            "--dtype",
+            "f64",
+            "-o",
+            path_str(&out),
+        ];
+        words.extend(extra);
+        ok(&words);
+        read_npy(&out).unwrap()
+    };
+    let plain = slopes(&[]);
+    // 8 heads: 2^-1 ... 2^-8.
+    assert_eq!(plain[0], 0.5);
+    let within = slopes(&[
+        "--seq",
+        "1024",
+        "--train-len",
+        "1024",
+        "--slope-scaling",
+        "true",
+    ]);
+    assert_eq!(within, plain, "within the training length nothing changes");
+    let beyond = slopes(&[
+        "--seq",
+        "4096",
+        "--train-len",
+        "1024",
+        "--slope-scaling",
+        "true",
+    ]);
+    for (b, p) in beyond.iter().zip(&plain) {
+        assert_eq!(*b, p * 0.25, "m_h L / seq");
+    }
+    // The biases follow: -m_h L/seq |i - j|, -inf stays masked.
+    let out = d.path().join("bias.npy");
+    ok(&[
+        "table",
+        "alibi",
+        "--heads",
+        "8",
+        "--seq",
+        "16",
+        "--head",
+        "0",
+        "--train-len",
+        "4",
+        "--slope-scaling",
+        "true",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&out),
+    ]);
+    let bias: Array2<f64> = read_npy(&out).unwrap();
+    assert_eq!(bias[[10, 2]], -0.5 * 0.25 * 8.0);
+    assert_eq!(bias[[2, 10]], f64::NEG_INFINITY);
+    let never = d.path().join("never.npy");
+    for (words, says) in [
+        (
+            vec![
+                "alibi-slopes",
+                "--heads",
+                "8",
+                "--seq",
+                "64",
+                "--slope-scaling",
+                "true",
+            ],
+            "needs --train-len",
+        ),
+        (
+            vec!["alibi-slopes", "--heads", "8", "--train-len", "64"],
+            "--train-len applies with --slope-scaling true",
+        ),
+        (
+            vec![
+                "alibi-slopes",
+                "--heads",
+                "8",
+                "--train-len",
+                "64",
+                "--slope-scaling",
+                "true",
+            ],
+            "needs --seq",
+        ),
+        (
+            vec![
+                "alibi",
+                "--heads",
+                "8",
+                "--seq",
+                "64",
+                "--train-len",
+                "0",
+                "--slope-scaling",
+                "true",
+            ],
+            "--train-len 0 is not allowed",
+        ),
+    ] {
+        let mut all = vec!["table"];
+        all.extend(words);
+        all.extend(["-o", path_str(&never)]);
+        let out = poslab(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {stderr}");
+        assert!(stderr.contains(says), "{all:?}: {stderr}");
+        assert!(!never.exists());
+    }
+}

@@ -189,7 +189,7 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
     let (loaded, stored) = args.input.load_typed()?;
     let loaded = args.input.sliced(loaded)?;
     let reference = cpu::compute(&spec).map_err(super::engine_error)?;
-    let reference = super::zero_row(reference, args.table.zero_row)?.into_real();
+    let reference = super::finish_table(reference, &args.table, &spec)?.into_real();
     // An explicit tolerance is the user's own; without one, a file that says how it stores
     // its values is held to what that type can hold.
     let explicit = ["atol", "rtol"]
