@@ -686,3 +686,35 @@ fn scaled_angle_tables_are_identified() {
         }
     }
 }
+
+#[test]
+fn sinusoidal_tables_are_found_at_large_starts() {
+    // The slowest pair turns once every 47,000 positions at base 10000, d = 64: beyond that
+    // its phase alone is ambiguous, and the other pairs settle which turn it is on.
+    for (start, dim, layout) in [
+        (65_536u64, 64usize, SinusoidalLayout::Interleaved),
+        (300_000, 64, SinusoidalLayout::Split),
+        (123_456_789, 128, SinusoidalLayout::Interleaved),
+    ] {
+        let table = as_f32(&real(&TableSpec::Sinusoidal(SinusoidalParams {
+            seq: 40,
+            dim,
+            base: 10_000.0,
+            start,
+            layout,
+            spacing: Spacing::Vaswani,
+        })));
+        let identification = identify(&table, Tolerance::default());
+        let report = identification.report();
+        assert!(identification.found(), "{report}");
+        let expected = format!("positions {start}..{}", start + 39);
+        assert!(
+            identification
+                .best()
+                .unwrap()
+                .description
+                .contains(&expected),
+            "{expected} in\n{report}"
+        );
+    }
+}

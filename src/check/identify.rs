@@ -7,7 +7,6 @@
 use ndarray::{Array2, ArrayD, Ix1, Ix2, Ix3};
 
 use super::{Comparison, Tolerance, compare, squeezed};
-use crate::encoding::MAX_POSITION;
 use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
 use crate::encoding::grid::{DistanceMetric, GridParams};
 use crate::encoding::rope::{self, RopeLayout, RopeParams};
@@ -164,19 +163,55 @@ fn angle_rate(sin: &[f64], cos: &[f64]) -> Option<(f64, f64)> {
     Some((total / (angles.len() - 1) as f64, angles[0]))
 }
 
-/// The first position `s` of a pair turning by `rate` whose angle there is `phase` in
-/// `(-π, π]`, taking `s·rate` below 2π; a phase a hair below zero is position 0.
-fn start_from_phase(phase: f64, rate: f64) -> Option<u64> {
-    if rate <= 0.0 {
+/// Turns of the slowest pair searched for a sinusoidal table's start: starts up to this many
+/// of its wavelengths (2.3 * 10^8 positions at base 10000 and d = 64) are found.
+const MAX_START_TURNS: i64 = 5000;
+
+/// The first position of a table whose pairs turn by `freqs` and stand at `phases` (their
+/// angles in the first row). The slowest pair gives the position within one of its turns;
+/// for each candidate turn the position is refined pair by pair, slow to fast (each pins it
+/// closer than the next one's wavelength), and kept when it ends on a whole number that
+/// every pair agrees with.
+fn resolve_start(freqs: &[f64], phases: &[f64]) -> Option<u64> {
+    let tau = std::f64::consts::TAU;
+    let mut order: Vec<usize> = (0..freqs.len()).filter(|&i| freqs[i] > 0.0).collect();
+    order.sort_by(|&a, &b| freqs[a].total_cmp(&freqs[b]));
+    // At most 16 pairs, spread from the slowest to the fastest.
+    let count = order.len();
+    if count == 0 {
         return None;
     }
-    let turn = if phase < -1e-3 {
-        phase + std::f64::consts::TAU
+    let chain: Vec<usize> = if count <= 16 {
+        order
     } else {
-        phase.max(0.0)
+        let mut picked: Vec<usize> = (0..16).map(|k| order[k * (count - 1) / 15]).collect();
+        picked.dedup();
+        picked
     };
-    let start = (turn / rate).round();
-    (start < (MAX_POSITION / 2) as f64).then_some(start as u64)
+    let wrap = |angle: f64| {
+        let a = angle.rem_euclid(tau);
+        if a > std::f64::consts::PI { a - tau } else { a }
+    };
+    let slow = chain[0];
+    let period = tau / freqs[slow];
+    let within = phases[slow].rem_euclid(tau) / freqs[slow];
+    for k in -1..=MAX_START_TURNS {
+        let mut position = within + k as f64 * period;
+        for &i in &chain[1..] {
+            position += wrap(phases[i] - position * freqs[i]) / freqs[i];
+        }
+        let whole = position.round();
+        if whole < 0.0 || (position - whole).abs() > 0.1 {
+            continue;
+        }
+        let agrees = chain
+            .iter()
+            .all(|&i| wrap(whole * freqs[i] - phases[i]).abs() < 2e-3);
+        if agrees {
+            return Some(whole as u64);
+        }
+    }
+    None
 }
 
 struct Search {
@@ -609,12 +644,13 @@ fn sinusoidal(
                     Some((i, rate, rate * (seq - 1) as f64))
                 })
                 .collect();
-            let (s, c) = columns(pairs - 1);
-            let Some((_, slow_phase)) =
-                angle_rate(&sin_first.column(s).to_vec(), &sin_first.column(c).to_vec())
-            else {
-                continue;
-            };
+            // Each pair's angle in the first row.
+            let phases: Vec<f64> = (0..pairs)
+                .map(|i| {
+                    let (s, c) = columns(i);
+                    sin_first[[0, s]].atan2(sin_first[[0, c]])
+                })
+                .collect();
             let last = (pairs - 1) as f64;
             for spacing in [Spacing::Vaswani, Spacing::T2t] {
                 // w_i = base^(-2i/d) (Vaswani) or base^(-i/(d/2-1)) (t2t).
@@ -626,14 +662,22 @@ fn sinusoidal(
                     continue;
                 };
                 let base = rate.powf(-exponent(i));
-                let slowest = |b: f64| match spacing {
-                    Spacing::Vaswani => b.powf(-2.0 * last / dim as f64),
-                    Spacing::T2t => 1.0 / b,
+                // The start for a base: found from the phases with that base's frequencies
+                // (once per base: the description and the table both ask).
+                let starts = std::cell::RefCell::new(std::collections::HashMap::new());
+                let start_for = |b: f64| {
+                    *starts.borrow_mut().entry(b.to_bits()).or_insert_with(|| {
+                        let params = SinusoidalParams {
+                            seq: 1,
+                            dim,
+                            base: b,
+                            start: 0,
+                            layout,
+                            spacing,
+                        };
+                        resolve_start(params.frequencies().as_slice()?, &phases)
+                    })
                 };
-                let Some(start) = start_from_phase(slow_phase, slowest(base)) else {
-                    continue;
-                };
-                let start = start as f64;
                 let order = if cos_first { "cos first" } else { "sin first" };
                 let layout_name = match layout {
                     SinusoidalLayout::Interleaved => "interleaved",
@@ -646,9 +690,12 @@ fn sinusoidal(
                 search.consider_bases(
                     base,
                     |b| {
+                        let positions = match start_for(b) {
+                            Some(start) => format!("{start}..{}", start + seq as u64 - 1),
+                            None => "unknown".to_owned(),
+                        };
                         format!(
-                            "sinusoidal, {layout_name} layout, {order}, {spacing_name} spacing, base {b}, d = {dim}, positions {start}..{}{suffix}",
-                            start as u64 + seq as u64 - 1
+                            "sinusoidal, {layout_name} layout, {order}, {spacing_name} spacing, base {b}, d = {dim}, positions {positions}{suffix}"
                         )
                     },
                     view,
@@ -658,7 +705,7 @@ fn sinusoidal(
                             seq: rows,
                             dim,
                             base: b,
-                            start: start as u64,
+                            start: start_for(b)?,
                             layout,
                             spacing,
                         };
