@@ -718,3 +718,72 @@ fn sinusoidal_tables_are_found_at_large_starts() {
         );
     }
 }
+
+#[test]
+fn vision_tables_and_stored_alibi_are_identified() {
+    use poslab::encoding::alibi::AlibiForm;
+    use poslab::encoding::grid::{GridParams, Raster, SinCos2dParams, parse_order};
+    let cases = [
+        (
+            TableSpec::SinCos2d(SinCos2dParams {
+                grid: GridParams {
+                    grid_h: 6,
+                    grid_w: 6,
+                },
+                dim: 32,
+                prefix_rows: 1,
+                ..Default::default()
+            }),
+            vec![
+                "2D sin-cos, 6 x 6 grid",
+                "MAE order",
+                "row by row",
+                "after a zero CLS row",
+            ],
+        ),
+        (
+            TableSpec::SinCos2d(SinCos2dParams {
+                grid: GridParams {
+                    grid_h: 4,
+                    grid_w: 6,
+                },
+                dim: 16,
+                order: parse_order("sin-y,cos-y,sin-x,cos-x").unwrap(),
+                raster: Raster::Columns,
+                ..Default::default()
+            }),
+            vec!["4 x 6 grid", "timm interleaved order", "column by column"],
+        ),
+        (
+            TableSpec::AlibiKeys {
+                heads: 12,
+                seq: 40,
+                form: AlibiForm::Bloom,
+                head: None,
+            },
+            vec![
+                "ALiBi as BLOOM's build_alibi_tensor",
+                "12 heads",
+                "--form bloom",
+            ],
+        ),
+        (
+            TableSpec::AlibiKeys {
+                heads: 8,
+                seq: 40,
+                form: AlibiForm::Mpt,
+                head: None,
+            },
+            vec!["ALiBi as MPT's build_alibi_bias", "8 heads"],
+        ),
+    ];
+    for (spec, expected) in cases {
+        let identification = identify(&as_f32(&real(&spec)), Tolerance::default());
+        let report = identification.report();
+        assert!(identification.found(), "{report}");
+        let best = &identification.best().unwrap().description;
+        for part in expected {
+            assert!(best.contains(part), "'{part}' in\n{report}");
+        }
+    }
+}

@@ -1,8 +1,10 @@
 //! Which table is this? Hypotheses from the table's shape (sinusoidal in either layout, sin or
-//! cos first, either spacing, transposed or not; RoPE angles, cos and sin caches in either
-//! pairing; inverse frequencies; ALiBi slopes and biases; patch distances), their parameters
-//! fitted from the data (the base from the slowest frequency, the start from its phase), each
-//! computed by the CPU engine and compared element by element; the closest wins.
+//! cos first, either spacing, transposed or not, at any start; RoPE inverse frequencies and
+//! angles, plain or under linear, Llama 3 or YaRN scaling; cos and sin caches in either
+//! pairing; ALiBi slopes, biases and the per-key forms of BLOOM and MPT; 2D sin-cos tables in
+//! MAE's and timm's orders, with or without a CLS row; patch distances), their parameters
+//! fitted from the data, each computed by the CPU engine and compared element by element
+//! (frequencies relative to each value); the closest wins.
 
 use ndarray::{Array2, ArrayD, Ix1, Ix2, Ix3};
 
@@ -601,6 +603,125 @@ fn two_dimensional(search: &mut Search) {
     if rows == cols && rows >= 2 {
         alibi_head(search, &table);
         patch_distances(search, rows);
+    }
+    alibi_per_key(search, &table);
+    sincos_2d_tables(search, &table);
+}
+
+/// ALiBi as BLOOM and MPT store it, `[heads, 1, seq]` (squeezed to `[heads, seq]`): one bias
+/// per key, `m_h j` or `m_h (j - (seq - 1))`, with the reference rule's slopes.
+fn alibi_per_key(search: &mut Search, table: &Array2<f64>) {
+    let (heads, seq) = table.dim();
+    if seq < 2 || heads > 1 << 16 || table.iter().any(|v| !v.is_finite()) {
+        return;
+    }
+    let Ok(slopes) = alibi::slopes(heads) else {
+        return;
+    };
+    for (form, name) in [
+        (
+            alibi::AlibiForm::Bloom,
+            "BLOOM's build_alibi_tensor, m_h · j",
+        ),
+        (
+            alibi::AlibiForm::Mpt,
+            "MPT's build_alibi_bias, m_h · (j - (seq - 1))",
+        ),
+    ] {
+        let reference = Array2::from_shape_fn((heads, seq), |(h, j)| {
+            alibi::key_bias(slopes[h], form, j, seq)
+        });
+        search.consider(
+            format!(
+                "ALiBi as {name} per key, {heads} heads, {seq} keys (--form {})",
+                match form {
+                    alibi::AlibiForm::Bloom => "bloom",
+                    _ => "mpt",
+                }
+            ),
+            reference.into_dyn(),
+        );
+    }
+}
+
+/// 2D sin-cos tables `[N + P, dim]` at base 10000: every grid of `P` patches, MAE's and
+/// timm's block orders, either raster, with or without a zero CLS row first.
+fn sincos_2d_tables(search: &mut Search, table: &Array2<f64>) {
+    use crate::encoding::grid::{MAE_ORDER, Raster, SinCos2dParams, parse_order};
+    let (rows, dim) = table.dim();
+    if dim < 4 || !dim.is_multiple_of(4) || !(2..=1 << 14).contains(&rows) {
+        return;
+    }
+    let orders = [
+        ("MAE order sin-x,cos-x,sin-y,cos-y", MAE_ORDER),
+        (
+            "timm order sin-y,sin-x,cos-y,cos-x",
+            parse_order("sin-y,sin-x,cos-y,cos-x").unwrap_or(MAE_ORDER),
+        ),
+        (
+            "timm interleaved order sin-y,cos-y,sin-x,cos-x",
+            parse_order("sin-y,cos-y,sin-x,cos-x").unwrap_or(MAE_ORDER),
+        ),
+    ];
+    for prefix_rows in [0usize, 1] {
+        if prefix_rows == 1 && table.row(0).iter().any(|v| *v != 0.0) {
+            continue;
+        }
+        let patches = rows - prefix_rows;
+        // The first patch sits at (0, 0): its sines are 0 and its cosines 1 in every order,
+        // so a table whose first patch row is not that is no 2D sin-cos table.
+        let quarter = dim / 4;
+        let first = table.row(prefix_rows);
+        let fits_first = |order: &[crate::encoding::grid::SinCosBlock; 4]| {
+            first.iter().enumerate().all(|(col, &v)| {
+                let expected = if order[col / quarter].code() & 1 == 1 {
+                    1.0
+                } else {
+                    0.0
+                };
+                (v - expected).abs() <= search.tolerance.abs + search.tolerance.rel + 1e-6
+            })
+        };
+        if !orders.iter().any(|(_, order)| fits_first(order)) {
+            continue;
+        }
+        for grid_h in (1..=patches).filter(|h| patches.is_multiple_of(*h)) {
+            let grid = GridParams {
+                grid_h,
+                grid_w: patches / grid_h,
+            };
+            for (order_name, order) in orders {
+                for raster in [Raster::Rows, Raster::Columns] {
+                    let params = SinCos2dParams {
+                        grid,
+                        dim,
+                        base: 10_000.0,
+                        order,
+                        raster,
+                        prefix_rows,
+                    };
+                    let Ok(reference) = cpu::compute(&TableSpec::SinCos2d(params)) else {
+                        continue;
+                    };
+                    let raster_name = match raster {
+                        Raster::Rows => "patches row by row",
+                        Raster::Columns => "patches column by column",
+                    };
+                    let cls = if prefix_rows > 0 {
+                        ", after a zero CLS row"
+                    } else {
+                        ""
+                    };
+                    search.consider(
+                        format!(
+                            "2D sin-cos, {} x {} grid, dim {dim}, base 10000, {order_name}, {raster_name}{cls}",
+                            grid.grid_h, grid.grid_w
+                        ),
+                        reference.into_real(),
+                    );
+                }
+            }
+        }
     }
 }
 
