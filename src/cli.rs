@@ -651,7 +651,14 @@ fn options_of(kind: Kind) -> &'static [&'static str] {
             FACTOR,
             SCALING,
         ],
-        Kind::AlibiSlopes => &["heads", "seq", "train_len", "slope_scaling", "dtype"],
+        Kind::AlibiSlopes => &[
+            "heads",
+            "seq",
+            "train_len",
+            "slope_scaling",
+            "dtype",
+            "arith",
+        ],
         Kind::Alibi => &[
             "heads",
             "seq",
@@ -662,6 +669,7 @@ fn options_of(kind: Kind) -> &'static [&'static str] {
             "train_len",
             "slope_scaling",
             "dtype",
+            "arith",
         ],
         Kind::Alibi2d => &["heads", "grid_h", "grid_w", "head", "dtype"],
         Kind::PatchDistance => &["grid_h", "grid_w", "metric", "dtype"],

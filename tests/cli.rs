@@ -2005,3 +2005,44 @@ fn alibi_slope_scaling_shrinks_slopes_beyond_the_training_length() {
         assert!(!never.exists());
     }
 }
+
+#[test]
+fn blooms_float32_alibi_is_checked_as_pytorch_computes_it() {
+    let d = dir();
+    let out = d.path().join("bloom.npy");
+    let options = ["--heads", "32", "--seq", "2048", "--form", "bloom"];
+    let mut words = vec!["table", "alibi"];
+    words.extend(options);
+    words.extend(["--arith", "torch-f32", "-o", path_str(&out)]);
+    ok(&words);
+    let mut words = vec!["check", path_str(&out), "--as", "alibi"];
+    words.extend(options);
+    let checked = poslab(&words);
+    let text = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("MATCH as PyTorch computes it in float32 (--arith torch-f32)"),
+        "{text}"
+    );
+    // The relative table has no float32 mode: refused by name.
+    let never = d.path().join("never.npy");
+    let refused = poslab(&[
+        "table",
+        "alibi",
+        "--heads",
+        "4",
+        "--seq",
+        "8",
+        "--arith",
+        "torch-f32",
+        "-o",
+        path_str(&never),
+    ]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(!never.exists());
+}

@@ -253,7 +253,7 @@ fn torch_tables_differ_from_exact_ones_by_the_float32_rounding_of_the_angle() {
 fn only_tables_built_from_angles_have_a_torch_mode() {
     let spec = common::every_kind()
         .into_iter()
-        .find(|s| s.kind_name() == "alibi")
+        .find(|s| matches!(s, TableSpec::Alibi { .. }))
         .unwrap();
     assert!(cpu::compute_arith(&spec, Arithmetic::TORCH).is_err());
     assert!(gpu().compute_arith(&spec, Arithmetic::TORCH).is_err());
@@ -359,4 +359,44 @@ fn whole_vector_blocks_use_sleef_and_the_tail_the_c_library() {
     for (i, &w) in exp_form.iter().enumerate() {
         assert_eq!(w, sleef::exp((2 * i) as f32 * scale), "exp form, index {i}");
     }
+}
+
+#[test]
+fn alibi_slopes_are_blooms_and_mpts_float32_powers() {
+    use poslab::encoding::torch_f32::{AVX2_BLOCK, bloom_slopes, mpt_slopes};
+    // BLOOM at 16 heads: base = f32(2^-0.5), slopes base^1 .. base^16 from torch.pow; each
+    // within an ulp of that f32 base raised exactly (in f64) and rounded once.
+    let base = 2f64.powf(-0.5) as f32;
+    assert_eq!(base.to_bits(), 0x3f35_04f3);
+    let slopes = bloom_slopes(16, AVX2_BLOCK);
+    let mut off_exact = 0;
+    for (k, &m) in slopes.iter().enumerate() {
+        let power = f64::from(base).powi(k as i32 + 1) as f32;
+        let ulps = (m.to_bits() as i64 - power.to_bits() as i64).abs();
+        assert!(ulps <= 1, "head {k}: {m} vs {power}");
+        // The f32 base's own rounding shows against the exact slopes 2^(-(k+1)/2).
+        off_exact += usize::from(f64::from(m) != 2f64.powf(-((k + 1) as f64) / 2.0));
+    }
+    assert!(off_exact > 4, "{off_exact}");
+    // Powers of two stay exact, and 12 heads take 8 then the odd powers of the next base.
+    assert_eq!(bloom_slopes(8, AVX2_BLOCK)[2], 0.125);
+    let twelve = bloom_slopes(12, AVX2_BLOCK);
+    assert_eq!(twelve.len(), 12);
+    assert_eq!(twelve[8], 2f64.powf(-0.5) as f32);
+    // MPT: 1 / 2^(k * 8 / n), reordered for head counts that are not powers of two.
+    assert_eq!(mpt_slopes(8, AVX2_BLOCK)[0], 0.5);
+    assert_eq!(mpt_slopes(12, AVX2_BLOCK)[..2], [0.5, 0.25]);
+    // Both engines, as tables.
+    let spec = TableSpec::AlibiKeys {
+        heads: 16,
+        seq: 30,
+        form: poslab::encoding::alibi::AlibiForm::Bloom,
+        head: None,
+    };
+    let (c, g) = (
+        real(cpu::compute_arith(&spec, Arithmetic::TORCH).unwrap()),
+        real(gpu().compute_arith(&spec, Arithmetic::TORCH).unwrap()),
+    );
+    assert_eq!(c, g, "the same f32 products on both engines");
+    assert_eq!(c[29], f64::from(slopes[0] * 29.0));
 }

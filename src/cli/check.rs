@@ -245,7 +245,16 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         } else {
             ""
         };
-        let how = format!("(--arith torch-f32 --freq-form {form}{build})");
+        // ALiBi slopes have no frequency form: only sin/cos tables name theirs.
+        let how = if matches!(
+            spec,
+            crate::engine::TableSpec::AlibiSlopes { .. }
+                | crate::engine::TableSpec::AlibiKeys { .. }
+        ) {
+            format!("(--arith torch-f32{build})")
+        } else {
+            format!("(--arith torch-f32 --freq-form {form}{build})")
+        };
         // An explicit tolerance is the user's own: the float32 match is reported, not applied.
         if explicit {
             println!(

@@ -160,6 +160,21 @@ fn torch_f32_values(spec: &TableSpec, mode: torch_f32::TorchMode) -> Element<'_,
                 })
             })
         }
+        TableSpec::AlibiSlopes { .. } => {
+            let slopes = super::torch_slopes(spec, mode);
+            Box::new(move |_, _, h| slopes[h])
+        }
+        // `slopes[..., None] * arange_tensor`: the f32 product of the slope and the offset.
+        TableSpec::AlibiKeys {
+            seq, form, head, ..
+        } => {
+            let slopes = super::torch_slopes(spec, mode);
+            let (seq, form, first) = (*seq, *form, head.unwrap_or(0));
+            Box::new(move |h, _, j| {
+                let offset = alibi::key_bias(1.0, form, j, seq) as f32;
+                f64::from(slopes[first + h] as f32 * offset)
+            })
+        }
         // check_arithmetic admits only the kinds above.
         _ => Box::new(|_, _, _| f64::NAN),
     }

@@ -327,6 +327,8 @@ pub fn check_arithmetic(
             | TableSpec::RopeAngles { .. }
             | TableSpec::RopeCache { .. }
             | TableSpec::RopeApply { .. }
+            | TableSpec::AlibiSlopes { .. }
+            | TableSpec::AlibiKeys { .. }
     );
     if arith.is_torch() && !has_torch_mode {
         return Err(EngineError::Arithmetic(spec.kind_name()));
@@ -366,6 +368,28 @@ impl TableSpec {
             _ => None,
         }
     }
+}
+
+/// The float32 ALiBi slopes PyTorch forms for a slope or per-key table (widened to f64,
+/// exactly): BLOOM's for `alibi-slopes` and `--form bloom`, MPT's for `--form mpt`. Empty for
+/// other kinds.
+pub fn torch_slopes(spec: &TableSpec, mode: crate::encoding::torch_f32::TorchMode) -> Vec<f64> {
+    use crate::encoding::torch_f32::{bloom_slopes, mpt_slopes};
+    let slopes = match spec {
+        TableSpec::AlibiSlopes { heads }
+        | TableSpec::AlibiKeys {
+            heads,
+            form: AlibiForm::Bloom | AlibiForm::Relative,
+            ..
+        } => bloom_slopes(*heads, mode.block),
+        TableSpec::AlibiKeys {
+            heads,
+            form: AlibiForm::Mpt,
+            ..
+        } => mpt_slopes(*heads, mode.block),
+        _ => Vec::new(),
+    };
+    slopes.into_iter().map(f64::from).collect()
 }
 
 /// The float32 frequencies PyTorch forms for a sin/cos table (widened to f64, exactly): per pair

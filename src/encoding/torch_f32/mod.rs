@@ -180,6 +180,54 @@ fn pow_elementwise(n: usize, block: usize, base: f64, exponent: impl Fn(usize) -
     )
 }
 
+/// ALiBi slopes as Hugging Face BLOOM's `build_alibi_tensor` computes them in float32:
+/// `torch.pow(base, arange(1, 1 + c))` with `base = f32(2^(-2^-(log2 c - 3)))` for the
+/// largest power of two `c` at most `heads`, then the odd powers of the next base for the
+/// heads beyond `c`; each `pow` SLEEF's on whole blocks and the C library's on the tail.
+pub fn bloom_slopes(heads: usize, block: usize) -> Vec<f32> {
+    let closest = 1usize << heads.ilog2();
+    let base_of = |c: usize| 2f64.powf(-(2f64.powf(-((c as f64).log2() - 3.0)))) as f32;
+    let powers = |base: f32, exponents: Vec<f32>| {
+        elementwise(
+            exponents.len(),
+            block,
+            |i| sleef::pow(base, exponents[i]),
+            |i| base.powf(exponents[i]),
+        )
+    };
+    let mut slopes = powers(base_of(closest), (1..=closest).map(|k| k as f32).collect());
+    if closest != heads {
+        let remaining = closest.min(heads - closest);
+        let odd = (0..remaining).map(|k| (2 * k + 1) as f32).collect();
+        slopes.extend(powers(base_of(2 * closest), odd));
+    }
+    slopes
+}
+
+/// ALiBi slopes as MPT's `gen_slopes` computes them in float32 (alibi_bias_max 8):
+/// `1.0 / torch.pow(2, arange(1, n + 1).float() * (8 / n))` for `n` the next power of two,
+/// reordered (odd indices first) and cut to `heads` when `heads` is not one.
+pub fn mpt_slopes(heads: usize, block: usize) -> Vec<f32> {
+    let padded = heads.next_power_of_two();
+    let scale = (8.0 / padded as f64) as f32;
+    let exponents: Vec<f32> = (1..=padded).map(|k| k as f32 * scale).collect();
+    let slopes: Vec<f32> = pow_elementwise(padded, block, 2.0, |i| exponents[i])
+        .into_iter()
+        .map(|p| 1.0 / p)
+        .collect();
+    if padded == heads {
+        return slopes;
+    }
+    slopes
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .chain(slopes.iter().step_by(2))
+        .take(heads)
+        .copied()
+        .collect()
+}
+
 /// `base ** (arange(0, dim, 2).float() / dim)` for `pairs` pairs: the powers whose
 /// reciprocals are Hugging Face's inverse frequencies (YaRN and LongRoPE use them as they are).
 pub fn powers(pairs: usize, dim: usize, base: f64, block: usize) -> Vec<f32> {

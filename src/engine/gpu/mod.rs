@@ -1026,6 +1026,18 @@ impl Plan {
     /// The same plan in PyTorch's float32 arithmetic, for the kinds that have one: the same
     /// parameters with the torch kernels and their constants (see shaders/common/torch_f32.wgsl).
     fn in_torch_f32(self, spec: &TableSpec, mode: TorchMode) -> Self {
+        if matches!(
+            spec,
+            TableSpec::AlibiSlopes { .. } | TableSpec::AlibiKeys { .. }
+        ) {
+            // The same kernels, with the f32 slopes exactly as the high part: the product in
+            // the per-key kernel is then torch's f32 product.
+            let constants = crate::engine::torch_slopes(spec, mode)
+                .iter()
+                .flat_map(|&m| [(m as f32).to_bits(), 0])
+                .collect();
+            return Plan { constants, ..self };
+        }
         let frequencies = crate::engine::torch_frequencies(spec, mode);
         let (entry, constants) = match spec {
             TableSpec::Sinusoidal(_) => {
