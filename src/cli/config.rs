@@ -297,7 +297,8 @@ pub fn describe(config: &ModelConfig) -> String {
         for (kind, what) in kinds {
             let mut words = vec!["poslab".to_owned(), "table".to_owned(), kind_name(kind)];
             let accepted = options_of(kind);
-            if accepted.contains(&"seq") && kind != Kind::RopeInvFreq {
+            // The length only where the table has one row per position.
+            if accepted.contains(&"seq") && !matches!(kind, Kind::RopeInvFreq | Kind::AlibiSlopes) {
                 words.push("--seq".to_owned());
                 words.push(seq.clone());
             }
