@@ -1367,3 +1367,76 @@ fn a_long_dot_product_curve_is_the_mean_over_each_points_offsets() {
         );
     }
 }
+
+#[test]
+fn the_check_view_holds_a_file_to_its_float_type_as_the_command_line_does() {
+    let folder = std::path::Path::new("target/check_view_test");
+    std::fs::create_dir_all(folder).unwrap();
+    let path = folder.join("torch_pe.npy");
+    // PyTorch's float32 table at position 10^6: far from the exact one, as torch computes it.
+    let status = poslab::cli::run([
+        "poslab",
+        "table",
+        "sinusoidal",
+        "--seq",
+        "32",
+        "--dim",
+        "64",
+        "--start",
+        "1000000",
+        "--arith",
+        "torch-f32",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 0);
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Check a table").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .type_text(path.to_str().unwrap());
+    harness.run();
+    harness.get_by_label("Load").click();
+    settle_check(&mut harness);
+    harness.get_by_label("Compare with").click();
+    harness.run();
+    harness
+        .get_by_label("a kind and options of poslab table…")
+        .click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "poslab table")
+        .click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "poslab table")
+        .type_text("sinusoidal --seq 32 --dim 64 --start 1000000");
+    settle_check(&mut harness);
+    // As poslab check without --atol/--rtol: the float32 rule, then PyTorch's own computation.
+    let outcome = harness.state().check_view().outcome().unwrap();
+    assert!(outcome.matches, "{}", outcome.report);
+    assert!(
+        outcome.report.contains("the default for a float32 file")
+            && outcome
+                .report
+                .contains("MATCH as PyTorch computes it in float32"),
+        "{}",
+        outcome.report
+    );
+    // A tolerance of one's own replaces both, as --atol/--rtol do.
+    harness.get_by_label("tolerance by file type").click();
+    settle_check(&mut harness);
+    let outcome = harness.state().check_view().outcome().unwrap();
+    assert!(!outcome.matches, "{}", outcome.report);
+    assert!(
+        outcome.report.contains("tolerance 1e-5 absolute"),
+        "{}",
+        outcome.report
+    );
+}

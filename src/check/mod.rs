@@ -3,6 +3,9 @@
 //! convention it is ([`identify`]).
 
 pub mod identify;
+pub mod verdict;
+
+pub use verdict::{Verdict, verdict};
 
 use std::fmt::Write as _;
 

@@ -8,9 +8,8 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
 use super::{CliError, TableArgs, check_options_apply, flag, table_spec};
+use crate::check::Tolerance;
 use crate::check::identify::{MAX_ELEMENTS, identify};
-use crate::check::{Tolerance, UlpRule, compare, compare_stored};
-use crate::encoding::torch_f32::{AVX512_BLOCK, Arithmetic, FreqForm, TorchMode};
 use crate::engine::{self, cpu};
 
 /// The table a command reads, and how close a match must be.
@@ -195,126 +194,16 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
     let explicit = ["atol", "rtol"]
         .iter()
         .any(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
-    let comparison = match stored {
-        Some(stored) if !explicit => compare_stored(
-            &reference,
-            &loaded,
-            UlpRule::default_for(stored, ulp_floor(&spec, &reference)),
-        ),
-        _ => compare(&reference, &loaded, tolerance),
-    };
+    let verdict = crate::check::verdict(
+        &spec,
+        &reference,
+        &loaded,
+        stored,
+        explicit.then_some(tolerance),
+    );
     println!("{}: {}", args.input.file.display(), spec.kind_name());
-    print!("{}", comparison.report());
-    if let crate::engine::TableSpec::Alibi { params, .. } = &spec
-        && params.mode == crate::encoding::alibi::AlibiMode::Causal
-    {
-        let loaded_shape = loaded.shape();
-        let per_key = loaded_shape.len() >= 2
-            && loaded_shape[loaded_shape.len() - 2] == 1
-            && loaded_shape.last() == Some(&params.seq);
-        if !comparison.shapes_match() && per_key {
-            println!(
-                "this file holds one bias per key ([heads, 1, seq]), as BLOOM and MPT store ALiBi: check it with --as alibi --form bloom (m_h * j) or --form mpt (m_h * (j - (seq - 1)))"
-            );
-        }
-        // The ulp of the file's type (or the tolerance given) at each magnitude.
-        let allowed = |magnitude: f64| match (stored, explicit) {
-            (Some(stored), false) => 8.0 * stored.ulp(magnitude.max(f64::MIN_POSITIVE)),
-            _ => tolerance.abs + tolerance.rel * magnitude,
-        };
-        if !comparison.matches()
-            && comparison.shapes_match()
-            && crate::check::equal_up_to_row_constants(&reference, &loaded, allowed)
-        {
-            println!(
-                "verdict: equivalent: equal up to a constant per query row (the same attention after softmax)"
-            );
-            return Ok(0);
-        }
-    }
-    if !comparison.matches()
-        && comparison.shapes_match()
-        && let Some((mode, ulps)) = torch_f32_match(&spec, &loaded)
-    {
-        let form = match mode.form {
-            FreqForm::Pow => "pow",
-            FreqForm::Exp => "exp",
-        };
-        let build = if mode.block == AVX512_BLOCK {
-            ", an AVX-512 build"
-        } else {
-            ""
-        };
-        // ALiBi slopes have no frequency form: only sin/cos tables name theirs.
-        let how = if matches!(
-            spec,
-            crate::engine::TableSpec::AlibiSlopes { .. }
-                | crate::engine::TableSpec::AlibiKeys { .. }
-        ) {
-            format!("(--arith torch-f32{build})")
-        } else {
-            format!("(--arith torch-f32 --freq-form {form}{build})")
-        };
-        // An explicit tolerance is the user's own: the float32 match is reported, not applied.
-        if explicit {
-            println!(
-                "note: it is within {ulps:.2} ulp of the same table computed as PyTorch computes it in float32 {how}; without --atol/--rtol that counts as a match"
-            );
-        } else {
-            println!(
-                "verdict: MATCH as PyTorch computes it in float32 {how}: within {ulps:.2} ulp of that computation, so the differences above are float32 rounding"
-            );
-            return Ok(0);
-        }
-    }
-    Ok(if comparison.matches() { 0 } else { 1 })
-}
-
-/// Below which magnitude a file type's default rule measures errors in ulps of a floor rather
-/// than of the value: never for tables of magnitudes (frequencies, slopes, the attention
-/// factor, where a small value is as significant as a large one), else the ulp at 1 (or at
-/// the table's largest value, when smaller), for values that cross zero.
-fn ulp_floor(spec: &crate::engine::TableSpec, reference: &ndarray::ArrayD<f64>) -> f64 {
-    use crate::engine::TableSpec;
-    if matches!(
-        spec,
-        TableSpec::RopeInvFreq { .. }
-            | TableSpec::AlibiSlopes { .. }
-            | TableSpec::RopeAttentionFactor { .. }
-    ) {
-        return 0.0;
-    }
-    let scale = reference
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, |m, v| m.max(v.abs()));
-    scale.min(1.0)
-}
-
-/// The way PyTorch's float32 computation reproduces `loaded` to 2 ulp, if one does: frequencies
-/// formed either way, on AVX2 or AVX-512 builds. Values near zero are held to the ulp of the
-/// table's largest value (rope-apply: a rotated pair's error follows its inputs' size) or of
-/// 2^-12 of it (every other kind).
-fn torch_f32_match(
-    spec: &crate::engine::TableSpec,
-    loaded: &ndarray::ArrayD<f64>,
-) -> Option<(TorchMode, f64)> {
-    engine::check_arithmetic(spec, Arithmetic::TORCH).ok()?;
-    TorchMode::all().into_iter().find_map(|mode| {
-        let torch = cpu::compute_arith(spec, Arithmetic::TorchF32(mode))
-            .ok()?
-            .into_real();
-        let scale = torch
-            .iter()
-            .filter(|v| v.is_finite())
-            .fold(0.0f64, |m, v| m.max(v.abs()));
-        let floor = match spec {
-            crate::engine::TableSpec::RopeApply { .. } => scale,
-            _ => scale / 4096.0,
-        };
-        let ulps = crate::check::f32_ulps_apart(&torch, loaded, floor)?;
-        (ulps <= 2.0).then_some((mode, ulps))
-    })
+    print!("{}", verdict.report());
+    Ok(if verdict.matches { 0 } else { 1 })
 }
 
 /// `poslab identify`.

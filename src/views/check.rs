@@ -12,10 +12,10 @@ use ndarray::ArrayD;
 use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::app::params::SharedParams;
 use crate::check::identify::{MAX_ELEMENTS, identify};
-use crate::check::{Comparison, Tolerance, compare, drawn_slice, squeezed};
+use crate::check::{Comparison, Tolerance, drawn_slice, squeezed};
 use crate::engine::reduce::Reduce;
 use crate::engine::{TableSpec, cpu};
-use crate::import::tables::{TableFormat, TensorInfo, list_tensors, read_table};
+use crate::import::tables::{TableFormat, TensorInfo, list_tensors, read_table_typed};
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::colormap::Colormap;
 use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, colorbar_ui, heatmap_ui};
@@ -68,6 +68,8 @@ struct Loaded {
     tensors: Vec<TensorInfo>,
     tensor: Option<String>,
     values: Arc<ArrayD<f64>>,
+    /// The float type the file stores its values in, when it says (not a .csv).
+    stored: Option<crate::import::StoredFloat>,
     /// Counts loads, so that reloading the same path recomputes.
     generation: u64,
 }
@@ -90,6 +92,7 @@ struct OutcomeKey {
     shared: SharedParams,
     causal: bool,
     tolerance: (f64, f64),
+    type_tolerance: bool,
 }
 
 /// What the three pictures were made for: the outcome, the slice, the colours, the reduction.
@@ -107,6 +110,9 @@ pub struct CheckView {
     /// The slice shown of a 3-D table.
     pub head: usize,
     pub tolerance: Tolerance,
+    /// Whether the file's float type decides the tolerance (as `poslab check` without
+    /// `--atol`/`--rtol`), rather than `tolerance`.
+    pub type_tolerance: bool,
     /// `poslab table` words for `Expected::Options`, e.g. `rope-angles --seq 4096 --dim 128`.
     pub options: String,
     /// Why the options do not name a table.
@@ -136,6 +142,7 @@ impl Default for CheckView {
             causal: true,
             head: 0,
             tolerance: Tolerance::default(),
+            type_tolerance: true,
             options: String::new(),
             options_error: None,
             shared: SharedParams::default(),
@@ -171,8 +178,8 @@ impl CheckView {
         };
         // A file of several tensors opens on its first; the picker changes it.
         let tensor = tensor.or_else(|| tensors.first().map(|t| t.name.clone()));
-        match read_table(path, tensor.as_deref(), max_bytes) {
-            Ok(values) => {
+        match read_table_typed(path, tensor.as_deref(), max_bytes) {
+            Ok((values, stored)) => {
                 self.path_text = path.display().to_string();
                 self.loads += 1;
                 self.loaded = Some(Loaded {
@@ -180,6 +187,7 @@ impl CheckView {
                     tensors,
                     tensor,
                     values: Arc::new(squeezed(&values)),
+                    stored,
                     generation: self.loads,
                 });
                 self.error = None;
@@ -296,21 +304,26 @@ impl CheckView {
                 .labelled_by(label.id)
                 .on_hover_text("A kind and its options, as poslab table takes them (poslab table --help)");
             }
-            ui.add(
-                egui::DragValue::new(&mut self.tolerance.abs)
-                    .range(0.0..=1.0)
-                    .speed(1e-6)
-                    .prefix("abs tol ")
-                    .custom_formatter(|v, _| format!("{v:.0e}")),
-            )
-            .on_hover_text("Every element must lie within abs + rel × |reference|");
-            ui.add(
-                egui::DragValue::new(&mut self.tolerance.rel)
-                    .range(0.0..=1.0)
-                    .speed(1e-6)
-                    .prefix("rel tol ")
-                    .custom_formatter(|v, _| format!("{v:.0e}")),
-            );
+            ui.separator();
+            ui.checkbox(&mut self.type_tolerance, "tolerance by file type")
+                .on_hover_text("As poslab check without --atol/--rtol: a float64 file within 1e-10 of each value, a float32, float16 or bfloat16 file within 8 units in the last place of its type, or PyTorch's own float32 computation to 2 ulp (a .csv: the tolerance beside)");
+            ui.add_enabled_ui(!self.type_tolerance, |ui| {
+                ui.add(
+                    egui::DragValue::new(&mut self.tolerance.abs)
+                        .range(0.0..=1.0)
+                        .speed(1e-6)
+                        .prefix("abs tol ")
+                        .custom_formatter(|v, _| format!("{v:.0e}")),
+                )
+                .on_hover_text("Every element must lie within abs + rel × |reference|");
+                ui.add(
+                    egui::DragValue::new(&mut self.tolerance.rel)
+                        .range(0.0..=1.0)
+                        .speed(1e-6)
+                        .prefix("rel tol ")
+                        .custom_formatter(|v, _| format!("{v:.0e}")),
+                );
+            });
         });
     }
 
@@ -394,6 +407,7 @@ impl CheckView {
             shared: self.shared,
             causal: self.causal,
             tolerance: (self.tolerance.abs, self.tolerance.rel),
+            type_tolerance: self.type_tolerance,
         })
     }
 
@@ -444,11 +458,13 @@ impl CheckView {
                 }
             }
         };
-        let (values, tolerance) = (loaded.values.clone(), self.tolerance);
+        let (values, stored, tolerance) = (loaded.values.clone(), loaded.stored, self.tolerance);
+        // A .csv says nothing of its type: the tolerance beside serves.
+        let explicit = (!self.type_tolerance || stored.is_none()).then_some(tolerance);
         let (sender, receiver) = channel();
         let ctx = ctx.clone();
         std::thread::spawn(move || {
-            let _ = sender.send(compute_outcome(name, spec, &values, tolerance));
+            let _ = sender.send(compute_outcome(name, spec, &values, stored, explicit));
             ctx.request_repaint();
         });
         self.job = Some((key, receiver));
@@ -492,8 +508,10 @@ fn compute_outcome(
     name: String,
     spec: Option<TableSpec>,
     values: &ArrayD<f64>,
-    tolerance: Tolerance,
+    stored: Option<crate::import::StoredFloat>,
+    explicit: Option<Tolerance>,
 ) -> Outcome {
+    let tolerance = explicit.unwrap_or_default();
     let (title, report, comparison, reference) = match spec {
         None if values.len() > MAX_ELEMENTS => (
             name,
@@ -522,13 +540,16 @@ fn compute_outcome(
             match computed {
                 Ok(table) => {
                     let reference = table.into_real();
-                    let comparison = compare(&reference, values, tolerance);
-                    (
-                        format!("{name} as {}", spec.kind_name()),
-                        comparison.report(),
-                        Some(comparison),
-                        Some(squeezed(&reference)),
-                    )
+                    let verdict =
+                        crate::check::verdict(&spec, &reference, values, stored, explicit);
+                    let report = verdict.report();
+                    return Outcome {
+                        title: format!("{name} as {}", spec.kind_name()),
+                        report,
+                        matches: verdict.matches,
+                        comparison: Some(verdict.comparison),
+                        reference: Some(squeezed(&reference)),
+                    };
                 }
                 Err(error) => (name, error, None, None),
             }
