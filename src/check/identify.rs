@@ -119,14 +119,10 @@ impl Identification {
 /// The base rounded to 1, 2 and 3 significant digits, then as fitted: a fitted 9999.7 is
 /// reported as 10000 when 10000 fits too.
 fn base_choices(base: f64) -> Vec<f64> {
-    let mut choices = Vec::new();
-    for digits in [1, 2, 3] {
-        let magnitude = 10f64.powi(base.log10().floor() as i32 - (digits - 1));
-        let rounded = (base / magnitude).round() * magnitude;
-        if rounded > 1.0 && !choices.contains(&rounded) {
-            choices.push(rounded);
-        }
-    }
+    let mut choices = round_choices(base);
+    // The fitted value comes last and stays whatever it is; a rounding to 1 or below is no base.
+    choices.pop();
+    choices.retain(|&b| b > 1.0);
     choices.push(base);
     choices
 }

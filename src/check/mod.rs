@@ -338,6 +338,14 @@ pub fn squeezed(array: &ArrayD<f64>) -> ArrayD<f64> {
     ArrayD::from_shape_vec(IxDyn(&shape), values).unwrap_or_else(|_| array.clone())
 }
 
+/// The largest magnitude of a table's finite values (0 for none).
+pub fn largest_magnitude(table: &ArrayD<f64>) -> f64 {
+    table
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+}
+
 /// Compares `loaded` with `reference`, both squeezed.
 pub fn compare(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, tolerance: Tolerance) -> Comparison {
     let (reference, loaded) = (squeezed(reference), squeezed(loaded));
@@ -354,10 +362,7 @@ pub fn compare(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, tolerance: Toleran
     if reference.shape() != loaded.shape() {
         return comparison;
     }
-    let scale = reference
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = largest_magnitude(&reference);
     let floor = scale * 1e-6;
     let mut max_abs = Worst {
         error: 0.0,

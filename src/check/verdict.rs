@@ -127,10 +127,7 @@ fn ulp_floor(spec: &crate::engine::TableSpec, reference: &ndarray::ArrayD<f64>) 
     ) {
         return 0.0;
     }
-    let scale = reference
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = super::largest_magnitude(reference);
     scale.min(1.0)
 }
 
@@ -147,10 +144,7 @@ fn torch_f32_match(
         let torch = cpu::compute_arith(spec, Arithmetic::TorchF32(mode))
             .ok()?
             .into_real();
-        let scale = torch
-            .iter()
-            .filter(|v| v.is_finite())
-            .fold(0.0f64, |m, v| m.max(v.abs()));
+        let scale = super::largest_magnitude(&torch);
         let floor = match spec {
             crate::engine::TableSpec::RopeApply { .. } => scale,
             _ => scale / 4096.0,

@@ -26,28 +26,22 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
             real(sinusoidal::dot_decay(params, *anchor)?.into_dyn())
         }
         TableSpec::Similarity(p) => real(sinusoidal::similarity(p)?.into_dyn()),
-        // The RoPE kinds of real models: element by element, like a window of all of them.
+        // The RoPE kinds of real models and ALiBi as stored: element by element, like a
+        // window of all of them.
         TableSpec::RopeInvFreq { .. }
         | TableSpec::RopeAngles { .. }
         | TableSpec::RopeCache { .. }
         | TableSpec::RopeAttentionFactor { .. }
-        | TableSpec::RopeApply { .. } => {
+        | TableSpec::RopeApply { .. }
+        | TableSpec::AlibiKeys { .. } => {
             let window = Window::all(spec.matrix_shape());
             let ndim = spec.shape().map_or(0, |s| s.len());
             let Values::Real(value) = element_values(spec, &window) else {
-                unreachable!("RoPE tables are real")
+                unreachable!("RoPE and ALiBi tables are real")
             };
             real(fill_window(&window, &window.output_shape(ndim), value))
         }
         TableSpec::AlibiSlopes { heads } => real(Array1::from(alibi::slopes(*heads)?).into_dyn()),
-        TableSpec::AlibiKeys { .. } => {
-            let window = Window::all(spec.matrix_shape());
-            let ndim = spec.shape().map_or(0, |s| s.len());
-            let Values::Real(value) = element_values(spec, &window) else {
-                unreachable!("ALiBi biases are real")
-            };
-            real(fill_window(&window, &window.output_shape(ndim), value))
-        }
         TableSpec::Alibi { params, head } => match head {
             Some(h) => real(alibi::bias_head(params, *h)?.into_dyn()),
             None => real(alibi::bias(params)?.into_dyn()),
