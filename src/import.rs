@@ -39,11 +39,17 @@ pub fn read_npy_f64(path: &Path, max_bytes: u64) -> Result<ArrayD<f64>, ImportEr
 
 /// Reads a whole file, refusing one larger than `max_bytes` before reading it.
 fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ImportError> {
-    let mut file = std::fs::File::open(path).map_err(|e| problem(path, io_text(&e)))?;
-    let size = file
-        .metadata()
-        .map_err(|e| problem(path, io_text(&e)))?
-        .len();
+    // Before opening: a FIFO would block the open, and a device (/dev/zero) says it holds 0
+    // bytes and never ends. Links are followed.
+    let metadata = std::fs::metadata(path).map_err(|e| problem(path, io_text(&e)))?;
+    if !metadata.is_file() {
+        return Err(problem(
+            path,
+            "is not a regular file (a folder, device or pipe): give a .npy, .csv or .safetensors file",
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| problem(path, io_text(&e)))?;
+    let size = metadata.len();
     if size > max_bytes {
         return Err(problem(
             path,
@@ -51,7 +57,9 @@ fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ImportError> {
         ));
     }
     let mut bytes = Vec::with_capacity(size as usize);
-    file.read_to_end(&mut bytes)
+    // Never more than the file said it held, should it grow meanwhile.
+    file.take(size)
+        .read_to_end(&mut bytes)
         .map_err(|e| problem(path, io_text(&e)))?;
     Ok(bytes)
 }

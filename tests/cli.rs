@@ -2046,3 +2046,63 @@ fn blooms_float32_alibi_is_checked_as_pytorch_computes_it() {
     );
     assert!(!never.exists());
 }
+
+#[test]
+fn devices_and_pipes_are_refused_before_reading() {
+    // /dev/zero says it holds 0 bytes and never ends; a FIFO blocks whoever opens it.
+    let d = dir();
+    let zero = d.path().join("zero.npy");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let fifo = d.path().join("pipe.npy");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let out = d.path().join("never.npy");
+    for words in [
+        vec!["identify", path_str(&zero)],
+        vec![
+            "check",
+            path_str(&fifo),
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "4",
+            "--dim",
+            "4",
+        ],
+        vec![
+            "table",
+            "rope-apply",
+            "--input",
+            path_str(&zero),
+            "-o",
+            path_str(&out),
+        ],
+        vec![
+            "table",
+            "rope-inv-freq",
+            "--dim",
+            "4",
+            "--scaling",
+            "longrope",
+            "--original-max-position-embeddings",
+            "8",
+            "--factor",
+            "2",
+            "--long-factor",
+            path_str(&fifo),
+            "--short-factor",
+            "1",
+            "-o",
+            path_str(&out),
+        ],
+    ] {
+        let result = poslab(&words);
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert_eq!(result.status.code(), Some(2), "{words:?}: {stderr}");
+        assert!(
+            stderr.contains("is not a regular file"),
+            "{words:?}: {stderr}"
+        );
+        assert!(!out.exists());
+    }
+}
