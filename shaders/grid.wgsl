@@ -81,3 +81,42 @@ fn patch_similarity(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     write_real(output_index(id.x, id.y, 0u), sum / f32(params.dim));
 }
+
+// A position table moved to another grid (timm resample_abs_pos_embed): rows below `extra`
+// are copied from the input; a patch row is the weighted sum of the input patches its taps
+// read. constants: taps per output row (ky), taps per output column (kx), the input grid's
+// width, where the column taps start; then per tap (input index, f32 weight bits), ky for each
+// output row followed by kx for each output column. dim: the table's width; grid_w: the output
+// grid's width; input: the whole input table.
+@compute @workgroup_size(16, 16, 1)
+fn resample_2d(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let row = table_row(id.y);
+    let col = table_col(id.x);
+    let index = output_index(id.x, id.y, 0u);
+    if row < params.extra {
+        write_real(index, input[row * params.dim + col]);
+        return;
+    }
+    let patch_index = row - params.extra;
+    let y = patch_index / params.grid_w;
+    let x = patch_index % params.grid_w;
+    let ky = constants[0];
+    let kx = constants[1];
+    let from_w = constants[2];
+    let x_taps = constants[3];
+    var sum = 0.0;
+    for (var i = 0u; i < ky; i++) {
+        let y_tap = 4u + 2u * (y * ky + i);
+        let first = (params.extra + constants[y_tap] * from_w) * params.dim + col;
+        var along_x = 0.0;
+        for (var j = 0u; j < kx; j++) {
+            let x_tap = x_taps + 2u * (x * kx + j);
+            along_x += bitcast<f32>(constants[x_tap + 1u]) * input[first + constants[x_tap] * params.dim];
+        }
+        sum += bitcast<f32>(constants[y_tap + 1u]) * along_x;
+    }
+    write_real(index, sum);
+}

@@ -17,6 +17,7 @@ use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiMode, AlibiParams};
 use crate::encoding::binary::BinaryParams;
 use crate::encoding::grid::{DistanceMetric, GridParams, Raster, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
+use crate::encoding::resample::{ResampleMode, ResampleParams};
 use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::rope2d::AxialParams;
@@ -124,6 +125,10 @@ pub enum Kind {
     /// [P, dim] MAE 2D sin-cos embedding
     #[value(name = "sincos-2d")]
     SinCos2d,
+    /// [prefix + P', dim] a position table (--input, or the sin-cos table at --from-grid)
+    /// resampled to another grid as timm's resample_abs_pos_embed does
+    #[value(name = "sincos-2d-resample")]
+    SinCos2dResample,
     /// [P, dim/2] axial 2D RoPE angles (rope-vit)
     #[value(name = "rope-2d-axial")]
     Rope2dAxial,
@@ -187,7 +192,8 @@ pub struct TableArgs {
     #[arg(long, value_name = "ROW", default_value_t = 0)]
     pub anchor: i64,
 
-    /// rope-apply: a [seq, dim] <f4 or <f8 .npy array to rotate
+    /// rope-apply: a [seq, dim] <f4 or <f8 .npy array to rotate; sincos-2d-resample: the
+    /// [prefix + H*W, dim] position table to resample
     #[arg(long, value_name = "X.npy")]
     pub input: Option<PathBuf>,
 
@@ -269,9 +275,10 @@ pub struct TableArgs {
     #[arg(long, value_name = "H")]
     pub heads: Option<i64>,
 
-    /// ALiBi: causal masks keys after the query with -inf; symmetric biases both directions
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = AlibiMode::Causal)]
-    pub mode: AlibiMode,
+    /// alibi: causal (keys after the query masked with -inf; the default) or symmetric (both
+    /// directions biased); sincos-2d-resample: bicubic (timm's default) or bilinear
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<ModeArg>,
 
     /// ALiBi as stored: relative [heads, seq, seq] -m|i-j|, or per key [heads, 1, seq] as
     /// BLOOM (m*j) and MPT (m*(j-(seq-1))) store it (the same attention after softmax)
@@ -310,9 +317,26 @@ pub struct TableArgs {
     #[arg(long, value_enum, value_name = "ORDER", default_value_t = Raster::Rows)]
     pub raster: Raster,
 
-    /// sincos-2d: zero rows before the patches (a CLS token's: 1 in ViT-MAE), 0 to 65536
+    /// sincos-2d: zero rows before the patches (a CLS token's: 1 in ViT-MAE), 0 to 65536;
+    /// sincos-2d-resample: rows before the patches, copied unchanged
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub prefix_rows: i64,
+
+    /// sincos-2d-resample: the grid the table was made for, HxW (e.g. 14x14); with --input it
+    /// defaults to the square the patch rows make
+    #[arg(long, value_name = "HxW")]
+    pub from_grid: Option<String>,
+
+    /// sincos-2d-resample: torch's anti-aliased path (PIL's kernel stretched when shrinking;
+    /// bicubic with a = -0.5 instead of -0.75). timm's own default is true
+    #[arg(
+        long,
+        value_name = "BOOL",
+        default_value_t = false,
+        action = clap::ArgAction::Set,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub antialias: bool,
 
     /// Zero row K of the table (fairseq's padding row), 0 to rows-1; 2-D real tables
     #[arg(long, value_name = "K")]
@@ -683,6 +707,20 @@ fn options_of(kind: Kind) -> &'static [&'static str] {
             "prefix_rows",
             "dtype",
         ],
+        Kind::SinCos2dResample => &[
+            "input",
+            "from_grid",
+            "grid_h",
+            "grid_w",
+            "prefix_rows",
+            "mode",
+            "antialias",
+            "dim",
+            "base",
+            "order",
+            "raster",
+            "dtype",
+        ],
         Kind::Rope2dAxial => &["grid_h", "grid_w", "dim", "theta", "dtype"],
         Kind::Rope2dMixed => &["grid_h", "grid_w", "freqs", "dtype"],
         Kind::T5Buckets => &[
@@ -707,6 +745,9 @@ fn flag(id: &str) -> String {
     format!("--{}", id.replace('_', "-"))
 }
 
+/// sincos-2d-resample's options for the table it makes itself when no --input is given.
+const RESAMPLED_SINCOS_OPTIONS: &[&str] = &["dim", "base", "order", "raster"];
+
 /// Refuses an option the kind does not read, naming those it does.
 pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<(), CliError> {
     const EVERY_KIND: &[&str] = &[
@@ -723,8 +764,21 @@ pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<()
         .then(|| matches.get_one::<ScalingKind>("scaling").copied())
         .flatten();
     for id in given {
-        if EVERY_KIND.contains(&id) || accepted.contains(&id) {
+        let resampled_source_with_input = kind == Kind::SinCos2dResample
+            && RESAMPLED_SINCOS_OPTIONS.contains(&id)
+            && matches.value_source("input") == Some(ValueSource::CommandLine);
+        if (EVERY_KIND.contains(&id) || accepted.contains(&id)) && !resampled_source_with_input {
             continue;
+        }
+        if kind == Kind::SinCos2dResample
+            && RESAMPLED_SINCOS_OPTIONS.contains(&id)
+            && matches.value_source("input") == Some(ValueSource::CommandLine)
+        {
+            return Err(CliError::usage(format!(
+                "{} describes the sin-cos table resampled when no --input is given; with --input \
+                 the table comes from the file",
+                flag(id)
+            )));
         }
         if let Some(scaling) = scaling
             && SCALING_OPTIONS.contains(&id)
@@ -945,6 +999,89 @@ fn factor_list(id: &'static str, text: &str) -> Result<Vec<f64>, CliError> {
     let path = Path::new(text);
     let values = read_input_1d(id, path)?;
     Ok(values)
+}
+
+/// `--mode`: ALiBi's masking, or the interpolation of sincos-2d-resample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// alibi: keys after the query masked with -inf (a decoder; the default)
+    Causal,
+    /// alibi: -m|i-j| in both directions (an encoder)
+    Symmetric,
+    /// sincos-2d-resample: Keys' cubic, four neighbours per axis (timm's default)
+    Bicubic,
+    /// sincos-2d-resample: two neighbours per axis
+    Bilinear,
+}
+
+fn mode_name(mode: ModeArg) -> String {
+    mode.to_possible_value()
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+/// ALiBi's `--mode`, causal unless given.
+fn alibi_mode(args: &TableArgs) -> Result<AlibiMode, CliError> {
+    match args.mode {
+        None | Some(ModeArg::Causal) => Ok(AlibiMode::Causal),
+        Some(ModeArg::Symmetric) => Ok(AlibiMode::Symmetric),
+        Some(other) => Err(CliError::usage(format!(
+            "--mode {} does not apply to {}: give causal or symmetric",
+            mode_name(other),
+            kind_name(args.kind)
+        ))),
+    }
+}
+
+/// sincos-2d-resample's `--mode`, bicubic unless given.
+fn resample_mode(args: &TableArgs) -> Result<ResampleMode, CliError> {
+    match args.mode {
+        None | Some(ModeArg::Bicubic) => Ok(ResampleMode::Bicubic),
+        Some(ModeArg::Bilinear) => Ok(ResampleMode::Bilinear),
+        Some(other) => Err(CliError::usage(format!(
+            "--mode {} does not apply to {}: give bicubic or bilinear",
+            mode_name(other),
+            kind_name(args.kind)
+        ))),
+    }
+}
+
+/// `--from-grid HxW`.
+fn parse_grid_size(text: &str) -> Result<(usize, usize), CliError> {
+    let bad = || {
+        CliError::usage(format!(
+            "--from-grid {text:?} is not allowed: give rows x columns of patches as HxW, each \
+             1 to 65536 (e.g. 14x14)"
+        ))
+    };
+    let (h, w) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let side = |part: &str| -> Result<usize, CliError> {
+        let n: usize = part.trim().parse().map_err(|_| bad())?;
+        if encoding::GRID_SIDE_RANGE.contains(&n) {
+            Ok(n)
+        } else {
+            Err(bad())
+        }
+    };
+    Ok((side(h)?, side(w)?))
+}
+
+/// The square grid an input's patch rows make, as timm assumes when no old size is given.
+fn square_grid_of(rows: usize, prefix_rows: usize) -> Result<(usize, usize), CliError> {
+    let patches = rows.checked_sub(prefix_rows).ok_or_else(|| {
+        CliError::usage(format!(
+            "--prefix-rows {prefix_rows} is not allowed: the --input table has only {rows} rows"
+        ))
+    })?;
+    let side = (patches as f64).sqrt().round() as usize;
+    if side >= 1 && side * side == patches {
+        Ok((side, side))
+    } else {
+        Err(CliError::usage(format!(
+            "the --input table has {patches} patch rows (after {prefix_rows} prefix rows), \
+             not a square: give --from-grid HxW"
+        )))
+    }
 }
 
 /// Reads an integer option that must be present, checking it is not negative.
@@ -1170,7 +1307,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         }
         Kind::AlibiSlopes => TableSpec::AlibiSlopes { heads: heads()? },
         Kind::Alibi if args.form != AlibiForm::Relative => {
-            if args.mode == AlibiMode::Symmetric {
+            if alibi_mode(args)? == AlibiMode::Symmetric {
                 return Err(CliError::usage(
                     "--mode symmetric does not apply to --form bloom|mpt: those forms are causal (a decoder's mask hides later keys)",
                 ));
@@ -1186,7 +1323,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             params: AlibiParams {
                 heads: heads()?,
                 seq: seq()?,
-                mode: args.mode,
+                mode: alibi_mode(args)?,
             },
             head: head()?,
         },
@@ -1209,6 +1346,51 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             raster: args.raster,
             prefix_rows: non_negative("prefix_rows", args.prefix_rows)?,
         }),
+        Kind::SinCos2dResample => {
+            let to = grid()?;
+            to.validate()?;
+            let prefix_rows = non_negative("prefix_rows", args.prefix_rows)?;
+            let mode = resample_mode(args)?;
+            let from = args.from_grid.as_deref().map(parse_grid_size).transpose()?;
+            let input = match (args.input.as_deref(), from) {
+                (Some(path), _) => read_input_2d("input", path)?,
+                (None, Some((grid_h, grid_w))) => {
+                    let source = TableSpec::SinCos2d(SinCos2dParams {
+                        grid: GridParams { grid_h, grid_w },
+                        dim: dim_of_4()?,
+                        base: args.base,
+                        order: crate::encoding::grid::parse_order(&args.order)?,
+                        raster: args.raster,
+                        prefix_rows,
+                    });
+                    engine::cpu::compute(&source)
+                        .map_err(engine_error)?
+                        .into_real()
+                        .into_dimensionality::<Ix2>()
+                        .map_err(|e| CliError::usage(e.to_string()))?
+                }
+                (None, None) => {
+                    return Err(CliError::usage(
+                        "sincos-2d-resample needs --input (a [prefix + H*W, dim] .npy table) or \
+                         --from-grid HxW with --dim (the sin-cos table made at that grid)",
+                    ));
+                }
+            };
+            let from = match from {
+                Some(from) => from,
+                None => square_grid_of(input.nrows(), prefix_rows)?,
+            };
+            TableSpec::SinCos2dResample {
+                input,
+                params: ResampleParams {
+                    from,
+                    to: (to.grid_h, to.grid_w),
+                    prefix_rows,
+                    mode,
+                    antialias: args.antialias,
+                },
+            }
+        }
         Kind::Rope2dAxial => TableSpec::Rope2dAxial(AxialParams {
             grid: grid()?,
             dim: dim_of_4()?,

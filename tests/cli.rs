@@ -727,6 +727,7 @@ fn help_explains_every_kind_and_option() {
         "alibi-2d",
         "patch-distance",
         "sincos-2d",
+        "sincos-2d-resample",
         "rope-2d-axial",
         "rope-2d-mixed",
         "t5-buckets",
@@ -2105,4 +2106,185 @@ fn devices_and_pipes_are_refused_before_reading() {
         );
         assert!(!out.exists());
     }
+}
+
+#[test]
+fn sincos_2d_resample_moves_a_cls_table_to_a_new_grid_and_refuses_what_does_not_fit() {
+    let d = dir();
+    let p = |name: &str| d.path().join(name);
+    // The MAE table at 3 x 3 with a CLS row, as a model checkpoint stores it (float32).
+    let source = p("pe.npy");
+    ok(&[
+        "table",
+        "sincos-2d",
+        "--grid-h",
+        "3",
+        "--grid-w",
+        "3",
+        "--dim",
+        "8",
+        "--prefix-rows",
+        "1",
+        "-o",
+        path_str(&source),
+    ]);
+    let from_file = p("from_file.npy");
+    ok(&[
+        "table",
+        "sincos-2d-resample",
+        "--input",
+        path_str(&source),
+        "--prefix-rows",
+        "1",
+        "--grid-h",
+        "5",
+        "--grid-w",
+        "4",
+        "--antialias",
+        "true",
+        "-o",
+        path_str(&from_file),
+    ]);
+    let resampled: Array2<f32> = read_npy(&from_file).unwrap();
+    assert_eq!(resampled.shape(), &[1 + 20, 8]);
+    assert!(
+        resampled.row(0).iter().all(|&v| v == 0.0),
+        "the CLS row is kept"
+    );
+    // Without --input, the same table made at --from-grid.
+    let made = p("made.npy");
+    ok(&[
+        "table",
+        "sincos-2d-resample",
+        "--from-grid",
+        "3x3",
+        "--dim",
+        "8",
+        "--prefix-rows",
+        "1",
+        "--grid-h",
+        "5",
+        "--grid-w",
+        "4",
+        "--antialias",
+        "true",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&made),
+    ]);
+    let made: Array2<f64> = read_npy(&made).unwrap();
+    let worst = made
+        .iter()
+        .zip(resampled.iter())
+        .map(|(a, &b)| (a - f64::from(b)).abs())
+        .fold(0.0, f64::max);
+    assert!(worst < 1e-6, "file and made table differ by {worst}");
+    // check holds a float32 table to its float type: the resampled file matches.
+    let verdict = ok(&[
+        "check",
+        path_str(&from_file),
+        "--as",
+        "sincos-2d-resample",
+        "--input",
+        path_str(&source),
+        "--prefix-rows",
+        "1",
+        "--grid-h",
+        "5",
+        "--grid-w",
+        "4",
+        "--antialias",
+        "true",
+    ]);
+    assert!(String::from_utf8_lossy(&verdict.stdout).contains("verdict: MATCH"));
+    // The GPU engine writes the same table.
+    let gpu = p("gpu.npy");
+    let gpu_run = poslab(&[
+        "table",
+        "sincos-2d-resample",
+        "--input",
+        path_str(&source),
+        "--prefix-rows",
+        "1",
+        "--grid-h",
+        "5",
+        "--grid-w",
+        "4",
+        "--antialias",
+        "true",
+        "--backend",
+        "gpu",
+        "-o",
+        path_str(&gpu),
+    ]);
+    assert!(
+        gpu_run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gpu_run.stderr)
+    );
+    let gpu: Array2<f32> = read_npy(&gpu).unwrap();
+    let worst = gpu
+        .iter()
+        .zip(resampled.iter())
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(worst < 2e-6, "GPU and CPU differ by {worst}");
+
+    let out = path_str(&d.path().join("never.npy")).to_owned();
+    let input = path_str(&source).to_owned();
+    let base = [
+        "table",
+        "sincos-2d-resample",
+        "--grid-h",
+        "5",
+        "--grid-w",
+        "4",
+        "-o",
+        &out,
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (with(&[]), "needs --input"),
+        // 10 rows without --prefix-rows: not a square number of patches.
+        (with(&["--input", &input]), "not a square: give --from-grid"),
+        (
+            with(&["--input", &input, "--from-grid", "3x4"]),
+            "[0 + 3 x 4, dim]",
+        ),
+        (
+            with(&["--input", &input, "--prefix-rows", "1", "--dim", "8"]),
+            "--dim describes",
+        ),
+        (
+            with(&["--input", &input, "--prefix-rows", "1", "--mode", "causal"]),
+            "bicubic or bilinear",
+        ),
+        (
+            with(&["--from-grid", "3by3", "--dim", "8"]),
+            "--from-grid \"3by3\"",
+        ),
+        (
+            with(&["--from-grid", "0x3", "--dim", "8"]),
+            "--from-grid \"0x3\"",
+        ),
+        (with(&["--from-grid", "3x3", "--dim", "6"]), "--dim 6"),
+        (
+            with(&["--input", &input, "--prefix-rows", "11"]),
+            "only 10 rows",
+        ),
+    ];
+    for (args, expected) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(d.path(), &args, expected);
+    }
+    refused(
+        d.path(),
+        &[
+            "table", "alibi", "--heads", "2", "--seq", "3", "--mode", "bicubic", "-o", &out,
+        ],
+        "causal or symmetric",
+    );
 }

@@ -9,6 +9,7 @@ pub mod binary;
 pub mod grid;
 pub mod random;
 pub mod relative;
+pub mod resample;
 pub mod rope;
 pub mod rope2d;
 pub mod rope_scaling;

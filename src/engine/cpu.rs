@@ -8,7 +8,7 @@ use super::{EngineError, Table, TableSpec, Window};
 use crate::encoding::sinusoidal::SinusoidalValues;
 use crate::encoding::torch_f32::{self, Arithmetic};
 use crate::encoding::{
-    ParamError, alibi, binary, grid, relative, rope, rope2d, similarity2d, sinusoidal,
+    ParamError, alibi, binary, grid, relative, resample, rope, rope2d, similarity2d, sinusoidal,
 };
 
 /// Computes `spec` after checking its parameters and that it fits in available memory.
@@ -33,11 +33,12 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         | TableSpec::RopeCache { .. }
         | TableSpec::RopeAttentionFactor { .. }
         | TableSpec::RopeApply { .. }
-        | TableSpec::AlibiKeys { .. } => {
+        | TableSpec::AlibiKeys { .. }
+        | TableSpec::SinCos2dResample { .. } => {
             let window = Window::all(spec.matrix_shape());
             let ndim = spec.shape().map_or(0, |s| s.len());
             let Values::Real(value) = element_values(spec, &window) else {
-                unreachable!("RoPE and ALiBi tables are real")
+                unreachable!("RoPE, ALiBi and resampled tables are real")
             };
             real(fill_window(&window, &window.output_shape(ndim), value))
         }
@@ -303,6 +304,12 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
         TableSpec::SinCos2d(p) => {
             let omega = p.omega();
             real(Box::new(move |_, patch, col| p.value(&omega, patch, col)))
+        }
+        TableSpec::SinCos2dResample { input, params } => {
+            let taps = params.taps();
+            real(Box::new(move |_, row, col| {
+                resample::resampled_value(input.view(), params, &taps, row, col)
+            }))
         }
         TableSpec::Rope2dAxial(p) => {
             let freqs = p.frequencies();

@@ -15,6 +15,7 @@ use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiParams};
 use crate::encoding::binary::BinaryParams;
 use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
+use crate::encoding::resample::ResampleParams;
 use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
 use crate::encoding::rope_scaling::RopeFrequencies;
 use crate::encoding::rope2d::AxialParams;
@@ -91,6 +92,11 @@ pub enum TableSpec {
         metric: DistanceMetric,
     },
     SinCos2d(SinCos2dParams),
+    /// `[prefix + grid_h * grid_w, dim]`: a position table moved to another grid as timm does.
+    SinCos2dResample {
+        input: Array2<f64>,
+        params: ResampleParams,
+    },
     Rope2dAxial(AxialParams),
     /// `freqs` is `[2, n]`: row 0 `theta_x`, row 1 `theta_y`.
     Rope2dMixed {
@@ -171,6 +177,7 @@ impl TableSpec {
             }
             TableSpec::PatchDistance { grid, .. } => grid.validate(),
             TableSpec::SinCos2d(p) => p.validate(),
+            TableSpec::SinCos2dResample { input, params } => params.validate(input.shape()),
             TableSpec::Rope2dAxial(p) => p.validate(),
             TableSpec::Rope2dMixed { grid, freqs } => {
                 grid.validate()?;
@@ -207,6 +214,7 @@ impl TableSpec {
             TableSpec::Alibi2d { .. } => "alibi-2d",
             TableSpec::PatchDistance { .. } => "patch-distance",
             TableSpec::SinCos2d(_) => "sincos-2d",
+            TableSpec::SinCos2dResample { .. } => "sincos-2d-resample",
             TableSpec::Rope2dAxial(_) => "rope-2d-axial",
             TableSpec::Rope2dMixed { .. } => "rope-2d-mixed",
             TableSpec::T5Buckets(_) => "t5-buckets",
@@ -245,6 +253,7 @@ impl TableSpec {
                 "--grid-h or --grid-w"
             }
             TableSpec::SinCos2d(_) | TableSpec::Rope2dAxial(_) => "--grid-h, --grid-w or --dim",
+            TableSpec::SinCos2dResample { .. } => "--grid-h, --grid-w or the --input array",
             TableSpec::Rope2dMixed { .. } => "--grid-h, --grid-w or the --freqs array",
         }
     }
@@ -285,6 +294,9 @@ impl TableSpec {
             TableSpec::PatchDistance { grid, .. } => square(patches(grid)?),
             TableSpec::SinCos2d(p) => {
                 Some(vec![patches(&p.grid)?.checked_add(p.prefix_rows)?, p.dim])
+            }
+            TableSpec::SinCos2dResample { input, params } => {
+                Some(vec![params.output_rows()?, input.ncols()])
             }
             TableSpec::Rope2dAxial(p) => Some(vec![patches(&p.grid)?, p.dim / 2]),
             TableSpec::Rope2dMixed { grid, freqs } => Some(vec![patches(grid)?, freqs.ncols()]),

@@ -7,12 +7,30 @@ use poslab::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiMode, AlibiParams};
 use poslab::encoding::binary::BinaryParams;
 use poslab::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use poslab::encoding::relative::{RelativeClipParams, T5BucketParams};
+use poslab::encoding::resample::{ResampleMode, ResampleParams};
 use poslab::encoding::rope::{CachePart, RopeLayout, RopeParams};
 use poslab::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use poslab::encoding::rope2d::AxialParams;
 use poslab::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams};
 use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use poslab::engine::{Strided, TableSpec, Window};
+
+/// A `[1 + 5 * 7, 6]` table of uneven values resampled to `to_h x to_w`.
+pub fn resampled(to_h: usize, to_w: usize, mode: ResampleMode, antialias: bool) -> TableSpec {
+    let input = ndarray::Array2::from_shape_fn((36, 6), |(r, c)| {
+        (0.37 * r as f64 + 1.1 * c as f64).sin() + 0.01 * (r * c) as f64
+    });
+    TableSpec::SinCos2dResample {
+        input,
+        params: ResampleParams {
+            from: (5, 7),
+            to: (to_h, to_w),
+            prefix_rows: 1,
+            mode,
+            antialias,
+        },
+    }
+}
 
 /// YaRN as Qwen2.5 configures it (factor 4 over 32768 positions), rotating `rotary` dims.
 pub fn yarn(rotary: Option<usize>) -> RopeFrequencies {
@@ -190,6 +208,12 @@ pub fn every_kind() -> Vec<TableSpec> {
             raster: poslab::encoding::grid::Raster::Columns,
             prefix_rows: 1,
         }),
+        // A CLS row and 5 x 7 patches, up to 8 x 9 and down to 3 x 4, each way torch has.
+        resampled(8, 9, ResampleMode::Bicubic, false),
+        resampled(8, 9, ResampleMode::Bicubic, true),
+        resampled(3, 4, ResampleMode::Bilinear, false),
+        resampled(3, 4, ResampleMode::Bilinear, true),
+        resampled(3, 4, ResampleMode::Bicubic, true),
         TableSpec::Rope2dAxial(AxialParams {
             grid,
             dim: 20,

@@ -19,6 +19,7 @@ use std::sync::Mutex;
 use ndarray::{ArrayD, IxDyn};
 
 use super::{EngineError, Table, TableSpec, Window};
+use crate::encoding::resample::AxisTaps;
 use crate::encoding::rope::RopeLayout;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams};
 use crate::encoding::torch_f32::{Arithmetic, TorchMode};
@@ -333,6 +334,21 @@ impl GpuEngine {
             }
             _ => (None, 0),
         };
+        // A resampled table reads any input row: the whole input goes to the device once.
+        let whole_input = match spec {
+            TableSpec::SinCos2dResample { input, .. } => {
+                if input.len() as u64 > max_words {
+                    return Err(readback_error(format!(
+                        "the --input table has {} values; one device buffer holds at most {max_words}: \
+                         use --backend cpu",
+                        input.len()
+                    )));
+                }
+                let words: Vec<u32> = input.iter().map(|&v| (v as f32).to_bits()).collect();
+                Some(self.storage_buffer("input table", &words))
+            }
+            _ => None,
+        };
         let (heads, rows, cols) = (window.heads.len(), window.rows.len(), window.cols.len());
         let [group_x, group_y] = plan.workgroup;
         let cols_per_tile = cols.min((WORKGROUPS_PER_DIMENSION * u64::from(group_x)) as usize);
@@ -399,15 +415,16 @@ impl GpuEngine {
                         },
                         ..plan.params
                     };
-                    let input = match (spec, &offsets) {
-                        (TableSpec::RopeApply { input, .. }, _) => {
+                    let input = match (spec, &offsets, &whole_input) {
+                        (TableSpec::RopeApply { input, .. }, _, _) => {
                             let rows: Vec<u32> = (0..nr)
                                 .flat_map(|y| input.row(row_range.at(y)).to_vec())
                                 .map(|v| (v as f32).to_bits())
                                 .collect();
                             self.storage_buffer("input rows", &rows)
                         }
-                        (_, Some(offsets)) => offsets.clone(),
+                        (_, Some(offsets), _) => offsets.clone(),
+                        (_, _, Some(whole)) => whole.clone(),
                         _ => self.storage_buffer("no input", &[]),
                     };
                     self.queue
@@ -933,6 +950,34 @@ impl Plan {
                     ..Default::default()
                 },
             ),
+            TableSpec::SinCos2dResample { input, params } => {
+                let (rows, cols) = params.taps();
+                let pack = |axis: &AxisTaps| -> Vec<u32> {
+                    axis.taps
+                        .iter()
+                        .flat_map(|&(i, w)| [to_u32(i), w.to_bits()])
+                        .collect()
+                };
+                let (row_taps, col_taps) = (pack(&rows), pack(&cols));
+                let header = [
+                    to_u32(rows.per_output),
+                    to_u32(cols.per_output),
+                    to_u32(params.from.1),
+                    to_u32(4 + row_taps.len()),
+                ];
+                plan(
+                    shaders::GRID,
+                    "resample_2d",
+                    TILE_2D,
+                    [header.as_slice(), &row_taps, &col_taps].concat(),
+                    KernelParams {
+                        dim: to_u32(input.ncols()),
+                        grid_w: to_u32(params.to.1),
+                        extra: to_u32(params.prefix_rows),
+                        ..Default::default()
+                    },
+                )
+            }
             TableSpec::Rope2dAxial(p) => plan(
                 shaders::ROPE_2D,
                 "rope_2d_axial",
