@@ -507,7 +507,12 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
             return finish(check::run_check(&args, check_matches));
         }
         Some(Command::Config(args)) => config::run_config(&args),
-        Some(Command::Identify(args)) => return finish(check::run_identify(&args)),
+        Some(Command::Identify(args)) => {
+            let identify_matches = matches
+                .subcommand_matches("identify")
+                .expect("clap returned the identify subcommand without its matches");
+            return finish(check::run_identify(&args, identify_matches));
+        }
         Some(Command::Figure(args)) => {
             let figure_matches = matches
                 .subcommand_matches("figure")

@@ -38,7 +38,7 @@ fn as_f32(table: &ArrayD<f64>) -> ArrayD<f64> {
 }
 
 fn assert_identified(table: &ArrayD<f64>, expected: &[&str]) {
-    let identification = identify(&noisy(table, 1e-6, 7), Tolerance::default());
+    let identification = identify(&noisy(table, 1e-6, 7), Tolerance::default(), false);
     let report = identification.report();
     assert!(identification.found(), "not identified:\n{report}");
     let best = &identification.best().unwrap().description;
@@ -119,7 +119,7 @@ fn rope_tables_are_identified() {
         seq: 0,
         freqs: Default::default(),
     });
-    let identification = identify(&as_f32(&frequencies), Tolerance::default());
+    let identification = identify(&as_f32(&frequencies), Tolerance::default(), false);
     let best = &identification.best().unwrap().description;
     assert!(identification.found(), "{}", identification.report());
     for part in ["RoPE inverse frequencies", "dim 64", "base 10000"] {
@@ -196,6 +196,7 @@ fn hand_typed_tables_are_identified() {
     let identification = identify(
         &array![1.0, 0.1, 0.01, 0.001].into_dyn(),
         Tolerance::default(),
+        false,
     );
     let best = &identification.best().unwrap().description;
     assert!(identification.found(), "{}", identification.report());
@@ -219,7 +220,7 @@ fn random_data_is_no_match() {
         let size = shape.iter().product();
         let values: Vec<f64> = (0..size).map(|_| random.next_unit() * 2.0 - 1.0).collect();
         let table = ArrayD::from_shape_vec(IxDyn(&shape), values).unwrap();
-        let identification = identify(&table, Tolerance::default());
+        let identification = identify(&table, Tolerance::default(), false);
         assert!(
             !identification.found(),
             "{shape:?}: {}",
@@ -583,15 +584,16 @@ fn scaled_inverse_frequencies_are_identified_and_never_misnamed() {
                 "linear scaling (Position Interpolation), factor 4",
             ],
         ),
-        // Dynamic NTK's base at 3x the trained length is 10000 * 5^(64/62) = 52,664.4...: a
-        // base that is not round, named as fitted and not rounded to 50000 or 53000.
+        // Dynamic NTK's base at 3x the trained length is 10000 * 5^(64/62) = 52,664.4...: named
+        // as the round base it was raised from (the report also gives the plain reading, a
+        // base that is not round, never rounded to 50000 or 53000).
         (
             frequencies(
                 64,
                 10_000.0 * 5f64.powf(64.0 / 62.0),
                 RopeScaling::default(),
             ),
-            vec!["base 5266", "not round", "NTK"],
+            vec!["base 10000, NTK-aware scaling, factor 5"],
         ),
     ];
     for (table, expected) in &cases {
@@ -603,12 +605,19 @@ fn scaled_inverse_frequencies_are_identified_and_never_misnamed() {
                 rel: 1e-5,
             },
         ] {
-            let identification = identify(table, tolerance);
+            let identification = identify(table, tolerance, false);
             let report = identification.report();
             assert!(identification.found(), "{report}");
             let best = &identification.best().unwrap().description;
             for part in expected {
                 assert!(best.contains(part), "'{part}' in:\n{report}");
+            }
+            if expected[0].contains("NTK-aware") {
+                assert!(
+                    report.contains("runner-up: RoPE inverse frequencies, dim 64, base 5266")
+                        && report.contains("not round"),
+                    "{report}"
+                );
             }
         }
     }
@@ -619,6 +628,7 @@ fn scaled_inverse_frequencies_are_identified_and_never_misnamed() {
             abs: 1e-3,
             rel: 0.0,
         },
+        false,
     );
     assert!(
         !loose
@@ -633,7 +643,7 @@ fn scaled_inverse_frequencies_are_identified_and_never_misnamed() {
     // A near miss (one frequency 1% off) is no match.
     let mut near = cases[0].0.clone();
     near[[40]] *= 1.01;
-    let identification = identify(&near, Tolerance::default());
+    let identification = identify(&near, Tolerance::default(), false);
     assert!(!identification.found(), "{}", identification.report());
 }
 
@@ -677,7 +687,7 @@ fn scaled_angle_tables_are_identified() {
             "linear scaling (Position Interpolation), factor 4",
         ),
     ] {
-        let identification = identify(&table, Tolerance::default());
+        let identification = identify(&table, Tolerance::default(), false);
         let report = identification.report();
         assert!(identification.found(), "{report}");
         let best = &identification.best().unwrap().description;
@@ -704,7 +714,7 @@ fn sinusoidal_tables_are_found_at_large_starts() {
             layout,
             spacing: Spacing::Vaswani,
         })));
-        let identification = identify(&table, Tolerance::default());
+        let identification = identify(&table, Tolerance::default(), false);
         let report = identification.report();
         assert!(identification.found(), "{report}");
         let expected = format!("positions {start}..{}", start + 39);
@@ -778,7 +788,7 @@ fn vision_tables_and_stored_alibi_are_identified() {
         ),
     ];
     for (spec, expected) in cases {
-        let identification = identify(&as_f32(&real(&spec)), Tolerance::default());
+        let identification = identify(&as_f32(&real(&spec)), Tolerance::default(), false);
         let report = identification.report();
         assert!(identification.found(), "{report}");
         let best = &identification.best().unwrap().description;
@@ -786,4 +796,211 @@ fn vision_tables_and_stored_alibi_are_identified() {
             assert!(best.contains(part), "'{part}' in\n{report}");
         }
     }
+}
+
+/// A cache as PyTorch computes it in float32 (`--arith torch-f32`, the SLEEF pow poslab
+/// reproduces), at model-like sizes.
+fn torch_cache(
+    part: poslab::encoding::rope::CachePart,
+    layout: RopeLayout,
+    seq: usize,
+    dim: usize,
+    base: f64,
+    freqs: poslab::encoding::rope_scaling::RopeFrequencies,
+) -> ArrayD<f64> {
+    use poslab::encoding::torch_f32::Arithmetic;
+    let spec = TableSpec::RopeCache {
+        params: RopeParams {
+            seq,
+            dim,
+            base,
+            start: 0,
+        },
+        freqs,
+        layout,
+        part,
+    };
+    cpu::compute_arith(&spec, Arithmetic::TORCH)
+        .unwrap()
+        .into_real()
+}
+
+/// Real models' float32 caches, scaled, partial and multiplied by an attention factor, are
+/// named with every parameter; a float32 file is PyTorch's float32 computation of it, which an
+/// exact comparison at 1e-5 would refuse (the angle p·θ rounded to float32 is off by up to
+/// 2.5e-4 at position 4095).
+#[test]
+fn float32_caches_of_real_models_are_identified_with_their_scaling() {
+    use poslab::encoding::rope::CachePart::{Cos, Sin};
+    use poslab::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
+    let full = |scaling: RopeScaling| RopeFrequencies {
+        rotary_dim: None,
+        scaling,
+    };
+    let llama31 = RopeScaling {
+        kind: ScalingKind::Llama3,
+        factor: Some(8.0),
+        original_max_position_embeddings: Some(8192),
+        low_freq_factor: Some(1.0),
+        high_freq_factor: Some(4.0),
+        ..Default::default()
+    };
+    let qwen_yarn = RopeScaling {
+        kind: ScalingKind::Yarn,
+        factor: Some(4.0),
+        original_max_position_embeddings: Some(32768),
+        ..Default::default()
+    };
+    // DeepSeek-V2-Lite: mscale = mscale_all_dim, so the attention factor is 1.
+    let deepseek = RopeScaling {
+        kind: ScalingKind::Yarn,
+        factor: Some(40.0),
+        original_max_position_embeddings: Some(4096),
+        mscale: Some(0.707),
+        mscale_all_dim: Some(0.707),
+        ..Default::default()
+    };
+    let dynamic = RopeScaling {
+        kind: ScalingKind::Dynamic,
+        factor: Some(2.0),
+        max_position_embeddings: Some(2048),
+        ..Default::default()
+    };
+    let ntk = RopeScaling {
+        kind: ScalingKind::Ntk,
+        factor: Some(4.0),
+        ..Default::default()
+    };
+    let linear = RopeScaling {
+        kind: ScalingKind::Linear,
+        factor: Some(4.0),
+        ..Default::default()
+    };
+    let cases: Vec<(ArrayD<f64>, Vec<&str>)> = vec![
+        (
+            torch_cache(Cos, RopeLayout::Half, 4096, 128, 500_000.0, full(llama31)),
+            vec![
+                "cos cache,",
+                "half layout",
+                "base 500000, Llama 3 scaling, factor 8, original context 8192",
+                "as PyTorch computes it in float32",
+            ],
+        ),
+        (
+            torch_cache(
+                Sin,
+                RopeLayout::Half,
+                4096,
+                128,
+                1_000_000.0,
+                full(qwen_yarn.clone()),
+            ),
+            vec![
+                "sin cache, times 1.1386",
+                "base 1000000, YaRN scaling, factor 4, original context 32768",
+            ],
+        ),
+        (
+            torch_cache(Cos, RopeLayout::Half, 2048, 64, 10_000.0, full(deepseek)),
+            vec![
+                "YaRN scaling, factor 40, original context 4096",
+                "attention factor 1",
+            ],
+        ),
+        (
+            torch_cache(Cos, RopeLayout::Half, 4500, 128, 10_000.0, full(dynamic)),
+            vec!["base 10000, dynamic NTK scaling, factor 2, max_position_embeddings 2048"],
+        ),
+        (
+            torch_cache(Cos, RopeLayout::Half, 2048, 128, 10_000.0, full(ntk)),
+            vec!["base 10000, NTK-aware scaling, factor 4"],
+        ),
+        (
+            torch_cache(Sin, RopeLayout::Half, 2048, 128, 10_000.0, full(linear)),
+            vec!["base 10000, linear scaling (Position Interpolation), factor 4"],
+        ),
+        // GPT-NeoX / Pythia: a quarter of a 96-wide head rotates.
+        (
+            torch_cache(
+                Sin,
+                RopeLayout::Half,
+                2048,
+                96,
+                10_000.0,
+                RopeFrequencies {
+                    rotary_dim: Some(24),
+                    scaling: RopeScaling::default(),
+                },
+            ),
+            vec![
+                "sin cache, half layout",
+                "dim 24 (the rotary part",
+                "base 10000,",
+            ],
+        ),
+        // GPT-J: interleaved pairs, 64 of 256 dims rotate.
+        (
+            torch_cache(
+                Cos,
+                RopeLayout::Interleaved,
+                2048,
+                256,
+                10_000.0,
+                RopeFrequencies {
+                    rotary_dim: Some(64),
+                    scaling: RopeScaling::default(),
+                },
+            ),
+            vec!["cos cache, interleaved layout", "dim 64", "base 10000,"],
+        ),
+    ];
+    for (table, expected) in &cases {
+        let identification = identify(table, Tolerance::default(), true);
+        let report = identification.report();
+        assert!(identification.found(), "not identified:\n{report}");
+        let best = &identification.best().unwrap().description;
+        for part in expected {
+            assert!(best.contains(part), "expected '{part}' in:\n{report}");
+        }
+    }
+    // The same Llama 3.1 cache held to the exact table alone (not a float32 file) is no match
+    // at 1e-5: the float32 reading is what finds it.
+    let exact_only = identify(&cases[0].0, Tolerance::default(), false);
+    assert!(!exact_only.found(), "{}", exact_only.report());
+    // Exact (float64) caches are named too, without the float32 note.
+    let exact = real(&TableSpec::RopeCache {
+        params: RopeParams {
+            seq: 2048,
+            dim: 128,
+            base: 1_000_000.0,
+            start: 0,
+        },
+        freqs: full(qwen_yarn),
+        layout: RopeLayout::Half,
+        part: Cos,
+    });
+    let identification = identify(&exact, Tolerance::default(), false);
+    let best = &identification.best().unwrap().description;
+    assert!(identification.found(), "{}", identification.report());
+    assert!(best.contains("cos cache, times 1.1386294") && best.contains("YaRN scaling, factor 4"));
+    assert!(!best.contains("float32"), "{best}");
+}
+
+/// A float32 cache whose slow frequencies no convention gives (Llama 3.1's, the slowest pairs
+/// off by 1%) is no match: never a convention it is not.
+#[test]
+fn a_cache_no_convention_gives_is_no_match() {
+    let theta: Vec<f64> = (0..64)
+        .map(|i| {
+            let plain = 500_000f64.powf(-(2 * i) as f64 / 128.0) / 8.0;
+            if i >= 48 { plain * 1.01 } else { plain * 8.0 }
+        })
+        .collect();
+    let table = Array2::from_shape_fn((4096, 128), |(p, col)| {
+        let angle = p as f32 * theta[col % 64] as f32;
+        f64::from((f64::from(angle)).cos() as f32)
+    })
+    .into_dyn();
+    let identification = identify(&table, Tolerance::default(), true);
+    assert!(!identification.found(), "{}", identification.report());
 }

@@ -1,19 +1,23 @@
 //! Which table is this? Hypotheses from the table's shape (sinusoidal in either layout, sin or
-//! cos first, either spacing, transposed or not, at any start; RoPE inverse frequencies and
-//! angles, plain or under linear, Llama 3 or YaRN scaling; cos and sin caches in either
-//! pairing; ALiBi slopes, biases and the per-key forms of BLOOM and MPT; 2D sin-cos tables in
-//! MAE's and timm's orders, with or without a CLS row; patch distances), their parameters
-//! fitted from the data, each computed by the CPU engine and compared element by element
-//! (frequencies relative to each value); the closest wins.
+//! cos first, either spacing, transposed or not, at any start; RoPE inverse frequencies,
+//! angles and cos/sin caches in either pairing, plain or under linear, NTK-aware, dynamic NTK,
+//! Llama 3 or YaRN scaling, with the attention factor a cache is multiplied by; ALiBi slopes,
+//! biases and the per-key forms of BLOOM and MPT; 2D sin-cos tables in MAE's and timm's
+//! orders, with or without a CLS row; patch distances), their parameters fitted from the data,
+//! each computed by the CPU engine and compared element by element (frequencies relative to
+//! each value); the closest wins. For a float32 file, the kinds PyTorch computes in float32
+//! are also computed that way (`--arith torch-f32`), since at long lengths the float32 angle
+//! alone is further from the exact table than any tolerance that still tells conventions apart.
 
 use ndarray::{Array2, ArrayD, Ix1, Ix2, Ix3};
 
 use super::{Comparison, Tolerance, compare, squeezed};
 use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
 use crate::encoding::grid::{DistanceMetric, GridParams};
-use crate::encoding::rope::{self, RopeLayout, RopeParams};
+use crate::encoding::rope::{self, CachePart, RopeLayout, RopeParams};
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::torch_f32::{self, FreqForm, TorchMode};
 use crate::engine::{TableSpec, cpu};
 
 /// The most elements a table may have to be identified (each hypothesis computes one).
@@ -34,6 +38,9 @@ pub struct Candidate {
     pub comparison: Comparison,
     /// Ruled out on the first rows alone: its error is at least the one given.
     pub partial: bool,
+    /// Its parameters are as fitted, not round: where another hypothesis fits too, that one
+    /// is named first.
+    pub fitted: bool,
 }
 
 impl Candidate {
@@ -49,12 +56,14 @@ impl Candidate {
             .next()
             .unwrap_or(&description)
             .to_owned();
+        let fitted = description.contains("a base that is not round");
         Self {
             hypothesis,
             description,
             reference,
             comparison,
             partial,
+            fitted,
         }
     }
 }
@@ -119,7 +128,12 @@ impl Identification {
 /// The base rounded to 1, 2 and 3 significant digits, then as fitted: a fitted 9999.7 is
 /// reported as 10000 when 10000 fits too.
 fn base_choices(base: f64) -> Vec<f64> {
-    let mut choices = round_choices(base);
+    base_choices_to(base, 3)
+}
+
+/// [`base_choices`] with up to `digits` significant digits.
+fn base_choices_to(base: f64, digits: i32) -> Vec<f64> {
+    let mut choices = round_choices_to(base, digits);
     // The fitted value comes last and stays whatever it is; a rounding to 1 or below is no base.
     choices.pop();
     choices.retain(|&b| b > 1.0);
@@ -215,6 +229,9 @@ fn resolve_start(freqs: &[f64], phases: &[f64]) -> Option<u64> {
 struct Search {
     table: ArrayD<f64>,
     tolerance: Tolerance,
+    /// The file holds float32 values: a hypothesis PyTorch computes in float32 is also tried
+    /// that way.
+    float32: bool,
     candidates: Vec<Candidate>,
 }
 
@@ -242,39 +259,84 @@ impl Search {
         view: &Array2<f64>,
         orient: &dyn Fn(Array2<f64>) -> ArrayD<f64>,
         make: impl Fn(f64, usize) -> Option<Array2<f64>>,
+        twin: Option<&TwinTable<'_>>,
     ) {
         if !(base.is_finite() && base > 1.0 && base < 1e12) {
             return;
         }
+        // PyTorch's float32 computation of a base, for a float32 file: `make` in float32.
+        let twin = twin.filter(|_| self.float32);
         let before = self.candidates.len();
         let rows = view.nrows();
         let probe = rows.min(PROBE_ROWS);
         let mut ruled_out: Vec<Candidate> = Vec::new();
-        for choice in base_choices(base) {
+        let first_rows = view.slice(ndarray::s![..probe, ..]).to_owned().into_dyn();
+        let whole = view.clone().into_dyn();
+        // The table `make_rows` makes for a base, first on the probe rows: `Ok` with the whole
+        // table when it matches there, else the probe's reference and comparison.
+        let tolerance = self.tolerance;
+        let attempt = |make_rows: &dyn Fn(usize) -> Option<Array2<f64>>| {
             if probe < rows {
-                let Some(prefix) = make(choice, probe) else {
-                    continue;
-                };
-                let first_rows = view.slice(ndarray::s![..probe, ..]).to_owned().into_dyn();
-                let comparison = compare(&prefix.clone().into_dyn(), &first_rows, self.tolerance);
+                let prefix = make_rows(probe)?;
+                let comparison = compare(&prefix.clone().into_dyn(), &first_rows, tolerance);
                 if !comparison.matches() {
+                    return Some(Err((prefix, comparison)));
+                }
+            }
+            make_rows(rows).map(Ok)
+        };
+        'bases: for choice in base_choices(base) {
+            let exact = attempt(&|n| make(choice, n));
+            let exact_miss = match exact {
+                None => continue,
+                Some(Err((prefix, comparison))) => {
                     ruled_out.push(Candidate::new(
                         describe(choice),
                         orient(prefix),
                         comparison,
                         true,
                     ));
-                    continue;
+                    true
                 }
+                Some(Ok(reference)) => {
+                    self.consider(describe(choice), orient(reference));
+                    if self
+                        .candidates
+                        .last()
+                        .is_some_and(|c| c.comparison.matches())
+                    {
+                        break;
+                    }
+                    false
+                }
+            };
+            let Some(twin) = twin else {
+                continue;
+            };
+            // Ruled out on its first rows, which float32 holds well: no float32 reading either.
+            if exact_miss {
+                continue;
             }
-            if let Some(reference) = make(choice, rows) {
-                self.consider(describe(choice), orient(reference));
-                if self
-                    .candidates
-                    .last()
-                    .is_some_and(|c| c.comparison.matches())
-                {
-                    break;
+            for mode in TorchMode::all() {
+                let Some(Ok(reference)) = attempt(&|n| twin(choice, n, mode)) else {
+                    continue;
+                };
+                let comparison = compare(&reference.clone().into_dyn(), &whole, tolerance);
+                if comparison.matches() {
+                    let form = match mode.form {
+                        FreqForm::Pow => "pow",
+                        FreqForm::Exp => "exp",
+                    };
+                    self.candidates.push(Candidate::new(
+                        format!(
+                            "{}, as PyTorch computes it in float32 (--arith torch-f32 --freq-form {form})",
+                            describe(choice)
+                        ),
+                        squeezed(&orient(reference)),
+                        comparison,
+                        false,
+                    ));
+                    break 'bases;
                 }
             }
         }
@@ -298,11 +360,12 @@ impl Search {
 }
 
 /// Identifies `table`.
-pub fn identify(table: &ArrayD<f64>, tolerance: Tolerance) -> Identification {
+pub fn identify(table: &ArrayD<f64>, tolerance: Tolerance, float32: bool) -> Identification {
     let table = squeezed(table);
     let mut search = Search {
         table: table.clone(),
         tolerance,
+        float32,
         candidates: Vec::new(),
     };
     if table.len() <= MAX_ELEMENTS {
@@ -314,12 +377,17 @@ pub fn identify(table: &ArrayD<f64>, tolerance: Tolerance) -> Identification {
         }
     }
     let mut candidates = search.candidates;
+    // Matches first; among them, round parameters before fitted ones; then the closest.
     candidates.sort_by(|a, b| {
-        b.comparison.matches().cmp(&a.comparison.matches()).then(
-            a.comparison
-                .max_abs_error()
-                .total_cmp(&b.comparison.max_abs_error()),
-        )
+        let (a_match, b_match) = (a.comparison.matches(), b.comparison.matches());
+        b_match
+            .cmp(&a_match)
+            .then((a_match && a.fitted).cmp(&(b_match && b.fitted)))
+            .then(
+                a.comparison
+                    .max_abs_error()
+                    .total_cmp(&b.comparison.max_abs_error()),
+            )
     });
     // The best of each hypothesis: the same one with another base is not a runner-up.
     let mut seen = std::collections::HashSet::new();
@@ -348,11 +416,16 @@ fn one_dimensional(search: &mut Search) {
 
 /// Round values near `fitted`: 1, 2 and 3 significant digits, then the value as fitted.
 fn round_choices(fitted: f64) -> Vec<f64> {
+    round_choices_to(fitted, 3)
+}
+
+/// [`round_choices`] with up to `max_digits` significant digits.
+fn round_choices_to(fitted: f64, max_digits: i32) -> Vec<f64> {
     if !(fitted.is_finite() && fitted > 0.0) {
         return Vec::new();
     }
     let mut choices = Vec::new();
-    for digits in [1, 2, 3] {
+    for digits in 1..=max_digits {
         let magnitude = 10f64.powi(fitted.log10().floor() as i32 - (digits - 1));
         let rounded = (fitted / magnitude).round() * magnitude;
         if !choices.contains(&rounded) {
@@ -362,6 +435,18 @@ fn round_choices(fitted: f64) -> Vec<f64> {
     choices.push(fitted);
     choices
 }
+
+/// RoPE bases models use, most common first.
+const ROUND_BASES: [f64; 8] = [
+    10_000.0,
+    500_000.0,
+    1_000_000.0,
+    100_000.0,
+    50_000.0,
+    5_000_000.0,
+    10_000_000.0,
+    1_000.0,
+];
 
 /// Context lengths models are trained with, most common first.
 const TRAINED_LENGTHS: [usize; 8] = [8192, 4096, 32_768, 2048, 16_384, 65_536, 131_072, 1024];
@@ -379,8 +464,14 @@ fn inverse_frequencies(search: &mut Search, values: &[f64]) {
             abs: 0.0,
             rel: search.tolerance.abs.max(search.tolerance.rel),
         },
-        make: &|theta: &[f64]| ndarray::Array1::from(theta.to_vec()).into_dyn(),
+        make: &|theta: &[f64], _, _: &[usize], _| ndarray::Array1::from(theta.to_vec()).into_dyn(),
+        orient: &|table| table,
         plain: true,
+        rows: 0,
+        base_pair: n - 1,
+        amplitude: None,
+        // Frequencies are compared relative to each value: float32 rounding is within that.
+        torch: false,
     };
     scaled_frequencies(search, values, &target);
 }
@@ -390,12 +481,43 @@ fn inverse_frequencies(search: &mut Search, values: &[f64]) {
 /// and how the frequencies make the table.
 struct FrequencyTarget<'a> {
     label: String,
+    /// The table with positions along its first axis.
     table: ArrayD<f64>,
     tolerance: Tolerance,
-    make: &'a dyn Fn(&[f64]) -> ArrayD<f64>,
+    /// The table that frequencies `theta` make, times `attention` where the kind has it, at
+    /// rows `rows` of `table`; with `torch`, in PyTorch's float32 steps (`theta` then holds
+    /// torch's float32 frequencies).
+    make: &'a MadeTable<'a>,
+    /// Lays a made table out as the loaded one, for the report.
+    orient: &'a dyn Fn(ArrayD<f64>) -> ArrayD<f64>,
     /// Whether to try unscaled frequencies too (a table whose plain reading is tried
     /// elsewhere leaves them out).
     plain: bool,
+    /// Rows (positions) of `table`; 0 for a table of the frequencies themselves.
+    rows: usize,
+    /// The pair whose frequency pins a plain base best (the table read it most precisely).
+    base_pair: usize,
+    /// The factor a cache's values are multiplied by, as read off it.
+    amplitude: Option<f64>,
+    /// Whether a float32 file may be PyTorch's float32 computation of a hypothesis.
+    torch: bool,
+}
+
+/// A table made from frequencies: `(theta, attention, rows, torch)` as [`FrequencyTarget`]
+/// says.
+type MadeTable<'a> = dyn Fn(&[f64], f64, &[usize], bool) -> ArrayD<f64> + 'a;
+
+/// A table of a base in PyTorch's float32 arithmetic: `(base, rows, mode)`.
+type TwinTable<'a> = dyn Fn(f64, usize, TorchMode) -> Option<Array2<f64>> + 'a;
+
+/// Rows a long table's hypotheses are first tried on: spread over the whole table, since
+/// scalings show on the slow pairs, late.
+fn probe_rows(rows: usize) -> Option<Vec<usize>> {
+    (rows > 2 * PROBE_ROWS).then(|| {
+        (0..PROBE_ROWS)
+            .map(|k| k * (rows - 1) / (PROBE_ROWS - 1))
+            .collect()
+    })
 }
 
 /// Readings of inverse frequencies `values` (as loaded, or read off a table made from them):
@@ -416,36 +538,130 @@ fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTar
         rel: tolerance.rel.min(1e-5),
     };
     let mut tried: Vec<Candidate> = Vec::new();
-    let mut consider =
-        |description: String, freqs: &RopeFrequencies, base: f64, rounded: bool| -> bool {
-            if freqs.validate(rotary, base).is_err() {
-                return false;
+    let all_rows: Vec<usize> = (0..target.rows).collect();
+    let probe = probe_rows(target.rows).map(|rows| {
+        let table = table.select(ndarray::Axis(0), &rows);
+        (rows, table)
+    });
+    // The table of frequencies `theta` (exact, or torch's float32 ones with `torch`), tried on
+    // the probe rows first: the comparison, its reference and whether only the probe was made.
+    let evaluate = |theta: &[f64], attention: f64, torch: bool, needed: Tolerance| {
+        if let Some((rows, probe_table)) = &probe {
+            let reference = (target.make)(theta, attention, rows, torch);
+            let comparison = compare(&reference, probe_table, needed);
+            if !comparison.matches() {
+                return (reference, comparison, true);
             }
-            let reference = (target.make)(&freqs.inv_freq(rotary, base, 0));
-            if rounded && !compare(&reference, table, strict).matches() {
-                return false;
+        }
+        let reference = (target.make)(theta, attention, &all_rows, torch);
+        let comparison = compare(&reference, table, needed);
+        (reference, comparison, false)
+    };
+    let mut consider = |description: String,
+                        freqs: &RopeFrequencies,
+                        base: f64,
+                        rounded: bool|
+     -> bool {
+        if freqs.validate(rotary, base).is_err() {
+            return false;
+        }
+        let needed = if rounded { strict } else { tolerance };
+        let attention = freqs.attention_factor();
+        let (reference, comparison, partial) = evaluate(
+            &freqs.inv_freq(rotary, base, target.rows),
+            attention,
+            false,
+            needed,
+        );
+        if comparison.matches() {
+            let full = compare(&reference, table, tolerance);
+            tried.push(Candidate::new(
+                description,
+                (target.orient)(reference),
+                full,
+                false,
+            ));
+            return true;
+        }
+        if target.torch {
+            for mode in TorchMode::all() {
+                let theta: Vec<f64> = freqs
+                    .inv_freq_torch(rotary, base, target.rows, mode)
+                    .into_iter()
+                    .map(f64::from)
+                    .collect();
+                let (reference, comparison, _) =
+                    evaluate(&theta, f64::from(attention as f32), true, needed);
+                if comparison.matches() {
+                    let form = match mode.form {
+                        FreqForm::Pow => "pow",
+                        FreqForm::Exp => "exp",
+                    };
+                    let full = compare(&reference, table, tolerance);
+                    tried.push(Candidate::new(
+                            format!("{description}, as PyTorch computes it in float32 (--arith torch-f32 --freq-form {form})"),
+                            (target.orient)(reference),
+                            full,
+                            false,
+                        ));
+                    return true;
+                }
             }
-            let comparison = compare(&reference, table, tolerance);
-            let matches = comparison.matches();
-            tried.push(Candidate::new(description, reference, comparison, false));
-            matches
-        };
+        }
+        if rounded {
+            return false;
+        }
+        tried.push(Candidate::new(
+            description,
+            (target.orient)(reference),
+            comparison,
+            partial,
+        ));
+        false
+    };
     let plain = |scaling: RopeScaling| RopeFrequencies {
         rotary_dim: None,
         scaling,
     };
-    // Plain: theta_{n-1} = base^(-(n-1)/n) pins the base best (its error is not amplified).
-    let plain_base = values[n - 1].powf(-(n as f64) / (n - 1) as f64);
+    // Plain: theta_k = base^(-k/n); the slowest pair pins the base best (its error is not
+    // amplified) unless the table could not show it (a cache too short for it to turn).
+    let k = target.base_pair.clamp(1, n - 1);
+    let plain_base = values[k].powf(-(n as f64) / k as f64);
     let default = plain(RopeScaling::default());
     let mut plain_match = None;
+    // Up to 6 digits: a float32 cache pins its base that well, and PyTorch's float32 table of
+    // base 12345 is not that of 12344.998.
     let plain_bases = if target.plain {
-        base_choices(plain_base)
+        base_choices_to(plain_base, 6)
     } else {
         Vec::new()
     };
+    // PyTorch rounds the base to float32: where the fit lands a few float32 steps off, the
+    // float32 values around it are the candidates.
+    let float32_neighbours: Vec<f64> = if target.torch && target.plain {
+        let nearest = plain_base as f32;
+        (-4i32..=4)
+            .filter(|&k| k != 0)
+            .filter_map(|k| {
+                let bits = nearest.to_bits().checked_add_signed(k)?;
+                Some(f64::from(f32::from_bits(bits)))
+            })
+            .chain(std::iter::once(f64::from(nearest)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // Bases of 1 to 3 significant digits are round; finer roundings are fits.
+    let round_plain = base_choices(plain_base);
+    let mut plain_bases = plain_bases;
+    // Before the fitted value itself, which comes last.
+    let fitted_last = plain_bases.pop();
+    plain_bases.extend(float32_neighbours);
+    plain_bases.extend(fitted_last);
     for base in plain_bases {
         let round = base != plain_base;
-        let note = if round {
+        // Neither the fit nor a float32 step from it is a round base.
+        let note = if round && round_plain.contains(&base) {
             String::new()
         } else {
             ", a base that is not round (NTK-aware and dynamic NTK scaling give such bases: base · s^(R/(R-2)))".to_owned()
@@ -453,6 +669,51 @@ fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTar
         if consider(format!("{label}, base {base}{note}"), &default, base, round) {
             plain_match = Some(base);
             break;
+        }
+    }
+    // A base that is not round may be a round one that NTK-aware scaling raised by
+    // s^(R/(R-2)), or dynamic NTK by (s·seq/L - (s-1))^(R/(R-2)) for a table of seq positions.
+    let round_base = plain_match.is_some_and(|b| !ROUND_BASES.contains(&b));
+    if target.plain && (plain_match.is_none() || round_base) {
+        let exponent = (rotary - 2) as f64 / rotary as f64;
+        'ntk: for base in ROUND_BASES.into_iter().filter(|&b| b < plain_base) {
+            let growth = (plain_base / base).powf(exponent);
+            let close = |value: f64| (value - growth).abs() <= 2e-3 * growth;
+            if let Some(factor) = round_choices(growth).into_iter().find(|&f| close(f)) {
+                let freqs = plain(RopeScaling {
+                    kind: ScalingKind::Ntk,
+                    factor: Some(factor),
+                    ..Default::default()
+                });
+                let description =
+                    format!("{label}, base {base}, NTK-aware scaling, factor {factor}");
+                if consider(description, &freqs, base, true) {
+                    break 'ntk;
+                }
+            }
+            let seq = target.rows as f64;
+            for factor in [2.0, 4.0, 8.0, 16.0, 32.0, 64.0] {
+                for trained in TRAINED_LENGTHS {
+                    if seq <= trained as f64
+                        || !close(factor * seq / trained as f64 - (factor - 1.0))
+                    {
+                        continue;
+                    }
+                    let freqs = plain(RopeScaling {
+                        kind: ScalingKind::Dynamic,
+                        factor: Some(factor),
+                        max_position_embeddings: Some(trained),
+                        ..Default::default()
+                    });
+                    let description = format!(
+                        "{label}, base {base}, dynamic NTK scaling, factor {factor}, max_position_embeddings {trained} (at {} positions)",
+                        target.rows
+                    );
+                    if consider(description, &freqs, base, true) {
+                        break 'ntk;
+                    }
+                }
+            }
         }
     }
     // The scalings below keep the fastest frequencies (or divide all of them by one factor):
@@ -465,7 +726,7 @@ fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTar
     // Linear: theta_0 = 1 / factor.
     let linear_factor = 1.0 / values[0];
     if plain_match.is_none() && linear_factor > 1.0 + 1e-6 {
-        let fitted_base = (values[n - 1] * linear_factor).powf(-(n as f64) / (n - 1) as f64);
+        let fitted_base = (values[k] * linear_factor).powf(-(n as f64) / k as f64);
         'linear: for factor in round_choices(linear_factor) {
             for base in base_choices(fitted_base) {
                 let rounded = factor != linear_factor || base != fitted_base;
@@ -510,7 +771,9 @@ fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTar
                     });
                     if consider(
                         format!(
-                            "{label}, base {base}, Llama 3 scaling, factor {factor}, original context {original}, low_freq_factor {low}, high_freq_factor {high}"
+                            "{label}, base {base}, Llama 3 scaling, factor {factor}, original context {original}, low_freq_factor {low}, high_freq_factor {high} (wavelengths beyond {} divided by the factor, below {} kept: any original context and factors with these two ratios give the same table)",
+                            original as f64 / low,
+                            original as f64 / high
                         ),
                         &freqs,
                         base,
@@ -520,34 +783,63 @@ fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTar
                     }
                 }
                 for truncate in [true, false] {
-                    let freqs = plain(RopeScaling {
-                        kind: ScalingKind::Yarn,
-                        factor: Some(factor),
-                        original_max_position_embeddings: Some(original),
-                        truncate: Some(truncate),
-                        ..Default::default()
-                    });
-                    let truncated = if truncate { "" } else { ", truncate false" };
-                    if consider(
-                        format!(
-                            "{label}, base {base}, YaRN scaling, factor {factor}, original context {original}, beta_fast 32, beta_slow 1{truncated}"
-                        ),
-                        &freqs,
-                        base,
-                        rounded,
-                    ) {
-                        break 'scaled;
+                    let yarn = |attention_factor: Option<f64>| {
+                        plain(RopeScaling {
+                            kind: ScalingKind::Yarn,
+                            factor: Some(factor),
+                            original_max_position_embeddings: Some(original),
+                            truncate: Some(truncate),
+                            attention_factor,
+                            ..Default::default()
+                        })
+                    };
+                    // A cache multiplied by another factor than YaRN's own (given as
+                    // attention_factor, or mscale / mscale_all_dim as DeepSeek-V2 has them).
+                    let default = yarn(None).attention_factor();
+                    let mut attentions = vec![None];
+                    if let Some(amplitude) = target.amplitude
+                        && (amplitude - default).abs() > 1e-6 * amplitude
+                    {
+                        let close = round_choices(amplitude)
+                            .into_iter()
+                            .find(|a| (a - amplitude).abs() <= 1e-5 * amplitude)
+                            .unwrap_or(amplitude);
+                        attentions.push(Some(close));
+                    }
+                    for attention in attentions {
+                        let truncated = if truncate { "" } else { ", truncate false" };
+                        let factor_text = match attention {
+                            Some(a) => format!(", attention factor {a}"),
+                            None => String::new(),
+                        };
+                        if consider(
+                            format!(
+                                "{label}, base {base}, YaRN scaling, factor {factor}, original context {original}, beta_fast 32, beta_slow 1{truncated}{factor_text}"
+                            ),
+                            &yarn(attention),
+                            base,
+                            rounded,
+                        ) {
+                            break 'scaled;
+                        }
                     }
                 }
             }
         }
     }
     // Keep per hypothesis kind the match or the closest, as consider_bases does.
-    let kinds = ["linear scaling", "Llama 3 scaling", "YaRN scaling"];
+    let kinds = [
+        "linear scaling",
+        "Llama 3 scaling",
+        "YaRN scaling",
+        "NTK-aware scaling",
+        "dynamic NTK scaling",
+    ];
     let kind_of = |c: &Candidate| {
         kinds
             .iter()
-            .find(|k| c.description.contains(*k))
+            // As a clause of its own: a plain base's note names scalings too.
+            .find(|k| c.description.contains(&format!(", {k}")))
             .copied()
             .unwrap_or("plain")
     };
@@ -830,6 +1122,20 @@ fn sinusoidal(
                         let table = table.into_real().into_dimensionality::<Ix2>().ok()?;
                         Some(swap(table))
                     },
+                    Some(&|b, rows, mode| {
+                        let params = SinusoidalParams {
+                            seq: rows,
+                            dim,
+                            base: b,
+                            start: start_for(b)?,
+                            layout,
+                            spacing,
+                        };
+                        let torch = crate::encoding::torch_f32::Arithmetic::TorchF32(mode);
+                        let table = cpu::compute_arith(&TableSpec::Sinusoidal(params), torch).ok()?;
+                        let table = table.into_real().into_dimensionality::<Ix2>().ok()?;
+                        Some(swap(table))
+                    }),
                 );
             }
         }
@@ -885,6 +1191,7 @@ fn rope_tables(
                     };
                     rope::angles(&params).ok()
                 },
+                None,
             );
         }
     }
@@ -896,10 +1203,20 @@ fn rope_tables(
         let start = (view[[0, 0]] / theta[0]).round() + 0.0;
         if theta[0] > 0.0 && (0.0..1e12).contains(&start) {
             let first = start as u64;
-            let make = |theta: &[f64]| {
-                orient(Array2::from_shape_fn((seq, theta.len()), |(p, i)| {
-                    (first + p as u64) as f64 * theta[i]
-                }))
+            let make = |theta: &[f64], _, rows: &[usize], torch: bool| {
+                Array2::from_shape_fn((rows.len(), theta.len()), |(r, i)| {
+                    let position = first + rows[r] as u64;
+                    if torch {
+                        f64::from(torch_f32::angle(position, theta[i]))
+                    } else {
+                        position as f64 * theta[i]
+                    }
+                })
+                .into_dyn()
+            };
+            let layout = |table: ArrayD<f64>| match table.into_dimensionality::<Ix2>() {
+                Ok(table) => orient(table),
+                Err(e) => unreachable!("angle tables are 2-D: {e}"),
             };
             let target = FrequencyTarget {
                 label: format!(
@@ -907,10 +1224,15 @@ fn rope_tables(
                     2 * width,
                     first + seq as u64 - 1
                 ),
-                table: orient(view.clone()),
+                table: view.clone().into_dyn(),
                 tolerance: search.tolerance,
                 make: &make,
+                orient: &layout,
                 plain: false,
+                rows: seq,
+                base_pair: width - 1,
+                amplitude: None,
+                torch: search.float32,
             };
             scaled_frequencies(search, &theta, &target);
         }
@@ -918,67 +1240,162 @@ fn rope_tables(
     if width < 4 || width % 2 != 0 {
         return;
     }
-    let pairs = width / 2;
     for layout in [RopeLayout::Half, RopeLayout::Interleaved] {
-        for (name, function) in [("cos", f64::cos as fn(f64) -> f64), ("sin", f64::sin)] {
-            // A pair's angle at the last position (positions from 0), from its cos or sin,
-            // where the column is monotonic, so that acos or asin inverts it.
-            let is_cos = name == "cos";
-            let rates: Vec<(usize, f64, f64)> = (1..pairs)
-                .filter_map(|i| {
-                    let column = view.column(layout.pair(i, width).0);
-                    let monotonic = column.windows(2).into_iter().all(|w| {
-                        let step = w[1] - w[0];
-                        if is_cos { step <= 1e-5 } else { step >= -1e-5 }
-                    });
-                    let value = column[seq - 1].clamp(-1.0, 1.0);
-                    let angle = if is_cos { value.acos() } else { value.asin() };
-                    // Away from the flat ends of cos and sin, where noise swamps the angle.
-                    let usable = if is_cos {
-                        (0.2..2.9).contains(&angle)
-                    } else {
-                        (0.05..1.3).contains(&angle)
-                    };
-                    (monotonic && usable).then(|| (i, angle / (seq - 1) as f64, angle))
-                })
-                .collect();
-            // theta_i = base^(-2i/width).
-            let exponent = |i: usize| width as f64 / (2.0 * i as f64);
-            let Some((i, rate)) = best_conditioned(&rates, exponent) else {
-                continue;
-            };
-            let base = rate.powf(-exponent(i));
-            let layout_name = match layout {
-                RopeLayout::Half => {
-                    "half layout (Hugging Face: frequencies repeated as two halves)"
-                }
-                RopeLayout::Interleaved => "interleaved layout (each frequency twice in a row)",
-            };
-            search.consider_bases(
-                base,
-                |b| {
-                    format!(
-                        "RoPE {name} cache, {layout_name}, base {b}, dim {width}, positions 0..{}{suffix}",
-                        seq - 1
-                    )
-                },
-                view,
-                orient,
-                |b, rows| {
-                    let angles = rope::angles(&RopeParams {
-                        seq: rows,
-                        dim: width,
-                        base: b,
-                        start: 0,
-                    })
-                    .ok()?;
-                    Some(Array2::from_shape_fn((rows, width), |(p, col)| {
-                        function(angles[[p, layout.pair_of_column(col, width)]])
-                    }))
-                },
-            );
+        for part in [CachePart::Cos, CachePart::Sin] {
+            rope_cache(search, view, orient, suffix, layout, part);
         }
     }
+}
+
+/// A cos or sin cache `[seq, R]` of positions `0..seq` in `layout`, read as its amplitude (the
+/// attention factor it was multiplied by) and each pair's frequency, then identified through
+/// those frequencies: plain at any base (NTK-aware and dynamic NTK give unround bases), or
+/// linear, Llama 3 or YaRN scaling, each exactly or as PyTorch computes it in float32.
+fn rope_cache(
+    search: &mut Search,
+    view: &Array2<f64>,
+    orient: &dyn Fn(Array2<f64>) -> ArrayD<f64>,
+    suffix: &str,
+    layout: RopeLayout,
+    part: CachePart,
+) {
+    let (seq, width) = view.dim();
+    let Some(reading) = read_cache(view, layout, part) else {
+        return;
+    };
+    let (name, function): (&str, fn(f64) -> f64) = match part {
+        CachePart::Cos => ("cos", f64::cos),
+        CachePart::Sin => ("sin", f64::sin),
+    };
+    let make = |theta: &[f64], attention: f64, rows: &[usize], torch: bool| {
+        Array2::from_shape_fn((rows.len(), width), |(r, col)| {
+            let pair = layout.pair_of_column(col, width);
+            let position = rows[r] as u64;
+            if torch {
+                let (sin, cos) = torch_f32::sin_cos(torch_f32::angle(position, theta[pair]));
+                let value = if part == CachePart::Cos { cos } else { sin };
+                f64::from(value * attention as f32)
+            } else {
+                attention * function(position as f64 * theta[pair])
+            }
+        })
+        .into_dyn()
+    };
+    let layout_of = |table: ArrayD<f64>| match table.into_dimensionality::<Ix2>() {
+        Ok(table) => orient(table),
+        Err(e) => unreachable!("caches are 2-D: {e}"),
+    };
+    let layout_name = match layout {
+        RopeLayout::Half => "half layout (Hugging Face: frequencies repeated as two halves)",
+        RopeLayout::Interleaved => "interleaved layout (each frequency twice in a row)",
+    };
+    let scaled = if (reading.amplitude - 1.0).abs() > 1e-6 {
+        format!(", times {:.7}", reading.amplitude)
+    } else {
+        String::new()
+    };
+    let target = FrequencyTarget {
+        label: format!(
+            "RoPE {name} cache{scaled}, {layout_name}, dim {width} (the rotary part of a head), positions 0..{}{suffix}",
+            seq - 1
+        ),
+        table: view.clone().into_dyn(),
+        tolerance: search.tolerance,
+        make: &make,
+        orient: &layout_of,
+        plain: true,
+        rows: seq,
+        base_pair: reading.base_pair,
+        amplitude: Some(reading.amplitude),
+        torch: search.float32,
+    };
+    scaled_frequencies(search, &reading.frequencies, &target);
+}
+
+/// What a cache says about itself.
+struct CacheReading {
+    /// The factor every value is multiplied by (YaRN's and LongRoPE's attention factor).
+    amplitude: f64,
+    /// Each pair's frequency, in radians per position.
+    frequencies: Vec<f64>,
+    /// The slowest pair whose angle turned far enough to be read well.
+    base_pair: usize,
+}
+
+/// Reads a cache of positions from 0: the amplitude from the first rows, and each pair's
+/// frequency from the row where its angle is read best (where cos or sin is steep enough for
+/// float32 noise to matter least), within the first stretch where the column is monotonic so
+/// that acos or asin inverts it.
+fn read_cache(view: &Array2<f64>, layout: RopeLayout, part: CachePart) -> Option<CacheReading> {
+    let (seq, width) = view.dim();
+    if seq < 3 || width < 4 {
+        return None;
+    }
+    let pairs = width / 2;
+    let column = |i: usize| view.column(layout.pair(i, width).0);
+    let first = view.row(0);
+    let amplitude = match part {
+        // Position 0 is cos 0 times the factor, in every column.
+        CachePart::Cos => {
+            let a = first[0];
+            if !(a > 0.0 && first.iter().all(|&v| (v - a).abs() <= 1e-5 * a)) {
+                return None;
+            }
+            a
+        }
+        // sin 0 = 0 everywhere; the fastest pair gives s1 = A sin θ, s2 = A sin 2θ = 2 s1 cos θ.
+        CachePart::Sin => {
+            if first.iter().any(|v| v.abs() > 1e-5) {
+                return None;
+            }
+            let fastest = column(0);
+            let (s1, s2) = (fastest[1], fastest[2]);
+            let cos_theta = s2 / (2.0 * s1);
+            if !(s1 > 1e-3 && cos_theta.abs() < 1.0) {
+                return None;
+            }
+            s1 / (1.0 - cos_theta * cos_theta).sqrt()
+        }
+    };
+    if !(amplitude.is_finite() && amplitude > 0.0) {
+        return None;
+    }
+    let is_cos = part == CachePart::Cos;
+    let mut frequencies = Vec::with_capacity(pairs);
+    let mut base_pair = 1;
+    for i in 0..pairs {
+        let values = column(i);
+        // (angle read, its position), at the best-conditioned row so far.
+        let mut best: Option<(f64, usize, f64)> = None;
+        for p in 1..seq {
+            let step = values[p] - values[p - 1];
+            let monotonic = if is_cos {
+                step <= 1e-5 * amplitude
+            } else {
+                step >= -1e-5 * amplitude
+            };
+            if !monotonic {
+                break;
+            }
+            let ratio = (values[p] / amplitude).clamp(-1.0, 1.0);
+            let angle = if is_cos { ratio.acos() } else { ratio.asin() };
+            // The relative error of the angle goes as 1 / (angle |d value / d angle|).
+            let score = angle * if is_cos { angle.sin() } else { angle.cos() };
+            if best.is_none_or(|(_, _, s)| score > s) {
+                best = Some((angle, p, score));
+            }
+        }
+        let (angle, p, _) = best?;
+        if angle > 0.5 && i > 0 {
+            base_pair = i;
+        }
+        frequencies.push(angle / p as f64);
+    }
+    Some(CacheReading {
+        amplitude,
+        frequencies,
+        base_pair,
+    })
 }
 
 /// One ALiBi head `[seq, seq]`, causal or symmetric, its slope read off `[1, 0]`.

@@ -95,10 +95,6 @@ impl FileArgs {
         tolerance(self.atol, self.rtol)
     }
 
-    fn load(&self) -> Result<ndarray::ArrayD<f64>, CliError> {
-        self.load_typed().map(|(table, _)| table)
-    }
-
     /// `table` with only the rows and columns of `--rows` and `--cols`.
     fn sliced(&self, table: ndarray::ArrayD<f64>) -> Result<ndarray::ArrayD<f64>, CliError> {
         let mut table = table;
@@ -207,9 +203,16 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
 }
 
 /// `poslab identify`.
-pub(crate) fn run_identify(args: &FileArgs) -> Result<i32, CliError> {
+pub(crate) fn run_identify(args: &FileArgs, matches: &ArgMatches) -> Result<i32, CliError> {
     let tolerance = args.tolerance()?;
-    let loaded = args.sliced(args.load()?)?;
+    let (loaded, stored) = args.load_typed()?;
+    let loaded = args.sliced(loaded)?;
+    // As check: without a tolerance of the user's, a float32 file may be PyTorch's float32
+    // computation of a hypothesis.
+    let explicit = ["atol", "rtol"]
+        .iter()
+        .any(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
+    let float32 = stored == Some(crate::import::StoredFloat::F32) && !explicit;
     if loaded.len() > MAX_ELEMENTS {
         return Err(CliError::usage(format!(
             "{} holds {} values; poslab identifies tables of up to {MAX_ELEMENTS}",
@@ -217,7 +220,7 @@ pub(crate) fn run_identify(args: &FileArgs) -> Result<i32, CliError> {
             loaded.len()
         )));
     }
-    let identification = identify(&loaded, tolerance);
+    let identification = identify(&loaded, tolerance, float32);
     println!("{}", identification.report());
     Ok(if identification.found() { 0 } else { 1 })
 }

@@ -523,7 +523,8 @@ fn compute_outcome(
             None,
         ),
         None => {
-            let identification = identify(values, tolerance);
+            let float32 = stored == Some(crate::import::StoredFloat::F32) && explicit.is_none();
+            let identification = identify(values, tolerance, float32);
             let best = identification.best();
             (
                 name,

@@ -534,12 +534,13 @@ fn check_figure(
     use crate::check::identify::identify;
     use crate::check::{compare, squeezed};
     let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
-    let loaded =
-        crate::import::tables::read_table(&figure.file, figure.tensor.as_deref(), max_bytes)
+    let (loaded, stored) =
+        crate::import::tables::read_table_typed(&figure.file, figure.tensor.as_deref(), max_bytes)
             .map_err(|e| FigureError::Input(e.to_string()))?;
     let loaded = squeezed(&loaded);
     let (description, reference, comparison) = if figure.expected.is_empty() {
-        let identification = identify(&loaded, figure.tolerance);
+        let float32 = stored == Some(crate::import::StoredFloat::F32);
+        let identification = identify(&loaded, figure.tolerance, float32);
         let best = identification
             .best()
             .ok_or_else(|| FigureError::Input(identification.report()))?;
