@@ -101,6 +101,7 @@ pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
 /// The table's options with `size` (`seq=4096,dim=1024`) applied.
 fn with_size(table: &TableArgs, size: &str) -> Result<TableArgs, CliError> {
     let mut args = table.clone();
+    let mut seen: Vec<String> = Vec::new();
     for pair in size.split(',').filter(|p| !p.trim().is_empty()) {
         let (option, value) = pair.split_once('=').ok_or_else(|| {
             CliError::usage(format!(
@@ -110,7 +111,30 @@ fn with_size(table: &TableArgs, size: &str) -> Result<TableArgs, CliError> {
         let value: i64 = value.trim().parse().map_err(|_| {
             CliError::usage(format!("--size {size}: {option}={value} is not an integer"))
         })?;
-        match option.trim() {
+        let option = option.trim();
+        if seen.iter().any(|o| o == option) {
+            return Err(CliError::usage(format!(
+                "--size {size}: {option} is given twice; give each option once per size"
+            )));
+        }
+        seen.push(option.to_owned());
+        // A size sets options of the kind's own: another would time a table it does not make.
+        let id = option.replace('-', "_");
+        if ["seq", "dim", "heads", "grid_h", "grid_w", "start"].contains(&id.as_str())
+            && !crate::cli::options_of(table.kind).contains(&id.as_str())
+        {
+            return Err(CliError::usage(format!(
+                "--size {size}: {option} does not apply to {}; its size options are {}",
+                crate::cli::kind_name(table.kind),
+                ["seq", "dim", "heads", "grid_h", "grid_w", "start"]
+                    .iter()
+                    .filter(|id| crate::cli::options_of(table.kind).contains(id))
+                    .map(|id| id.replace('_', "-"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        match option {
             "seq" => args.seq = Some(value),
             "dim" => args.dim = Some(value),
             "heads" => args.heads = Some(value),

@@ -172,7 +172,12 @@ pub struct TableArgs {
     pub dim: Option<i64>,
 
     /// Frequency base, a finite number greater than 1
-    #[arg(long, value_name = "B", default_value_t = 10_000.0)]
+    #[arg(
+        long,
+        value_name = "B",
+        default_value_t = 10_000.0,
+        allow_hyphen_values = true
+    )]
     pub base: f64,
 
     /// First position: rows are positions start, start+1, ..., start+seq-1 (0 to 2^53-1-seq)
@@ -204,7 +209,7 @@ pub struct TableArgs {
 
     /// RoPE: rotary width as a fraction of --dim, R = int(dim * F), as HF's
     /// partial_rotary_factor (0 < F <= 1)
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", allow_hyphen_values = true)]
     pub partial_rotary_factor: Option<f64>,
 
     /// RoPE context-extension scaling, as Hugging Face's rope_type (its options keep HF's
@@ -213,7 +218,7 @@ pub struct TableArgs {
     pub scaling: ScalingKind,
 
     /// Scaling factor (linear, ntk, dynamic, yarn, llama3; longrope's attention factor), 1 or more
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", allow_hyphen_values = true)]
     pub factor: Option<f64>,
 
     /// Context the model was trained with (yarn, llama3, longrope)
@@ -226,31 +231,31 @@ pub struct TableArgs {
     pub max_position_embeddings: Option<i64>,
 
     /// llama3: wavelengths above original/low_freq_factor are divided by --factor
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", allow_hyphen_values = true)]
     pub low_freq_factor: Option<f64>,
 
     /// llama3: wavelengths below original/high_freq_factor are kept
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", allow_hyphen_values = true)]
     pub high_freq_factor: Option<f64>,
 
     /// yarn: rotations within the original context above which a pair is kept (default 32)
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_name = "B", allow_hyphen_values = true)]
     pub beta_fast: Option<f64>,
 
     /// yarn: rotations below which a pair is fully interpolated (default 1)
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_name = "B", allow_hyphen_values = true)]
     pub beta_slow: Option<f64>,
 
     /// yarn: mscale (DeepSeek); with --mscale-all-dim the attention factor is their ratio
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
     pub mscale: Option<f64>,
 
     /// yarn: mscale_all_dim (DeepSeek)
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
     pub mscale_all_dim: Option<f64>,
 
     /// yarn, longrope: the attention factor itself, instead of the one derived from the factor
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_name = "A", allow_hyphen_values = true)]
     pub attention_factor: Option<f64>,
 
     /// yarn: round the ramp's ends to whole dimensions (HF's default, true)
@@ -303,7 +308,12 @@ pub struct TableArgs {
     pub metric: DistanceMetric,
 
     /// rope-2d-axial: frequency base, a finite number greater than 1
-    #[arg(long, value_name = "T", default_value_t = 100.0)]
+    #[arg(
+        long,
+        value_name = "T",
+        default_value_t = 100.0,
+        allow_hyphen_values = true
+    )]
     pub theta: f64,
 
     /// sincos-2d: the four dim/4 blocks in column order, from sin-x, cos-x, sin-y, cos-y
@@ -608,7 +618,7 @@ impl TableArgs {
 
 /// Which options each kind reads, by clap id (the field name). `output`, `backend` and
 /// `verbose` apply to every kind.
-fn options_of(kind: Kind) -> &'static [&'static str] {
+pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
     // The RoPE kinds' options beyond the textbook ones; a scaling's own parameters (--factor
     // and the rest) are checked against the scaling chosen in check_options_apply.
     const ROTARY: &str = "rotary_dim";
@@ -691,7 +701,6 @@ fn options_of(kind: Kind) -> &'static [&'static str] {
         Kind::Alibi => &[
             "heads",
             "seq",
-            "start",
             "mode",
             "form",
             "head",
@@ -728,19 +737,13 @@ fn options_of(kind: Kind) -> &'static [&'static str] {
         ],
         Kind::Rope2dAxial => &["grid_h", "grid_w", "dim", "theta", "dtype"],
         Kind::Rope2dMixed => &["grid_h", "grid_w", "freqs", "dtype"],
-        Kind::T5Buckets => &[
-            "seq",
-            "start",
-            "num_buckets",
-            "max_distance",
-            "bidirectional",
-        ],
-        Kind::RelativeClip => &["seq", "start", "max_relative"],
+        Kind::T5Buckets => &["seq", "num_buckets", "max_distance", "bidirectional"],
+        Kind::RelativeClip => &["seq", "max_relative"],
         Kind::Binary => &["seq", "dim", "start", "dtype"],
     }
 }
 
-fn kind_name(kind: Kind) -> String {
+pub(crate) fn kind_name(kind: Kind) -> String {
     kind.to_possible_value()
         .map(|v| v.get_name().to_owned())
         .unwrap_or_default()

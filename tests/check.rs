@@ -509,6 +509,11 @@ fn bad_files_are_explained() {
         ),
         (write("nan.csv", b"1,nan\n"), "NaN"),
         (write("empty.csv", b""), "holds no numbers"),
+        // A first line with a number among its fields is data, not a header.
+        (
+            write("hex.csv", b"0x10,2\n"),
+            "line 1, column 1: '0x10' is not a number",
+        ),
         (
             write("table.txt", b"1,2"),
             "use a .npy, .csv or .safetensors",
@@ -527,6 +532,12 @@ fn bad_files_are_explained() {
     let table = parse_table(b"query,key\n0,-inf\n-0.5,0\n", TableFormat::Csv, None).unwrap();
     assert_eq!(table.shape(), &[2, 2]);
     assert_eq!(table[[0, 1]], f64::NEG_INFINITY);
+    // A byte-order mark (spreadsheets write one) is not part of the first row.
+    let table = parse_table(b"\xef\xbb\xbf1,2\n3,4\n", TableFormat::Csv, None).unwrap();
+    assert_eq!(table.shape(), &[2, 2]);
+    assert_eq!(table[[0, 0]], 1.0);
+    let table = parse_table(b"\xef\xbb\xbfa,b\n3,4\n", TableFormat::Csv, None).unwrap();
+    assert_eq!(table.shape(), &[1, 2]);
 }
 
 #[test]
@@ -1003,4 +1014,50 @@ fn a_cache_no_convention_gives_is_no_match() {
     .into_dyn();
     let identification = identify(&table, Tolerance::default(), true);
     assert!(!identification.found(), "{}", identification.report());
+}
+
+/// LongRoPE's per-pair factors follow no formula: a cache or frequency table of a model
+/// poslab ships (assets/models) is named by that model.
+#[test]
+fn longrope_tables_are_named_by_the_model_they_come_from() {
+    use poslab::encoding::rope::CachePart::Cos;
+    use poslab::import::model_config::{ModelConfig, PositionEncoding};
+    let config = ModelConfig::parse(include_str!(
+        "../assets/models/phi-3-vision-128k-instruct.json"
+    ))
+    .unwrap();
+    let PositionEncoding::Rope {
+        head_dim,
+        base,
+        freqs,
+        layout,
+    } = config.encoding
+    else {
+        panic!("Phi-3 uses RoPE");
+    };
+    // Within the original 4096 positions: the short factors, times the attention factor.
+    let cache = torch_cache(Cos, layout, 2048, head_dim, base, (*freqs).clone());
+    let identification = identify(&cache, Tolerance::default(), true);
+    let report = identification.report();
+    assert!(identification.found(), "{report}");
+    let best = &identification.best().unwrap().description;
+    assert!(
+        best.contains("as configured for microsoft/Phi-3-vision-128k-instruct (longrope scaling)")
+            && best.contains("times 1.19"),
+        "{report}"
+    );
+    // The inverse frequencies beyond 4096 positions: the long factors.
+    let long = as_f32(&real(&TableSpec::RopeInvFreq {
+        dim: head_dim,
+        base,
+        seq: 8192,
+        freqs: *freqs,
+    }));
+    let identification = identify(&long, Tolerance::default(), true);
+    let report = identification.report();
+    assert!(identification.found(), "{report}");
+    assert!(
+        report.contains("Phi-3-vision-128k-instruct (longrope scaling) (its long factors"),
+        "{report}"
+    );
 }

@@ -484,6 +484,32 @@ fn bad_parameters_exit_2_with_one_line_and_no_file() {
         (&["sinusoidal", "--seq", "0", "--dim", "8"], "--seq 0"),
         (&["sinusoidal", "--seq", "-4", "--dim", "8"], "--seq -4"),
         (&["sinusoidal", "--seq", "abc", "--dim", "8"], "--seq"),
+        // A value with a minus sign is the option's value, and named as such.
+        (
+            &["rope-inv-freq", "--dim", "8", "--base", "-inf"],
+            "--base -inf",
+        ),
+        // ALiBi and the relative indices depend on offsets only: a start would do nothing.
+        (
+            &["alibi", "--heads", "2", "--seq", "4", "--start", "5"],
+            "--start does not apply to alibi",
+        ),
+        (
+            &["t5-buckets", "--seq", "4", "--start", "-5"],
+            "--start does not apply to t5-buckets",
+        ),
+        (
+            &[
+                "relative-clip",
+                "--seq",
+                "4",
+                "--max-relative",
+                "2",
+                "--start",
+                "3",
+            ],
+            "--start does not apply to relative-clip",
+        ),
         (&["sinusoidal", "--dim", "8"], "--seq is required"),
         (&["alibi", "--heads", "0", "--seq", "4"], "--heads 0"),
         (&["alibi-slopes", "--heads", "0"], "--heads"),
@@ -891,6 +917,43 @@ fn bench_prints_a_row_per_size_on_either_engine() {
         d.path(),
         &["bench", "sinusoidal", "--dim", "8", "--size", "frobs=3"],
         "frobs",
+    );
+    // A size sets the kind's own options, once each: anything else would time another table.
+    refused(
+        d.path(),
+        &[
+            "bench",
+            "sinusoidal",
+            "--dim",
+            "8",
+            "--size",
+            "seq=64,heads=4",
+        ],
+        "heads does not apply to sinusoidal",
+    );
+    refused(
+        d.path(),
+        &[
+            "bench",
+            "sinusoidal",
+            "--dim",
+            "8",
+            "--size",
+            "seq=64,seq=128",
+        ],
+        "seq is given twice",
+    );
+    refused(
+        d.path(),
+        &[
+            "bench",
+            "rope-apply",
+            "--input",
+            "x.npy",
+            "--size",
+            "seq=64",
+        ],
+        "seq does not apply to rope-apply",
     );
     refused(
         d.path(),

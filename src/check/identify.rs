@@ -19,6 +19,7 @@ use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use crate::encoding::torch_f32::{self, FreqForm, TorchMode};
 use crate::engine::{TableSpec, cpu};
+use crate::import::model_config::{MODEL_CONFIGS, ModelConfig, PositionEncoding};
 
 /// The most elements a table may have to be identified (each hypothesis computes one).
 pub const MAX_ELEMENTS: usize = 1 << 24;
@@ -827,6 +828,48 @@ fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTar
             }
         }
     }
+    // The models poslab ships (assets/models): LongRoPE's per-pair factors can only be named
+    // this way, and any other match is worth a model's name.
+    if target.plain {
+        for config in MODEL_CONFIGS
+            .iter()
+            .filter_map(|(_, text)| ModelConfig::parse(text).ok())
+        {
+            let PositionEncoding::Rope {
+                head_dim,
+                base,
+                freqs,
+                ..
+            } = &config.encoding
+            else {
+                continue;
+            };
+            if freqs.rotary(*head_dim) != rotary {
+                continue;
+            }
+            let mut readings = vec![(String::new(), (**freqs).clone())];
+            // A frequency table alone says nothing of the length: LongRoPE's long factors are
+            // the other reading.
+            if target.rows == 0 && freqs.scaling.kind == ScalingKind::Longrope {
+                let mut long = (**freqs).clone();
+                long.scaling.short_factor = long.scaling.long_factor.clone();
+                readings.push((
+                    " (its long factors, beyond the original context)".to_owned(),
+                    long,
+                ));
+            }
+            for (note, freqs) in readings {
+                let description = format!(
+                    "{label}, base {base}, as configured for {} ({} scaling){note}",
+                    config.name,
+                    freqs.scaling.kind.name()
+                );
+                if consider(description, &freqs, *base, true) {
+                    break;
+                }
+            }
+        }
+    }
     // Keep per hypothesis kind the match or the closest, as consider_bases does.
     let kinds = [
         "linear scaling",
@@ -834,6 +877,7 @@ fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTar
         "YaRN scaling",
         "NTK-aware scaling",
         "dynamic NTK scaling",
+        "as configured for",
     ];
     let kind_of = |c: &Candidate| {
         kinds

@@ -24,11 +24,21 @@ pub struct FileArgs {
     pub tensor: Option<String>,
 
     /// Absolute tolerance: every element within atol + rtol·|reference|
-    #[arg(long, value_name = "A", default_value_t = 1e-5)]
+    #[arg(
+        long,
+        value_name = "A",
+        default_value_t = 1e-5,
+        allow_hyphen_values = true
+    )]
     pub atol: f64,
 
     /// Relative tolerance
-    #[arg(long, value_name = "R", default_value_t = 1e-5)]
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 1e-5,
+        allow_hyphen_values = true
+    )]
     pub rtol: f64,
 
     /// Only these rows of the file (its first axis), in Python slice syntax: 1: leaves out a

@@ -61,7 +61,12 @@ pub struct FigureArgs {
     pub height: i64,
 
     /// PNG only: pixels per figure pixel, 1 to 4 (2 for slides on high-density screens)
-    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 1.0,
+        allow_hyphen_values = true
+    )]
     pub scale: f64,
 
     /// Colour map of heatmaps
@@ -86,7 +91,7 @@ pub struct FigureArgs {
     pub dim: Option<i64>,
 
     /// Frequency base, a finite number greater than 1
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_name = "B", allow_hyphen_values = true)]
     pub base: Option<f64>,
 
     /// First position
@@ -193,11 +198,11 @@ pub struct FigureArgs {
     pub expected: Option<String>,
 
     /// check: absolute tolerance
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_name = "A", allow_hyphen_values = true)]
     pub atol: Option<f64>,
 
     /// check: relative tolerance
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
     pub rtol: Option<f64>,
 
     /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,

@@ -111,10 +111,12 @@ pub fn parse_table(
     }
 }
 
-/// A `.csv` of numbers, one row a line; a first line that is not numbers is a header.
+/// A `.csv` of numbers, one row a line; a first line of which no field is a number is a
+/// header. A UTF-8 byte-order mark (as spreadsheet programs write) is skipped.
 pub fn parse_csv(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| format!("is not text (invalid UTF-8 at byte {})", e.valid_up_to()))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut values = Vec::new();
     let mut width: Option<(usize, usize)> = None;
     let mut rows = 0usize;
@@ -131,7 +133,11 @@ pub fn parse_csv(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
             .collect();
         let parsed = match parsed {
             Ok(row) => row,
-            Err(_) if width.is_none() && rows == 0 && values.is_empty() && index == 0 => continue,
+            // A header names columns: a line with a number among its fields is data, and a
+            // field that fails to parse there is an error, not a header.
+            Err(_) if index == 0 && fields.iter().all(|field| field.parse::<f64>().is_err()) => {
+                continue;
+            }
             Err(col) => {
                 return Err(format!(
                     "line {}, column {}: '{}' is not a number",
