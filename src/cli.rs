@@ -197,7 +197,7 @@ pub struct TableArgs {
     #[arg(long, value_name = "ROW", default_value_t = 0)]
     pub anchor: i64,
 
-    /// rope-apply: a [seq, dim] <f4 or <f8 .npy array to rotate; sincos-2d-resample: the
+    /// rope-apply: a [seq, dim] <f2, <f4 or <f8 .npy array to rotate; sincos-2d-resample: the
     /// [prefix + H*W, dim] position table to resample
     #[arg(long, value_name = "X.npy")]
     pub input: Option<PathBuf>,
@@ -367,7 +367,7 @@ pub struct TableArgs {
     )]
     pub slope_scaling: bool,
 
-    /// rope-2d-mixed: a [2, dim/2] <f4 or <f8 .npy array, row 0 theta_x, row 1 theta_y
+    /// rope-2d-mixed: a [2, dim/2] <f2, <f4 or <f8 .npy array, row 0 theta_x, row 1 theta_y
     #[arg(long, value_name = "F.npy")]
     pub freqs: Option<PathBuf>,
 

@@ -31,7 +31,7 @@ fn problem(path: &Path, problem: impl Into<String>) -> ImportError {
     }
 }
 
-/// Reads a `<f4` or `<f8` (or big-endian) `.npy` array as f64, refusing NaN and infinities.
+/// Reads a `<f2`, `<f4` or `<f8` (or big-endian) `.npy` array as f64, refusing NaN and infinities.
 pub fn read_npy_f64(path: &Path, max_bytes: u64) -> Result<ArrayD<f64>, ImportError> {
     let bytes = read_bytes(path, max_bytes)?;
     parse_npy_f64(&bytes).map_err(|p| problem(path, p))
@@ -99,10 +99,21 @@ impl StoredFloat {
         }
     }
 
-    /// The spacing of this type's values at `magnitude` (its ulp), for normal magnitudes.
+    /// The exponent of this type's smallest normal value.
+    fn min_exponent(self) -> i32 {
+        match self {
+            StoredFloat::F64 => -1022,
+            StoredFloat::F32 | StoredFloat::Bf16 => -126,
+            StoredFloat::F16 => -14,
+        }
+    }
+
+    /// The spacing of this type's values at `magnitude` (its ulp); below the smallest normal
+    /// value, the fixed spacing of the subnormals (float16's 2^-24 from 6.1e-5 down).
     pub fn ulp(self, magnitude: f64) -> f64 {
         let magnitude = magnitude.abs().max(f64::MIN_POSITIVE);
-        2f64.powf(magnitude.log2().floor() - f64::from(self.fraction_bits()))
+        let exponent = (magnitude.log2().floor() as i32).max(self.min_exponent());
+        2f64.powi(exponent - self.fraction_bits())
     }
 }
 
@@ -113,6 +124,7 @@ pub fn npy_float_type(bytes: &[u8]) -> Option<StoredFloat> {
     let header = Header::from_reader(&mut rest).ok()?;
     let descriptor = header.type_descriptor.to_string();
     match descriptor.trim_matches('\'') {
+        "<f2" | "=f2" | "f2" | ">f2" => Some(StoredFloat::F16),
         "<f4" | "=f4" | "f4" | ">f4" => Some(StoredFloat::F32),
         "<f8" | "=f8" | "f8" | ">f8" => Some(StoredFloat::F64),
         _ => None,
@@ -139,8 +151,10 @@ pub fn parse_npy(bytes: &[u8], accepted: Values) -> Result<ArrayD<f64>, String> 
     let descriptor = descriptor.trim_matches('\'');
     let integers = accepted == Values::Tables;
     let (width, little_endian, integer) = match descriptor {
+        "<f2" | "=f2" | "f2" => (2, true, false),
         "<f4" | "=f4" | "f4" => (4, true, false),
         "<f8" | "=f8" | "f8" => (8, true, false),
+        ">f2" => (2, false, false),
         ">f4" => (4, false, false),
         ">f8" => (8, false, false),
         "<i4" | "=i4" | "i4" if integers => (4, true, true),
@@ -149,9 +163,9 @@ pub fn parse_npy(bytes: &[u8], accepted: Values) -> Result<ArrayD<f64>, String> 
             return Err(format!(
                 "holds {other} values; poslab reads {}",
                 if integers {
-                    "float arrays (<f4, <f8) and integer arrays (<i4, <i8)"
+                    "float arrays (<f2, <f4, <f8) and integer arrays (<i4, <i8)"
                 } else {
-                    "float arrays, <f4 or <f8"
+                    "float arrays, <f2, <f4 or <f8"
                 }
             ));
         }
@@ -188,6 +202,18 @@ pub fn parse_npy(bytes: &[u8], accepted: Values) -> Result<ArrayD<f64>, String> 
     } else if integer {
         rest.chunks_exact(8)
             .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f64)
+            .collect()
+    } else if width == 2 {
+        rest.chunks_exact(2)
+            .map(|c| {
+                let b = [c[0], c[1]];
+                if little_endian {
+                    half::f16::from_le_bytes(b)
+                } else {
+                    half::f16::from_be_bytes(b)
+                }
+                .to_f64()
+            })
             .collect()
     } else if width == 4 {
         rest.chunks_exact(4)

@@ -11,6 +11,7 @@ use poslab::encoding::random::SplitMix64;
 use poslab::encoding::rope::{self, RopeLayout, RopeParams};
 use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use poslab::engine::{Table, TableSpec, cpu};
+use poslab::import::StoredFloat;
 use poslab::import::tables::{TableFormat, parse_table};
 
 fn real(spec: &TableSpec) -> ArrayD<f64> {
@@ -38,7 +39,7 @@ fn as_f32(table: &ArrayD<f64>) -> ArrayD<f64> {
 }
 
 fn assert_identified(table: &ArrayD<f64>, expected: &[&str]) {
-    let identification = identify(&noisy(table, 1e-6, 7), Tolerance::default(), false);
+    let identification = identify(&noisy(table, 1e-6, 7), Tolerance::default(), None);
     let report = identification.report();
     assert!(identification.found(), "not identified:\n{report}");
     let best = &identification.best().unwrap().description;
@@ -119,7 +120,7 @@ fn rope_tables_are_identified() {
         seq: 0,
         freqs: Default::default(),
     });
-    let identification = identify(&as_f32(&frequencies), Tolerance::default(), false);
+    let identification = identify(&as_f32(&frequencies), Tolerance::default(), None);
     let best = &identification.best().unwrap().description;
     assert!(identification.found(), "{}", identification.report());
     for part in ["RoPE inverse frequencies", "dim 64", "base 10000"] {
@@ -196,7 +197,7 @@ fn hand_typed_tables_are_identified() {
     let identification = identify(
         &array![1.0, 0.1, 0.01, 0.001].into_dyn(),
         Tolerance::default(),
-        false,
+        None,
     );
     let best = &identification.best().unwrap().description;
     assert!(identification.found(), "{}", identification.report());
@@ -220,7 +221,7 @@ fn random_data_is_no_match() {
         let size = shape.iter().product();
         let values: Vec<f64> = (0..size).map(|_| random.next_unit() * 2.0 - 1.0).collect();
         let table = ArrayD::from_shape_vec(IxDyn(&shape), values).unwrap();
-        let identification = identify(&table, Tolerance::default(), false);
+        let identification = identify(&table, Tolerance::default(), None);
         assert!(
             !identification.found(),
             "{shape:?}: {}",
@@ -616,7 +617,7 @@ fn scaled_inverse_frequencies_are_identified_and_never_misnamed() {
                 rel: 1e-5,
             },
         ] {
-            let identification = identify(table, tolerance, false);
+            let identification = identify(table, tolerance, None);
             let report = identification.report();
             assert!(identification.found(), "{report}");
             let best = &identification.best().unwrap().description;
@@ -639,7 +640,7 @@ fn scaled_inverse_frequencies_are_identified_and_never_misnamed() {
             abs: 1e-3,
             rel: 0.0,
         },
-        false,
+        None,
     );
     assert!(
         !loose
@@ -654,7 +655,7 @@ fn scaled_inverse_frequencies_are_identified_and_never_misnamed() {
     // A near miss (one frequency 1% off) is no match.
     let mut near = cases[0].0.clone();
     near[[40]] *= 1.01;
-    let identification = identify(&near, Tolerance::default(), false);
+    let identification = identify(&near, Tolerance::default(), None);
     assert!(!identification.found(), "{}", identification.report());
 }
 
@@ -698,7 +699,7 @@ fn scaled_angle_tables_are_identified() {
             "linear scaling (Position Interpolation), factor 4",
         ),
     ] {
-        let identification = identify(&table, Tolerance::default(), false);
+        let identification = identify(&table, Tolerance::default(), None);
         let report = identification.report();
         assert!(identification.found(), "{report}");
         let best = &identification.best().unwrap().description;
@@ -725,7 +726,7 @@ fn sinusoidal_tables_are_found_at_large_starts() {
             layout,
             spacing: Spacing::Vaswani,
         })));
-        let identification = identify(&table, Tolerance::default(), false);
+        let identification = identify(&table, Tolerance::default(), None);
         let report = identification.report();
         assert!(identification.found(), "{report}");
         let expected = format!("positions {start}..{}", start + 39);
@@ -799,7 +800,7 @@ fn vision_tables_and_stored_alibi_are_identified() {
         ),
     ];
     for (spec, expected) in cases {
-        let identification = identify(&as_f32(&real(&spec)), Tolerance::default(), false);
+        let identification = identify(&as_f32(&real(&spec)), Tolerance::default(), None);
         let report = identification.report();
         assert!(identification.found(), "{report}");
         let best = &identification.best().unwrap().description;
@@ -966,7 +967,7 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
         ),
     ];
     for (table, expected) in &cases {
-        let identification = identify(table, Tolerance::default(), true);
+        let identification = identify(table, Tolerance::default(), Some(StoredFloat::F32));
         let report = identification.report();
         assert!(identification.found(), "not identified:\n{report}");
         let best = &identification.best().unwrap().description;
@@ -976,7 +977,7 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
     }
     // The same Llama 3.1 cache held to the exact table alone (not a float32 file) is no match
     // at 1e-5: the float32 reading is what finds it.
-    let exact_only = identify(&cases[0].0, Tolerance::default(), false);
+    let exact_only = identify(&cases[0].0, Tolerance::default(), None);
     assert!(!exact_only.found(), "{}", exact_only.report());
     // Exact (float64) caches are named too, without the float32 note.
     let exact = real(&TableSpec::RopeCache {
@@ -990,7 +991,7 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
         layout: RopeLayout::Half,
         part: Cos,
     });
-    let identification = identify(&exact, Tolerance::default(), false);
+    let identification = identify(&exact, Tolerance::default(), None);
     let best = &identification.best().unwrap().description;
     assert!(identification.found(), "{}", identification.report());
     assert!(best.contains("cos cache, times 1.1386294") && best.contains("YaRN scaling, factor 4"));
@@ -1012,7 +1013,7 @@ fn a_cache_no_convention_gives_is_no_match() {
         f64::from((f64::from(angle)).cos() as f32)
     })
     .into_dyn();
-    let identification = identify(&table, Tolerance::default(), true);
+    let identification = identify(&table, Tolerance::default(), Some(StoredFloat::F32));
     assert!(!identification.found(), "{}", identification.report());
 }
 
@@ -1037,7 +1038,7 @@ fn longrope_tables_are_named_by_the_model_they_come_from() {
     };
     // Within the original 4096 positions: the short factors, times the attention factor.
     let cache = torch_cache(Cos, layout, 2048, head_dim, base, (*freqs).clone());
-    let identification = identify(&cache, Tolerance::default(), true);
+    let identification = identify(&cache, Tolerance::default(), Some(StoredFloat::F32));
     let report = identification.report();
     assert!(identification.found(), "{report}");
     let best = &identification.best().unwrap().description;
@@ -1053,11 +1054,140 @@ fn longrope_tables_are_named_by_the_model_they_come_from() {
         seq: 8192,
         freqs: *freqs,
     }));
-    let identification = identify(&long, Tolerance::default(), true);
+    let identification = identify(&long, Tolerance::default(), Some(StoredFloat::F32));
     let report = identification.report();
     assert!(identification.found(), "{report}");
     assert!(
         report.contains("Phi-3-vision-128k-instruct (longrope scaling) (its long factors"),
         "{report}"
     );
+}
+
+/// The table rounded to float16 or bfloat16 (round to nearest even, as `.to(torch.bfloat16)`).
+fn rounded_to(table: &ArrayD<f64>, stored: StoredFloat) -> ArrayD<f64> {
+    table.mapv(|v| match stored {
+        StoredFloat::F16 => half::f16::from_f64(v).to_f64(),
+        StoredFloat::Bf16 => half::bf16::from_f32(v as f32).to_f64(),
+        StoredFloat::F32 => f64::from(v as f32),
+        StoredFloat::F64 => v,
+    })
+}
+
+/// Half-precision files (a model's bfloat16 cache, a float16 frequency table) are identified
+/// at the precision their type holds, not at 1e-5, which nothing stored in 8 or 11 bits meets:
+/// with their scaling, their round base, and frequencies float16 holds only as subnormals.
+#[test]
+fn float16_and_bfloat16_tables_are_identified_at_their_precision() {
+    use poslab::encoding::rope::CachePart::{Cos, Sin};
+    use poslab::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
+    let llama31 = RopeScaling {
+        kind: ScalingKind::Llama3,
+        factor: Some(8.0),
+        low_freq_factor: Some(1.0),
+        high_freq_factor: Some(4.0),
+        original_max_position_embeddings: Some(8192),
+        ..Default::default()
+    };
+    let scaled = |scaling: RopeScaling| RopeFrequencies {
+        rotary_dim: None,
+        scaling,
+    };
+    let inv_freq = |base: f64, scaling: RopeScaling| {
+        real(&TableSpec::RopeInvFreq {
+            dim: 128,
+            base,
+            seq: 8192,
+            freqs: scaled(scaling),
+        })
+    };
+    let cases: Vec<(ArrayD<f64>, Vec<&str>)> = vec![
+        // HF computes the cache in float32 and casts it to the model's dtype.
+        (
+            torch_cache(
+                Cos,
+                RopeLayout::Half,
+                4096,
+                128,
+                500_000.0,
+                scaled(llama31.clone()),
+            ),
+            vec!["cos cache, half layout", "base 500000", "Llama-3.1-8B"],
+        ),
+        (
+            torch_cache(
+                Sin,
+                RopeLayout::Half,
+                1024,
+                64,
+                12_000.0,
+                scaled(RopeScaling::default()),
+            ),
+            vec!["sin cache, half layout", "dim 64", "base 12000"],
+        ),
+        // The slowest of these frequencies are float16 subnormals (2.4e-6 in steps of 6e-8).
+        (
+            inv_freq(500_000.0, RopeScaling::default()),
+            vec!["inverse frequencies, dim 128, base 500000, max error"],
+        ),
+        (
+            inv_freq(500_000.0, llama31.clone()),
+            vec!["base 500000", "Llama"],
+        ),
+        (
+            real(&TableSpec::Sinusoidal(SinusoidalParams {
+                seq: 512,
+                dim: 128,
+                base: 10_000.0,
+                layout: SinusoidalLayout::Interleaved,
+                spacing: Spacing::Vaswani,
+                start: 0,
+            })),
+            vec!["sinusoidal, interleaved layout, sin first", "base 10000,"],
+        ),
+    ];
+    for stored in [StoredFloat::F16, StoredFloat::Bf16] {
+        for (table, expected) in &cases {
+            let narrow = rounded_to(table, stored);
+            // At 1e-5, as for a file of unknown type, no reading matches.
+            assert!(!identify(&narrow, Tolerance::default(), None).found());
+            let identification = identify(&narrow, Tolerance::default(), Some(stored));
+            let report = identification.report();
+            assert!(
+                identification.found(),
+                "{stored:?}: not identified:\n{report}"
+            );
+            assert!(report.starts_with(&format!(
+                "compared at the precision a {} file holds",
+                stored.name()
+            )));
+            let best = report.lines().nth(1).unwrap();
+            for part in expected {
+                assert!(
+                    best.contains(part),
+                    "{stored:?}: expected '{part}' in:\n{report}"
+                );
+            }
+        }
+    }
+    // Llama 3.1's frequencies are not plain base 500000 at bfloat16 precision either: its
+    // slow pairs are 8 times slower, far beyond 3 digits.
+    let identification = identify(
+        &rounded_to(&inv_freq(500_000.0, llama31), StoredFloat::Bf16),
+        Tolerance::default(),
+        Some(StoredFloat::Bf16),
+    );
+    for candidate in identification
+        .candidates
+        .iter()
+        .filter(|c| c.comparison.matches())
+    {
+        assert!(
+            !candidate.description.ends_with("base 500000"),
+            "{}",
+            identification.report()
+        );
+        assert!(
+            candidate.description.contains("Llama") || candidate.description.contains("llama3")
+        );
+    }
 }

@@ -2351,3 +2351,69 @@ fn sincos_2d_resample_moves_a_cls_table_to_a_new_grid_and_refuses_what_does_not_
         "causal or symmetric",
     );
 }
+
+/// A `.npy` file of float16 values (`<f2`, as `np.save(a.astype(np.float16))` writes it).
+fn write_f16_npy(path: &Path, table: &Array2<f64>) {
+    let (rows, cols) = table.dim();
+    let mut header =
+        format!("{{'descr': '<f2', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    // Magic (6) + version (2) + length (2) + header + newline, padded to 64 bytes.
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for v in table.iter() {
+        bytes.extend_from_slice(&half::f16::from_f64(*v).to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// float16 `.npy` files are read (NumPy's `<f2`) and held to what float16 holds: `check`
+/// matches at 8 ulp of float16, `identify` names the table at float16 precision.
+#[test]
+fn float16_npy_files_are_checked_and_identified() {
+    let d = dir();
+    let table = Array2::from_shape_fn((64, 16), |(p, c)| vaswani(p as f64, c, 16, 10_000.0));
+    let file = d.path().join("pe16.npy");
+    write_f16_npy(&file, &table);
+    let out = ok(&["identify", path_str(&file)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("precision a float16 file holds")
+            && text.contains("identified: sinusoidal, interleaved layout, sin first")
+            && text.contains("base 10000"),
+        "{text}"
+    );
+    let out = ok(&[
+        "check",
+        path_str(&file),
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "64",
+        "--dim",
+        "16",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("MATCH (the default for a float16 file"),
+        "{text}"
+    );
+    // A different base is still told apart at float16 precision.
+    let out = poslab(&[
+        "check",
+        path_str(&file),
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "64",
+        "--dim",
+        "16",
+        "--base",
+        "11000",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -19,6 +19,7 @@ use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use crate::encoding::torch_f32::{self, FreqForm, TorchMode};
 use crate::engine::{TableSpec, cpu};
+use crate::import::StoredFloat;
 use crate::import::model_config::{MODEL_CONFIGS, ModelConfig, PositionEncoding};
 
 /// The most elements a table may have to be identified (each hypothesis computes one).
@@ -74,6 +75,8 @@ impl Candidate {
 pub struct Identification {
     pub shape: Vec<usize>,
     pub candidates: Vec<Candidate>,
+    /// For a float16 or bfloat16 file, the type its values were compared at the precision of.
+    pub narrow: Option<StoredFloat>,
 }
 
 impl Identification {
@@ -97,6 +100,14 @@ impl Identification {
             )
         };
         let mut lines = Vec::new();
+        if let Some(narrow) = self.narrow {
+            lines.push(format!(
+                "compared at the precision a {} file holds: within 2^-{} of each value (2^-{} near zero), so parameters closer than that read alike",
+                narrow.name(),
+                narrow.fraction_bits(),
+                narrow.fraction_bits() + 1
+            ));
+        }
         match self.best() {
             Some(best) if best.comparison.matches() => {
                 lines.push(format!("identified: {}", describe(best)))
@@ -230,6 +241,14 @@ fn resolve_start(freqs: &[f64], phases: &[f64]) -> Option<u64> {
 struct Search {
     table: ArrayD<f64>,
     tolerance: Tolerance,
+    /// How closely a rounded parameter (base 10000 for a fitted 9999.8) must fit, at most:
+    /// float32 noise, or a narrow file's own precision, which pins nothing more finely.
+    strict: Tolerance,
+    /// How far a narrow file's rounding may move a value near 1 (0 for float32 and float64).
+    noise: f64,
+    /// The spacing of a narrow file's smallest (subnormal) values: float16 holds frequencies
+    /// below 6e-5 only to this absolute step.
+    subnormal_step: f64,
     /// The file holds float32 values: a hypothesis PyTorch computes in float32 is also tried
     /// that way.
     float32: bool,
@@ -361,12 +380,51 @@ impl Search {
 }
 
 /// Identifies `table`.
-pub fn identify(table: &ArrayD<f64>, tolerance: Tolerance, float32: bool) -> Identification {
+/// Identifies `table` within `tolerance`. `stored` is the float type the file says it holds,
+/// given when the tolerance is the default rather than the user's: a float32 file is also
+/// tried as PyTorch's float32 computation of each hypothesis, and a float16 or bfloat16 file
+/// is compared at the precision its type holds (no closer tolerance could match it).
+pub fn identify(
+    table: &ArrayD<f64>,
+    tolerance: Tolerance,
+    stored: Option<StoredFloat>,
+) -> Identification {
     let table = squeezed(table);
+    let narrow = stored.filter(|s| matches!(s, StoredFloat::F16 | StoredFloat::Bf16));
+    let noise = narrow.map_or(0.0, |narrow| 2f64.powi(-(narrow.fraction_bits() + 1)));
+    let (tolerance, strict) = match narrow {
+        Some(narrow) => {
+            // Rounding to the type moves a value by half a unit in its last place, at most
+            // 2^-(fraction bits + 1) of it; twice that leaves room for the float32 arithmetic
+            // that made the values before they were rounded.
+            let precision = Tolerance {
+                abs: 2f64.powi(-(narrow.fraction_bits() + 1)),
+                rel: 2f64.powi(-narrow.fraction_bits()),
+            };
+            let widened = Tolerance {
+                abs: tolerance.abs.max(precision.abs),
+                rel: tolerance.rel.max(precision.rel),
+            };
+            (widened, widened)
+        }
+        None => (
+            tolerance,
+            Tolerance {
+                abs: tolerance.abs.min(1e-6),
+                rel: tolerance.rel.min(1e-5),
+            },
+        ),
+    };
     let mut search = Search {
         table: table.clone(),
         tolerance,
-        float32,
+        strict,
+        noise,
+        subnormal_step: match narrow {
+            Some(StoredFloat::F16) => 2f64.powi(-24),
+            _ => 0.0,
+        },
+        float32: stored == Some(StoredFloat::F32),
         candidates: Vec::new(),
     };
     if table.len() <= MAX_ELEMENTS {
@@ -396,6 +454,7 @@ pub fn identify(table: &ArrayD<f64>, tolerance: Tolerance, float32: bool) -> Ide
     Identification {
         shape: table.shape().to_vec(),
         candidates,
+        narrow,
     }
 }
 
@@ -462,7 +521,7 @@ fn inverse_frequencies(search: &mut Search, values: &[f64]) {
         label: format!("RoPE inverse frequencies, dim {}", 2 * n),
         table: ndarray::Array1::from(values.to_vec()).into_dyn(),
         tolerance: Tolerance {
-            abs: 0.0,
+            abs: search.subnormal_step,
             rel: search.tolerance.abs.max(search.tolerance.rel),
         },
         make: &|theta: &[f64], _, _: &[usize], _| ndarray::Array1::from(theta.to_vec()).into_dyn(),
@@ -532,11 +591,19 @@ fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTar
     let table = &target.table;
     let tolerance = target.tolerance;
     let label = &target.label;
-    // A rounded parameter (base 10000 for a fitted 9999.8) must fit as well as float32 noise
-    // allows, whatever the tolerance: a loose one would otherwise round 52664 to 52700.
-    let strict = Tolerance {
-        abs: tolerance.abs.min(1e-6),
-        rel: tolerance.rel.min(1e-5),
+    // A rounded parameter (base 10000 for a fitted 9999.8) must fit as well as the file's
+    // precision allows, whatever the tolerance: a loose one would otherwise round 52664 to
+    // 52700. Frequencies compared relative to each value are held to the relative part.
+    let strict = if tolerance.abs == 0.0 {
+        Tolerance {
+            abs: 0.0,
+            rel: tolerance.rel.min(search.strict.rel.max(search.strict.abs)),
+        }
+    } else {
+        Tolerance {
+            abs: tolerance.abs.min(search.strict.abs),
+            rel: tolerance.rel.min(search.strict.rel),
+        }
     };
     let mut tried: Vec<Candidate> = Vec::new();
     let all_rows: Vec<usize> = (0..target.rows).collect();
@@ -1304,7 +1371,7 @@ fn rope_cache(
     part: CachePart,
 ) {
     let (seq, width) = view.dim();
-    let Some(reading) = read_cache(view, layout, part) else {
+    let Some(reading) = read_cache(view, layout, part, search.noise) else {
         return;
     };
     let (name, function): (&str, fn(f64) -> f64) = match part {
@@ -1334,7 +1401,9 @@ fn rope_cache(
         RopeLayout::Interleaved => "interleaved layout (each frequency twice in a row)",
     };
     let scaled = if (reading.amplitude - 1.0).abs() > 1e-6 {
-        format!(", times {:.7}", reading.amplitude)
+        // As many digits as the file holds.
+        let digits = if search.noise > 0.0 { 3 } else { 7 };
+        format!(", times {:.digits$}", reading.amplitude)
     } else {
         String::new()
     };
@@ -1370,7 +1439,16 @@ struct CacheReading {
 /// frequency from the row where its angle is read best (where cos or sin is steep enough for
 /// float32 noise to matter least), within the first stretch where the column is monotonic so
 /// that acos or asin inverts it.
-fn read_cache(view: &Array2<f64>, layout: RopeLayout, part: CachePart) -> Option<CacheReading> {
+/// `noise` is how far the file's rounding may move a value (0 for float32 and float64): with
+/// it, pairs too slow for their angle to be read (a float16 cos stays 1.0 where the angle is
+/// below 0.03) are continued geometrically from the pairs read well, and an amplitude within
+/// the noise of 1 is read as 1.
+fn read_cache(
+    view: &Array2<f64>,
+    layout: RopeLayout,
+    part: CachePart,
+    noise: f64,
+) -> Option<CacheReading> {
     let (seq, width) = view.dim();
     if seq < 3 || width < 4 {
         return None;
@@ -1404,7 +1482,15 @@ fn read_cache(view: &Array2<f64>, layout: RopeLayout, part: CachePart) -> Option
     if !(amplitude.is_finite() && amplitude > 0.0) {
         return None;
     }
+    // No factor at all, as far as a narrow file can tell.
+    let amplitude = if (amplitude - 1.0).abs() <= 4.0 * noise {
+        1.0
+    } else {
+        amplitude
+    };
     let is_cos = part == CachePart::Cos;
+    // Pairs from the first whose angle reads worse than 5% (narrow files only).
+    let mut unreadable_from = None;
     let mut frequencies = Vec::with_capacity(pairs);
     let mut base_pair = 1;
     for i in 0..pairs {
@@ -1429,11 +1515,27 @@ fn read_cache(view: &Array2<f64>, layout: RopeLayout, part: CachePart) -> Option
                 best = Some((angle, p, score));
             }
         }
-        let (angle, p, _) = best?;
+        let (angle, p, score) = best?;
+        // The angle's relative error is about noise / score.
+        if noise > 0.0 && unreadable_from.is_none() && noise > 0.05 * score {
+            unreadable_from = Some(i);
+        }
         if angle > 0.5 && i > 0 {
             base_pair = i;
         }
         frequencies.push(angle / p as f64);
+    }
+    if let Some(from) = unreadable_from {
+        // The ratio between neighbouring frequencies, over the pairs read well.
+        let last = from.checked_sub(1).filter(|&last| last >= 2)?;
+        let ratio = (frequencies[last] / frequencies[0]).powf(1.0 / last as f64);
+        if !(ratio.is_finite() && ratio > 0.0 && ratio < 1.0) {
+            return None;
+        }
+        for i in from..pairs {
+            frequencies[i] = frequencies[last] * ratio.powi((i - last) as i32);
+        }
+        base_pair = base_pair.min(last);
     }
     Some(CacheReading {
         amplitude,

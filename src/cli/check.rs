@@ -217,12 +217,12 @@ pub(crate) fn run_identify(args: &FileArgs, matches: &ArgMatches) -> Result<i32,
     let tolerance = args.tolerance()?;
     let (loaded, stored) = args.load_typed()?;
     let loaded = args.sliced(loaded)?;
-    // As check: without a tolerance of the user's, a float32 file may be PyTorch's float32
-    // computation of a hypothesis.
+    // As check: without a tolerance of the user's, the file's type decides (a float32 file
+    // may be PyTorch's float32 computation of a hypothesis; a bfloat16 one holds 3 digits).
     let explicit = ["atol", "rtol"]
         .iter()
         .any(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
-    let float32 = stored == Some(crate::import::StoredFloat::F32) && !explicit;
+    let stored = stored.filter(|_| !explicit);
     if loaded.len() > MAX_ELEMENTS {
         return Err(CliError::usage(format!(
             "{} holds {} values; poslab identifies tables of up to {MAX_ELEMENTS}",
@@ -230,7 +230,7 @@ pub(crate) fn run_identify(args: &FileArgs, matches: &ArgMatches) -> Result<i32,
             loaded.len()
         )));
     }
-    let identification = identify(&loaded, tolerance, float32);
+    let identification = identify(&loaded, tolerance, stored);
     println!("{}", identification.report());
     Ok(if identification.found() { 0 } else { 1 })
 }

@@ -523,8 +523,8 @@ fn compute_outcome(
             None,
         ),
         None => {
-            let float32 = stored == Some(crate::import::StoredFloat::F32) && explicit.is_none();
-            let identification = identify(values, tolerance, float32);
+            let stored = stored.filter(|_| explicit.is_none());
+            let identification = identify(values, tolerance, stored);
             let best = identification.best();
             (
                 name,

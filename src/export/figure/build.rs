@@ -539,8 +539,7 @@ fn check_figure(
             .map_err(|e| FigureError::Input(e.to_string()))?;
     let loaded = squeezed(&loaded);
     let (description, reference, comparison) = if figure.expected.is_empty() {
-        let float32 = stored == Some(crate::import::StoredFloat::F32);
-        let identification = identify(&loaded, figure.tolerance, float32);
+        let identification = identify(&loaded, figure.tolerance, stored);
         let best = identification
             .best()
             .ok_or_else(|| FigureError::Input(identification.report()))?;
