@@ -131,6 +131,26 @@ pub fn npy_float_type(bytes: &[u8]) -> Option<StoredFloat> {
     }
 }
 
+/// One line for a header that does not parse: the parser's message draws the header with a
+/// caret under the fault over several lines; the column and what was expected say the same.
+fn header_error(message: &str) -> String {
+    let mut lines = message.lines();
+    let first = lines.next().unwrap_or_default();
+    let Some((before, location)) = first.split_once("-->") else {
+        return format!("not a valid .npy file ({first})");
+    };
+    let column = location.trim().split(':').nth(1).unwrap_or("?");
+    let expected = lines
+        .filter_map(|line| line.trim().strip_prefix("= "))
+        .next_back()
+        .map(|e| e.trim_end_matches(')'))
+        .unwrap_or("something else");
+    format!(
+        "not a valid .npy file ({} at character {column} of its header: {expected})",
+        before.trim().trim_end_matches(':')
+    )
+}
+
 /// What a reader accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Values {
@@ -145,8 +165,7 @@ pub enum Values {
 pub fn parse_npy(bytes: &[u8], accepted: Values) -> Result<ArrayD<f64>, String> {
     check_header_length(bytes)?;
     let mut rest = bytes;
-    let header =
-        Header::from_reader(&mut rest).map_err(|e| format!("not a valid .npy file ({e})"))?;
+    let header = Header::from_reader(&mut rest).map_err(|e| header_error(&e.to_string()))?;
     let descriptor = header.type_descriptor.to_string();
     let descriptor = descriptor.trim_matches('\'');
     let integers = accepted == Values::Tables;

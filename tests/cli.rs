@@ -2417,3 +2417,211 @@ fn float16_npy_files_are_checked_and_identified() {
     ]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// Outside a desktop session (no XDG_RUNTIME_DIR) a GPU run that succeeds prints nothing on
+/// stderr: Mesa's device-selection layer no longer makes libwayland complain.
+#[test]
+fn a_gpu_run_outside_a_session_is_quiet() {
+    let d = dir();
+    let file = d.path().join("g.npy");
+    let out = Command::new(env!("CARGO_BIN_EXE_poslab"))
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("NODEVICE_SELECT")
+        .args([
+            "table",
+            "sinusoidal",
+            "--seq",
+            "8",
+            "--dim",
+            "8",
+            "--backend",
+            "gpu",
+            "-o",
+            path_str(&file),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+/// poslab under an address-space limit (`ulimit -v`, in KiB): the run's exit status and stderr.
+fn limited(kib: u64, args: &[&str]) -> Output {
+    let mut command = String::from("ulimit -v ");
+    command.push_str(&kib.to_string());
+    command.push_str("; exec \"$0\" \"$@\"");
+    Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .arg(env!("CARGO_BIN_EXE_poslab"))
+        .args(args)
+        .output()
+        .expect("sh runs")
+}
+
+/// The memory admission check counts the address-space limit (and the cgroup's): a table
+/// beyond it is refused up front with exit 2, not aborted halfway (exit 134); one within it
+/// is written.
+#[test]
+fn the_memory_check_counts_the_address_space_limit() {
+    let d = dir();
+    let file = d.path().join("pe.npy");
+    let args = |seq: &'static str| {
+        vec![
+            "table",
+            "sinusoidal",
+            "--seq",
+            seq,
+            "--dim",
+            "1024",
+            "-o",
+            path_str(&file),
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<String>>()
+    };
+    let too_large = args("524288");
+    let too_large: Vec<&str> = too_large.iter().map(String::as_str).collect();
+    let out = limited(4_000_000, &too_large);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("8.0 GiB") && stderr.contains("available"),
+        "{stderr}"
+    );
+    assert!(listing(d.path()).is_empty());
+    let fits = args("16384");
+    let fits: Vec<&str> = fits.iter().map(String::as_str).collect();
+    let out = limited(4_000_000, &fits);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Figures are bounded before any work: a PNG beyond 2^26 pixels and a figure of more heads
+/// than fit side by side are refused with exit 2; a pair list of any length costs memory of
+/// the pair count (3000 ranges of half a million pairs run under a 2 GB address space); an
+/// ALiBi figure of 2^30 positions is drawn (each pixel's block in closed form).
+#[test]
+fn figures_are_bounded_before_the_work() {
+    let d = dir();
+    let png = d.path().join("f.png");
+    let png = path_str(&png);
+    refused(
+        d.path(),
+        &[
+            "figure",
+            "sinusoidal",
+            "--width",
+            "8000",
+            "--height",
+            "8000",
+            "--scale",
+            "4",
+            "-o",
+            png,
+        ],
+        "32000 x 32000 pixel PNG",
+    );
+    refused(
+        d.path(),
+        &[
+            "figure", "alibi", "--heads", "65536", "--seq", "64", "-o", png,
+        ],
+        "pick one with --head",
+    );
+    let svg = d.path().join("c.svg");
+    let list = vec!["0-524287"; 3000].join(",");
+    let out = limited(
+        2_000_000,
+        &[
+            "figure",
+            "corkscrew",
+            "--dim",
+            "1048576",
+            "--pairs",
+            &list,
+            "-o",
+            path_str(&svg),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ok(&[
+        "figure",
+        "alibi",
+        "--heads",
+        "16",
+        "--seq",
+        "1073741824",
+        "-o",
+        png,
+    ]);
+    assert!(std::fs::metadata(png).unwrap().len() > 0);
+}
+
+/// Messages are one line naming the option as it is typed: a malformed `.npy` header (the
+/// parser's drawing of it with a caret is folded into the column), a shape mismatch in
+/// `figure check`, `--grid-h`.
+#[test]
+fn messages_are_one_line_with_options_as_typed() {
+    let d = dir();
+    let bad = d.path().join("bad.npy");
+    let mut header = String::from("{'descr': '<f4', 'fortran_order': False, 'shape': (3,) ");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&[0; 12]);
+    std::fs::write(&bad, bytes).unwrap();
+    let out = poslab(&["identify", path_str(&bad)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("at character 54 of its header"), "{stderr}");
+    let table = d.path().join("s8.npy");
+    ok(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "8",
+        "--dim",
+        "8",
+        "-o",
+        path_str(&table),
+    ]);
+    let png = d.path().join("f.png");
+    refused(
+        d.path(),
+        &[
+            "figure",
+            "check",
+            "--file",
+            path_str(&table),
+            "--as",
+            "sinusoidal --seq 9 --dim 8",
+            "-o",
+            path_str(&png),
+        ],
+        "shape mismatch",
+    );
+    refused(
+        d.path(),
+        &["figure", "patches", "--grid-h", "0", "-o", path_str(&png)],
+        "--grid-h 0 is not allowed",
+    );
+}

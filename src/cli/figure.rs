@@ -743,9 +743,13 @@ pub(crate) fn write_figure(args: &FigureArgs, matches: &ArgMatches) -> Result<()
                 ))
             })
     };
+    let (width, height) = (size("width", args.width)?, size("height", args.height)?);
+    if let FigureFormat::Png { scale } = format {
+        crate::export::figure::check_png_size(width, height, scale).map_err(CliError::usage)?;
+    }
     let style = FigureStyle {
-        width: size("width", args.width)?,
-        height: size("height", args.height)?,
+        width,
+        height,
         colormap: args.colormap,
         title: args.title.clone(),
         reduce: args.reduce,

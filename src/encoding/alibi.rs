@@ -181,8 +181,10 @@ impl BlockDistances {
 }
 
 /// The distances of the unmasked cells of rows (queries) `rows` and columns (keys) `cols`, in
-/// closed form: along one row they run in steps of one, so each row is an arithmetic series on
-/// each side of the diagonal. A heatmap pixel covering a block costs one pass over its rows.
+/// closed form, whatever the block's size: along one row the distances run in steps of one on
+/// each side of the diagonal, and over the rows of each band (above the columns, across them,
+/// below them) the runs' counts and sums are polynomials of degree two in the row, summed by
+/// Faulhaber's formulas.
 pub fn block_distances(
     mode: AlibiMode,
     rows: std::ops::Range<usize>,
@@ -192,30 +194,68 @@ pub fn block_distances(
         min: u64::MAX,
         ..Default::default()
     };
-    let mut add_run = |near: u64, far: u64| {
-        // Distances near..=far, one cell each.
-        let n = far - near + 1;
-        out.count += n;
-        out.sum += u128::from(n) * u128::from(near + far) / 2;
-        out.min = out.min.min(near);
-        out.max = out.max.max(far);
+    if rows.is_empty() || cols.is_empty() {
+        out.min = 0;
+        return out;
+    }
+    let (c0, c1) = (cols.start as u128, cols.end as u128);
+    let width = c1 - c0;
+    let symmetric = mode == AlibiMode::Symmetric;
+    let mut add = |count: u128, sum: u128, min: u128, max: u128| {
+        if count > 0 {
+            out.count += count as u64;
+            out.sum += sum;
+            out.min = out.min.min(min as u64);
+            out.max = out.max.max(max as u64);
+        }
     };
-    for i in rows {
-        // Keys at or before the query.
-        let end = cols.end.min(i + 1);
-        if cols.start < end {
-            add_run((i - (end - 1)) as u64, (i - cols.start) as u64);
+    let clamp = |lo: usize, hi: usize| (lo.max(rows.start) as u128, hi.min(rows.end) as u128);
+    // Queries before every key: only keys after them, at c0 - i ..= c1 - 1 - i.
+    let (a, b) = clamp(0, cols.start);
+    if symmetric && a < b {
+        let n = b - a;
+        // Each row: width * (c0 + c1 - 1 - 2i) / 2, an integer for every row.
+        let sum = width * (n * (c0 + c1 - 1) - 2 * sum_of(a, b)) / 2;
+        add(width * n, sum, c0 - (b - 1), c1 - 1 - a);
+    }
+    // Queries among the keys: k = i - c0 keys before (distances 0..=k), and in symmetric mode
+    // t = c1 - 1 - i after (distances 1..=t).
+    let (a, b) = clamp(cols.start, cols.end);
+    if a < b {
+        let (k0, k1) = (a - c0, b - c0);
+        let triangle = (sum_of_squares(k0, k1) + sum_of(k0, k1)) / 2;
+        add(sum_of(k0, k1) + (k1 - k0), triangle, 0, k1 - 1);
+        if symmetric {
+            let (t0, t1) = (c1 - b, c1 - a);
+            let triangle = (sum_of_squares(t0, t1) + sum_of(t0, t1)) / 2;
+            add(sum_of(t0, t1), triangle, 1, t1 - 1);
         }
-        // Keys after the query: masked in causal mode.
-        let begin = cols.start.max(i + 1);
-        if mode == AlibiMode::Symmetric && begin < cols.end {
-            add_run((begin - i) as u64, (cols.end - 1 - i) as u64);
-        }
+    }
+    // Queries after every key: keys before them at i - (c1 - 1) ..= i - c0.
+    let (a, b) = clamp(cols.end, usize::MAX);
+    if a < b {
+        let n = b - a;
+        let sum = width * (2 * sum_of(a, b) - n * (c0 + c1 - 1)) / 2;
+        add(width * n, sum, a + 1 - c1, b - 1 - c0);
     }
     if out.count == 0 {
         out.min = 0;
     }
     out
+}
+
+/// `a + (a + 1) + ... + (b - 1)`.
+fn sum_of(a: u128, b: u128) -> u128 {
+    // Sums from 0: (b - 1) b / 2 - (a - 1) a / 2.
+    let below = |n: u128| n * n.saturating_sub(1) / 2;
+    below(b) - below(a)
+}
+
+/// `a² + (a + 1)² + ... + (b - 1)²`.
+fn sum_of_squares(a: u128, b: u128) -> u128 {
+    // 0² + ... + (n - 1)² = (n - 1) n (2n - 1) / 6.
+    let below = |n: u128| n.saturating_sub(1) * n * (2 * n).saturating_sub(1) / 6;
+    below(b) - below(a)
 }
 
 /// The 2D bias of one head between patches `query` and `key`.

@@ -33,7 +33,7 @@ pub const MAX_POSITION: u64 = (1 << 53) - 1;
 
 /// A parameter outside what its encoding allows.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("--{field} {value} is not allowed: {allowed}")]
+#[error("--{} {value} is not allowed: {allowed}", .field.replace('_', "-"))]
 pub struct ParamError {
     /// The parameter, spelled as its command-line option without dashes.
     pub field: &'static str,

@@ -31,12 +31,103 @@ fn bytes_per_element(kind: ValueKind) -> u128 {
     }
 }
 
-/// Memory the system can give without swapping (`MemAvailable`), or `None` if unknown.
+/// Memory this process can still allocate, or `None` if nothing says: the least of what the
+/// system can give without swapping (`MemAvailable`), what the address-space limit
+/// (`ulimit -v`, RLIMIT_AS) leaves, and what the memory limits of the process's cgroups
+/// (`memory.max`, or cgroup v1's `memory.limit_in_bytes`) leave.
 pub fn available_memory_bytes() -> Option<u64> {
+    [system_available(), address_space_left(), cgroup_left()]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// `MemAvailable` of `/proc/meminfo`.
+fn system_available() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    kib_field(&meminfo, "MemAvailable:")
+}
+
+/// A `Name:   123 kB` line's value in bytes.
+fn kib_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
+}
+
+/// The soft address-space limit less the address space in use (`VmSize`): every allocation
+/// counts against it, touched or not.
+fn address_space_left() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    // "Max address space   <soft>   <hard>   bytes"
+    let limit: u64 = line.split_whitespace().nth(3)?.parse().ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let used = kib_field(&status, "VmSize:").unwrap_or(0);
+    Some(limit.saturating_sub(used))
+}
+
+/// The least room left under the memory limit of the process's cgroup and its ancestors.
+fn cgroup_left() -> Option<u64> {
+    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mut least: Option<u64> = None;
+    let mut consider = |left: Option<u64>| {
+        if let Some(left) = left {
+            least = Some(least.map_or(left, |l| l.min(left)));
+        }
+    };
+    for line in membership.lines() {
+        // "hierarchy-id:controllers:path"; cgroup v2 has id 0 and no controllers.
+        let mut fields = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let (roots, limit_file, usage_file): (&[&str], _, _) =
+            if id == "0" && controllers.is_empty() {
+                (
+                    &["/sys/fs/cgroup", "/sys/fs/cgroup/unified"],
+                    "memory.max",
+                    "memory.current",
+                )
+            } else if controllers.split(',').any(|c| c == "memory") {
+                (
+                    &["/sys/fs/cgroup/memory"],
+                    "memory.limit_in_bytes",
+                    "memory.usage_in_bytes",
+                )
+            } else {
+                continue;
+            };
+        for root in roots {
+            // The cgroup itself, then each ancestor up to the root of the mount.
+            let mut dir = std::path::PathBuf::from(format!("{root}{path}"));
+            loop {
+                consider(room_under(&dir, limit_file, usage_file));
+                if dir.as_os_str().len() <= root.len() || !dir.pop() {
+                    break;
+                }
+            }
+        }
+    }
+    least
+}
+
+/// `limit - usage` in `dir`, when `dir` sets a limit (`max`, or cgroup v1's near-2^63 value,
+/// means none).
+fn room_under(dir: &std::path::Path, limit_file: &str, usage_file: &str) -> Option<u64> {
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
+    let limit: u64 = read(limit_file)?.trim().parse().ok()?;
+    if limit >= 1 << 62 {
+        return None;
+    }
+    let usage: u64 = read(usage_file)
+        .and_then(|u| u.trim().parse().ok())
+        .unwrap_or(0);
+    Some(limit.saturating_sub(usage))
 }
 
 /// When the system does not say, assume no more than this many bytes.

@@ -261,6 +261,16 @@ impl TableSpec {
     /// The shape of the table, or `None` when its element count overflows `usize`.
     /// Call on a validated spec.
     pub fn shape(&self) -> Option<Vec<usize>> {
+        let shape = self.axes()?;
+        shape
+            .iter()
+            .try_fold(1usize, |n, &axis| n.checked_mul(axis))
+            .map(|_| shape)
+    }
+
+    /// The length of each axis, whether or not the whole table could be addressed (a window
+    /// of a table too large to hold is still a window); `None` when an axis overflows.
+    pub fn axes(&self) -> Option<Vec<usize>> {
         let square = |n: usize| Some(vec![n, n]);
         let patches = |g: &GridParams| g.grid_h.checked_mul(g.grid_w);
         let heads_then_square = |heads: usize, n: usize, head: Option<usize>| match head {
@@ -305,10 +315,7 @@ impl TableSpec {
             TableSpec::Binary(p) => Some(vec![p.seq, p.dim]),
             TableSpec::PatchSimilarity(p) => square(patches(&p.grid)?),
         }?;
-        shape
-            .iter()
-            .try_fold(1usize, |n, &axis| n.checked_mul(axis))
-            .map(|_| shape)
+        Some(shape)
     }
 }
 
@@ -316,7 +323,7 @@ impl TableSpec {
     /// The table seen as `[heads, rows, cols]` (a 1-D table is one row, a 2-D table one head).
     /// Call on a validated spec whose shape fits in memory.
     pub fn matrix_shape(&self) -> [usize; 3] {
-        let shape = self.shape().unwrap_or_default();
+        let shape = self.axes().unwrap_or_default();
         match shape.as_slice() {
             [n] => [1, 1, *n],
             [rows, cols] => [1, *rows, *cols],

@@ -294,7 +294,9 @@ impl PairSelection {
             }
             PairSelection::EveryKth(k) => (0..pair_count).step_by(*k).collect(),
             PairSelection::List(text) => {
-                let mut pairs = Vec::new();
+                // Where each listed range starts and ends, counted per pair: memory and time
+                // bounded by the pair count however long or repetitive the list is.
+                let mut edges = vec![0i64; pair_count + 1];
                 for item in text.split([',', ' ']).filter(|s| !s.trim().is_empty()) {
                     let bad = || {
                         ParamError::new(
@@ -308,13 +310,19 @@ impl PairSelection {
                         Some((a, b)) => (number(a)?, number(b)?),
                         None => (number(item)?, number(item)?),
                     };
-                    if from > to || to > last {
+                    if from > to || to > last || pair_count == 0 {
                         return Err(bad());
                     }
-                    pairs.extend(from..=to);
+                    edges[from] += 1;
+                    edges[to + 1] -= 1;
                 }
-                pairs.sort_unstable();
-                pairs.dedup();
+                let mut covering = 0;
+                let pairs: Vec<usize> = (0..pair_count)
+                    .filter(|&i| {
+                        covering += edges[i];
+                        covering > 0
+                    })
+                    .collect();
                 if pairs.is_empty() {
                     return Err(ParamError::new(
                         "pairs",

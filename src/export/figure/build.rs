@@ -19,6 +19,8 @@ use super::{
 
 /// Heatmaps get at most this many cells along a side: more than a page shows.
 const MAX_CELLS: usize = 2048;
+/// The most panels a figure of every head draws (BLOOM-176B has 112 heads).
+const MAX_SMALL_MULTIPLES: usize = 128;
 /// Helix points per projected line, at most.
 const MAX_LINE_POINTS: usize = 20_000;
 
@@ -271,6 +273,12 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
             };
             let heads: Vec<usize> = match head {
                 Some(h) => vec![*h],
+                None if params.heads > MAX_SMALL_MULTIPLES => {
+                    return Err(FigureError::Input(format!(
+                        "{} heads are too many to draw side by side (at most {MAX_SMALL_MULTIPLES}): pick one with --head",
+                        params.heads
+                    )));
+                }
                 None => (0..params.heads).collect(),
             };
             let slopes = crate::encoding::alibi::slopes(params.heads)?;
@@ -556,7 +564,9 @@ fn check_figure(
         (figure.expected.join(" "), reference, comparison)
     };
     if reference.shape() != loaded.shape() {
-        return Err(FigureError::Input(comparison.report()));
+        return Err(FigureError::Input(
+            comparison.report().trim_end().to_owned(),
+        ));
     }
     let difference = (&loaded - &reference).mapv(|v| if v.is_nan() { 0.0 } else { v });
     let name = figure

@@ -18,6 +18,28 @@ use crate::widgets::colormap::Colormap;
 pub const MAX_SCALE: f32 = 4.0;
 /// Figure sizes, in CSS pixels.
 pub const SIZE_RANGE: std::ops::RangeInclusive<u32> = 200..=8000;
+/// The most pixels a PNG may have (8192 x 8192): rendering takes about 13 bytes a pixel (the
+/// pixmap, the PNG's filtered rows and its compressed copy), so this one is near 900 MB.
+pub const MAX_PNG_PIXELS: u64 = 1 << 26;
+
+/// Refuses a PNG of more than [`MAX_PNG_PIXELS`] before anything is drawn.
+pub fn check_png_size(width: u32, height: u32, scale: f32) -> Result<(), String> {
+    let (w, h) = png_pixels(width, height, scale);
+    if w * h > MAX_PNG_PIXELS {
+        return Err(format!(
+            "a {width} x {height} figure at scale {scale} is a {w} x {h} pixel PNG ({} million pixels); poslab draws PNGs of up to {} million pixels (8000 x 8000 at scale 1, 4000 x 4000 at scale 2, 2000 x 2000 at scale 4): use a smaller size or scale, or .svg",
+            w * h / 1_000_000,
+            MAX_PNG_PIXELS / 1_000_000
+        ));
+    }
+    Ok(())
+}
+
+/// The PNG's width and height in pixels for a figure of `width` x `height` at `scale`.
+fn png_pixels(width: u32, height: u32, scale: f32) -> (u64, u64) {
+    let side = |v: u32| (v as f32 * scale).round().max(1.0) as u64;
+    (side(width), side(height))
+}
 
 /// Size, colours and title of a figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -248,12 +270,14 @@ impl Figure {
     /// The figure as PNG bytes at `scale` times its size.
     pub fn to_png(&self, scale: f32) -> Result<Vec<u8>, FigureError> {
         let scale = scale.clamp(0.25, MAX_SCALE);
+        check_png_size(self.width as u32, self.height as u32, scale)
+            .map_err(FigureError::Render)?;
         let options = svg_options();
         let svg = self.to_svg();
         let tree = resvg::usvg::Tree::from_str(&svg, &options)
             .map_err(|e| FigureError::Render(e.to_string()))?;
-        let width = (self.width as f32 * scale).round().max(1.0) as u32;
-        let height = (self.height as f32 * scale).round().max(1.0) as u32;
+        let (width, height) = png_pixels(self.width as u32, self.height as u32, scale);
+        let (width, height) = (width as u32, height as u32);
         let mut pixmap = resvg::tiny_skia::Pixmap::new(width, height).ok_or_else(|| {
             FigureError::Render(format!("cannot make a {width} x {height} image"))
         })?;
