@@ -46,32 +46,38 @@ fn alibi_bias_2d(@builtin(global_invocation_id) id: vec3<u32>) {
     write_real(output_index(id.x, id.y, id.z), value);
 }
 
-// The distances of a block's unmasked cells: how many, their (compensated) sum, the nearest
-// and the farthest.
+// The distances of a block's unmasked cells: how many, their sum, the nearest and the
+// farthest.
 struct DistanceRuns {
     count: f32,
     sum: f32,
-    carry: f32,
     near: u32,
     far: u32,
 }
 
-// Adds the distances near..=far, one cell each.
-fn add_run(runs: ptr<function, DistanceRuns>, near: u32, far: u32) {
-    let n = f32(far - near + 1u);
-    (*runs).count += n;
-    let term = n * (f32(near) + f32(far)) * 0.5 - (*runs).carry;
-    let next = (*runs).sum + term;
-    (*runs).carry = (next - (*runs).sum) - term;
-    (*runs).sum = next;
+// Adds `count` cells whose distances sum to `sum`, from near to far.
+fn add_cells(runs: ptr<function, DistanceRuns>, count: f32, sum: f32, near: u32, far: u32) {
+    (*runs).count += count;
+    (*runs).sum += sum;
     (*runs).near = min((*runs).near, near);
     (*runs).far = max((*runs).far, far);
 }
 
-// A heatmap of one head where each pixel reduces the unmasked cells it covers, in closed form:
-// along a row the distances to keys before (and, symmetric, after) the query are runs of
-// consecutive integers. Rows table_row(y) .. min(+ row_step, extra), columns table_col(x) ..
-// min(+ col_step, grid_w); flags bits 1-2: 0 mean, 1 min, 2 max (Reduce::code).
+// k0 + (k0 + 1) + ... + (k0 + n - 1), and the same of squares: sums of positive terms, so
+// that f32 loses nothing to cancellation.
+fn sum_from(k0: f32, n: f32) -> f32 {
+    return n * k0 + n * (n - 1.0) * 0.5;
+}
+fn squares_from(k0: f32, n: f32) -> f32 {
+    return n * k0 * k0 + k0 * n * (n - 1.0) + (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
+}
+
+// A heatmap of one head where each pixel reduces the unmasked cells it covers, in closed form
+// whatever the block's size: along a row the distances to keys before (and, symmetric, after)
+// the query are runs of consecutive integers, and over the rows of each band (above the
+// columns, across them, below them) their counts and sums are sums of k and k^2. Rows
+// table_row(y) .. min(+ row_step, extra), columns table_col(x) .. min(+ col_step, grid_w);
+// flags bits 1-2: 0 mean, 1 min, 2 max (Reduce::code).
 // Keep in sync with alibi::block_distances.
 @compute @workgroup_size(16, 16, 1)
 fn alibi_bias_reduced(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -84,18 +90,33 @@ fn alibi_bias_reduced(@builtin(global_invocation_id) id: vec3<u32>) {
     let r1 = min(r0 + params.row_step, params.extra);
     let c0 = table_col(id.x);
     let c1 = min(c0 + params.col_step, params.grid_w);
-    var runs = DistanceRuns(0.0, 0.0, 0.0, 4294967295u, 0u);
-    for (var i = r0; i < r1; i++) {
-        // Keys at or before the query.
-        let end = min(c1, i + 1u);
-        if c0 < end {
-            add_run(&runs, i - (end - 1u), i - c0);
+    let width = f32(c1 - c0);
+    var runs = DistanceRuns(0.0, 0.0, 4294967295u, 0u);
+    // Queries before every key: keys after them only, c0 - i ..= c1 - 1 - i.
+    var a = r0;
+    var b = min(r1, c0);
+    if !causal && a < b {
+        let n = f32(b - a);
+        add_cells(&runs, width * n, width * n * (f32(c0 - a) + f32(c1 - b)) * 0.5, c0 - (b - 1u), c1 - 1u - a);
+    }
+    // Queries among the keys: 0..=k before (k = i - c0), 1..=t after (t = c1 - 1 - i).
+    a = max(r0, c0);
+    b = min(r1, c1);
+    if a < b {
+        let n = f32(b - a);
+        let k0 = f32(a - c0);
+        add_cells(&runs, sum_from(k0, n) + n, (squares_from(k0, n) + sum_from(k0, n)) * 0.5, 0u, b - 1u - c0);
+        let t0 = f32(c1 - b);
+        if !causal && c1 - 1u > a {
+            add_cells(&runs, sum_from(t0, n), (squares_from(t0, n) + sum_from(t0, n)) * 0.5, 1u, c1 - 1u - a);
         }
-        // Keys after the query: masked in causal mode.
-        let begin = max(c0, i + 1u);
-        if !causal && begin < c1 {
-            add_run(&runs, begin - i, c1 - 1u - i);
-        }
+    }
+    // Queries after every key: keys before them, i - (c1 - 1) ..= i - c0.
+    a = max(r0, c1);
+    b = r1;
+    if a < b {
+        let n = f32(b - a);
+        add_cells(&runs, width * n, width * n * (f32(a - c1) + f32(b - c0)) * 0.5, a + 1u - c1, b - 1u - c0);
     }
     let count = runs.count;
     let sum = runs.sum;

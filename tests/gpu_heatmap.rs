@@ -310,6 +310,41 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
             );
         }
     }
+    // 2^30 positions, a pixel a block of 2^21 x 2^21 cells: the GPU's closed form (f32 sums
+    // of k and k^2) against the CPU's (exact integers, tested against a walk over the cells).
+    for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
+        let huge = TableSpec::Alibi {
+            params: AlibiParams {
+                heads: 8,
+                seq: 1 << 30,
+                mode,
+            },
+            head: Some(3),
+        };
+        let window = binned(1 << 30, 1 << 30, (1 << 21) + 7, (1 << 21) - 5);
+        for reduce in [Reduce::Mean, Reduce::Min, Reduce::Max] {
+            let heatmap = gpu()
+                .render_heatmap(
+                    &huge,
+                    &window,
+                    reduce,
+                    &Colormap::Viridis.lut(),
+                    false,
+                    None,
+                    None,
+                )
+                .unwrap();
+            let shown = gpu().read_heatmap_values(&heatmap).unwrap();
+            let cpu_reduced = compute_reduced_cpu(&huge, &window, reduce).unwrap();
+            assert_eq!(shown.len(), cpu_reduced.len());
+            for (k, (&gpu_value, &cpu_value)) in shown.iter().zip(cpu_reduced.iter()).enumerate() {
+                assert!(
+                    close(f64::from(gpu_value), cpu_value),
+                    "{mode:?} {reduce:?} pixel {k}: GPU {gpu_value} vs CPU {cpu_value}"
+                );
+            }
+        }
+    }
     // A Toeplitz similarity, cell by cell.
     let similarity = TableSpec::Similarity(SinusoidalParams {
         seq: 700,
