@@ -1508,6 +1508,17 @@ fn wrong_layout(kind: Kind, allowed: &str) -> CliError {
     ))
 }
 
+/// Refuses, with exit 2, an output that could not be written, before any work.
+pub(crate) fn check_output(output: &std::path::Path) -> Result<(), CliError> {
+    crate::export::check_writable(output).map_err(|e| {
+        CliError::usage(format!(
+            "--output {}: cannot create a file there ({})",
+            output.display(),
+            io_problem(&e)
+        ))
+    })
+}
+
 /// `poslab table`: checks everything, computes, writes atomically.
 fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     check_options_apply(args.kind, matches)?;
@@ -1541,18 +1552,20 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
             heads - 1
         )));
     }
-    let mut file = AtomicFile::create(output).map_err(|e| {
-        CliError::usage(format!(
-            "--output {}: cannot create a file there ({})",
-            output.display(),
-            io_problem(&e)
-        ))
-    })?;
-
+    // Before the work: a folder that takes no file, a name too long. The file itself is
+    // created when its bytes are ready, so an interrupted computation leaves nothing.
+    check_output(output)?;
     let started = Instant::now();
     let (table, engine_used) = compute_with(args.backend, &spec, args.arithmetic()?)?;
     let table = finish_table(table, args, &spec)?;
     let computed = started.elapsed();
+    let mut file = AtomicFile::create(output).map_err(|e| {
+        CliError::runtime(format!(
+            "writing {} failed: cannot create a file there ({})",
+            output.display(),
+            io_problem(&e)
+        ))
+    })?;
     export::write_table(file.writer(), &table, format, args.dtype)
         .and_then(|()| file.commit().map_err(export::ExportError::from))
         .map_err(|e| CliError::runtime(format!("writing {} failed: {e}", output.display())))?;

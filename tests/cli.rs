@@ -2625,3 +2625,108 @@ fn messages_are_one_line_with_options_as_typed() {
         "--grid-h 0 is not allowed",
     );
 }
+
+/// The folder's entries whose names mark them as poslab's temporary files.
+fn temporaries(d: &Path) -> Vec<String> {
+    std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.starts_with(".poslab"))
+        .collect()
+}
+
+/// Ctrl+C or SIGTERM while a table is being written removes the temporary file and ends the
+/// process as the signal does; nothing is left in the folder.
+#[test]
+fn an_interrupted_write_leaves_nothing() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let d = dir();
+        let file = d.path().join("big.csv");
+        // A CSV of 67 million numbers: seconds of writing.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_poslab"))
+            .args([
+                "table",
+                "sinusoidal",
+                "--seq",
+                "65536",
+                "--dim",
+                "1024",
+                "-o",
+                path_str(&file),
+            ])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until the temporary file appears (it is created when writing starts).
+        let waited = std::time::Instant::now();
+        while temporaries(d.path()).is_empty() {
+            assert!(
+                waited.elapsed().as_secs() < 120,
+                "no temporary file appeared"
+            );
+            assert!(child.try_wait().unwrap().is_none(), "poslab ended early");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        // SAFETY: a signal to the child this test spawned.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(signal), "{status:?}");
+        assert!(listing(d.path()).is_empty(), "{:?}", listing(d.path()));
+    }
+}
+
+/// A temporary file left by a process that is gone (killed with SIGKILL) is removed by the
+/// next write to its folder; one of a running process, or of another machine, is kept.
+#[test]
+fn stale_temporary_files_are_cleaned_safely() {
+    let d = dir();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_owned();
+    // Beyond the kernel's largest pid (2^22): no such process.
+    let gone = format!(".poslab.99999999.{host}.Xy12ab.tmp");
+    let running = format!(".poslab.{}.{host}.Xy12ab.tmp", std::process::id());
+    let elsewhere = ".poslab.99999999.another-machine.Xy12ab.tmp".to_owned();
+    for name in [&gone, &running, &elsewhere] {
+        std::fs::write(d.path().join(name), b"partial").unwrap();
+    }
+    let file = d.path().join("pe.npy");
+    ok(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "8",
+        "--dim",
+        "8",
+        "-o",
+        path_str(&file),
+    ]);
+    let mut left = temporaries(d.path());
+    left.sort();
+    let mut expected = vec![elsewhere, running];
+    expected.sort();
+    assert_eq!(left, expected);
+}
+
+/// A name longer than the file system takes is refused before the work, with exit 2.
+#[test]
+fn an_overlong_name_is_refused_up_front() {
+    let d = dir();
+    let long = d.path().join(format!("{}.npy", "x".repeat(300)));
+    refused(
+        d.path(),
+        &[
+            "table",
+            "sinusoidal",
+            "--seq",
+            "8",
+            "--dim",
+            "8",
+            "-o",
+            path_str(&long),
+        ],
+        "File name too long",
+    );
+}

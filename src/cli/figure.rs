@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, ValueEnum};
 
-use super::{CliError, LayoutArg, flag, io_problem, read_input_2d};
+use super::{CliError, LayoutArg, flag, read_input_2d};
 use crate::app::params::SharedParams;
 use crate::encoding::ParamError;
 use crate::encoding::alibi::{AlibiMode, AlibiParams};
@@ -762,13 +762,7 @@ pub(crate) fn write_figure(args: &FigureArgs, matches: &ArgMatches) -> Result<()
     }
     let spec = figure_spec(args)?;
     // Fail on an unwritable folder before the work.
-    drop(crate::export::AtomicFile::create(output).map_err(|e| {
-        CliError::usage(format!(
-            "--output {}: cannot create a file there ({})",
-            output.display(),
-            io_problem(&e)
-        ))
-    })?);
+    super::check_output(output)?;
     let figure = build_figure(&spec, &style).map_err(|e| CliError::usage(e.to_string()))?;
     figure
         .write(output, format)

@@ -1,4 +1,8 @@
-//! A file that appears at its path complete or not at all.
+//! A file that appears at its path complete or not at all, and leaves nothing behind: not on
+//! an error, not on Ctrl+C or SIGTERM (the temporary file is removed before the process ends),
+//! and not after a kill that no process survives (the temporary file's name says which process
+//! on which machine wrote it, and a later write in the same folder removes it once that
+//! process is gone).
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -7,32 +11,38 @@ use tempfile::NamedTempFile;
 
 /// Writes go to a hidden temporary file in the target's folder (so the final rename stays on
 /// one file system and is atomic); [`AtomicFile::commit`] renames it into place. Dropping it
-/// uncommitted deletes the temporary file.
+/// uncommitted deletes the temporary file. Create it when the bytes are ready to be written,
+/// after [`check_writable`] has vouched for the target before the work.
 pub struct AtomicFile {
     target: PathBuf,
     writer: BufWriter<NamedTempFile>,
+    _registration: Registration,
 }
 
+/// The temporary file's place among those a signal removes, given up when the file is
+/// committed or dropped (the NamedTempFile then removes it itself).
+struct Registration(Option<usize>);
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        interrupt::unregister(self.0.take());
+    }
+}
+
+/// The start of every temporary file's name: `.poslab.<pid>.<host>.<random>.tmp`.
+const TEMP_PREFIX: &str = ".poslab.";
+const TEMP_SUFFIX: &str = ".tmp";
+
 impl AtomicFile {
-    /// Creates the temporary file now, so that an unwritable folder is reported before any work.
     pub fn create(target: &Path) -> std::io::Result<Self> {
-        let folder = match target.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".poslab-").suffix(".tmp");
-        // Created as any new file would be (0666 less the umask), not private like a
-        // temporary file: this one becomes the user's file.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
-        }
-        let temp = builder.tempfile_in(folder)?;
+        let folder = folder_of(target);
+        remove_stale_temporaries(folder);
+        let temp = new_temporary(folder)?;
+        let registration = Registration(interrupt::register(temp.path()));
         Ok(Self {
             target: target.to_owned(),
             writer: BufWriter::with_capacity(1 << 20, temp),
+            _registration: registration,
         })
     }
 
@@ -46,5 +56,194 @@ impl AtomicFile {
         temp.as_file().sync_all()?;
         temp.persist(&self.target).map_err(|e| e.error)?;
         Ok(())
+    }
+}
+
+/// Refuses, before any work, a target that could not be written: a folder where no file can
+/// be created, or a name longer than the file system allows (which would otherwise fail only
+/// at the final rename). Leaves nothing behind.
+pub fn check_writable(target: &Path) -> std::io::Result<()> {
+    // stat says "File name too long" for such a name whether or not the file exists.
+    if let Err(e) = std::fs::symlink_metadata(target)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(e);
+    }
+    drop(new_temporary(folder_of(target))?);
+    Ok(())
+}
+
+/// A temporary file in `folder` named after this process and machine.
+fn new_temporary(folder: &Path) -> std::io::Result<NamedTempFile> {
+    let prefix = format!("{TEMP_PREFIX}{}.{}.", std::process::id(), host_name());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(TEMP_SUFFIX);
+    // Created as any new file would be (0666 less the umask), not private like a temporary
+    // file: this one becomes the user's file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(folder)
+}
+
+fn folder_of(target: &Path) -> &Path {
+    match target.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+/// This machine's name, as temporary files carry it ("unknown" when the system does not say).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .ok()
+        .filter(|name| {
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// Removes `folder`'s temporary files left by a poslab process of this machine that no longer
+/// runs (killed with SIGKILL, or the machine lost power). Another machine's, or a running
+/// process's, are left alone.
+fn remove_stale_temporaries(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let host = host_name();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let Some((pid, owner)) = temporary_owner(name) else {
+            continue;
+        };
+        let alive = Path::new(&format!("/proc/{pid}")).exists();
+        if owner == host && !alive && Path::new("/proc/self").exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The process id and machine a temporary file's name gives.
+fn temporary_owner(name: &str) -> Option<(u32, &str)> {
+    let rest = name.strip_prefix(TEMP_PREFIX)?.strip_suffix(TEMP_SUFFIX)?;
+    let (pid, rest) = rest.split_once('.')?;
+    let (host, random) = rest.rsplit_once('.')?;
+    (!random.is_empty() && !host.is_empty()).then_some(())?;
+    Some((pid.parse().ok()?, host))
+}
+
+/// What SIGINT, SIGTERM and SIGHUP do while temporary files are open: remove them, then end
+/// the process as the signal would have.
+#[cfg(unix)]
+mod interrupt {
+    use std::ffi::CString;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicPtr, Ordering};
+
+    /// Temporary files being written, as C strings for `unlink` (a signal handler may neither
+    /// allocate nor lock). A path is never freed once stored, since a handler may be reading
+    /// it; a process writes few files, so what stays is a few bytes each.
+    const SLOTS: usize = 64;
+    static PATHS: [AtomicPtr<libc::c_char>; SLOTS] =
+        [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+
+    /// Notes `path` for removal on a signal; `None` when every slot is taken (the file is then
+    /// removed on errors and drops only).
+    pub(super) fn register(path: &Path) -> Option<usize> {
+        install_handlers();
+        use std::os::unix::ffi::OsStrExt;
+        let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
+        let raw = c_path.into_raw();
+        for (slot, entry) in PATHS.iter().enumerate() {
+            if entry
+                .compare_exchange(
+                    std::ptr::null_mut(),
+                    raw,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                )
+                .is_ok()
+            {
+                return Some(slot);
+            }
+        }
+        // SAFETY: `raw` came from `into_raw` just above and was stored nowhere.
+        drop(unsafe { CString::from_raw(raw) });
+        None
+    }
+
+    pub(super) fn unregister(slot: Option<usize>) {
+        if let Some(slot) = slot {
+            // Leaked on purpose: see PATHS.
+            PATHS[slot].store(std::ptr::null_mut(), Ordering::SeqCst);
+        }
+    }
+
+    fn install_handlers() {
+        static INSTALL: std::sync::Once = std::sync::Once::new();
+        INSTALL.call_once(|| {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                // SAFETY: the handler only calls async-signal-safe functions (unlink, signal,
+                // raise) and reads atomics.
+                unsafe {
+                    let previous =
+                        libc::signal(signal, on_signal as *const () as libc::sighandler_t);
+                    // A signal the process was told to ignore (nohup) stays ignored.
+                    if previous == libc::SIG_IGN {
+                        libc::signal(signal, libc::SIG_IGN);
+                    }
+                }
+            }
+        });
+    }
+
+    extern "C" fn on_signal(signal: libc::c_int) {
+        for entry in &PATHS {
+            let path = entry.swap(std::ptr::null_mut(), Ordering::SeqCst);
+            if !path.is_null() {
+                // SAFETY: a NUL-terminated path from CString::into_raw, never freed.
+                unsafe { libc::unlink(path) };
+            }
+        }
+        // SAFETY: async-signal-safe; ends the process as the signal does by default (exit
+        // status 128 + signal for a shell).
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+    }
+}
+
+/// Elsewhere, temporary files are removed on errors and drops only.
+#[cfg(not(unix))]
+mod interrupt {
+    pub(super) fn register(_: &std::path::Path) -> Option<usize> {
+        None
+    }
+    pub(super) fn unregister(_: Option<usize>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::temporary_owner;
+
+    #[test]
+    fn a_temporary_name_gives_its_process_and_machine() {
+        assert_eq!(
+            temporary_owner(".poslab.1234.box-7.lab.org.Ab3xYz.tmp"),
+            Some((1234, "box-7.lab.org"))
+        );
+        assert_eq!(temporary_owner(".poslab-Ab3xYz.tmp"), None);
+        assert_eq!(temporary_owner("pe.npy"), None);
+        assert_eq!(temporary_owner(".poslab.x.host.r.tmp"), None);
     }
 }

@@ -10,7 +10,7 @@ mod npy;
 use std::io::Write;
 use std::path::Path;
 
-pub use atomic::AtomicFile;
+pub use atomic::{AtomicFile, check_writable};
 
 use crate::engine::Table;
 
