@@ -1508,6 +1508,33 @@ fn wrong_layout(kind: Kind, allowed: &str) -> CliError {
     ))
 }
 
+/// Refuses a table whose values overflowed (an infinity where the kind has none: only causal
+/// ALiBi masks cells with -inf), or that `<f4` would store as infinities (beyond ±3.4e38):
+/// its inputs are too large for the arithmetic or the file type.
+fn check_range(table: &Table, spec: &TableSpec, dtype: RealDtype) -> Result<(), CliError> {
+    let Table::Real(values) = table else {
+        return Ok(());
+    };
+    let masks = matches!(spec, TableSpec::Alibi { .. });
+    if !masks && values.iter().any(|v| v.is_infinite()) {
+        return Err(CliError::usage(format!(
+            "the {} table overflowed to infinity: its inputs are too large (the GPU engine computes in float32: try --backend cpu)",
+            spec.kind_name()
+        )));
+    }
+    if dtype == RealDtype::F32
+        && let Some(v) = values
+            .iter()
+            .find(|v| v.is_finite() && v.abs() > f64::from(f32::MAX))
+    {
+        return Err(CliError::usage(format!(
+            "the {} table holds {v:e}, beyond float32's range (±3.4e38): write it with --dtype f64, or give smaller inputs",
+            spec.kind_name()
+        )));
+    }
+    Ok(())
+}
+
 /// Refuses, with exit 2, an output that could not be written, before any work.
 pub(crate) fn check_output(output: &std::path::Path) -> Result<(), CliError> {
     crate::export::check_writable(output).map_err(|e| {
@@ -1559,6 +1586,7 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     let (table, engine_used) = compute_with(args.backend, &spec, args.arithmetic()?)?;
     let table = finish_table(table, args, &spec)?;
     let computed = started.elapsed();
+    check_range(&table, &spec, args.dtype)?;
     let mut file = AtomicFile::create(output).map_err(|e| {
         CliError::runtime(format!(
             "writing {} failed: cannot create a file there ({})",

@@ -2730,3 +2730,87 @@ fn an_overlong_name_is_refused_up_front() {
         "File name too long",
     );
 }
+
+/// Finite inputs whose table overflows float32 are refused (exit 2, no file) instead of
+/// written as infinities; float64 holds the same table.
+#[test]
+fn tables_beyond_float32_are_refused_not_written_as_infinities() {
+    let d = dir();
+    let freqs = d.path().join("freqs.npy");
+    write_npy(&freqs, &Array2::<f64>::from_elem((2, 8), 1e38)).unwrap();
+    let out = d.path().join("m.npy");
+    let args = |extra: &[&'static str]| {
+        let mut args = vec![
+            "table".to_owned(),
+            "rope-2d-mixed".to_owned(),
+            "--grid-h".to_owned(),
+            "4".to_owned(),
+            "--grid-w".to_owned(),
+            "4".to_owned(),
+            "--freqs".to_owned(),
+            path_str(&freqs).to_owned(),
+            "-o".to_owned(),
+            path_str(&out).to_owned(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+    for extra in [&[][..], &["--backend", "gpu"][..]] {
+        let args = args(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let expected = if extra.is_empty() {
+            "beyond float32's range"
+        } else {
+            "overflowed to infinity"
+        };
+        refused(d.path(), &args, expected);
+    }
+    let args = args(&["--dtype", "f64"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(&args);
+    let table: Array2<f64> = read_npy(&out).unwrap();
+    assert!(table.iter().all(|v| v.is_finite()));
+    // Patch 15 sits at (3, 3): 3 theta_x + 3 theta_y.
+    assert_eq!(table[[15, 0]], 6e38);
+}
+
+/// `figure patches --freqs` takes rope-vit's [2, heads, n] parameter as the app does, one
+/// head of it chosen with --freqs-head.
+#[test]
+fn figure_patches_takes_a_layers_frequencies() {
+    let d = dir();
+    let freqs = d.path().join("freqs.npy");
+    let values = ndarray::Array3::from_shape_fn((2, 4, 8), |(axis, head, k)| {
+        0.1 * (1 + axis + head + k) as f64
+    });
+    write_npy(&freqs, &values).unwrap();
+    let svg = d.path().join("p.svg");
+    ok(&[
+        "figure",
+        "patches",
+        "--left",
+        "mixed-rope",
+        "--freqs",
+        path_str(&freqs),
+        "--freqs-head",
+        "3",
+        "-o",
+        path_str(&svg),
+    ]);
+    refused(
+        d.path(),
+        &[
+            "figure",
+            "patches",
+            "--left",
+            "mixed-rope",
+            "--freqs",
+            path_str(&freqs),
+            "--freqs-head",
+            "4",
+            "-o",
+            path_str(&d.path().join("q.svg")),
+        ],
+        "--freqs-head 4 is not allowed: use 0 to 3",
+    );
+}

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, ValueEnum};
 
-use super::{CliError, LayoutArg, flag, read_input_2d};
+use super::{CliError, LayoutArg, flag};
 use crate::app::params::SharedParams;
 use crate::encoding::ParamError;
 use crate::encoding::alibi::{AlibiMode, AlibiParams};
@@ -151,9 +151,14 @@ pub struct FigureArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// patches: mixed RoPE frequencies from a [2, n] .npy instead of the seed
+    /// patches: mixed RoPE frequencies from a .npy instead of the seed: [2, n], or rope-vit's
+    /// [2, heads, n] parameter (one head of it, --freqs-head)
     #[arg(long, value_name = "F.npy")]
     pub freqs: Option<PathBuf>,
+
+    /// patches: which head of a [2, heads, n] --freqs file (default 0)
+    #[arg(long, value_name = "H", allow_hyphen_values = true)]
+    pub freqs_head: Option<i64>,
 
     /// corkscrew: the pairs to draw, as a list such as 0,4,8-12 or all (default: every 8th)
     #[arg(long, value_name = "LIST")]
@@ -251,8 +256,18 @@ fn options_of(view: FigureView) -> &'static [&'static str] {
         ],
         FigureView::Alibi => &["seq", "heads", "head", "mode"],
         FigureView::Patches => &[
-            "grid_h", "grid_w", "query", "left", "right", "heads", "head", "dim", "base", "seed",
+            "grid_h",
+            "grid_w",
+            "query",
+            "left",
+            "right",
+            "heads",
+            "head",
+            "dim",
+            "base",
+            "seed",
             "freqs",
+            "freqs_head",
         ],
         FigureView::Check => &["file", "tensor", "expected", "atol", "rtol"],
         FigureView::Corkscrew => &[
@@ -415,9 +430,20 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
             let head = count("head", args.head, 0, 0..=shared.heads - 1)?;
             let loaded_freqs = match &args.freqs {
                 Some(path) => {
-                    let freqs = read_input_2d("freqs", path)?;
+                    let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
+                    let all = crate::import::read_mixed_freqs(path, max_bytes)
+                        .map_err(|e| CliError::usage(format!("--freqs {e}")))?;
+                    let heads_in_file = all.shape()[1];
+                    let freqs_head =
+                        count("freqs_head", args.freqs_head, 0, 0..=heads_in_file - 1)?;
+                    let freqs = all.index_axis(ndarray::Axis(1), freqs_head).to_owned();
                     crate::encoding::rope2d::check_mixed_freqs_shape(freqs.shape())?;
                     Some(freqs)
+                }
+                None if args.freqs_head.is_some() => {
+                    return Err(CliError::usage(
+                        "--freqs-head applies with --freqs: which head of a [2, heads, n] file",
+                    ));
                 }
                 None => None,
             };
