@@ -67,19 +67,15 @@ fn patch_similarity(@builtin(global_invocation_id) id: vec3<u32>) {
     let key = table_col(id.x);
     let dx = i32(query % params.grid_w) - i32(key % params.grid_w);
     let dy = i32(query / params.grid_w) - i32(key / params.grid_w);
-    var sum = 0.0;
-    var carry = 0.0;
+    var sum = FixedSum(0u, 0);
     for (var i = 0u; i < params.dim; i++) {
         let base = 4u * i;
         // Adding fractions of a turn in integers is exact, wrap-around included.
         let t = signed_turns(dx, constants[base], constants[base + 1u])
             + signed_turns(dy, constants[base + 2u], constants[base + 3u]);
-        let term = sin_cos_turns(t).y - carry;
-        let next = sum + term;
-        carry = (next - sum) - term;
-        sum = next;
+        fixed_add(&sum, sin_cos_turns(t).y);
     }
-    write_real(output_index(id.x, id.y, 0u), sum / f32(params.dim));
+    write_real(output_index(id.x, id.y, 0u), fixed_value(sum) / f32(params.dim));
 }
 
 // A position table moved to another grid (timm resample_abs_pos_embed): rows below `extra`

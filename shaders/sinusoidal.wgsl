@@ -25,16 +25,12 @@ fn sinusoidal_table(@builtin(global_invocation_id) id: vec3<u32>) {
 fn dot_at_offset(k: i32) -> f32 {
     let distance = u32(abs(k));
     let pairs = params.dim / 2u;
-    // Kahan summation keeps the sum of dim/2 cosines to a few ulps.
-    var sum = 0.0;
-    var carry = 0.0;
+    // Summed exactly in fixed point: the sum of dim/2 cosines is off by their own errors only.
+    var sum = FixedSum(0u, 0);
     for (var i = 0u; i < pairs; i++) {
-        let term = sin_cos_turns(turns(distance, constants[2u * i], constants[2u * i + 1u])).y - carry;
-        let next = sum + term;
-        carry = (next - sum) - term;
-        sum = next;
+        fixed_add(&sum, sin_cos_turns(turns(distance, constants[2u * i], constants[2u * i + 1u])).y);
     }
-    return sum;
+    return fixed_value(sum);
 }
 
 // dot-decay: one row of values PE[anchor] . PE[j]; params.extra is the anchor row.

@@ -201,3 +201,58 @@ fn tables_larger_than_one_storage_binding_are_tiled() {
         &cpu::compute(&spec).unwrap(),
     );
 }
+
+/// Dot products sum dim/2 cosines: the GPU's, each cosine within an f32 ulp or so and summed
+/// exactly in fixed point, stay within 2e-6 + 1e-6·dim/2 of the CPU's at every dim up to
+/// 65536 (summed in f32, even with compensation, they were 3.7e-3 off at dim 4096: shader
+/// compilers may drop the compensation). Patch similarities (means) within 2e-6.
+#[test]
+fn dot_products_stay_within_their_bound_at_large_dims() {
+    use poslab::encoding::grid::GridParams;
+    use poslab::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams};
+    for dim in [1024, 4096, 65536] {
+        let params = SinusoidalParams {
+            seq: 96,
+            dim,
+            ..Default::default()
+        };
+        let bound = 2e-6 + 1e-6 * (dim / 2) as f64;
+        for spec in [
+            TableSpec::Similarity(params),
+            TableSpec::DotDecay {
+                params: SinusoidalParams { seq: 600, ..params },
+                anchor: 17,
+            },
+        ] {
+            let window = Window::all(spec.matrix_shape());
+            let g = gpu().compute_window(&spec, &window).unwrap().into_real();
+            let c = cpu::compute_window(&spec, &window).unwrap().into_real();
+            let worst = g
+                .iter()
+                .zip(c.iter())
+                .map(|(g, c)| (g - c).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                worst <= bound,
+                "{} at dim {dim}: {worst:e} beyond {bound:e}",
+                spec.kind_name()
+            );
+        }
+        let patches = TableSpec::PatchSimilarity(PatchSimilarityParams {
+            grid: GridParams {
+                grid_h: 6,
+                grid_w: 7,
+            },
+            encoding: PatchEncoding::SinCos {
+                dim,
+                base: 10_000.0,
+            },
+        });
+        let window = Window::all(patches.matrix_shape());
+        assert_parity(
+            &format!("patch-similarity at dim {dim}"),
+            &gpu().compute_window(&patches, &window).unwrap(),
+            &cpu::compute_window(&patches, &window).unwrap(),
+        );
+    }
+}
