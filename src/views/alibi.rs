@@ -253,7 +253,7 @@ impl View for AlibiView {
         let Ok(slopes) = alibi::slopes(heads) else {
             return;
         };
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.checkbox(&mut self.all_heads, "All heads")
                 .on_hover_text("Every head as a small multiple, all on one colour scale; click one to see it large");
             ui.checkbox(&mut self.causal, "Causal").on_hover_text(
@@ -279,13 +279,17 @@ impl View for AlibiView {
             {
                 self.query = query;
             }
-            ui.label(format!(
-                "slope m = {:.6} = 2^{:.3}",
-                slopes[head],
-                slopes[head].log2()
-            ));
+            // Each note whole, on the next row when the window is too narrow for it.
+            ui.add(
+                egui::Label::new(format!(
+                    "slope m = {:.6} = 2^{:.3}",
+                    slopes[head],
+                    slopes[head].log2()
+                ))
+                .extend(),
+            );
             if shared.seq > seq {
-                ui.label(format!("(showing the first {seq} positions)"));
+                ui.add(egui::Label::new(format!("(showing the first {seq} positions)")).extend());
             }
         });
         // The matrix (or the small multiples) on the left, slopes above attention on the right:
