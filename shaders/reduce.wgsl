@@ -1,5 +1,5 @@
 // Heatmap pixels that cover several cells: each pixel reduces the finite cells under it to
-// their mean (compensated sum), minimum or maximum; a pixel whose cells are all masked (-inf)
+// their mean (an exact fixed-point sum), minimum or maximum; a pixel whose cells are all masked (-inf)
 // stays masked. The cells are a full-resolution block of the table computed just before.
 
 // Keep in sync with ReduceParams in src/engine/gpu/reduce.rs.
@@ -37,8 +37,6 @@ fn reduce(@builtin(global_invocation_id) id: vec3<u32>) {
     let r1 = min(r0 + params.bin_rows, params.cell_rows);
     let c0 = id.x * params.bin_cols;
     let c1 = min(c0 + params.bin_cols, params.cell_cols);
-    var sum = 0.0;
-    var carry = 0.0;
     var count = 0u;
     var low = 0.0;
     var high = 0.0;
@@ -54,11 +52,26 @@ fn reduce(@builtin(global_invocation_id) id: vec3<u32>) {
             }
             low = min(low, value);
             high = max(high, value);
-            let term = value - carry;
-            let next = sum + term;
-            carry = (next - sum) - term;
-            sum = next;
             count += 1u;
+        }
+    }
+    // The mean: the cells over a power of two at least as large as any, summed exactly in
+    // fixed point (compilers may reassociate float sums, and drop a compensation).
+    var sum = FixedSum(0u, 0);
+    // 2^exponent is at least the largest magnitude (as ldexp, not a float, up to 2^128).
+    var exponent = 0;
+    if params.mode == 0u && count > 0u {
+        let largest = max(abs(low), abs(high));
+        if largest > 0.0 {
+            exponent = frexp(largest).exp;
+        }
+        for (var r = r0; r < r1; r++) {
+            for (var c = c0; c < c1; c++) {
+                let value = cells[r * params.cell_cols + c];
+                if is_finite(value) {
+                    fixed_add(&sum, ldexp(value, -exponent));
+                }
+            }
         }
     }
     var result = bitcast<f32>(NEG_INFINITY);
@@ -66,7 +79,7 @@ fn reduce(@builtin(global_invocation_id) id: vec3<u32>) {
         switch params.mode {
             case 1u: { result = low; }
             case 2u: { result = high; }
-            default: { result = sum / f32(count); }
+            default: { result = ldexp(fixed_value(sum) / f32(count), exponent); }
         }
     }
     pixels[(params.out_row + id.y) * params.px_cols + id.x] = result;

@@ -345,6 +345,32 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
             }
         }
     }
+    // The mean of 4096 angles in one pixel (the reduction's exact fixed-point sum, scaled by a
+    // power of two, against the cells summed here in f64).
+    let angles = TableSpec::RopeAngles {
+        params: poslab::encoding::rope::RopeParams {
+            seq: 65_536,
+            dim: 8,
+            base: 10_000.0,
+            start: 0,
+        },
+        freqs: Default::default(),
+    };
+    check_reduced(
+        gpu(),
+        &angles,
+        &Window {
+            heads: Strided::all(1),
+            rows: Strided {
+                start: 0,
+                end: 4096,
+                step: 4096,
+            },
+            cols: Strided::all(4),
+        },
+        Colormap::Viridis,
+        Reduce::Mean,
+    );
     // A Toeplitz similarity, cell by cell.
     let similarity = TableSpec::Similarity(SinusoidalParams {
         seq: 700,

@@ -1,5 +1,5 @@
 //! The WGSL sources, loaded at compile time. WGSL has no `#include`, so each module is the
-//! shared kernel code followed by its family's file.
+//! shared kernel code (and the exact fixed-point sum) followed by its family's file.
 
 /// A shader module: its label and source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -14,6 +14,8 @@ macro_rules! shader {
             label: $label,
             source: concat!(
                 include_str!("../../../shaders/common/kernel.wgsl"),
+                "\n",
+                include_str!("../../../shaders/common/fixed_sum.wgsl"),
                 $("\n", include_str!(concat!("../../../shaders/", $file))),+
             ),
         }
@@ -42,7 +44,11 @@ pub const COLORMAP: ShaderSource = ShaderSource {
 /// The reduction of heatmap cells to pixels, which has bindings of its own.
 pub const REDUCE: ShaderSource = ShaderSource {
     label: "reduce.wgsl",
-    source: include_str!("../../../shaders/reduce.wgsl"),
+    source: concat!(
+        include_str!("../../../shaders/common/fixed_sum.wgsl"),
+        "\n",
+        include_str!("../../../shaders/reduce.wgsl")
+    ),
 };
 
 /// The RoPE corkscrew's render pipelines (the 3D canvas).
