@@ -56,6 +56,17 @@ fn signed_turns(d: i32, f_hi: u32, f_lo: u32) -> u32 {
     return select(t, 0u - t, d < 0);
 }
 
+// One term of patch_similarity: cos(dx fx_i + dy fy_i), if pair i exists.
+fn add_patch_cosine(sum: ptr<function, FixedSum>, dx: i32, dy: i32, i: u32) {
+    if i < params.dim {
+        let base = 4u * i;
+        // Adding fractions of a turn in integers is exact, wrap-around included.
+        let t = signed_turns(dx, constants[base], constants[base + 1u])
+            + signed_turns(dy, constants[base + 2u], constants[base + 3u]);
+        fixed_add(sum, sin_cos_turns(t).y);
+    }
+}
+
 // Patch similarity: the mean over `dim` frequency pairs of cos(fx dx + fy dy), where (dx, dy)
 // is the offset between the patches. constants: per pair, fx then fy as turns (hi, lo).
 @compute @workgroup_size(16, 16, 1)
@@ -68,12 +79,40 @@ fn patch_similarity(@builtin(global_invocation_id) id: vec3<u32>) {
     let dx = i32(query % params.grid_w) - i32(key % params.grid_w);
     let dy = i32(query / params.grid_w) - i32(key / params.grid_w);
     var sum = FixedSum(0u, 0);
-    for (var i = 0u; i < params.dim; i++) {
-        let base = 4u * i;
-        // Adding fractions of a turn in integers is exact, wrap-around included.
-        let t = signed_turns(dx, constants[base], constants[base + 1u])
-            + signed_turns(dy, constants[base + 2u], constants[base + 3u]);
-        fixed_add(&sum, sin_cos_turns(t).y);
+    // 32 terms a pass: see LOOP_PASSES in common/fixed_sum.wgsl (2^20 pairs in 32768 passes).
+    for (var i = 0u; i < params.dim; i += 32u) {
+        add_patch_cosine(&sum, dx, dy, i);
+        add_patch_cosine(&sum, dx, dy, i + 1u);
+        add_patch_cosine(&sum, dx, dy, i + 2u);
+        add_patch_cosine(&sum, dx, dy, i + 3u);
+        add_patch_cosine(&sum, dx, dy, i + 4u);
+        add_patch_cosine(&sum, dx, dy, i + 5u);
+        add_patch_cosine(&sum, dx, dy, i + 6u);
+        add_patch_cosine(&sum, dx, dy, i + 7u);
+        add_patch_cosine(&sum, dx, dy, i + 8u);
+        add_patch_cosine(&sum, dx, dy, i + 9u);
+        add_patch_cosine(&sum, dx, dy, i + 10u);
+        add_patch_cosine(&sum, dx, dy, i + 11u);
+        add_patch_cosine(&sum, dx, dy, i + 12u);
+        add_patch_cosine(&sum, dx, dy, i + 13u);
+        add_patch_cosine(&sum, dx, dy, i + 14u);
+        add_patch_cosine(&sum, dx, dy, i + 15u);
+        add_patch_cosine(&sum, dx, dy, i + 16u);
+        add_patch_cosine(&sum, dx, dy, i + 17u);
+        add_patch_cosine(&sum, dx, dy, i + 18u);
+        add_patch_cosine(&sum, dx, dy, i + 19u);
+        add_patch_cosine(&sum, dx, dy, i + 20u);
+        add_patch_cosine(&sum, dx, dy, i + 21u);
+        add_patch_cosine(&sum, dx, dy, i + 22u);
+        add_patch_cosine(&sum, dx, dy, i + 23u);
+        add_patch_cosine(&sum, dx, dy, i + 24u);
+        add_patch_cosine(&sum, dx, dy, i + 25u);
+        add_patch_cosine(&sum, dx, dy, i + 26u);
+        add_patch_cosine(&sum, dx, dy, i + 27u);
+        add_patch_cosine(&sum, dx, dy, i + 28u);
+        add_patch_cosine(&sum, dx, dy, i + 29u);
+        add_patch_cosine(&sum, dx, dy, i + 30u);
+        add_patch_cosine(&sum, dx, dy, i + 31u);
     }
     write_real(output_index(id.x, id.y, 0u), fixed_value(sum) / f32(params.dim));
 }

@@ -345,8 +345,9 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
             }
         }
     }
-    // The mean of 4096 angles in one pixel (the reduction's exact fixed-point sum, scaled by a
-    // power of two, against the cells summed here in f64).
+    // The mean of 65536 x 4 angles in one pixel (the reduction's exact fixed-point sums, in
+    // chunks of their own scale, against the cells summed here in f64): llvmpipe ends a loop
+    // after 65535 passes, which once cut this pixel to its first 21844 rows.
     let angles = TableSpec::RopeAngles {
         params: poslab::encoding::rope::RopeParams {
             seq: 65_536,
@@ -363,13 +364,28 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
             heads: Strided::all(1),
             rows: Strided {
                 start: 0,
-                end: 4096,
-                step: 4096,
+                end: 65536,
+                step: 65536,
             },
             cols: Strided::all(4),
         },
         Colormap::Viridis,
         Reduce::Mean,
+    );
+    check_reduced(
+        gpu(),
+        &angles,
+        &Window {
+            heads: Strided::all(1),
+            rows: Strided {
+                start: 0,
+                end: 65536,
+                step: 32768,
+            },
+            cols: Strided::all(4),
+        },
+        Colormap::Viridis,
+        Reduce::Max,
     );
     // A Toeplitz similarity, cell by cell.
     let similarity = TableSpec::Similarity(SinusoidalParams {

@@ -210,9 +210,12 @@ fn tables_larger_than_one_storage_binding_are_tiled() {
 fn dot_products_stay_within_their_bound_at_large_dims() {
     use poslab::encoding::grid::GridParams;
     use poslab::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams};
-    for dim in [1024, 4096, 65536] {
+    // 2^20 (2^19 pairs, 2^18 per patch axis): beyond what llvmpipe lets one loop run, so the
+    // kernels' sums must take several terms a pass to reach the end of the dimension.
+    for dim in [1024, 4096, 65536, 1 << 20] {
+        let seq = if dim > 65536 { 12 } else { 96 };
         let params = SinusoidalParams {
-            seq: 96,
+            seq,
             dim,
             ..Default::default()
         };
@@ -220,7 +223,10 @@ fn dot_products_stay_within_their_bound_at_large_dims() {
         for spec in [
             TableSpec::Similarity(params),
             TableSpec::DotDecay {
-                params: SinusoidalParams { seq: 600, ..params },
+                params: SinusoidalParams {
+                    seq: seq * 6,
+                    ..params
+                },
                 anchor: 17,
             },
         ] {
@@ -239,9 +245,16 @@ fn dot_products_stay_within_their_bound_at_large_dims() {
             );
         }
         let patches = TableSpec::PatchSimilarity(PatchSimilarityParams {
-            grid: GridParams {
-                grid_h: 6,
-                grid_w: 7,
+            grid: if dim > 65536 {
+                GridParams {
+                    grid_h: 2,
+                    grid_w: 2,
+                }
+            } else {
+                GridParams {
+                    grid_h: 6,
+                    grid_w: 7,
+                }
             },
             encoding: PatchEncoding::SinCos {
                 dim,
@@ -255,4 +268,84 @@ fn dot_products_stay_within_their_bound_at_large_dims() {
             &cpu::compute_window(&patches, &window).unwrap(),
         );
     }
+    // rope-vit's mixed frequencies at the longest list, 2^20 pairs.
+    let pairs = 1 << 20;
+    let freqs = ndarray::Array2::from_shape_fn((2, pairs), |(axis, k)| {
+        0.001 + ((k * 7919 + axis * 104_729) % 3001) as f64 / 1000.0
+    });
+    let mixed = TableSpec::PatchSimilarity(PatchSimilarityParams {
+        grid: GridParams {
+            grid_h: 1,
+            grid_w: 3,
+        },
+        encoding: PatchEncoding::MixedRope { freqs },
+    });
+    let window = Window::all(mixed.matrix_shape());
+    assert_parity(
+        "patch-similarity of 2^20 mixed pairs",
+        &gpu().compute_window(&mixed, &window).unwrap(),
+        &cpu::compute_window(&mixed, &window).unwrap(),
+    );
+}
+
+#[test]
+fn work_one_invocation_cannot_finish_is_refused_not_cut_short() {
+    use poslab::encoding::resample::{ResampleMode, ResampleParams};
+    use poslab::engine::Strided;
+    use poslab::engine::reduce::Reduce;
+    use poslab::widgets::colormap::Colormap;
+    // A 256 x 256 grid averaged into one patch: 513 taps per axis, 513 x 514 steps.
+    let input = Array2::from_shape_fn((256 * 256, 2), |(r, c)| (r + c) as f64);
+    let shrink = TableSpec::SinCos2dResample {
+        input,
+        params: ResampleParams {
+            from: (256, 256),
+            to: (1, 1),
+            prefix_rows: 0,
+            mode: ResampleMode::Bilinear,
+            antialias: true,
+        },
+    };
+    let message = gpu()
+        .compute_window(&shrink, &Window::all(shrink.matrix_shape()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("256x256 to 1x1") && message.contains("--backend cpu"),
+        "{message}"
+    );
+    // The CPU engine computes it.
+    assert!(cpu::compute_window(&shrink, &Window::all(shrink.matrix_shape())).is_ok());
+    // A heatmap pixel averaging 65536 sinusoidal columns (2^17 dims in one pixel).
+    let wide = TableSpec::Sinusoidal(SinusoidalParams {
+        seq: 4,
+        dim: 1 << 17,
+        ..Default::default()
+    });
+    let window = Window {
+        heads: Strided::all(1),
+        rows: Strided {
+            start: 0,
+            end: 4,
+            step: 2,
+        },
+        cols: Strided {
+            start: 0,
+            end: 1 << 17,
+            step: 1 << 16,
+        },
+    };
+    let Err(refused) = gpu().render_heatmap(
+        &wide,
+        &window,
+        Reduce::Mean,
+        &Colormap::Viridis.lut(),
+        false,
+        None,
+        None,
+    ) else {
+        panic!("a pixel over 65536 columns was averaged")
+    };
+    let message = refused.to_string();
+    assert!(message.contains("65536 columns"), "{message}");
 }

@@ -84,6 +84,11 @@ pub struct KernelTime {
 const MAX_TILE_BYTES: u64 = 256 << 20;
 const WORKGROUPS_PER_DIMENSION: u64 = 65_535;
 
+/// Loop passes one invocation may make in all. llvmpipe silently ends an invocation's loops
+/// after 65535 passes (see "Long loops" in shaders/common/fixed_sum.wgsl); kernels stay at half
+/// of that, and what could go beyond is refused here rather than cut short there.
+const LOOP_PASSES: u64 = 32_768;
+
 impl GpuEngine {
     /// Creates a device of its own, with no window: for the command line, tests and benchmarks.
     /// `WGPU_BACKEND`, `WGPU_ADAPTER_NAME` and `WGPU_POWER_PREF` choose the adapter.
@@ -336,7 +341,22 @@ impl GpuEngine {
         };
         // A resampled table reads any input row: the whole input goes to the device once.
         let whole_input = match spec {
-            TableSpec::SinCos2dResample { input, .. } => {
+            TableSpec::SinCos2dResample { input, params } => {
+                let (rows, cols) = params.taps();
+                let passes = rows.per_output as u64 * (cols.per_output as u64 + 1);
+                if passes > LOOP_PASSES {
+                    return Err(readback_error(format!(
+                        "resampling {}x{} to {}x{} reads {} x {} input patches per output \
+                         patch, more than one GPU invocation sums (at most {LOOP_PASSES} \
+                         steps): use --backend cpu",
+                        params.from.0,
+                        params.from.1,
+                        params.to.0,
+                        params.to.1,
+                        rows.per_output,
+                        cols.per_output
+                    )));
+                }
                 if input.len() as u64 > max_words {
                     return Err(readback_error(format!(
                         "the --input table has {} values; one device buffer holds at most {max_words}: \

@@ -21,12 +21,21 @@ struct ReduceParams {
     cell_cols: u32,
     out_row: u32,
     mode: u32,
+    chunk: u32,
+    chunks: u32,
 }
 
-/// The reduction pipeline, made on first use.
+/// Keep in sync with `Partial` in shaders/reduce.wgsl.
+const PARTIAL_WORDS: u64 = 6;
+
+/// Cells one invocation reduces at least (two loops over them: far below llvmpipe's limit).
+const MIN_CHUNK: u64 = 8192;
+
+/// The reduction pipelines (chunks, then pixels), made on first use.
 pub(super) struct ReducePipeline {
     layout: wgpu::BindGroupLayout,
-    pipeline: wgpu::ComputePipeline,
+    chunks: wgpu::ComputePipeline,
+    pixels: wgpu::ComputePipeline,
 }
 
 impl GpuEngine {
@@ -38,11 +47,17 @@ impl GpuEngine {
                     buffer_binding(wgpu::BufferBindingType::Uniform),
                     buffer_binding(wgpu::BufferBindingType::Storage { read_only: true }),
                     buffer_binding(wgpu::BufferBindingType::Storage { read_only: false }),
+                    buffer_binding(wgpu::BufferBindingType::Storage { read_only: false }),
                 ],
-                &["reduce"],
+                &["reduce_chunks", "reduce_pixels"],
             );
-            let pipeline = pipelines.remove(0);
-            ReducePipeline { layout, pipeline }
+            let pixels = pipelines.remove(1);
+            let chunks = pipelines.remove(0);
+            ReducePipeline {
+                layout,
+                chunks,
+                pixels,
+            }
         })
     }
 
@@ -65,6 +80,14 @@ impl GpuEngine {
                     "alibi_bias_reduced"
                 }
                 TableSpec::Sinusoidal(sinusoidal) => {
+                    if window.cols.step as u64 > super::LOOP_PASSES {
+                        return Err(readback_error(format!(
+                            "one pixel covers {} columns, more than the GPU engine averages \
+                             (at most {}): use a wider figure or --backend cpu",
+                            window.cols.step,
+                            super::LOOP_PASSES
+                        )));
+                    }
                     // After the frequencies, per pair the ratio sin(n w/2) / (n sin(w/2)) of a
                     // full bin of n = step rows (see run_mean in shaders/sinusoidal.wgsl).
                     let n = window.rows.step as f64;
@@ -100,7 +123,19 @@ impl GpuEngine {
                 "one row of pixels covers {cells_per_pixel_row} cells, more than one device buffer holds"
             )));
         }
-        let rows_per_block = ((max_words / cells_per_pixel_row) as usize)
+        // A pixel's cells in chunks of at least MIN_CHUNK, at most LOOP_PASSES / 2 chunks.
+        let pixel_cells = (window.rows.step * window.cols.step) as u64;
+        let chunk = MIN_CHUNK.max(pixel_cells.div_ceil(super::LOOP_PASSES / 2));
+        if chunk > super::LOOP_PASSES / 2 {
+            return Err(readback_error(format!(
+                "one pixel covers {pixel_cells} cells, more than the GPU engine reduces: use a \
+                 larger figure or --backend cpu"
+            )));
+        }
+        let chunks = pixel_cells.div_ceil(chunk);
+        let partials_per_pixel_row = px_cols as u64 * chunks * PARTIAL_WORDS;
+        let rows_per_block = ((max_words / cells_per_pixel_row)
+            .min(max_words / partials_per_pixel_row) as usize)
             .min(px_rows)
             .min(super::WORKGROUPS_PER_DIMENSION as usize * 16)
             .max(1);
@@ -109,6 +144,12 @@ impl GpuEngine {
             label: Some("cells to reduce"),
             size: block_words * 4,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let partials = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("partial reductions"),
+            size: rows_per_block as u64 * partials_per_pixel_row * 4,
+            usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });
         let params = self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -121,7 +162,12 @@ impl GpuEngine {
         let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("reduce bindings"),
             layout: &pipeline.layout,
-            entries: &[entry(0, &params), entry(1, &cells), entry(2, pixels)],
+            entries: &[
+                entry(0, &params),
+                entry(1, &cells),
+                entry(2, pixels),
+                entry(3, &partials),
+            ],
         });
         for y0 in (0..px_rows).step_by(rows_per_block) {
             let ny = rows_per_block.min(px_rows - y0);
@@ -146,19 +192,18 @@ impl GpuEngine {
                 cell_cols: super::to_u32(columns.len()),
                 out_row: super::to_u32(y0),
                 mode: reduce.code(),
+                chunk: super::to_u32(chunk as usize),
+                chunks: super::to_u32(chunks as usize),
             };
             self.queue
                 .write_buffer(&params, 0, bytemuck::bytes_of(&block_params));
             let mut encoder = self.device.create_command_encoder(&Default::default());
-            {
+            let groups = |n: usize| super::to_u32(n).div_ceil(16);
+            for (pass_pipeline, depth) in [(&pipeline.chunks, chunks), (&pipeline.pixels, 1)] {
                 let mut pass = encoder.begin_compute_pass(&Default::default());
-                pass.set_pipeline(&pipeline.pipeline);
+                pass.set_pipeline(pass_pipeline);
                 pass.set_bind_group(0, &bind_group, &[]);
-                pass.dispatch_workgroups(
-                    super::to_u32(px_cols).div_ceil(16),
-                    super::to_u32(ny).div_ceil(16),
-                    1,
-                );
+                pass.dispatch_workgroups(groups(px_cols), groups(ny), depth as u32);
             }
             self.queue.submit([encoder.finish()]);
         }
