@@ -885,32 +885,47 @@ fn slope_scale(args: &TableArgs, spec: &TableSpec) -> Result<Option<f64>, CliErr
 /// `table` with row `row` (of a 2-D real table) set to zero, as fairseq's sinusoidal
 /// embedding keeps its padding row.
 pub(crate) fn zero_row(table: Table, row: Option<i64>) -> Result<Table, CliError> {
-    let Some(row) = row else {
+    let index = matches!(table, Table::Index(_));
+    let Some(row) = zero_row_index(row, index, table.shape())? else {
         return Ok(table);
     };
     let Table::Real(mut values) = table else {
+        unreachable!("zero_row_index refuses index tables")
+    };
+    values.index_axis_mut(ndarray::Axis(0), row).fill(0.0);
+    Ok(Table::Real(values))
+}
+
+/// The row `--zero-row` names, checked against a table of `shape` (real unless `index`).
+fn zero_row_index(
+    row: Option<i64>,
+    index: bool,
+    shape: &[usize],
+) -> Result<Option<usize>, CliError> {
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    if index {
         return Err(CliError::usage(
             "--zero-row applies to real tables; this one holds int32 indices",
         ));
-    };
-    if values.ndim() != 2 {
+    }
+    if shape.len() != 2 {
         return Err(CliError::usage(format!(
-            "--zero-row applies to 2-D tables; this one has shape {:?}",
-            values.shape()
+            "--zero-row applies to 2-D tables; this one has shape {shape:?}"
         )));
     }
-    let rows = values.shape()[0];
-    let row = usize::try_from(row)
+    let rows = shape[0];
+    usize::try_from(row)
         .ok()
         .filter(|&r| r < rows)
+        .map(Some)
         .ok_or_else(|| {
             CliError::usage(format!(
                 "--zero-row {row} is not allowed: the table has rows 0 to {}",
                 rows - 1
             ))
-        })?;
-    values.index_axis_mut(ndarray::Axis(0), row).fill(0.0);
-    Ok(Table::Real(values))
+        })
 }
 
 /// Every scaling parameter, by clap id.
@@ -1449,33 +1464,133 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     Ok(spec)
 }
 
-/// Computes on the chosen engine; a GPU that cannot serve hands over to the CPU engine with a
-/// one-line note. Returns the table and a description of the engine that ran.
-fn compute_with(
-    backend: Backend,
+/// What is done to each block of a table before it is written.
+struct BlockFinish {
+    /// ALiBi's slope scaling (`--slope-scaling`).
+    slope: Option<f64>,
+    /// The row `--zero-row` zeroes.
+    zero_row: Option<usize>,
+    dtype: RealDtype,
+}
+
+/// Why a streamed write stopped: the GPU engine failed (the CPU engine can take over), or
+/// anything else.
+enum StreamFailure {
+    Gpu(String),
+    Other(CliError),
+}
+
+impl From<CliError> for StreamFailure {
+    fn from(error: CliError) -> Self {
+        StreamFailure::Other(error)
+    }
+}
+
+/// Computes `spec` block by block on the chosen engine and writes each block as it comes, so
+/// that memory holds one block however large the table; a GPU that cannot serve hands over to
+/// the CPU engine with a one-line note. Returns a description of the engine that ran.
+fn stream_table(
+    args: &TableArgs,
     spec: &TableSpec,
-    arith: Arithmetic,
-) -> Result<(engine::Table, String), CliError> {
-    let cpu_description = || {
-        format!(
-            "cpu (f64 reference, {} threads)",
-            rayon::current_num_threads()
-        )
+    shape: &[usize],
+    format: OutputFormat,
+    finish: &BlockFinish,
+    output: &Path,
+) -> Result<String, CliError> {
+    let arith = args.arithmetic()?;
+    // A .csv line is a whole row: its blocks are never part of one.
+    let [_, _, cols] = spec.matrix_shape();
+    let block_values = match format {
+        OutputFormat::Csv if shape.len() == 2 => engine::blocks::BLOCK_VALUES.max(cols),
+        _ => engine::blocks::BLOCK_VALUES,
     };
-    if backend == Backend::Gpu {
+    if args.backend == Backend::Gpu {
         match engine::gpu::GpuEngine::new_headless() {
-            Ok(gpu) => match gpu.compute_arith(spec, arith) {
-                Ok(table) => return Ok((table, format!("gpu: {}", gpu.adapter_description()))),
-                Err(EngineError::Gpu(reason)) => {
-                    eprintln!("note: {reason}; computing on the CPU engine instead");
+            Ok(gpu) => {
+                // The GPU similarity kernel computes its window's offsets first: a block per
+                // table, not per few rows.
+                let block_values = if matches!(spec, TableSpec::Similarity(_)) {
+                    spec.check_fits(engine::available_memory_bytes())
+                        .map_err(|e| CliError::usage(e.to_string()))?;
+                    usize::MAX
+                } else {
+                    block_values
+                };
+                let blocks = engine::blocks::gpu_blocks(&gpu, spec, arith, block_values)
+                    .map_err(engine_error)?;
+                match write_blocks(spec, shape, format, finish, output, blocks) {
+                    Ok(()) => return Ok(format!("gpu: {}", gpu.adapter_description())),
+                    Err(StreamFailure::Gpu(reason)) => {
+                        eprintln!("note: {reason}; computing on the CPU engine instead");
+                    }
+                    Err(StreamFailure::Other(error)) => return Err(error),
                 }
-                Err(other) => return Err(engine_error(other)),
-            },
+            }
             Err(reason) => eprintln!("note: {reason}; computing on the CPU engine instead"),
         }
     }
-    let table = engine::cpu::compute_arith(spec, arith).map_err(engine_error)?;
-    Ok((table, cpu_description()))
+    let blocks = engine::blocks::cpu_blocks(spec, arith, block_values)
+        .map_err(engine_error)?
+        .map(|(window, block)| (window, Ok(block)));
+    match write_blocks(spec, shape, format, finish, output, blocks) {
+        Ok(()) => Ok(format!(
+            "cpu (f64 reference, {} threads)",
+            rayon::current_num_threads()
+        )),
+        // The CPU engine's blocks carry no GPU failure.
+        Err(StreamFailure::Gpu(reason)) => Err(CliError::runtime(reason)),
+        Err(StreamFailure::Other(error)) => Err(error),
+    }
+}
+
+/// Writes the blocks of a table, in C order, to a temporary file renamed to `output` once
+/// every block is in.
+fn write_blocks(
+    spec: &TableSpec,
+    shape: &[usize],
+    format: OutputFormat,
+    finish: &BlockFinish,
+    output: &Path,
+    blocks: impl Iterator<Item = (engine::Window, Result<Table, EngineError>)>,
+) -> Result<(), StreamFailure> {
+    let failed = |e: &dyn std::fmt::Display| {
+        CliError::runtime(format!("writing {} failed: {e}", output.display()))
+    };
+    let mut file = AtomicFile::create(output).map_err(|e| {
+        CliError::runtime(format!(
+            "writing {} failed: cannot create a file there ({})",
+            output.display(),
+            io_problem(&e)
+        ))
+    })?;
+    if format == OutputFormat::Npy {
+        let index = spec.value_kind() == ValueKind::Index;
+        let header = export::npy_header(shape, index, finish.dtype);
+        std::io::Write::write_all(file.writer(), &header).map_err(|e| failed(&e))?;
+    }
+    for (window, block) in blocks {
+        let mut block = match block {
+            Ok(block) => block,
+            Err(EngineError::Gpu(reason)) => return Err(StreamFailure::Gpu(reason.to_string())),
+            Err(other) => return Err(engine_error(other).into()),
+        };
+        if let Table::Real(values) = &mut block {
+            if let Some(factor) = finish.slope {
+                values.mapv_inplace(|v| v * factor);
+            }
+            if let Some(row) = finish.zero_row
+                && (window.rows.start..window.rows.end).contains(&row)
+            {
+                values
+                    .index_axis_mut(ndarray::Axis(0), row - window.rows.start)
+                    .fill(0.0);
+            }
+        }
+        check_range(&block, spec, finish.dtype)?;
+        export::write_block(file.writer(), &block, format, finish.dtype).map_err(|e| failed(&e))?;
+    }
+    file.commit().map_err(|e| failed(&e))?;
+    Ok(())
 }
 
 pub(crate) fn engine_error(error: EngineError) -> CliError {
@@ -1515,6 +1630,14 @@ fn check_range(table: &Table, spec: &TableSpec, dtype: RealDtype) -> Result<(), 
     let Table::Real(values) = table else {
         return Ok(());
     };
+    // One branch-free pass first: almost every table is far inside float32's range.
+    let limit = f64::from(f32::MAX);
+    if values
+        .iter()
+        .fold(true, |inside, v| inside & (v.abs() <= limit))
+    {
+        return Ok(());
+    }
     let masks = matches!(spec, TableSpec::Alibi { .. });
     if !masks && values.iter().any(|v| v.is_infinite()) {
         return Err(CliError::usage(format!(
@@ -1566,8 +1689,10 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
         )));
     }
     let spec = table_spec(args)?;
+    // Written block by block: only the shape must be representable, not the table in memory
+    // (the GPU engine's similarity table, computed whole, is checked where it is computed).
     let shape = spec
-        .check_fits(engine::available_memory_bytes())
+        .check_fits(Some(u64::MAX))
         .map_err(|e| CliError::usage(e.to_string()))?;
     if !format.holds_ndim(shape.len()) {
         let heads = shape[0];
@@ -1580,23 +1705,16 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
         )));
     }
     // Before the work: a folder that takes no file, a name too long. The file itself is
-    // created when its bytes are ready, so an interrupted computation leaves nothing.
+    // created when the first block is ready, so an interrupted computation leaves nothing.
     check_output(output)?;
+    let index = spec.value_kind() == ValueKind::Index;
+    let finish = BlockFinish {
+        slope: slope_scale(args, &spec)?,
+        zero_row: zero_row_index(args.zero_row, index, &shape)?,
+        dtype: args.dtype,
+    };
     let started = Instant::now();
-    let (table, engine_used) = compute_with(args.backend, &spec, args.arithmetic()?)?;
-    let table = finish_table(table, args, &spec)?;
-    let computed = started.elapsed();
-    check_range(&table, &spec, args.dtype)?;
-    let mut file = AtomicFile::create(output).map_err(|e| {
-        CliError::runtime(format!(
-            "writing {} failed: cannot create a file there ({})",
-            output.display(),
-            io_problem(&e)
-        ))
-    })?;
-    export::write_table(file.writer(), &table, format, args.dtype)
-        .and_then(|()| file.commit().map_err(export::ExportError::from))
-        .map_err(|e| CliError::runtime(format!("writing {} failed: {e}", output.display())))?;
+    let engine_used = stream_table(args, &spec, &shape, format, &finish, output)?;
     if args.verbose {
         let dtype = match (spec.value_kind(), args.dtype) {
             (ValueKind::Index, _) => "<i4",
@@ -1605,11 +1723,11 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
         };
         eprintln!("engine: {engine_used}");
         eprintln!(
-            "table: {} {shape:?} computed in {:.3} ms, written as {dtype} to {} in {:.3} ms",
+            "table: {} {shape:?} computed and written as {dtype} to {} in {:.3} ms, {} values a block",
             spec.kind_name(),
-            computed.as_secs_f64() * 1e3,
             output.display(),
-            (started.elapsed() - computed).as_secs_f64() * 1e3
+            started.elapsed().as_secs_f64() * 1e3,
+            engine::blocks::BLOCK_VALUES
         );
     }
     Ok(())

@@ -6,6 +6,7 @@
 
 pub mod alibi;
 pub mod binary;
+pub mod exact_angle;
 pub mod grid;
 pub mod random;
 pub mod relative;

@@ -1,6 +1,7 @@
 //! Rotary position embedding (RoPE, Su et al. 2021): inverse frequencies, angles, and the
 //! rotation applied to a `[seq, dim]` array in either pairing convention.
 
+use super::exact_angle::{self, DoubleF64, TurnsPerStep};
 use ndarray::{Array1, Array2, ArrayView2, Zip};
 
 use super::{ParamError, check_base, check_count, check_even_dim, check_start};
@@ -120,16 +121,24 @@ pub fn inv_freq(dim: usize, base: f64) -> Result<Array1<f64>, ParamError> {
     }))
 }
 
+/// [`inv_freq`] to about 104 bits (for a valid `dim` and `base`): exact angles at any position.
+pub fn exact_inv_freq(dim: usize, base: f64) -> Vec<DoubleF64> {
+    let ln_base = DoubleF64::ln(base);
+    (0..dim / 2)
+        .map(|i| DoubleF64::power(ln_base, -2 * i as i64, dim as u64))
+        .collect()
+}
+
 /// The `[seq, dim/2]` angles `p * theta_i` for positions `start .. start + seq`.
 pub fn angles(params: &RopeParams) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
-    let theta = inv_freq(params.dim, params.base)?;
+    let theta = exact_inv_freq(params.dim, params.base);
     let mut angles = Array2::<f64>::zeros((params.seq, params.dim / 2));
     Zip::indexed(angles.rows_mut()).par_for_each(|row, mut out| {
-        let position = (params.start + row as u64) as f64;
+        let position = params.start + row as u64;
         out.iter_mut()
             .zip(&theta)
-            .for_each(|(angle, &t)| *angle = position * t);
+            .for_each(|(angle, &t)| *angle = exact_angle::angle(position, t));
     });
     Ok(angles)
 }
@@ -152,15 +161,19 @@ pub fn apply(
         start,
     };
     params.validate()?;
-    let theta = inv_freq(dim, base)?;
+    let turns: Vec<TurnsPerStep> = exact_inv_freq(dim, base)
+        .into_iter()
+        .map(TurnsPerStep::of)
+        .collect();
     let mut output = Array2::<f64>::zeros((seq, dim));
     Zip::indexed(output.rows_mut())
         .and(input.rows())
         .par_for_each(|row, mut out, x| {
-            let position = (start + row as u64) as f64;
-            for (i, &t) in theta.iter().enumerate() {
+            let position = start + row as u64;
+            for (i, t) in turns.iter().enumerate() {
                 let (a, b) = layout.pair(i, dim);
-                (out[a], out[b]) = rotate_pair(x[a], x[b], position * t);
+                let (sin, cos) = exact_angle::sin_cos(t.at(position));
+                (out[a], out[b]) = rotate_by(x[a], x[b], sin, cos);
             }
         });
     Ok(output)
@@ -169,6 +182,11 @@ pub fn apply(
 /// `(a cos - b sin, a sin + b cos)`: the pair `(a, b)` rotated by `angle`.
 pub fn rotate_pair(a: f64, b: f64, angle: f64) -> (f64, f64) {
     let (sin, cos) = angle.sin_cos();
+    rotate_by(a, b, sin, cos)
+}
+
+/// The pair `(a, b)` rotated by the angle whose sine and cosine are given.
+pub fn rotate_by(a: f64, b: f64, sin: f64, cos: f64) -> (f64, f64) {
     (a * cos - b * sin, a * sin + b * cos)
 }
 

@@ -7,6 +7,7 @@
 //! reference) and [`RopeFrequencies::inv_freq_torch`] step by step in float32, as HF's PyTorch
 //! code rounds each operation on the CPU.
 
+use super::exact_angle::DoubleF64;
 use super::torch_f32::{self, TorchMode};
 use super::{ParamError, check_base};
 
@@ -401,6 +402,28 @@ impl RopeFrequencies {
 
     /// The `R/2` inverse frequencies in f64, HF's formulas evaluated exactly; `seq` is the
     /// current sequence length. Call on validated parameters.
+    /// [`Self::inv_freq`] to about 104 bits where its formula is a power of the base (none,
+    /// linear, NTK and dynamic NTK, the NTK base taken as the f64 it is computed to); the other
+    /// scalings' frequencies are defined by their f64 formulas and taken as exact.
+    pub fn exact_inv_freq(&self, dim: usize, base: f64, seq: usize) -> Vec<DoubleF64> {
+        let rotary = self.rotary(dim);
+        let powers = |base: f64| super::rope::exact_inv_freq(rotary, base);
+        let s = &self.scaling;
+        match s.kind {
+            ScalingKind::None => powers(base),
+            ScalingKind::Linear => {
+                let factor = DoubleF64::from_f64(s.factor.unwrap_or(1.0));
+                powers(base).into_iter().map(|w| w / factor).collect()
+            }
+            ScalingKind::Ntk | ScalingKind::Dynamic => powers(self.ntk_base(base, rotary, seq)),
+            _ => self
+                .inv_freq(dim, base, seq)
+                .into_iter()
+                .map(DoubleF64::from_f64)
+                .collect(),
+        }
+    }
+
     pub fn inv_freq(&self, dim: usize, base: f64, seq: usize) -> Vec<f64> {
         let rotary = self.rotary(dim);
         let pairs = rotary / 2;

@@ -1,6 +1,8 @@
 //! The CPU engine: every table in f64 on ndarray, parallel over rows with rayon.
 //! It is the reference that the GPU engine and the tests compare against.
 
+use super::blocks::CpuSource;
+use crate::encoding::exact_angle::{self, DoubleF64, TurnsPerStep};
 use ndarray::{Array1, ArrayD, IxDyn};
 use rayon::prelude::*;
 
@@ -40,7 +42,7 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
             let Values::Real(value) = element_values(spec, &window) else {
                 unreachable!("RoPE, ALiBi and resampled tables are real")
             };
-            real(fill_window(&window, &window.output_shape(ndim), value))
+            real(fill_window(&window, &window.output_shape(ndim), &value))
         }
         TableSpec::AlibiSlopes { heads } => real(Array1::from(alibi::slopes(*heads)?).into_dyn()),
         TableSpec::Alibi { params, head } => match head {
@@ -100,7 +102,7 @@ pub fn compute_window_arith(
     Ok(Table::Real(fill_window(
         window,
         &window.output_shape(ndim),
-        value,
+        &value,
     )))
 }
 
@@ -182,13 +184,59 @@ pub fn compute_window(spec: &TableSpec, window: &Window) -> Result<Table, Engine
     window.check(spec.matrix_shape())?;
     let shape = window.output_shape(ndim);
     Ok(match element_values(spec, window) {
-        Values::Real(value) => Table::Real(fill_window(window, &shape, value)),
-        Values::Index(value) => Table::Index(fill_window(window, &shape, value)),
+        Values::Real(value) => Table::Real(fill_window(window, &shape, &value)),
+        Values::Index(value) => Table::Index(fill_window(window, &shape, &value)),
     })
 }
 
+/// What the blocks of a table are computed from, set up once for the whole table (the offsets
+/// of a similarity table span all of it).
+pub(super) fn block_source(
+    spec: &TableSpec,
+    arith: Arithmetic,
+) -> Result<CpuSource<'_>, EngineError> {
+    spec.validate()?;
+    super::check_arithmetic(spec, arith)?;
+    let whole = Window::all(spec.matrix_shape());
+    Ok(match (spec, arith) {
+        (TableSpec::Sinusoidal(p), Arithmetic::Exact) => {
+            CpuSource::Sinusoidal(sinusoidal_values(p))
+        }
+        (_, Arithmetic::TorchF32(mode)) => CpuSource::Real(torch_f32_values(spec, mode)),
+        (_, Arithmetic::Exact) => match element_values(spec, &whole) {
+            Values::Real(value) => CpuSource::Real(value),
+            Values::Index(value) => CpuSource::Index(value),
+        },
+    })
+}
+
+impl CpuSource<'_> {
+    /// The block of `window` (whole rows, or part of one row), shaped as a window of a table
+    /// of `ndim` axes.
+    pub(super) fn block(&self, window: &Window, ndim: usize) -> Table {
+        let shape = window.output_shape(ndim);
+        match self {
+            CpuSource::Sinusoidal(values) if window.cols.len() == values.params().dim => {
+                let mut rows = ndarray::Array2::zeros((window.rows.len(), window.cols.len()));
+                values.fill_rows(window.rows.start, rows.view_mut());
+                Table::Real(
+                    rows.into_shape_with_order(IxDyn(&shape))
+                        .expect("a block of whole rows has the window's shape"),
+                )
+            }
+            CpuSource::Sinusoidal(values) => {
+                Table::Real(fill_window(window, &shape, &|_, row, col| {
+                    values.value(row, col)
+                }))
+            }
+            CpuSource::Real(value) => Table::Real(fill_window(window, &shape, value)),
+            CpuSource::Index(value) => Table::Index(fill_window(window, &shape, value)),
+        }
+    }
+}
+
 /// One element of a table as a function of its `[head, row, col]` index.
-type Element<'a, T> = Box<dyn Fn(usize, usize, usize) -> T + Sync + 'a>;
+pub(super) type Element<'a, T> = Box<dyn Fn(usize, usize, usize) -> T + Sync + 'a>;
 
 enum Values<'a> {
     Real(Element<'a, f64>),
@@ -228,10 +276,10 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             real(Box::new(move |_, _, _| attention))
         }
         TableSpec::RopeAngles { params, .. } => {
-            let (theta, _, _) = rope_frequencies(spec);
+            let theta = exact_rope_frequencies(spec);
             let start = params.start;
             real(Box::new(move |_, row, i| {
-                (start + row as u64) as f64 * theta[i]
+                exact_angle::angle(start + row as u64, theta[i])
             }))
         }
         TableSpec::RopeCache {
@@ -240,15 +288,16 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             part,
             ..
         } => {
-            let (theta, rotary, attention) = rope_frequencies(spec);
+            let (_, rotary, attention) = rope_frequencies(spec);
+            let turns = exact_rope_turns(spec);
             let (start, layout, part) = (params.start, *layout, *part);
             real(Box::new(move |_, row, col| {
-                let angle =
-                    (start + row as u64) as f64 * theta[rope::cache_pair(layout, col, rotary)];
+                let pair = rope::cache_pair(layout, col, rotary);
+                let (sin, cos) = exact_angle::sin_cos(turns[pair].at(start + row as u64));
                 attention
                     * match part {
-                        rope::CachePart::Cos => angle.cos(),
-                        rope::CachePart::Sin => angle.sin(),
+                        rope::CachePart::Cos => cos,
+                        rope::CachePart::Sin => sin,
                     }
             }))
         }
@@ -258,11 +307,13 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             start,
             ..
         } => {
-            let (theta, rotary, attention) = rope_frequencies(spec);
+            let (_, rotary, attention) = rope_frequencies(spec);
+            let turns = exact_rope_turns(spec);
             let (layout, start) = (*layout, *start);
             real(Box::new(move |_, row, col| {
                 rope::rotated_element(input.view(), layout, rotary, row, col, |a, b, i| {
-                    let (x, y) = rope::rotate_pair(a, b, (start + row as u64) as f64 * theta[i]);
+                    let (sin, cos) = exact_angle::sin_cos(turns[i].at(start + row as u64));
+                    let (x, y) = rope::rotate_by(a, b, sin, cos);
                     (attention * x, attention * y)
                 })
             }))
@@ -339,6 +390,20 @@ fn sinusoidal_values(p: &sinusoidal::SinusoidalParams) -> SinusoidalValues {
     SinusoidalValues::new(p).expect("validated sinusoidal parameters")
 }
 
+/// A validated RoPE spec's inverse frequencies to about 104 bits.
+fn exact_rope_frequencies(spec: &TableSpec) -> Vec<DoubleF64> {
+    spec.rope_exact_frequencies()
+        .expect("a RoPE spec has RoPE frequencies")
+}
+
+/// A validated RoPE spec's inverse frequencies as fractions of a turn per position.
+fn exact_rope_turns(spec: &TableSpec) -> Vec<TurnsPerStep> {
+    exact_rope_frequencies(spec)
+        .into_iter()
+        .map(TurnsPerStep::of)
+        .collect()
+}
+
 /// Inverse frequencies, rotary width and attention factor of a validated RoPE spec.
 fn rope_frequencies(spec: &TableSpec) -> (Vec<f64>, usize, f64) {
     spec.rope_frequencies()
@@ -349,7 +414,7 @@ fn rope_frequencies(spec: &TableSpec) -> (Vec<f64>, usize, f64) {
 fn fill_window<T: Copy + Default + Send + Sync>(
     window: &Window,
     shape: &[usize],
-    value: Element<'_, T>,
+    value: &(dyn Fn(usize, usize, usize) -> T + Sync),
 ) -> ArrayD<T> {
     let cols = window.cols.len();
     let rows = window.rows.len();

@@ -2,6 +2,7 @@
 //!
 //! The CPU engine in [`cpu`] is the f64 oracle that every other engine is tested against.
 
+pub mod blocks;
 pub mod cpu;
 pub mod gpu;
 mod memory;
@@ -9,6 +10,7 @@ pub mod patch_maps;
 pub mod reduce;
 pub mod window;
 
+use crate::encoding::exact_angle::DoubleF64;
 use ndarray::{Array2, ArrayD};
 
 use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiParams};
@@ -367,6 +369,13 @@ impl TableSpec {
         ))
     }
 
+    /// The inverse frequencies of a RoPE kind to about 104 bits, each as a fraction of a turn
+    /// per position, for exact angles at any position.
+    pub fn rope_exact_frequencies(&self) -> Option<Vec<DoubleF64>> {
+        let (dim, base, seq, freqs) = self.rope_setting()?;
+        Some(freqs.exact_inv_freq(dim, base, seq))
+    }
+
     /// Head width, base, current length and frequency setting of a RoPE kind.
     fn rope_setting(&self) -> Option<(usize, f64, usize, &RopeFrequencies)> {
         match self {
@@ -460,6 +469,18 @@ impl Table {
             Table::Real(a) => a.shape(),
             Table::Index(a) => a.shape(),
         }
+    }
+
+    /// How many values it holds.
+    pub fn len(&self) -> usize {
+        match self {
+            Table::Real(a) => a.len(),
+            Table::Index(a) => a.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 

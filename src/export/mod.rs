@@ -73,6 +73,31 @@ pub fn write_table(
     }
 }
 
+/// The `.npy` header of a table of `shape` written as `dtype` (index tables as `<i4`): what
+/// precedes its values when they are written block by block ([`write_block`]).
+pub fn npy_header(shape: &[usize], index: bool, dtype: RealDtype) -> Vec<u8> {
+    let descr = match (index, dtype) {
+        (true, _) => "<i4",
+        (false, RealDtype::F32) => "<f4",
+        (false, RealDtype::F64) => "<f8",
+    };
+    npy::header(shape, descr)
+}
+
+/// Writes one block of a table (consecutive values in C order) in `format`: raw values after
+/// an [`npy_header`], or the block's lines of a `.csv` (whole rows, or values of a 1-D table).
+pub fn write_block(
+    writer: &mut impl Write,
+    block: &Table,
+    format: OutputFormat,
+    dtype: RealDtype,
+) -> Result<(), ExportError> {
+    match format {
+        OutputFormat::Npy => Ok(npy::write_values(writer, block, dtype)?),
+        OutputFormat::Csv => csv::write(writer, block, dtype),
+    }
+}
+
 /// Writes `table` to `path` atomically.
 pub fn write_table_to_path(
     path: &Path,

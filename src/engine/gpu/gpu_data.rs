@@ -1,5 +1,6 @@
 //! Data shared with the shaders, laid out as WGSL lays it out.
 
+use crate::encoding::exact_angle::{DoubleF64, TurnsPerStep, inv_two_pi_bit};
 use bytemuck::{Pod, Zeroable};
 
 /// Keep in sync with `KernelParams` in shaders/common/kernel.wgsl.
@@ -28,12 +29,7 @@ pub struct KernelParams {
 /// A frequency in radians per step as a 64-bit fixed-point fraction of a turn per step,
 /// `(high word, low word)`: the form in which the shaders reduce angles exactly.
 pub fn turns_per_step(radians: f64) -> [u32; 2] {
-    let turns = radians / std::f64::consts::TAU;
-    let fraction = turns - turns.floor();
-    // fraction < 1 has 53 significant bits, so scaling by 2^64 and truncating is exact.
-    let fixed = (fraction * 18_446_744_073_709_551_616.0) as u128;
-    let fixed = fixed.min(u64::MAX as u128) as u64;
-    [(fixed >> 32) as u32, fixed as u32]
+    TurnsPerStep::of(DoubleF64::from_f64(radians)).words()
 }
 
 /// An f64 as two f32 whose sum carries about 48 bits: `(hi, lo)` bit patterns.
@@ -41,27 +37,6 @@ pub fn split_f64(value: f64) -> [u32; 2] {
     let hi = value as f32;
     let lo = (value - f64::from(hi)) as f32;
     [hi.to_bits(), lo.to_bits()]
-}
-
-/// The first 256 bits of the fraction of 1/(2π), most significant word first.
-const INV_TWO_PI_BITS: [u32; 8] = [
-    0x28be_60db,
-    0x9391_054a,
-    0x7f09_d5f4,
-    0x7d4d_3770,
-    0x36d8_a566,
-    0x4f10_e410,
-    0x7f94_58ea,
-    0xf7ae_f158,
-];
-
-/// Bit `k` (weight 2^-k, k >= 1) of the fraction of 1/(2π); 0 beyond the table.
-fn inv_two_pi_bit(k: i64) -> u32 {
-    if !(1..=256).contains(&k) {
-        return 0;
-    }
-    let index = (k - 1) as usize;
-    (INV_TWO_PI_BITS[index / 32] >> (31 - index % 32)) & 1
 }
 
 /// Per column for the torch-f32 kernels: the f32 frequency's bits, then the 96-bit
@@ -97,10 +72,21 @@ mod tests {
 
     #[test]
     fn turns_are_fixed_point_fractions() {
-        assert_eq!(turns_per_step(std::f64::consts::PI), [1 << 31, 0]);
-        assert_eq!(turns_per_step(std::f64::consts::FRAC_PI_2), [1 << 30, 0]);
+        // The f64 π is 1.22e-16 below π: exactly, 360 units of 2^-64 short of half a turn
+        // (the words of frac(x / 2π) computed in 400-bit arithmetic, truncated).
+        assert_eq!(
+            turns_per_step(std::f64::consts::PI),
+            [0x7fff_ffff, 0xffff_fe98]
+        );
+        assert_eq!(
+            turns_per_step(std::f64::consts::FRAC_PI_2),
+            [0x3fff_ffff, 0xffff_ff4c]
+        );
         // A full turn and more keeps only the fraction.
-        assert_eq!(turns_per_step(2.5 * std::f64::consts::TAU), [1 << 31, 0]);
+        assert_eq!(
+            turns_per_step(2.5 * std::f64::consts::TAU),
+            [0x7fff_ffff, 0xffff_f8fa]
+        );
         let [hi, lo] = turns_per_step(1.0);
         let back = (f64::from(hi) + f64::from(lo) / 4_294_967_296.0) / 4_294_967_296.0;
         assert!((back * std::f64::consts::TAU - 1.0).abs() < 1e-15);

@@ -19,6 +19,7 @@ use std::sync::Mutex;
 use ndarray::{ArrayD, IxDyn};
 
 use super::{EngineError, Table, TableSpec, Window};
+use crate::encoding::exact_angle::TurnsPerStep;
 use crate::encoding::resample::AxisTaps;
 use crate::encoding::rope::RopeLayout;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams};
@@ -223,13 +224,40 @@ impl GpuEngine {
         window: &Window,
         arith: Arithmetic,
     ) -> Result<Table, EngineError> {
+        window.check(spec.matrix_shape())?;
+        self.block_source(spec, arith)?.block(window)
+    }
+
+    /// What blocks of `spec` are computed from: its plan, made once for the whole table.
+    pub fn block_source<'a>(
+        &'a self,
+        spec: &'a TableSpec,
+        arith: Arithmetic,
+    ) -> Result<GpuBlocks<'a>, EngineError> {
         spec.validate()?;
         super::check_arithmetic(spec, arith)?;
-        let ndim = spec.shape().map_or(0, |s| s.len());
-        window.check(spec.matrix_shape())?;
         check_positions(spec)?;
-        let plan = Plan::new(spec, arith);
-        let (words, _) = self.run(&plan, spec, window, Sink::ReadBack)?;
+        Ok(GpuBlocks {
+            engine: self,
+            spec,
+            plan: Plan::new(spec, arith),
+        })
+    }
+}
+
+/// A table's plan on one engine: windows of it computed one after another.
+pub struct GpuBlocks<'a> {
+    engine: &'a GpuEngine,
+    spec: &'a TableSpec,
+    plan: Plan,
+}
+
+impl GpuBlocks<'_> {
+    /// The window `window` (checked by the caller) of the table.
+    pub fn block(&self, window: &Window) -> Result<Table, EngineError> {
+        let (spec, plan) = (self.spec, &self.plan);
+        let ndim = spec.shape().map_or(0, |s| s.len());
+        let (words, _) = self.engine.run(plan, spec, window, Sink::ReadBack)?;
         let shape = IxDyn(&window.output_shape(ndim));
         let table = if plan.index {
             let values: Vec<i32> = words.into_iter().map(|w| w as i32).collect();
@@ -243,7 +271,9 @@ impl GpuEngine {
         };
         Ok(table)
     }
+}
 
+impl GpuEngine {
     /// Computes the whole table on the GPU without reading it back, and says how long the
     /// kernels took: what `poslab bench` reports as compute time.
     pub fn time_kernels(
@@ -790,8 +820,21 @@ impl Plan {
             dim: p.dim as u32,
             ..Default::default()
         };
-        let sinusoidal_turns =
-            |p: &SinusoidalParams| turns_of(p.frequencies().as_slice().unwrap_or(&[]));
+        let words_of = |turns: Vec<TurnsPerStep>| -> Vec<u32> {
+            turns.iter().flat_map(|t| t.words()).collect()
+        };
+        let sinusoidal_turns = |p: &SinusoidalParams| words_of(p.turns());
+        // The RoPE kinds' frequencies to about 104 bits, so that the shaders' 64-bit turns are
+        // rounded once from the exact frequency rather than from its f64.
+        let rope_turns = || {
+            words_of(
+                spec.rope_exact_frequencies()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(TurnsPerStep::of)
+                    .collect(),
+            )
+        };
         // Inverse frequencies, rotary width and attention factor of a RoPE kind.
         let (theta, rotary, attention) = spec.rope_frequencies().unwrap_or_default();
         // Rotary width, pair layout and attention factor of the rotation kernels.
@@ -860,7 +903,7 @@ impl Plan {
                 shaders::ROPE,
                 "rope_cache",
                 TILE_2D,
-                turns_of(&theta),
+                rope_turns(),
                 rotation_params(*layout, params.start, cache_part_flag(*part)),
             ),
             TableSpec::RopeApply {
@@ -872,7 +915,7 @@ impl Plan {
                 shaders::ROPE,
                 "rope_apply",
                 TILE_2D,
-                turns_of(&theta),
+                rope_turns(),
                 KernelParams {
                     // The input's row width, for the rows passed through.
                     grid_w: input.ncols() as u32,

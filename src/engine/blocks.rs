@@ -1,0 +1,85 @@
+//! Whole tables computed block by block, in the order a C-order file holds them, so that
+//! `poslab table` can write a table of any size while holding one block: what is set up once
+//! per table (frequencies, offsets, plans) is set up once, and each block is a window of whole
+//! rows (or, for rows wider than a block, part of one row).
+
+use super::cpu::{self, Element};
+use super::gpu::GpuEngine;
+use super::{EngineError, Strided, Table, TableSpec, Window};
+use crate::encoding::torch_f32::Arithmetic;
+
+/// Values in one block at most (32 MiB of f64).
+pub const BLOCK_VALUES: usize = 1 << 22;
+
+/// The windows of a `[heads, rows, cols]` table, in C order, of at most `block_values` values
+/// each (at least one value).
+pub fn block_windows(
+    matrix_shape: [usize; 3],
+    block_values: usize,
+) -> impl Iterator<Item = Window> {
+    let [heads, rows, cols] = matrix_shape;
+    let block_values = block_values.max(1);
+    let range = |start: usize, end: usize| Strided {
+        start,
+        end,
+        step: 1,
+    };
+    (0..heads).flat_map(move |h| {
+        let per_row: Box<dyn Iterator<Item = Window>> = if cols > block_values {
+            Box::new((0..rows).flat_map(move |r| {
+                (0..cols).step_by(block_values).map(move |c0| Window {
+                    heads: range(h, h + 1),
+                    rows: range(r, r + 1),
+                    cols: range(c0, (c0 + block_values).min(cols)),
+                })
+            }))
+        } else {
+            let block_rows = (block_values / cols.max(1)).max(1);
+            Box::new((0..rows).step_by(block_rows).map(move |r0| Window {
+                heads: range(h, h + 1),
+                rows: range(r0, (r0 + block_rows).min(rows)),
+                cols: range(0, cols),
+            }))
+        };
+        per_row
+    })
+}
+
+/// The blocks of a validated `spec` on the CPU engine, in C order.
+pub fn cpu_blocks(
+    spec: &TableSpec,
+    arith: Arithmetic,
+    block_values: usize,
+) -> Result<impl Iterator<Item = (Window, Table)> + '_, EngineError> {
+    let shape = spec.matrix_shape();
+    let ndim = spec.shape().map_or(0, |s| s.len());
+    let source = cpu::block_source(spec, arith)?;
+    Ok(block_windows(shape, block_values).map(move |window| {
+        let block = source.block(&window, ndim);
+        (window, block)
+    }))
+}
+
+/// The blocks of a validated `spec` on the GPU engine, in C order.
+pub fn gpu_blocks<'a>(
+    gpu: &'a GpuEngine,
+    spec: &'a TableSpec,
+    arith: Arithmetic,
+    block_values: usize,
+) -> Result<impl Iterator<Item = (Window, Result<Table, EngineError>)> + 'a, EngineError> {
+    let source = gpu.block_source(spec, arith)?;
+    Ok(
+        block_windows(spec.matrix_shape(), block_values).map(move |window| {
+            let block = source.block(&window);
+            (window, block)
+        }),
+    )
+}
+
+/// What a CPU block is computed from.
+pub(super) enum CpuSource<'a> {
+    /// The sinusoidal table, pair by pair.
+    Sinusoidal(crate::encoding::sinusoidal::SinusoidalValues),
+    Real(Element<'a, f64>),
+    Index(Element<'a, i32>),
+}
