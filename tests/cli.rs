@@ -2495,7 +2495,11 @@ fn tables_are_written_block_by_block_in_bounded_memory() {
     for (row, col) in [(0, 0), (1, 1), (63, 2), (64, 3), (4097, 510), (65535, 1023)] {
         let w = 10_000f64.powf(-((col / 2 * 2) as f64) / 1024.0);
         let angle = row as f64 * w;
-        let expected = if col % 2 == 0 { angle.sin() } else { angle.cos() };
+        let expected = if col % 2 == 0 {
+            angle.sin()
+        } else {
+            angle.cos()
+        };
         assert!(
             (f64::from(table[[row, col]]) - expected).abs() < 1e-7,
             "[{row}, {col}]: {} vs {expected}",
