@@ -1689,10 +1689,11 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
         )));
     }
     let spec = table_spec(args)?;
-    // Written block by block: only the shape must be representable, not the table in memory
-    // (the GPU engine's similarity table, computed whole, is checked where it is computed).
+    // Written block by block, but still bounded by the memory a whole table would need: a
+    // table far beyond memory is beyond any reasonable file too (a disk-space bound would be
+    // the better rule; see the issue note).
     let shape = spec
-        .check_fits(Some(u64::MAX))
+        .check_fits(engine::available_memory_bytes())
         .map_err(|e| CliError::usage(e.to_string()))?;
     if !format.holds_ndim(shape.len()) {
         let heads = shape[0];
