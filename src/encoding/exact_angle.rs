@@ -7,8 +7,6 @@
 //! so at position 2^40 the angle is 1e-4 off and near 2^53 half a radian; here the error stays
 //! near 2^-104 of `p * w` plus the final `sin`'s own rounding.
 
-use std::cmp::Ordering;
-
 /// `hi + lo` with `|lo| <= ulp(hi) / 2`: about 106 significant bits.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DoubleF64 {
@@ -142,12 +140,6 @@ impl std::ops::Neg for DoubleF64 {
     }
 }
 
-impl PartialOrd for DoubleF64 {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        (self.hi, self.lo).partial_cmp(&(other.hi, other.lo))
-    }
-}
-
 /// ln 2 to 106 bits.
 const LN_2: DoubleF64 = DoubleF64 {
     hi: std::f64::consts::LN_2,
@@ -212,6 +204,11 @@ impl TurnsPerStep {
     pub fn words(self) -> [u32; 2] {
         [(self.0 >> 96) as u32, (self.0 >> 64) as u32]
     }
+}
+
+/// Frequencies as fractions of a turn per position.
+pub fn turns_of(frequencies: impl IntoIterator<Item = DoubleF64>) -> Vec<TurnsPerStep> {
+    frequencies.into_iter().map(TurnsPerStep::of).collect()
 }
 
 /// `frac(x / 2π)` in 2^-128 turn, exactly (to the last bit kept) for any finite `x`: `x` is

@@ -1,7 +1,7 @@
 //! Rotary position embedding (RoPE, Su et al. 2021): inverse frequencies, angles, and the
 //! rotation applied to a `[seq, dim]` array in either pairing convention.
 
-use super::exact_angle::{self, DoubleF64, TurnsPerStep};
+use super::exact_angle::{self, DoubleF64};
 use ndarray::{Array1, Array2, ArrayView2, Zip};
 
 use super::{ParamError, check_base, check_count, check_even_dim, check_start};
@@ -161,10 +161,7 @@ pub fn apply(
         start,
     };
     params.validate()?;
-    let turns: Vec<TurnsPerStep> = exact_inv_freq(dim, base)
-        .into_iter()
-        .map(TurnsPerStep::of)
-        .collect();
+    let turns = exact_angle::turns_of(exact_inv_freq(dim, base));
     let mut output = Array2::<f64>::zeros((seq, dim));
     Zip::indexed(output.rows_mut())
         .and(input.rows())

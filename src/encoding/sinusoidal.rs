@@ -96,10 +96,7 @@ impl SinusoidalParams {
 
     /// Each frequency as a fraction of a turn per position (see [`exact_angle`]).
     pub fn turns(&self) -> Vec<TurnsPerStep> {
-        self.exact_frequencies()
-            .into_iter()
-            .map(TurnsPerStep::of)
-            .collect()
+        exact_angle::turns_of(self.exact_frequencies())
     }
 
     /// The frequency index of column `col`, and whether the column holds its cosine.

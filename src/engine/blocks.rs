@@ -3,7 +3,7 @@
 //! per table (frequencies, offsets, plans) is set up once, and each block is a window of whole
 //! rows (or, for rows wider than a block, part of one row).
 
-use super::cpu::{self, Element};
+use super::cpu;
 use super::gpu::GpuEngine;
 use super::{EngineError, Strided, Table, TableSpec, Window};
 use crate::encoding::torch_f32::Arithmetic;
@@ -74,12 +74,4 @@ pub fn gpu_blocks<'a>(
             (window, block)
         }),
     )
-}
-
-/// What a CPU block is computed from.
-pub(super) enum CpuSource<'a> {
-    /// The sinusoidal table, pair by pair.
-    Sinusoidal(crate::encoding::sinusoidal::SinusoidalValues),
-    Real(Element<'a, f64>),
-    Index(Element<'a, i32>),
 }

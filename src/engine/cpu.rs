@@ -1,7 +1,6 @@
 //! The CPU engine: every table in f64 on ndarray, parallel over rows with rayon.
 //! It is the reference that the GPU engine and the tests compare against.
 
-use super::blocks::CpuSource;
 use crate::encoding::exact_angle::{self, DoubleF64, TurnsPerStep};
 use ndarray::{Array1, ArrayD, IxDyn};
 use rayon::prelude::*;
@@ -187,6 +186,14 @@ pub fn compute_window(spec: &TableSpec, window: &Window) -> Result<Table, Engine
         Values::Real(value) => Table::Real(fill_window(window, &shape, &value)),
         Values::Index(value) => Table::Index(fill_window(window, &shape, &value)),
     })
+}
+
+/// What a CPU block is computed from.
+pub(super) enum CpuSource<'a> {
+    /// The sinusoidal table, pair by pair.
+    Sinusoidal(SinusoidalValues),
+    Real(Element<'a, f64>),
+    Index(Element<'a, i32>),
 }
 
 /// What the blocks of a table are computed from, set up once for the whole table (the offsets
@@ -383,8 +390,6 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
     }
 }
 
-/// Element `[row, col]` of a rotated array: `rotate(a, b, i)` turns the pair `(a, b)` of
-/// frequency `i` that `col` belongs to.
 /// Frequencies of a validated spec (validation is what makes the `expect`s unreachable).
 fn sinusoidal_values(p: &sinusoidal::SinusoidalParams) -> SinusoidalValues {
     SinusoidalValues::new(p).expect("validated sinusoidal parameters")
@@ -398,10 +403,7 @@ fn exact_rope_frequencies(spec: &TableSpec) -> Vec<DoubleF64> {
 
 /// A validated RoPE spec's inverse frequencies as fractions of a turn per position.
 fn exact_rope_turns(spec: &TableSpec) -> Vec<TurnsPerStep> {
-    exact_rope_frequencies(spec)
-        .into_iter()
-        .map(TurnsPerStep::of)
-        .collect()
+    spec.rope_turns().expect("a RoPE spec has RoPE frequencies")
 }
 
 /// Inverse frequencies, rotary width and attention factor of a validated RoPE spec.

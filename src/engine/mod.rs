@@ -10,7 +10,7 @@ pub mod patch_maps;
 pub mod reduce;
 pub mod window;
 
-use crate::encoding::exact_angle::DoubleF64;
+use crate::encoding::exact_angle::{self, DoubleF64, TurnsPerStep};
 use ndarray::{Array2, ArrayD};
 
 use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiParams};
@@ -374,6 +374,11 @@ impl TableSpec {
     pub fn rope_exact_frequencies(&self) -> Option<Vec<DoubleF64>> {
         let (dim, base, seq, freqs) = self.rope_setting()?;
         Some(freqs.exact_inv_freq(dim, base, seq))
+    }
+
+    /// [`Self::rope_exact_frequencies`] as fractions of a turn per position.
+    pub fn rope_turns(&self) -> Option<Vec<TurnsPerStep>> {
+        self.rope_exact_frequencies().map(exact_angle::turns_of)
     }
 
     /// Head width, base, current length and frequency setting of a RoPE kind.

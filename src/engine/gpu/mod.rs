@@ -826,15 +826,7 @@ impl Plan {
         let sinusoidal_turns = |p: &SinusoidalParams| words_of(p.turns());
         // The RoPE kinds' frequencies to about 104 bits, so that the shaders' 64-bit turns are
         // rounded once from the exact frequency rather than from its f64.
-        let rope_turns = || {
-            words_of(
-                spec.rope_exact_frequencies()
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(TurnsPerStep::of)
-                    .collect(),
-            )
-        };
+        let rope_turns = || words_of(spec.rope_turns().unwrap_or_default());
         // Inverse frequencies, rotary width and attention factor of a RoPE kind.
         let (theta, rotary, attention) = spec.rope_frequencies().unwrap_or_default();
         // Rotary width, pair layout and attention factor of the rotation kernels.
