@@ -1340,19 +1340,22 @@ fn a_long_dot_product_curve_is_the_mean_over_each_points_offsets() {
     type_number(&mut harness, "Sequence length", "100000", |_| {});
     harness.run();
     let curve = harness.state().shown_dot_decay().unwrap().to_vec();
-    // 100000 offsets in 4096 points: 25 offsets a point (the last has fewer).
-    assert_eq!(curve.len(), 4000);
+    // About a point per pixel of the plot (a power of two, at least 256): 100000 offsets make
+    // `per_point` offsets a point, the last point fewer.
+    let per_point = (curve[1][0] - curve[0][0]) as usize;
+    assert!(per_point > 1 && 100_000 / per_point >= 256, "{per_point}");
+    assert_eq!(curve.len(), 100_000usize.div_ceil(per_point));
     assert!(
         harness
-            .query_by_label_contains("the mean of 25 offsets")
+            .query_by_label_contains(&format!("the mean of {per_point} offsets"))
             .is_some()
     );
     let freqs: Vec<f64> = (0..64)
         .map(|i| 10_000f64.powf(-((2 * i) as f64) / 128.0))
         .collect();
-    for k in [0, 1, 7, 1000, 3999] {
-        let first = 25 * k;
-        let last = (first + 25).min(100_000);
+    for k in [0, 1, 7, curve.len() / 2, curve.len() - 1] {
+        let first = per_point * k;
+        let last = (first + per_point).min(100_000);
         // Σ_i cos(j w_i) summed over the point's offsets j, then averaged, written out.
         let mean = (first..last)
             .map(|j| freqs.iter().map(|w| (j as f64 * w).cos()).sum::<f64>())

@@ -137,42 +137,68 @@ impl SinusoidalValues {
         if is_cos { cos } else { sin }
     }
 
+    /// `sin(n w/2) / (n sin(w/2))` for each frequency `w`: what a mean over `n = count`
+    /// consecutive positions (or offsets) multiplies the value at their centre by. The same for
+    /// every bin of a heatmap or curve but the last, so callers compute it once.
+    pub fn mean_ratios(&self, count: usize) -> Vec<f64> {
+        let n = count.max(1) as f64;
+        self.freqs
+            .iter()
+            .map(|&w| {
+                if count <= 1 {
+                    1.0
+                } else {
+                    (n * w / 2.0).sin() / (n * (w / 2.0).sin())
+                }
+            })
+            .collect()
+    }
+
     /// The mean of column `col` over the `count` rows from `first_row`, in closed form: the
     /// sum of `sin(a + k w)` over `k < n` is `sin(a + (n-1) w/2) · sin(n w/2) / sin(w/2)`
     /// (and likewise for cos), so a pixel covering a thousand rows costs one evaluation.
     pub fn column_mean(&self, first_row: usize, count: usize, col: usize) -> f64 {
+        self.column_mean_with(&self.mean_ratios(count), first_row, count, col)
+    }
+
+    /// [`Self::column_mean`] with `ratios = self.mean_ratios(count)` computed by the caller.
+    pub fn column_mean_with(
+        &self,
+        ratios: &[f64],
+        first_row: usize,
+        count: usize,
+        col: usize,
+    ) -> f64 {
         if count <= 1 {
             return self.value(first_row, col);
         }
         let (pair, is_cos) = self.params.column_pair(col);
-        let w = self.freqs[pair];
-        let n = count as f64;
         let first = self.params.start + first_row as u64;
         let centre = self.turns[pair]
             .at(first)
             .wrapping_add(half_steps(self.turns[pair], count as u64 - 1));
-        let ratio = (n * w / 2.0).sin() / (n * (w / 2.0).sin());
         let (sin, cos) = exact_angle::sin_cos(centre);
-        ratio * if is_cos { cos } else { sin }
+        ratios[pair] * if is_cos { cos } else { sin }
     }
 
     /// The mean of `PE[p] · PE[p + k]` over the `count` offsets `k` from `first_offset`, in
     /// closed form frequency by frequency (as [`Self::column_mean`]): one cosine per frequency
     /// however many offsets the mean spans.
     pub fn dot_mean(&self, first_offset: i64, count: usize) -> f64 {
+        self.dot_mean_with(&self.mean_ratios(count), first_offset, count)
+    }
+
+    /// [`Self::dot_mean`] with `ratios = self.mean_ratios(count)` computed by the caller.
+    pub fn dot_mean_with(&self, ratios: &[f64], first_offset: i64, count: usize) -> f64 {
         if count <= 1 {
             return self.dot_at_offset(first_offset);
         }
-        let n = count as f64;
         // Twice the centre offset, an integer; cos is even, so its magnitude is enough.
         let twice_centre = (2 * first_offset + count as i64 - 1).unsigned_abs();
-        self.freqs
+        ratios
             .iter()
             .zip(&self.turns)
-            .map(|(&w, &turns)| {
-                let ratio = (n * w / 2.0).sin() / (n * (w / 2.0).sin());
-                ratio * exact_angle::sin_cos(half_steps(turns, twice_centre)).1
-            })
+            .map(|(&ratio, &turns)| ratio * exact_angle::sin_cos(half_steps(turns, twice_centre)).1)
             .sum()
     }
 

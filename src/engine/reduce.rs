@@ -161,17 +161,26 @@ pub fn compute_reduced_cpu(
     let (rows, cols) = (window.rows.len(), window.cols.len());
     if let (TableSpec::Sinusoidal(params), Reduce::Mean) = (spec, reduce) {
         let values = crate::encoding::sinusoidal::SinusoidalValues::new(params)?;
+        // Every row bin but the last holds a full step of rows: one ratio per frequency.
+        let full_bin = values.mean_ratios(window.rows.step);
         let mut out = Array2::zeros((rows, cols));
         out.axis_iter_mut(ndarray::Axis(0))
             .into_par_iter()
             .enumerate()
             .for_each(|(y, mut row)| {
                 let cells = bin(&window.rows, y);
+                let short_bin;
+                let ratios = if cells.len() == window.rows.step {
+                    &full_bin
+                } else {
+                    short_bin = values.mean_ratios(cells.len());
+                    &short_bin
+                };
                 for (x, value) in row.iter_mut().enumerate() {
                     let columns = bin(&window.cols, x);
                     let count = columns.len() as f64;
                     *value = columns
-                        .map(|c| values.column_mean(cells.start, cells.len(), c))
+                        .map(|c| values.column_mean_with(ratios, cells.start, cells.len(), c))
                         .sum::<f64>()
                         / count;
                 }
@@ -180,11 +189,17 @@ pub fn compute_reduced_cpu(
     }
     if let (TableSpec::DotDecay { params, anchor }, Reduce::Mean) = (spec, reduce) {
         let values = crate::encoding::sinusoidal::SinusoidalValues::new(params)?;
+        let full_bin = values.mean_ratios(window.cols.step);
         let means: Vec<f64> = (0..cols)
             .into_par_iter()
             .map(|x| {
                 let keys = bin(&window.cols, x);
-                values.dot_mean(keys.start as i64 - *anchor as i64, keys.len())
+                let first = keys.start as i64 - *anchor as i64;
+                if keys.len() == window.cols.step {
+                    values.dot_mean_with(&full_bin, first, keys.len())
+                } else {
+                    values.dot_mean(first, keys.len())
+                }
             })
             .collect();
         return Array2::from_shape_vec((rows, cols), means)

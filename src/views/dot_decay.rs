@@ -34,6 +34,26 @@ impl PinnedCurve {
     }
 }
 
+/// The decay curve on screen and what it was computed for.
+struct Curve {
+    params: SinusoidalParams,
+    anchor: usize,
+    normalised: bool,
+    /// Offsets per point (the mean of them where more than one).
+    per_point: usize,
+    points: Vec<[f64; 2]>,
+}
+
+/// Offsets one point of the curve stands for, in a plot `pixels` physical pixels wide: about
+/// one point per pixel (in powers of two, so that resizing the window by a few pixels does not
+/// recompute), at least 256 and at most 4096 points.
+fn offsets_per_point(seq: usize, pixels: f32) -> usize {
+    let points = (pixels.max(1.0) as usize)
+        .next_power_of_two()
+        .clamp(256, 4096);
+    seq.div_ceil(points).max(1)
+}
+
 /// What the view keeps between frames (its settings and pins also between runs).
 #[derive(Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -45,7 +65,7 @@ pub struct DotDecayView {
     #[serde(skip)]
     similarity: TableHeatmap,
     #[serde(skip)]
-    curve: Option<(SinusoidalParams, usize, bool, Vec<[f64; 2]>)>,
+    curve: Option<Curve>,
     pinned: Vec<PinnedCurve>,
 }
 
@@ -60,16 +80,22 @@ impl DotDecayView {
 
     /// The decay curve on screen: `(offset k, value)`.
     pub fn shown_curve(&self) -> Option<&[[f64; 2]]> {
-        self.curve
-            .as_ref()
-            .map(|(_, _, _, points)| points.as_slice())
+        self.curve.as_ref().map(|curve| curve.points.as_slice())
     }
 
-    fn update_curve(&mut self, params: &SinusoidalParams, engine: &AppEngine, status: &mut Status) {
-        let current = self
-            .curve
-            .as_ref()
-            .is_some_and(|(p, a, n, _)| p == params && *a == self.anchor && *n == self.normalised);
+    fn update_curve(
+        &mut self,
+        params: &SinusoidalParams,
+        per_point: usize,
+        engine: &AppEngine,
+        status: &mut Status,
+    ) {
+        let current = self.curve.as_ref().is_some_and(|curve| {
+            curve.params == *params
+                && curve.anchor == self.anchor
+                && curve.normalised == self.normalised
+                && curve.per_point == per_point
+        });
         if current {
             return;
         }
@@ -81,12 +107,12 @@ impl DotDecayView {
             heads: Strided::all(1),
             rows: Strided::all(1),
             cols: Strided {
-                step: params.seq.div_ceil(4096).max(1),
+                step: per_point,
                 ..Strided::all(params.seq)
             },
         };
-        // Beyond 4096 offsets a point is the mean over the offsets it stands for (in closed
-        // form): one offset in 256 would draw the fast terms' aliasing as wiggles.
+        // Where a point stands for several offsets it is their mean (in closed form): one
+        // offset in many would draw the fast terms' aliasing as wiggles.
         let values = if window.cols.step > 1 {
             crate::engine::reduce::compute_reduced_cpu(
                 &spec,
@@ -115,7 +141,13 @@ impl DotDecayView {
                     .enumerate()
                     .map(|(k, &v)| [centre(k), v * scale])
                     .collect();
-                self.curve = Some((*params, self.anchor, self.normalised, points));
+                self.curve = Some(Curve {
+                    params: *params,
+                    anchor: self.anchor,
+                    normalised: self.normalised,
+                    per_point,
+                    points,
+                });
             }
             Ok(_) => {}
             Err(error) => status.error(error.to_string()),
@@ -143,9 +175,10 @@ impl DotDecayView {
                         PlotPoints::from(pin.points(self.normalised)),
                     ));
                 }
-                if let Some((_, _, _, points)) = &self.curve {
+                if let Some(curve) = &self.curve {
                     let label = format!("d {} base {}", params.dim, params.base);
-                    plot_ui.line(Line::new(label, PlotPoints::from(points.clone())).width(2.0));
+                    plot_ui
+                        .line(Line::new(label, PlotPoints::from(curve.points.clone())).width(2.0));
                 }
             });
         crate::widgets::layout::record_plot(ui.ctx(), "dot_decay", &response.transform);
@@ -198,6 +231,9 @@ impl View for DotDecayView {
         let status = &mut *ctx.status;
         let params = shared.sinusoidal();
         self.anchor = self.anchor.min(params.seq - 1);
+        // The curve takes the left half of the view (see the split below).
+        let curve_pixels = (ui.available_width() - 12.0) * 0.5 * ui.ctx().pixels_per_point();
+        let per_point = offsets_per_point(params.seq, curve_pixels);
         ui.horizontal(|ui| {
             ui.add(egui::Slider::new(&mut self.anchor, 0..=params.seq - 1).text("Anchor row"))
                 .on_hover_text("The row a whose dot product with every row j is plotted against k = j - a");
@@ -209,7 +245,9 @@ impl View for DotDecayView {
                 .button("Pin curve")
                 .on_hover_text("Keep this curve to compare with other bases or dimensions");
             if pin.clicked()
-                && let Some((_, _, normalised, points)) = &self.curve
+                && let Some(Curve {
+                    normalised, points, ..
+                }) = &self.curve
             {
                 let unscale = if *normalised {
                     params.dim as f64 / 2.0
@@ -225,18 +263,16 @@ impl View for DotDecayView {
             if ui.add_enabled(!self.pinned.is_empty(), egui::Button::new("Clear pins")).clicked() {
                 self.pinned.clear();
             }
-            let per_point = params.seq.div_ceil(4096);
             if per_point > 1 {
                 ui.label(format!("each point: the mean of {per_point} offsets"))
                     .on_hover_text("A point per sampled offset would draw the fast terms' aliasing as wiggles; the mean over the offsets a point stands for is exact (closed form)");
             }
         });
-        self.update_curve(&params, engine, status);
-
         // Curves on the left (the bound below the decay, each half the height), the square
         // similarity matrix on the right.
         let full = ui.available_rect_before_wrap();
         let (left, right) = split_columns(full, 0.5, 12.0);
+        self.update_curve(&params, per_point, engine, status);
         let (curve_rect, bound_rect) = if self.show_rope_bound {
             let (top, bottom) = split_rows(left, 0.5, 8.0);
             (top, Some(bottom))

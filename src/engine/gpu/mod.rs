@@ -423,18 +423,36 @@ impl GpuEngine {
                 "a window this wide cannot be written to one device buffer",
             ));
         }
-        let output = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("table tile"),
-            size: (tile_words * 4) as u64,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("table readback"),
-            size: (tile_words * 4) as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        // A window that is one tile goes straight into a device sink: a tile buffer of its own
+        // (zeroed by wgpu before first use) and a copy would cost a software adapter as much
+        // as the kernel.
+        let direct = match sink {
+            Sink::Buffer(destination) if tile_words == window.len() => Some(destination),
+            _ => None,
+        };
+        let tile_buffer = |label, usage| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: (tile_words * 4) as u64,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let output = match direct {
+            Some(destination) => destination.clone(),
+            None => tile_buffer(
+                "table tile",
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            ),
+        };
+        // Only a computation that waits for its tiles reads them through a staging buffer.
+        let staging = match sink {
+            Sink::Buffer(_) => None,
+            _ => Some(tile_buffer(
+                "table readback",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            )),
+        };
         let pipeline = self.pipeline(plan.shader, plan.entry);
         let first_head = plan.first_head;
         let mut words = vec![0u32; if read_back { window.len() } else { 0 }];
@@ -491,13 +509,15 @@ impl GpuEngine {
                         &bind_group,
                         dispatch,
                         &output,
-                        &staging,
+                        staging.as_ref(),
                         tile_bytes,
                         read_back,
                         // Discard is for timing and ReadBack for the values: both wait.
                         !matches!(sink, Sink::Buffer(_)),
                     )?;
-                    if let Sink::Buffer(destination) = sink {
+                    if let Sink::Buffer(destination) = sink
+                        && direct.is_none()
+                    {
                         // Full-width tiles are contiguous in window order.
                         let offset = ((h0 * rows + r0) * cols * 4) as u64;
                         let mut encoder = self.device.create_command_encoder(&Default::default());
@@ -609,7 +629,7 @@ impl GpuEngine {
         bind_group: &wgpu::BindGroup,
         workgroups: [u32; 3],
         output: &wgpu::Buffer,
-        staging: &wgpu::Buffer,
+        staging: Option<&wgpu::Buffer>,
         bytes: u64,
         read_back: bool,
         wait: bool,
@@ -681,9 +701,9 @@ impl GpuEngine {
                 * f64::from(self.queue.get_timestamp_period());
             kernel_time = std::time::Duration::from_nanos(nanoseconds as u64);
         }
-        if !read_back {
+        let (true, Some(staging)) = (read_back, staging) else {
             return Ok((Vec::new(), kernel_time));
-        }
+        };
         let mut encoder = self.device.create_command_encoder(&Default::default());
         encoder.copy_buffer_to_buffer(output, 0, staging, 0, bytes);
         self.queue.submit([encoder.finish()]);
