@@ -3,14 +3,42 @@
 
 use std::time::{Duration, Instant};
 
-use clap::ArgMatches;
+use clap::{ArgMatches, Args};
 
-use crate::cli::{
-    Backend, BenchArgs, CliError, TableArgs, check_options_apply, engine_error, table_spec,
-};
 use crate::encoding::torch_f32::Arithmetic;
 use crate::engine::gpu::GpuEngine;
 use crate::engine::{self, TableSpec, cpu};
+use crate::table_args::{
+    Backend, CliError, TableArgs, check_options_apply, engine_error, table_spec,
+};
+
+/// Options of `poslab bench`: the table's own options, and the sizes to time.
+#[derive(Debug, Args)]
+#[command(after_long_help = BENCH_NOTES)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+
+    /// A size to time, as option=value pairs that override the table's options, e.g.
+    /// seq=65536,dim=1024 (repeat --size for several; options: seq, dim, heads, grid-h,
+    /// grid-w, start)
+    #[arg(long, value_name = "OPTION=VALUE,...")]
+    pub size: Vec<String>,
+
+    /// Timed runs per size; the median is reported (1 to 1000)
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub repeats: i64,
+}
+
+const BENCH_NOTES: &str = "\
+For each size, prints the median time of the computation itself (GPU timestamps where the
+adapter has them, otherwise submission to completion), the bytes of table written per second,
+and the median time including the copy back to main memory. The CPU engine computes f64
+(8 bytes a value), the GPU engine f32 (4 bytes).
+
+Examples:
+  poslab bench sinusoidal --size seq=4096,dim=1024 --size seq=65536,dim=4096 --backend gpu
+  poslab bench alibi --heads 32 --size seq=4096 --backend cpu";
 
 /// One size's measurements.
 struct Measurement {
@@ -121,14 +149,14 @@ fn with_size(table: &TableArgs, size: &str) -> Result<TableArgs, CliError> {
         // A size sets options of the kind's own: another would time a table it does not make.
         let id = option.replace('-', "_");
         if ["seq", "dim", "heads", "grid_h", "grid_w", "start"].contains(&id.as_str())
-            && !crate::cli::options_of(table.kind).contains(&id.as_str())
+            && !crate::table_args::options_of(table.kind).contains(&id.as_str())
         {
             return Err(CliError::usage(format!(
                 "--size {size}: {option} does not apply to {}; its size options are {}",
-                crate::cli::kind_name(table.kind),
+                crate::table_args::kind_name(table.kind),
                 ["seq", "dim", "heads", "grid_h", "grid_w", "start"]
                     .iter()
-                    .filter(|id| crate::cli::options_of(table.kind).contains(id))
+                    .filter(|id| crate::table_args::options_of(table.kind).contains(id))
                     .map(|id| id.replace('_', "-"))
                     .collect::<Vec<_>>()
                     .join(", ")

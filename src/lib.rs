@@ -1,7 +1,8 @@
 //! poslab: exact tables of transformer positional encodings.
 //!
 //! Data flows one way: parameters ([`encoding`]) → an engine ([`engine`]) → a table →
-//! a file or a figure ([`export`]). The command line in [`cli`] drives that flow; [`import`]
+//! a file or a figure ([`export`]). The command line in [`cli`] drives that flow, reading a
+//! table's name and options through [`table_args`] (as the app's Check view does); [`import`]
 //! reads the arrays some tables take as input and tables computed elsewhere; [`check`]
 //! compares such a table with poslab's, or identifies it; [`bench`] times the engines. The
 //! desktop app lives in [`app`], its views in [`views`], its drawing pieces in [`widgets`] and
@@ -18,5 +19,6 @@ pub mod engine;
 pub mod export;
 pub mod import;
 pub mod scene;
+pub mod table_args;
 pub mod views;
 pub mod widgets;

@@ -1,8 +1,24 @@
-//! The `poslab` binary: parse the command line and run what it asks for.
+//! The `poslab` binary: with a command, the command line runs it; without one, the desktop app
+//! opens.
+
+use poslab::cli::{self, Outcome};
 
 fn main() {
     quiet_device_selection();
-    std::process::exit(poslab::cli::run(std::env::args_os()));
+    let status = match cli::dispatch(std::env::args_os()) {
+        Outcome::Exit(status) => status,
+        Outcome::OpenApp => match poslab::app::run() {
+            Ok(()) => 0,
+            Err(error) => {
+                eprintln!(
+                    "error: the app could not open a window ({error}); the command line still \
+                     works: poslab --help"
+                );
+                1
+            }
+        },
+    };
+    std::process::exit(status);
 }
 
 /// Mesa's device-selection layer (an implicit Vulkan layer) asks Wayland for the compositor's

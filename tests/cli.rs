@@ -2816,3 +2816,17 @@ fn figure_patches_takes_a_layers_frequencies() {
         "--freqs-head 4 is not allowed: use 0 to 3",
     );
 }
+
+#[test]
+fn no_command_opens_the_app_only_from_main() {
+    // The library's command line never opens a window: with no command it says what to do.
+    assert!(matches!(
+        poslab::cli::dispatch(["poslab"]),
+        poslab::cli::Outcome::OpenApp
+    ));
+    assert_eq!(poslab::cli::run(["poslab"]), 2);
+    assert!(matches!(
+        poslab::cli::dispatch(["poslab", "--version"]),
+        poslab::cli::Outcome::Exit(0)
+    ));
+}

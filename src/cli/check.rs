@@ -7,10 +7,12 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
-use super::{CliError, TableArgs, check_options_apply, flag, table_spec};
 use crate::check::Tolerance;
 use crate::check::identify::{MAX_ELEMENTS, identify};
 use crate::engine::{self, cpu};
+use crate::table_args::{
+    CliError, TableArgs, check_options_apply, engine_error, finish_table, flag, table_spec,
+};
 
 /// The table a command reads, and how close a match must be.
 #[derive(Debug, Args)]
@@ -193,8 +195,8 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         .map_err(|e| CliError::usage(e.to_string()))?;
     let (loaded, stored) = args.input.load_typed()?;
     let loaded = args.input.sliced(loaded)?;
-    let reference = cpu::compute(&spec).map_err(super::engine_error)?;
-    let reference = super::finish_table(reference, &args.table, &spec)?.into_real();
+    let reference = cpu::compute(&spec).map_err(engine_error)?;
+    let reference = finish_table(reference, &args.table, &spec)?.into_real();
     // An explicit tolerance is the user's own; without one, a file that says how it stores
     // its values is held to what that type can hold.
     let explicit = ["atol", "rtol"]

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, ValueEnum};
 
-use super::{CliError, LayoutArg, flag};
 use crate::app::params::SharedParams;
 use crate::encoding::ParamError;
 use crate::encoding::alibi::{AlibiMode, AlibiParams};
@@ -21,6 +20,7 @@ use crate::export::figure::{
 };
 use crate::scene::camera::OrbitCamera;
 use crate::scene::corkscrew::{MAX_DRAWN_POSITIONS, PairSelection, ProbeVector};
+use crate::table_args::{CliError, LayoutArg, flag, table_spec_from_words};
 use crate::widgets::colormap::Colormap;
 
 /// The views `poslab figure` draws.
@@ -377,7 +377,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                 .map(str::to_owned)
                 .collect();
             if !expected.is_empty() {
-                super::table_spec_from_words(&expected)
+                table_spec_from_words(&expected)
                     .map_err(|e| CliError::usage(format!("--as: {e}")))?;
             }
             FigureSpec::Check(crate::export::figure::CheckFigure {

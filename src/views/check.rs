@@ -447,7 +447,7 @@ impl CheckView {
             );
             return;
         } else {
-            match crate::cli::table_spec_from_words(&words) {
+            match crate::table_args::table_spec_from_words(&words) {
                 Ok(spec) => {
                     self.options_error = None;
                     Some(spec)

@@ -557,8 +557,8 @@ fn check_figure(
             best.comparison.clone(),
         )
     } else {
-        let spec =
-            crate::cli::table_spec_from_words(&figure.expected).map_err(FigureError::Input)?;
+        let spec = crate::table_args::table_spec_from_words(&figure.expected)
+            .map_err(FigureError::Input)?;
         let reference = squeezed(&cpu::compute(&spec)?.into_real());
         let comparison = compare(&reference, &loaded, figure.tolerance);
         (figure.expected.join(" "), reference, comparison)

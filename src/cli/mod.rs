@@ -1,0 +1,438 @@
+//! The command line: `poslab table KIND [options] -o FILE` writes any table of the contract
+//! (its options and their checks live in [`crate::table_args`]); `poslab figure VIEW [options]
+//! -o FILE` (in [`figure`]) a view's figure; `check` and `identify` (in [`check`]) compare a
+//! file with poslab's tables; `poslab bench` (in [`crate::bench`]) times the engines. Without a
+//! command, `main` opens the app.
+//!
+//! Every failure a user can cause ends here as one line on stderr and exit status 2, before
+//! any output file exists.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Instant;
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+use crate::engine::{self, EngineError, Table, TableSpec, ValueKind};
+use crate::export::{self, AtomicFile, OutputFormat, RealDtype};
+
+use crate::bench::BenchArgs;
+use crate::table_args::{
+    Backend, CliError, Kind, TableArgs, check_options_apply, config, engine_error, one_line,
+    slope_scale, table_spec, zero_row_index,
+};
+
+pub mod check;
+pub mod figure;
+
+/// Exact tables of transformer positional encodings.
+#[derive(Debug, Parser)]
+#[command(
+    name = "poslab",
+    version,
+    about = "Look inside transformer positional encodings: exact tables of sinusoidal, RoPE, \
+             ALiBi, T5 and 2D vision encodings",
+    long_about = None,
+    allow_negative_numbers = true,
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write one table (an encoding, its angles, biases or indices) to a .npy or .csv file
+    Table(TableArgs),
+    /// Draw a view's figure to .svg or .png, with no window (the app's export, scripted)
+    Figure(Box<figure::FigureArgs>),
+    /// Compare a table computed elsewhere (.npy, .csv, .safetensors) with poslab's
+    Check(check::CheckArgs),
+    /// Say which table a file holds: kind, convention and parameters
+    Identify(check::FileArgs),
+    /// Read a model's Hugging Face config.json: its positional encoding, and the tables that
+    /// reproduce it
+    Config(config::ConfigArgs),
+    /// Time an engine computing a table at one or more sizes
+    Bench(BenchArgs),
+}
+
+/// What a command line asks for.
+pub enum Outcome {
+    /// A command ran (or was refused): its exit status.
+    Exit(i32),
+    /// No command: the desktop app (which `main` opens; the command line never does).
+    OpenApp,
+}
+
+/// Runs the command `args` names (the program name first); returns its exit status. Without a
+/// command this is a usage error: only `main` opens the app (see [`dispatch`]).
+pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
+    match dispatch(args) {
+        Outcome::Exit(status) => status,
+        Outcome::OpenApp => finish(Err(CliError::usage(
+            "no command given: poslab --help lists them",
+        ))),
+    }
+}
+
+/// Parses `args` (the program name first) and runs the command they name, or says that they
+/// name none.
+pub fn dispatch(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Outcome {
+    let matches = match command().try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(error) => return Outcome::Exit(report_clap_error(&error)),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => return Outcome::Exit(report_clap_error(&error)),
+    };
+    let Some(command) = cli.command else {
+        return Outcome::OpenApp;
+    };
+    Outcome::Exit(run_command(command, &matches))
+}
+
+/// Runs one parsed command; returns its exit status.
+fn run_command(command: Command, matches: &ArgMatches) -> i32 {
+    let result = match command {
+        Command::Table(mut args) => {
+            let table_matches = matches
+                .subcommand_matches("table")
+                .expect("clap returned the table subcommand without its matches");
+            config::apply_config(&mut args, table_matches)
+                .and_then(|()| write_table(&args, table_matches))
+        }
+        Command::Check(mut args) => {
+            let check_matches = matches
+                .subcommand_matches("check")
+                .expect("clap returned the check subcommand without its matches");
+            if let Err(error) = config::apply_config(&mut args.table, check_matches) {
+                return finish(Err(error));
+            }
+            return finish(check::run_check(&args, check_matches));
+        }
+        Command::Config(args) => config::run_config(&args),
+        Command::Identify(args) => {
+            let identify_matches = matches
+                .subcommand_matches("identify")
+                .expect("clap returned the identify subcommand without its matches");
+            return finish(check::run_identify(&args, identify_matches));
+        }
+        Command::Figure(args) => {
+            let figure_matches = matches
+                .subcommand_matches("figure")
+                .expect("clap returned the figure subcommand without its matches");
+            figure::write_figure(&args, figure_matches)
+        }
+        Command::Bench(args) => {
+            let bench_matches = matches
+                .subcommand_matches("bench")
+                .expect("clap returned the bench subcommand without its matches");
+            crate::bench::run(&args, bench_matches)
+        }
+    };
+    finish(result.map(|()| 0))
+}
+
+/// The exit status of a command's outcome, reporting an error on stderr.
+fn finish(result: Result<i32, CliError>) -> i32 {
+    match result {
+        Ok(status) => status,
+        Err(error) => {
+            eprintln!("error: {}", error.message);
+            error.exit_code
+        }
+    }
+}
+
+/// The command line, with the list of table kinds under the top-level help.
+fn command() -> clap::Command {
+    let kinds: Vec<String> = Kind::value_variants()
+        .iter()
+        .filter_map(|kind| kind.to_possible_value())
+        .map(|value| {
+            let help = value.get_help().map(|h| h.to_string()).unwrap_or_default();
+            format!("  {:<15} {help}", value.get_name())
+        })
+        .collect();
+    Cli::command()
+        .mut_subcommand("bench", |bench| {
+            bench.mut_arg("output", |output| output.required(false).hide(true))
+        })
+        .mut_subcommand("check", |check| {
+            check
+                .mut_arg("output", |output| output.required(false).hide(true))
+                .mut_arg("kind", |kind| {
+                    kind.long("as")
+                        .help("What the table should be: a kind of poslab table")
+                })
+        })
+        .after_help(format!(
+            "Table kinds (poslab table --help for every option, its default and range):\n{}",
+            kinds.join("\n")
+        ))
+}
+
+/// Prints help and version as clap does, and any other clap error as a single line.
+fn report_clap_error(error: &clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = error.print();
+            0
+        }
+        _ => {
+            eprintln!("{}", one_line(&error.render().to_string()));
+            2
+        }
+    }
+}
+
+/// What is done to each block of a table before it is written.
+struct BlockFinish {
+    /// ALiBi's slope scaling (`--slope-scaling`).
+    slope: Option<f64>,
+    /// The row `--zero-row` zeroes.
+    zero_row: Option<usize>,
+    dtype: RealDtype,
+}
+
+/// Why a streamed write stopped: the GPU engine failed (the CPU engine can take over), or
+/// anything else.
+enum StreamFailure {
+    Gpu(String),
+    Other(CliError),
+}
+
+impl From<CliError> for StreamFailure {
+    fn from(error: CliError) -> Self {
+        StreamFailure::Other(error)
+    }
+}
+
+/// Computes `spec` block by block on the chosen engine and writes each block as it comes, so
+/// that memory holds one block however large the table; a GPU that cannot serve hands over to
+/// the CPU engine with a one-line note. Returns a description of the engine that ran.
+fn stream_table(
+    args: &TableArgs,
+    spec: &TableSpec,
+    shape: &[usize],
+    format: OutputFormat,
+    finish: &BlockFinish,
+    output: &Path,
+) -> Result<String, CliError> {
+    let arith = args.arithmetic()?;
+    // A .csv line is a whole row: its blocks are never part of one.
+    let [_, _, cols] = spec.matrix_shape();
+    let block_values = match format {
+        OutputFormat::Csv if shape.len() == 2 => engine::blocks::BLOCK_VALUES.max(cols),
+        _ => engine::blocks::BLOCK_VALUES,
+    };
+    if args.backend == Backend::Gpu {
+        match engine::gpu::GpuEngine::new_headless() {
+            Ok(gpu) => {
+                // The GPU similarity kernel computes its window's offsets first: a block per
+                // table, not per few rows.
+                let block_values = if matches!(spec, TableSpec::Similarity(_)) {
+                    spec.check_fits(engine::available_memory_bytes())
+                        .map_err(|e| CliError::usage(e.to_string()))?;
+                    usize::MAX
+                } else {
+                    block_values
+                };
+                let blocks = engine::blocks::gpu_blocks(&gpu, spec, arith, block_values)
+                    .map_err(engine_error)?;
+                match write_blocks(spec, shape, format, finish, output, blocks) {
+                    Ok(()) => return Ok(format!("gpu: {}", gpu.adapter_description())),
+                    Err(StreamFailure::Gpu(reason)) => {
+                        eprintln!("note: {reason}; computing on the CPU engine instead");
+                    }
+                    Err(StreamFailure::Other(error)) => return Err(error),
+                }
+            }
+            Err(reason) => eprintln!("note: {reason}; computing on the CPU engine instead"),
+        }
+    }
+    let blocks = engine::blocks::cpu_blocks(spec, arith, block_values)
+        .map_err(engine_error)?
+        .map(|(window, block)| (window, Ok(block)));
+    match write_blocks(spec, shape, format, finish, output, blocks) {
+        Ok(()) => Ok(format!(
+            "cpu (f64 reference, {} threads)",
+            rayon::current_num_threads()
+        )),
+        // The CPU engine's blocks carry no GPU failure.
+        Err(StreamFailure::Gpu(reason)) => Err(CliError::runtime(reason)),
+        Err(StreamFailure::Other(error)) => Err(error),
+    }
+}
+
+/// Writes the blocks of a table, in C order, to a temporary file renamed to `output` once
+/// every block is in.
+fn write_blocks(
+    spec: &TableSpec,
+    shape: &[usize],
+    format: OutputFormat,
+    finish: &BlockFinish,
+    output: &Path,
+    blocks: impl Iterator<Item = (engine::Window, Result<Table, EngineError>)>,
+) -> Result<(), StreamFailure> {
+    let failed = |e: &dyn std::fmt::Display| {
+        CliError::runtime(format!("writing {} failed: {e}", output.display()))
+    };
+    let mut file = AtomicFile::create(output).map_err(|e| {
+        CliError::runtime(format!(
+            "writing {} failed: cannot create a file there ({})",
+            output.display(),
+            io_problem(&e)
+        ))
+    })?;
+    if format == OutputFormat::Npy {
+        let index = spec.value_kind() == ValueKind::Index;
+        let header = export::npy_header(shape, index, finish.dtype);
+        std::io::Write::write_all(file.writer(), &header).map_err(|e| failed(&e))?;
+    }
+    for (window, block) in blocks {
+        let mut block = match block {
+            Ok(block) => block,
+            Err(EngineError::Gpu(reason)) => return Err(StreamFailure::Gpu(reason.to_string())),
+            Err(other) => return Err(engine_error(other).into()),
+        };
+        if let Table::Real(values) = &mut block {
+            if let Some(factor) = finish.slope {
+                values.mapv_inplace(|v| v * factor);
+            }
+            if let Some(row) = finish.zero_row
+                && (window.rows.start..window.rows.end).contains(&row)
+            {
+                values
+                    .index_axis_mut(ndarray::Axis(0), row - window.rows.start)
+                    .fill(0.0);
+            }
+        }
+        check_range(&block, spec, finish.dtype)?;
+        export::write_block(file.writer(), &block, format, finish.dtype).map_err(|e| failed(&e))?;
+    }
+    file.commit().map_err(|e| failed(&e))?;
+    Ok(())
+}
+
+fn io_problem(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "the folder does not exist".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => error.to_string(),
+    }
+}
+
+/// Refuses a table whose values overflowed (an infinity where the kind has none: only causal
+/// ALiBi masks cells with -inf), or that `<f4` would store as infinities (beyond ±3.4e38):
+/// its inputs are too large for the arithmetic or the file type.
+fn check_range(table: &Table, spec: &TableSpec, dtype: RealDtype) -> Result<(), CliError> {
+    let Table::Real(values) = table else {
+        return Ok(());
+    };
+    // One branch-free pass first: almost every table is far inside float32's range.
+    let limit = f64::from(f32::MAX);
+    if values
+        .iter()
+        .fold(true, |inside, v| inside & (v.abs() <= limit))
+    {
+        return Ok(());
+    }
+    let masks = matches!(spec, TableSpec::Alibi { .. });
+    if !masks && values.iter().any(|v| v.is_infinite()) {
+        return Err(CliError::usage(format!(
+            "the {} table overflowed to infinity: its inputs are too large (the GPU engine computes in float32: try --backend cpu)",
+            spec.kind_name()
+        )));
+    }
+    if dtype == RealDtype::F32
+        && let Some(v) = values
+            .iter()
+            .find(|v| v.is_finite() && v.abs() > f64::from(f32::MAX))
+    {
+        return Err(CliError::usage(format!(
+            "the {} table holds {v:e}, beyond float32's range (±3.4e38): write it with --dtype f64, or give smaller inputs",
+            spec.kind_name()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses, with exit 2, an output that could not be written, before any work.
+pub(crate) fn check_output(output: &std::path::Path) -> Result<(), CliError> {
+    crate::export::check_writable(output).map_err(|e| {
+        CliError::usage(format!(
+            "--output {}: cannot create a file there ({})",
+            output.display(),
+            io_problem(&e)
+        ))
+    })
+}
+
+/// `poslab table`: checks everything, computes, writes atomically.
+fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
+    check_options_apply(args.kind, matches)?;
+    let output = args
+        .output
+        .as_deref()
+        .ok_or_else(|| CliError::usage("--output is required: a .npy or .csv file name"))?;
+    let format = OutputFormat::from_path(output).ok_or_else(|| {
+        CliError::usage(format!(
+            "--output {}: the file name must end in .npy or .csv",
+            output.display()
+        ))
+    })?;
+    if output.is_dir() {
+        return Err(CliError::usage(format!(
+            "--output {} is a folder; give a file name ending in .npy or .csv",
+            output.display()
+        )));
+    }
+    let spec = table_spec(args)?;
+    // Written block by block, but still bounded by the memory a whole table would need: a
+    // table far beyond memory is beyond any reasonable file too (a disk-space bound would be
+    // the better rule; see the issue note).
+    let shape = spec
+        .check_fits(engine::available_memory_bytes())
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    if !format.holds_ndim(shape.len()) {
+        let heads = shape[0];
+        return Err(CliError::usage(format!(
+            "--output {}: {} has shape {shape:?} and a .csv holds 1-D or 2-D tables; \
+             pick one head with --head H (0 to {}) or write .npy",
+            output.display(),
+            spec.kind_name(),
+            heads - 1
+        )));
+    }
+    // Before the work: a folder that takes no file, a name too long. The file itself is
+    // created when the first block is ready, so an interrupted computation leaves nothing.
+    check_output(output)?;
+    let index = spec.value_kind() == ValueKind::Index;
+    let finish = BlockFinish {
+        slope: slope_scale(args, &spec)?,
+        zero_row: zero_row_index(args.zero_row, index, &shape)?,
+        dtype: args.dtype,
+    };
+    let started = Instant::now();
+    let engine_used = stream_table(args, &spec, &shape, format, &finish, output)?;
+    if args.verbose {
+        let dtype = match (spec.value_kind(), args.dtype) {
+            (ValueKind::Index, _) => "<i4",
+            (ValueKind::Real, RealDtype::F32) => "<f4",
+            (ValueKind::Real, RealDtype::F64) => "<f8",
+        };
+        eprintln!("engine: {engine_used}");
+        eprintln!(
+            "table: {} {shape:?} computed and written as {dtype} to {} in {:.3} ms, {} values a block",
+            spec.kind_name(),
+            output.display(),
+            started.elapsed().as_secs_f64() * 1e3,
+            engine::blocks::BLOCK_VALUES
+        );
+    }
+    Ok(())
+}
