@@ -141,7 +141,7 @@ impl SinusoidalValues {
     /// consecutive positions (or offsets) multiplies the value at their centre by. The same for
     /// every bin of a heatmap or curve but the last, so callers compute it once.
     pub fn mean_ratios(&self, count: usize) -> Vec<f64> {
-        let n = count.max(1) as f64;
+        let n = count as f64;
         self.freqs
             .iter()
             .map(|&w| {
@@ -152,6 +152,21 @@ impl SinusoidalValues {
                 }
             })
             .collect()
+    }
+
+    /// The ratios of a bin of `count` steps: `full` (the ratios of `full_count`) when it is
+    /// a full bin, computed afresh for the short last one.
+    pub fn bin_ratios<'a>(
+        &self,
+        full: &'a [f64],
+        full_count: usize,
+        count: usize,
+    ) -> std::borrow::Cow<'a, [f64]> {
+        if count == full_count {
+            std::borrow::Cow::Borrowed(full)
+        } else {
+            std::borrow::Cow::Owned(self.mean_ratios(count))
+        }
     }
 
     /// The mean of column `col` over the `count` rows from `first_row`, in closed form: the

@@ -169,18 +169,12 @@ pub fn compute_reduced_cpu(
             .enumerate()
             .for_each(|(y, mut row)| {
                 let cells = bin(&window.rows, y);
-                let short_bin;
-                let ratios = if cells.len() == window.rows.step {
-                    &full_bin
-                } else {
-                    short_bin = values.mean_ratios(cells.len());
-                    &short_bin
-                };
+                let ratios = values.bin_ratios(&full_bin, window.rows.step, cells.len());
                 for (x, value) in row.iter_mut().enumerate() {
                     let columns = bin(&window.cols, x);
                     let count = columns.len() as f64;
                     *value = columns
-                        .map(|c| values.column_mean_with(ratios, cells.start, cells.len(), c))
+                        .map(|c| values.column_mean_with(&ratios, cells.start, cells.len(), c))
                         .sum::<f64>()
                         / count;
                 }
@@ -194,12 +188,8 @@ pub fn compute_reduced_cpu(
             .into_par_iter()
             .map(|x| {
                 let keys = bin(&window.cols, x);
-                let first = keys.start as i64 - *anchor as i64;
-                if keys.len() == window.cols.step {
-                    values.dot_mean_with(&full_bin, first, keys.len())
-                } else {
-                    values.dot_mean(first, keys.len())
-                }
+                let ratios = values.bin_ratios(&full_bin, window.cols.step, keys.len());
+                values.dot_mean_with(&ratios, keys.start as i64 - *anchor as i64, keys.len())
             })
             .collect();
         return Array2::from_shape_vec((rows, cols), means)

@@ -44,11 +44,17 @@ struct Curve {
     points: Vec<[f64; 2]>,
 }
 
+/// The share of the view's width the curves take (the similarity matrix the rest), and the gap
+/// between them.
+const CURVE_SHARE: f32 = 0.5;
+const COLUMN_GAP: f32 = 12.0;
+
 /// Offsets one point of the curve stands for, in a plot `pixels` physical pixels wide: about
 /// one point per pixel (in powers of two, so that resizing the window by a few pixels does not
 /// recompute), at least 256 and at most 4096 points.
 fn offsets_per_point(seq: usize, pixels: f32) -> usize {
-    let points = (pixels.max(1.0) as usize)
+    // Clamped first: a power of two above usize's range would overflow.
+    let points = (pixels.clamp(1.0, 4096.0) as usize)
         .next_power_of_two()
         .clamp(256, 4096);
     seq.div_ceil(points).max(1)
@@ -231,8 +237,8 @@ impl View for DotDecayView {
         let status = &mut *ctx.status;
         let params = shared.sinusoidal();
         self.anchor = self.anchor.min(params.seq - 1);
-        // The curve takes the left half of the view (see the split below).
-        let curve_pixels = (ui.available_width() - 12.0) * 0.5 * ui.ctx().pixels_per_point();
+        let curve_pixels =
+            (ui.available_width() - COLUMN_GAP) * CURVE_SHARE * ui.ctx().pixels_per_point();
         let per_point = offsets_per_point(params.seq, curve_pixels);
         ui.horizontal(|ui| {
             ui.add(egui::Slider::new(&mut self.anchor, 0..=params.seq - 1).text("Anchor row"))
@@ -271,7 +277,7 @@ impl View for DotDecayView {
         // Curves on the left (the bound below the decay, each half the height), the square
         // similarity matrix on the right.
         let full = ui.available_rect_before_wrap();
-        let (left, right) = split_columns(full, 0.5, 12.0);
+        let (left, right) = split_columns(full, CURVE_SHARE, COLUMN_GAP);
         self.update_curve(&params, per_point, engine, status);
         let (curve_rect, bound_rect) = if self.show_rope_bound {
             let (top, bottom) = split_rows(left, 0.5, 8.0);

@@ -90,16 +90,10 @@ impl GpuEngine {
                     }
                     // After the frequencies, per pair the ratio sin(n w/2) / (n sin(w/2)) of a
                     // full bin of n = step rows (see run_mean in shaders/sinusoidal.wgsl).
-                    let n = window.rows.step as f64;
+                    let ratios = crate::encoding::sinusoidal::SinusoidalValues::new(sinusoidal)?
+                        .mean_ratios(window.rows.step);
                     plan.constants
-                        .extend(sinusoidal.frequencies().iter().map(|&w| {
-                            let ratio = if window.rows.step <= 1 {
-                                1.0
-                            } else {
-                                (n * w / 2.0).sin() / (n * (w / 2.0).sin())
-                            };
-                            (ratio as f32).to_bits()
-                        }));
+                        .extend(ratios.iter().map(|&ratio| (ratio as f32).to_bits()));
                     "sinusoidal_table_mean"
                 }
                 _ => unreachable!("only sinusoidal and ALiBi tables reach here"),
