@@ -1,8 +1,8 @@
 // Heatmap textures straight from a table window on the GPU: the value range by an atomic
-// reduction, then every value mapped through a 256-entry colour table into an rgba8 texture.
-// The values never travel to the CPU.
+// reduction, then every value mapped through a 256-entry colour table into rgba8 pixels, which
+// a buffer-to-texture copy makes the texture. The values never travel to the CPU.
 
-// Keep in sync with ColormapParams in src/engine/gpu/gpu_data.rs.
+// Keep in sync with ColormapParams in src/engine/gpu/heatmap.rs.
 struct ColormapParams {
     rows: u32,
     cols: u32,
@@ -10,15 +10,22 @@ struct ColormapParams {
     symmetric: u32,
     // The colour of masked (non-finite) cells, packed rgba8.
     masked: u32,
+    // Pixels from one row to the next in `pixels` (a texture copy's rows are 256-byte aligned).
+    row_pixels: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: ColormapParams;
 @group(0) @binding(1) var<storage, read> values: array<f32>;
 // Order-preserving u32 codes of the smallest and largest finite value.
 @group(0) @binding(2) var<storage, read_write> range_codes: array<atomic<u32>, 2>;
-// 256 colours, rgba8 packed as unpack4x8unorm reads them.
+// 256 colours, packed rgba8 (red in the low byte, as an rgba8 texture lays them out).
 @group(0) @binding(3) var<storage, read> colors: array<u32, 256>;
-@group(0) @binding(4) var texture: texture_storage_2d<rgba8unorm, write>;
+// The texture's pixels, row by row. Not a storage texture: a software adapter converts every
+// texel it stores, which cost several times this pass, and a copy of bytes costs nothing.
+@group(0) @binding(4) var<storage, read_write> pixels: array<u32>;
 
 // Maps f32 bits to u32 so that unsigned order is numeric order.
 fn order_code(value: f32) -> u32 {
@@ -71,35 +78,27 @@ fn value_range(
     }
 }
 
-// The range, read from the atomics once per workgroup rather than twice per pixel.
-var<workgroup> group_range: vec2<u32>;
+// Rows each invocation maps: the range decoded once for all of them.
+const ROWS_PER_INVOCATION: u32 = 8u;
 
 @compute @workgroup_size(16, 16, 1)
-fn colormap(
-    @builtin(global_invocation_id) id: vec3<u32>,
-    @builtin(local_invocation_index) local: u32,
-) {
-    if local == 0u {
-        group_range = vec2<u32>(atomicLoad(&range_codes[0]), atomicLoad(&range_codes[1]));
-    }
-    let codes = workgroupUniformLoad(&group_range);
-    if id.x >= params.cols || id.y >= params.rows {
+fn colormap(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x >= params.cols {
         return;
     }
-    let value = values[id.y * params.cols + id.x];
-    var color = unpack4x8unorm(params.masked);
-    if is_finite(value) {
-        var low = from_order_code(codes.x);
-        var high = from_order_code(codes.y);
-        if params.symmetric == 1u {
-            high = max(abs(low), abs(high));
-            low = -high;
-        }
-        var t = 0.5;
-        if high > low {
-            t = clamp((value - low) / (high - low), 0.0, 1.0);
-        }
-        color = unpack4x8unorm(colors[u32(round(t * 255.0))]);
+    let codes = vec2<u32>(atomicLoad(&range_codes[0]), atomicLoad(&range_codes[1]));
+    var low = from_order_code(codes.x);
+    var high = from_order_code(codes.y);
+    if params.symmetric == 1u {
+        high = max(abs(low), abs(high));
+        low = -high;
     }
-    textureStore(texture, vec2<i32>(i32(id.x), i32(id.y)), color);
+    let y0 = id.y * ROWS_PER_INVOCATION;
+    let y1 = min(y0 + ROWS_PER_INVOCATION, params.rows);
+    for (var y = y0; y < y1; y++) {
+        let value = values[y * params.cols + id.x];
+        let t = select(0.5, clamp((value - low) / (high - low), 0.0, 1.0), high > low);
+        let color = colors[u32(round(t * 255.0))];
+        pixels[y * params.row_pixels + id.x] = select(params.masked, color, is_finite(value));
+    }
 }

@@ -87,59 +87,68 @@ fn sinusoidal_table_torch(@builtin(global_invocation_id) id: vec3<u32>) {
     write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, column.y == 1u));
 }
 
-// sin(x)/x for |x| < 1 (Taylor series to x^10; truncation below 2e-10).
-fn sinc_small(x: f32) -> f32 {
-    let z = x * x;
-    return 1.0 + z * (-1.6666667e-1 + z * (8.3333333e-3 + z * (-1.9841270e-4 + z * (2.7557319e-6 + z * -2.5052108e-8))));
+// Pair i's frequency in turns per step, 64-bit fixed point as (high word, low word).
+fn frequency_turns(pair: u32) -> vec2<u32> {
+    return vec2<u32>(constants[2u * pair], constants[2u * pair + 1u]);
 }
 
-// The mean of sin (or cos) of p w over the n positions first, first + 1, ...: the sum of
-// sin(a + k w) over k < n is sin(a + (n-1) w/2) sin(n w/2) / sin(w/2), so one evaluation stands
-// for the whole run however long it is. w = 2 pi (f_hi + f_lo / 2^32) / 2^32.
-fn run_mean(first: u32, n: u32, pair: u32, is_cos: bool) -> f32 {
-    let f_hi = constants[2u * pair];
-    let f_lo = constants[2u * pair + 1u];
-    // Half the frequency, for the centre first + (n-1)/2 and the half angles.
-    let h_hi = f_hi >> 1u;
-    let h_lo = (f_lo >> 1u) | (f_hi << 31u);
-    let centre = sin_cos_turns(turns(first, f_hi, f_lo) + turns(n - 1u, h_hi, h_lo));
-    let value = select(centre.x, centre.y, is_cos);
-    if n == 1u {
-        return value;
-    }
-    // Every bin but the last holds row_step rows: its ratio was computed in f64 beforehand
-    // (after the frequencies, one per pair), which leaves one sin/cos per pixel and column.
-    if n == params.row_step {
-        return bitcast<f32>(constants[params.dim + pair]) * value;
-    }
-    // x = w/2 in radians, to f32's relative precision however small it is.
-    let x = (f32(f_hi) + f32(f_lo) * 2.3283064e-10) * (TAU / 2.0 / 4294967296.0);
-    let big_x = f32(n) * x;
-    var ratio: f32;
-    if big_x < 1.0 {
-        ratio = sinc_small(big_x) / sinc_small(x);
-    } else {
-        // sin(n w/2) from the exactly reduced angle; n sin(w/2) >= about 1 here.
-        ratio = sin_cos_turns(turns(n, h_hi, h_lo)).x / (big_x * sinc_small(x));
-    }
-    return ratio * value;
+// p f as a 64-bit fraction of a turn (high word, low word): exact, as turns() is.
+fn turns_64(p: u32, f: vec2<u32>) -> vec2<u32> {
+    return vec2<u32>(p * f.x + mul_high(p, f.y), p * f.y);
 }
+
+fn add_turns(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.y + b.y;
+    return vec2<u32>(a.x + b.x + select(0u, 1u, lo < a.y), lo);
+}
+
+// Pixel rows each invocation of sinusoidal_table_mean computes: from one bin to the next the
+// first row's angle grows by the same exact 64-bit amount, so a row costs one sin/cos and a few
+// additions. Keep in sync with MEAN_ROWS_PER_INVOCATION in src/engine/gpu/reduce.rs.
+const MEAN_ROWS: u32 = 16u;
 
 // A heatmap of the table where each pixel is the mean of the cells it covers: rows
 // table_row(y) .. min(+ row_step, extra) and columns table_col(x) .. min(+ col_step, grid_w).
+// The mean of sin (or cos) of p w over the n positions first, first + 1, ... is
+// sin(a + (n-1) w/2) sin(n w/2) / (n sin(w/2)) with a = first w: one evaluation at the run's
+// centre times a ratio that depends on n and the pair only. Every bin but the last holds
+// row_step rows, so the constants hold, after the frequencies, each pair's ratio for a full bin
+// then for the last bin, computed in f64. No branches: a software adapter runs every branch any
+// of its lanes takes, and a short last bin is the same arithmetic with other constants.
 @compute @workgroup_size(16, 16, 1)
 fn sinusoidal_table_mean(@builtin(global_invocation_id) id: vec3<u32>) {
-    if !in_window(id) {
+    let y0 = id.y * MEAN_ROWS;
+    if id.x >= params.cols || y0 >= params.rows {
         return;
     }
-    let row0 = table_row(id.y);
-    let n = min(row0 + params.row_step, params.extra) - row0;
+    let count = min(MEAN_ROWS, params.rows - y0);
+    let step = params.row_step;
+    let pairs = params.dim / 2u;
     let col0 = table_col(id.x);
     let col_end = min(col0 + params.col_step, params.grid_w);
-    var sum = 0.0;
+    var sums = array<f32, MEAN_ROWS>();
     for (var c = col0; c < col_end; c++) {
         let column = sinusoidal_column(c);
-        sum += run_mean(params.position_start + row0, n, column.x, column.y == 1u);
+        let pair = column.x;
+        let is_cos = column.y == 1u;
+        let f = frequency_turns(pair);
+        // Half the frequency, for the half steps from a run's first row to its centre.
+        let h = vec2<u32>(f.x >> 1u, (f.y >> 1u) | (f.x << 31u));
+        let full_ratio = real_constant(params.dim + pair);
+        let last_ratio = real_constant(params.dim + pairs + pair);
+        let advance = turns_64(step, f);
+        var first = turns_64(params.position_start + table_row(y0), f);
+        for (var k = 0u; k < count; k++) {
+            let row0 = table_row(y0 + k);
+            let n = min(row0 + step, params.extra) - row0;
+            let centre = add_turns(first, turns_64(n - 1u, h));
+            let sc = sin_cos_turns(centre.x);
+            sums[k] += select(full_ratio, last_ratio, n != step) * select(sc.x, sc.y, is_cos);
+            first = add_turns(first, advance);
+        }
     }
-    write_real(output_index(id.x, id.y, 0u), sum / f32(col_end - col0));
+    let columns = f32(col_end - col0);
+    for (var k = 0u; k < count; k++) {
+        write_real(output_index(id.x, y0 + k, 0u), sums[k] / columns);
+    }
 }

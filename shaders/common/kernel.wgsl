@@ -90,28 +90,21 @@ fn cos_small(y: f32) -> f32 {
 
 // (sin, cos) of a fraction of a turn given as 32-bit fixed point: the octant comes from the top
 // three bits, the angle within it (at most pi/4) from the rest, so no precision is lost to a
-// large argument.
+// large argument. Selects rather than branches: neighbouring invocations fall in different
+// octants, and a software adapter runs every branch any of its lanes takes.
 fn sin_cos_turns(t: u32) -> vec2<f32> {
     let octant = t >> 29u;
     let rest = t & 0x1fffffffu;
-    var s: f32;
-    var c: f32;
-    if (octant & 1u) == 0u {
-        let y = f32(rest) * (TAU / 4294967296.0);
-        s = sin_small(y);
-        c = cos_small(y);
-    } else {
-        // pi/4 + y within the quadrant is pi/2 - z with z = pi/4 - y, exact in integers.
-        let z = f32(0x20000000u - rest) * (TAU / 4294967296.0);
-        s = cos_small(z);
-        c = sin_small(z);
-    }
-    switch octant >> 1u {
-        case 0u: { return vec2<f32>(s, c); }
-        case 1u: { return vec2<f32>(c, -s); }
-        case 2u: { return vec2<f32>(-s, -c); }
-        default: { return vec2<f32>(-c, s); }
-    }
+    // In an odd octant, pi/4 + y within the quadrant is pi/2 - z with z = pi/4 - y, exact in
+    // integers: sin and cos trade places.
+    let odd = (octant & 1u) != 0u;
+    let y = f32(select(rest, 0x20000000u - rest, odd)) * (TAU / 4294967296.0);
+    let small = vec2<f32>(sin_small(y), cos_small(y));
+    let sc = select(small, small.yx, odd);
+    // The quadrant turns (s, c) into (c, -s), (-s, -c) or (-c, s).
+    let quadrant = octant >> 1u;
+    let turned = select(sc, vec2<f32>(sc.y, -sc.x), (quadrant & 1u) != 0u);
+    return select(turned, -turned, quadrant >= 2u);
 }
 
 fn write_real(index: u32, value: f32) {

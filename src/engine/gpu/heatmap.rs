@@ -25,10 +25,22 @@ struct ColormapParams {
     symmetric: u32,
     /// The colour of masked cells, packed rgba8.
     masked: u32,
+    /// Pixels from one row to the next in the pixel buffer.
+    row_pixels: u32,
+    _pad: [u32; 3],
 }
 
+/// Pixels from one row to the next in a heatmap's pixel buffer: a buffer-to-texture copy's rows
+/// are 256-byte aligned.
+fn row_pixels(cols: u32) -> u32 {
+    cols.div_ceil(64) * 64
+}
+
+/// Pixel rows one invocation of the colour map computes. Keep in sync with shaders/colormap.wgsl.
+pub(super) const COLORMAP_ROWS_PER_INVOCATION: u32 = 8;
+
 /// Values each thread of the range pass reduces. Keep in sync with shaders/colormap.wgsl.
-const VALUES_PER_THREAD: u32 = 64;
+pub(super) const VALUES_PER_THREAD: u32 = 64;
 
 /// A storage or uniform buffer binding of a compute pass.
 pub(super) fn buffer_binding(ty: wgpu::BufferBindingType) -> wgpu::BindingType {
@@ -52,6 +64,8 @@ pub struct GpuHeatmap {
     pub view: wgpu::TextureView,
     /// The window's values, f32, in row order.
     pub values: wgpu::Buffer,
+    /// The texture's pixels before their copy into it, packed rgba8, rows [`row_pixels`] apart.
+    pixels: wgpu::Buffer,
     /// `[cols, rows]`.
     pub size: [u32; 2],
     /// The value range the colours span.
@@ -73,11 +87,6 @@ struct PendingRange {
 impl GpuEngine {
     fn colormap_pipelines(&self) -> &ColormapPipelines {
         self.colormap.get_or_init(|| {
-            let texture = wgpu::BindingType::StorageTexture {
-                access: wgpu::StorageTextureAccess::WriteOnly,
-                format: wgpu::TextureFormat::Rgba8Unorm,
-                view_dimension: wgpu::TextureViewDimension::D2,
-            };
             let (layout, pipelines) = self.pass_pipelines(
                 super::shaders::COLORMAP,
                 &[
@@ -85,7 +94,7 @@ impl GpuEngine {
                     buffer_binding(wgpu::BufferBindingType::Storage { read_only: true }),
                     buffer_binding(wgpu::BufferBindingType::Storage { read_only: false }),
                     buffer_binding(wgpu::BufferBindingType::Storage { read_only: true }),
-                    texture,
+                    buffer_binding(wgpu::BufferBindingType::Storage { read_only: false }),
                 ],
                 &["value_range", "colormap"],
             );
@@ -176,10 +185,19 @@ impl GpuEngine {
         window.check(spec.matrix_shape())?;
         check_positions(spec)?;
         let (rows, cols) = (window.rows.len() as u32, window.cols.len() as u32);
-        let limit = self.device.limits().max_texture_dimension_2d;
+        let limits = self.device.limits();
+        let limit = limits.max_texture_dimension_2d;
         if window.heads.len() != 1 || rows > limit || cols > limit {
             return Err(readback_error(format!(
                 "a heatmap texture holds one head of at most {limit} x {limit} values"
+            )));
+        }
+        let pixel_bytes = u64::from(rows) * u64::from(row_pixels(cols)) * 4;
+        if pixel_bytes > limits.max_storage_buffer_binding_size {
+            return Err(readback_error(format!(
+                "a {cols} x {rows} heatmap needs {pixel_bytes} bytes of pixels, more than one \
+                 device buffer binds ({})",
+                limits.max_storage_buffer_binding_size
             )));
         }
         let heatmap = match previous {
@@ -201,6 +219,8 @@ impl GpuEngine {
             cols,
             symmetric: u32::from(symmetric),
             masked: colors[256],
+            row_pixels: row_pixels(cols),
+            _pad: [0; 3],
         };
         let params = self.uniform_buffer(bytemuck::bytes_of(&params));
         let range_codes = self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -226,10 +246,7 @@ impl GpuEngine {
                 super::entry(1, &heatmap.values),
                 super::entry(2, &range_codes),
                 super::entry(3, &colors),
-                wgpu::BindGroupEntry {
-                    binding: 4,
-                    resource: wgpu::BindingResource::TextureView(&heatmap.view),
-                },
+                super::entry(4, &heatmap.pixels),
             ],
         });
         let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -248,8 +265,24 @@ impl GpuEngine {
                 pass.dispatch_workgroups(groups.min(65_535), groups.div_ceil(65_535), 1);
             }
             pass.set_pipeline(&pipelines.colormap);
-            pass.dispatch_workgroups(cols.div_ceil(16), rows.div_ceil(16), 1);
+            pass.dispatch_workgroups(
+                cols.div_ceil(16),
+                rows.div_ceil(16 * COLORMAP_ROWS_PER_INVOCATION),
+                1,
+            );
         }
+        encoder.copy_buffer_to_texture(
+            wgpu::TexelCopyBufferInfo {
+                buffer: &heatmap.pixels,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(row_pixels(cols) * 4),
+                    rows_per_image: Some(rows),
+                },
+            },
+            heatmap.texture.as_image_copy(),
+            heatmap.texture.size(),
+        );
         encoder.copy_buffer_to_buffer(&range_codes, 0, &readable, 0, 8);
         self.queue.submit([encoder.finish()]);
         // Only the two range values come back, for the colour bar's labels, when the device
@@ -365,7 +398,7 @@ impl GpuEngine {
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
             format: wgpu::TextureFormat::Rgba8Unorm,
-            usage: wgpu::TextureUsages::STORAGE_BINDING
+            usage: wgpu::TextureUsages::COPY_DST
                 | wgpu::TextureUsages::TEXTURE_BINDING
                 | wgpu::TextureUsages::COPY_SRC,
             view_formats: &[],
@@ -373,16 +406,23 @@ impl GpuEngine {
         let view = texture.create_view(&Default::default());
         let values = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("heatmap values"),
-            size: u64::from(rows * cols) * 4,
+            size: u64::from(rows) * u64::from(cols) * 4,
             usage: wgpu::BufferUsages::STORAGE
                 | wgpu::BufferUsages::COPY_DST
                 | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let pixels = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("heatmap pixels"),
+            size: u64::from(rows) * u64::from(row_pixels(cols)) * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
         GpuHeatmap {
             texture,
             view,
             values,
+            pixels,
             size: [cols, rows],
             range: (0.0, 0.0),
             sampling: Sampling::Exact,

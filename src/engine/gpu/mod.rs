@@ -797,6 +797,8 @@ pub(super) fn check_positions(spec: &TableSpec) -> Result<(), GpuError> {
 pub(super) struct Plan {
     shader: ShaderSource,
     entry: &'static str,
+    /// The cells one workgroup computes along columns and rows: its size, times the cells each
+    /// invocation computes where a kernel loops (the sinusoidal mean's rows).
     workgroup: [u32; 2],
     constants: Vec<u32>,
     params: KernelParams,

@@ -28,6 +28,10 @@ struct ReduceParams {
 /// Keep in sync with `Partial` in shaders/reduce.wgsl.
 const PARTIAL_WORDS: u64 = 6;
 
+/// Pixel rows one invocation of the sinusoidal mean kernel computes. Keep in sync with
+/// `MEAN_ROWS` in shaders/sinusoidal.wgsl.
+pub(super) const MEAN_ROWS_PER_INVOCATION: u32 = 16;
+
 /// Cells one invocation reduces at least (two loops over them: far below llvmpipe's limit).
 const MIN_CHUNK: u64 = 8192;
 
@@ -89,11 +93,19 @@ impl GpuEngine {
                         )));
                     }
                     // After the frequencies, per pair the ratio sin(n w/2) / (n sin(w/2)) of a
-                    // full bin of n = step rows (see run_mean in shaders/sinusoidal.wgsl).
-                    let ratios = crate::encoding::sinusoidal::SinusoidalValues::new(sinusoidal)?
-                        .mean_ratios(window.rows.step);
-                    plan.constants
-                        .extend(ratios.iter().map(|&ratio| (ratio as f32).to_bits()));
+                    // full bin of n = step rows, then of the last bin (see
+                    // sinusoidal_table_mean in shaders/sinusoidal.wgsl).
+                    let values = crate::encoding::sinusoidal::SinusoidalValues::new(sinusoidal)?;
+                    let last_bin = bin(&window.rows, window.rows.len().saturating_sub(1)).len();
+                    for count in [window.rows.step, last_bin] {
+                        plan.constants.extend(
+                            values
+                                .mean_ratios(count)
+                                .iter()
+                                .map(|&ratio| (ratio as f32).to_bits()),
+                        );
+                    }
+                    plan.workgroup[1] *= MEAN_ROWS_PER_INVOCATION;
                     "sinusoidal_table_mean"
                 }
                 _ => unreachable!("only sinusoidal and ALiBi tables reach here"),

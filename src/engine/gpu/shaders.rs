@@ -88,4 +88,39 @@ mod tests {
             .unwrap_or_else(|e| panic!("{}: {e:?}", shader.label));
         }
     }
+
+    /// The sizes that a shader and the code dispatching it must agree on.
+    #[test]
+    fn shaders_and_dispatches_agree_on_their_sizes() {
+        use super::super::{heatmap, reduce};
+        for (shader, line) in [
+            (
+                SINUSOIDAL,
+                format!(
+                    "const MEAN_ROWS: u32 = {}u;",
+                    reduce::MEAN_ROWS_PER_INVOCATION
+                ),
+            ),
+            (
+                COLORMAP,
+                format!(
+                    "const ROWS_PER_INVOCATION: u32 = {}u;",
+                    heatmap::COLORMAP_ROWS_PER_INVOCATION
+                ),
+            ),
+            (
+                COLORMAP,
+                format!(
+                    "const VALUES_PER_THREAD: u32 = {}u;",
+                    heatmap::VALUES_PER_THREAD
+                ),
+            ),
+        ] {
+            assert!(
+                shader.source.lines().any(|l| l == line),
+                "{} lacks `{line}`",
+                shader.label
+            );
+        }
+    }
 }
