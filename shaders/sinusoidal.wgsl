@@ -152,3 +152,98 @@ fn sinusoidal_table_mean(@builtin(global_invocation_id) id: vec3<u32>) {
         write_real(output_index(id.x, y0 + k, 0u), sums[k] / columns);
     }
 }
+
+// Blocks each invocation of similarity_block_means sums: consecutive blocks of a group step
+// twice the centres' offset by the same amount, so their angles follow by exact 64-bit
+// additions. Keep in sync with BLOCKS_PER_INVOCATION in src/engine/gpu/reduce.rs.
+const BLOCK_RUN: u32 = 16u;
+
+// t f as a 64-bit fraction of a turn for a signed t: -(|t| f) modulo one turn when t < 0.
+fn signed_turns_64(t: i32, f: vec2<u32>) -> vec2<u32> {
+    let magnitude = turns_64(u32(abs(t)), f);
+    let lo = ~magnitude.y + 1u;
+    let negated = vec2<u32>(~magnitude.x + select(0u, 1u, lo == 0u), lo);
+    return select(magnitude, negated, t < 0);
+}
+
+// similarity, binned into square bins of row_step = col_step cells: the mean of PE[i] . PE[j]
+// over each distinct block, into the output buffer. A block's mean is
+// sum_i ratio_r(i) ratio_c(i) cos(c w_i), with c the offset between the centres of its columns
+// and of its rows and the ratios those of its two bin lengths (see block_dot_mean_with in
+// src/encoding/sinusoidal.rs), so pixels along a diagonal share one. The blocks, in groups:
+// the full bins of each diagonal x - y = e - (rows - 1), e < rows + cols - 1; the last row of
+// pixels but its last (x < cols - 1); the last column but its last (y < rows - 1); the corner.
+// extra and grid_w hold the last row and column bins' lengths; the constants, after the
+// frequencies, the ratios of a full bin, the last row bin and the last column bin.
+@compute @workgroup_size(64, 1, 1)
+fn similarity_block_means(@builtin(global_invocation_id) id: vec3<u32>) {
+    let diagonals = params.rows + params.cols - 1u;
+    // The group of this invocation's run (its size, and its first block among all), and the
+    // run's first block within the group.
+    var run = id.x;
+    var group = 0u;
+    var size = diagonals;
+    var first_block = 0u;
+    for (var next = 1u; next <= 4u; next++) {
+        let runs = (size + BLOCK_RUN - 1u) / BLOCK_RUN;
+        if group == next - 1u && run >= runs {
+            run -= runs;
+            first_block += size;
+            group = next;
+            size = select(select(1u, params.rows - 1u, next == 2u), params.cols - 1u, next == 1u);
+        }
+    }
+    if group == 4u {
+        return;
+    }
+    let first = run * BLOCK_RUN;
+    let count = min(BLOCK_RUN, size - first);
+    // The pixel (x, y) of the run's first block, and the step of twice the centres' offset.
+    let step = i32(params.row_step);
+    let last_x = i32(params.cols) - 1;
+    let last_y = i32(params.rows) - 1;
+    let diagonal = i32(first) - last_y;
+    var x = max(diagonal, 0);
+    var y = max(-diagonal, 0);
+    var twice_step = 2 * step;
+    var row_set = 0u;
+    var col_set = 0u;
+    if group == 1u {
+        x = i32(first);
+        y = last_y;
+        row_set = 1u;
+    } else if group == 2u {
+        x = last_x;
+        y = i32(first);
+        col_set = 2u;
+        twice_step = -2 * step;
+    } else if group == 3u {
+        x = last_x;
+        y = last_y;
+        row_set = 1u;
+        col_set = 2u;
+    }
+    let row_count = select(params.row_step, params.extra, row_set == 1u);
+    let col_count = select(params.row_step, params.grid_w, col_set == 2u);
+    let offset = i32(params.col_start) + x * step - i32(params.row_start) - y * step;
+    let twice_centre = 2 * offset + i32(col_count) - i32(row_count);
+    let pairs = params.dim / 2u;
+    var sums: array<FixedSum, BLOCK_RUN>;
+    for (var i = 0u; i < pairs; i++) {
+        let f = frequency_turns(i);
+        let h = vec2<u32>(f.x >> 1u, (f.y >> 1u) | (f.x << 31u));
+        let ratios = real_constant(params.dim + row_set * pairs + i) * real_constant(params.dim + col_set * pairs + i);
+        let advance = signed_turns_64(twice_step, h);
+        var angle = signed_turns_64(twice_centre, h);
+        for (var k = 0u; k < count; k++) {
+            // Through a copy: naga 30's SPIR-V writer fails on a pointer to sums[k].
+            var term = sums[k];
+            fixed_add(&term, ratios * sin_cos_turns(angle.x).y);
+            sums[k] = term;
+            angle = add_turns(angle, advance);
+        }
+    }
+    for (var k = 0u; k < count; k++) {
+        write_real(first_block + first + k, fixed_value(sums[k]));
+    }
+}

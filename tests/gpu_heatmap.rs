@@ -374,7 +374,8 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
             reduce,
         );
     }
-    // A Toeplitz similarity, cell by cell.
+    // A Toeplitz similarity: square bins in closed form (a block per diagonal, the last row
+    // and column of pixels short), other bins and min/max cell by cell.
     let similarity = TableSpec::Similarity(SinusoidalParams {
         seq: 700,
         dim: 32,
@@ -387,6 +388,124 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
         Colormap::Diverging,
         Reduce::Mean,
     );
+    let zoomed = |rows: (usize, usize), cols: (usize, usize), step: usize| Window {
+        heads: Strided::all(1),
+        rows: Strided {
+            start: rows.0,
+            end: rows.1,
+            step,
+        },
+        cols: Strided {
+            start: cols.0,
+            end: cols.1,
+            step,
+        },
+    };
+    for window in [
+        zoomed((3, 700), (250, 611), 7),
+        zoomed((400, 689), (0, 700), 13),
+        zoomed((0, 700), (5, 9), 3),
+        zoomed((640, 643), (0, 700), 29),
+        zoomed((0, 700), (0, 700), 700),
+    ] {
+        check_reduced(
+            gpu(),
+            &similarity,
+            &window,
+            Colormap::Diverging,
+            Reduce::Mean,
+        );
+    }
+    for reduce in Reduce::ALL {
+        check_reduced(
+            gpu(),
+            &similarity,
+            &binned(700, 700, 6, 5),
+            Colormap::Diverging,
+            reduce,
+        );
+    }
+}
+
+#[test]
+fn a_long_similarity_matrix_is_reduced_in_closed_form() {
+    // 2^20 positions at dim 256: a pixel holds 4099 x 4099 products, which only the closed form
+    // reaches; the GPU's (f32, exact fixed-point sums) against the CPU engine's (f64).
+    let spec = TableSpec::Similarity(SinusoidalParams {
+        seq: 1 << 20,
+        dim: 256,
+        ..Default::default()
+    });
+    let window = Window {
+        heads: Strided::all(1),
+        rows: Strided {
+            start: 17,
+            end: 1 << 20,
+            step: 4099,
+        },
+        cols: Strided {
+            start: 5000,
+            end: (1 << 20) - 3,
+            step: 4099,
+        },
+    };
+    assert_eq!(
+        poslab::engine::reduce::sampling(&spec, &window, Reduce::Mean),
+        Sampling::Reduced(Reduce::Mean)
+    );
+    let heatmap = gpu()
+        .render_heatmap(
+            &spec,
+            &window,
+            Reduce::Mean,
+            &Colormap::Diverging.lut(),
+            true,
+            None,
+            None,
+        )
+        .unwrap();
+    let shown = gpu().read_heatmap_values(&heatmap).unwrap();
+    let cpu_reduced = compute_reduced_cpu(&spec, &window, Reduce::Mean).unwrap();
+    assert_eq!(shown.len(), cpu_reduced.len());
+    // The contract's tolerance for dot products of dim/2 terms.
+    let tolerance = 2e-6 + 1e-6 * 128.0;
+    for (k, (&gpu_value, &cpu_value)) in shown.iter().zip(cpu_reduced.iter()).enumerate() {
+        assert!(
+            (f64::from(gpu_value) - cpu_value).abs() <= tolerance,
+            "pixel {k}: GPU {gpu_value} vs CPU {cpu_value}"
+        );
+    }
+    // A few pixels (a full one, the last row's and column's, the corner) the long way: the
+    // block's products grouped by offset, PE[i] . PE[j] = S(j - i) weighted by how many cells
+    // have that offset.
+    let TableSpec::Similarity(params) = &spec else {
+        unreachable!()
+    };
+    let values = poslab::encoding::sinusoidal::SinusoidalValues::new(params).unwrap();
+    let (rows, cols) = cpu_reduced.dim();
+    for (y, x) in [
+        (0, 0),
+        (3, 200),
+        (rows - 1, 5),
+        (7, cols - 1),
+        (rows - 1, cols - 1),
+    ] {
+        let cells = |s: &Strided, k: usize| s.at(k)..(s.at(k) + s.step).min(s.end);
+        let (r, c) = (cells(&window.rows, y), cells(&window.cols, x));
+        let (a, b) = (r.len() as i64, c.len() as i64);
+        let by_offsets: f64 = (-(a - 1)..b)
+            .map(|d| {
+                let weight = (a.min(b - d) - 0.max(-d)) as f64;
+                weight * values.dot_at_offset(c.start as i64 - r.start as i64 + d)
+            })
+            .sum::<f64>()
+            / (a * b) as f64;
+        assert!(
+            (cpu_reduced[[y, x]] - by_offsets).abs() < 1e-9,
+            "pixel ({y}, {x}): closed form {} vs offset by offset {by_offsets}",
+            cpu_reduced[[y, x]]
+        );
+    }
 }
 
 #[test]

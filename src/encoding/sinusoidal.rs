@@ -217,6 +217,30 @@ impl SinusoidalValues {
             .sum()
     }
 
+    /// The mean of `PE[i] · PE[j]` over a block of the similarity matrix: `row_count` rows and
+    /// `col_count` columns whose first column is `offset` after its first row, with
+    /// `row_ratios` and `col_ratios` the [`Self::mean_ratios`] of those counts. In closed form:
+    /// the double sum of `cos((j - i) w)` factors into a sum over `j` times the conjugate of one
+    /// over `i`, each a run's ratio times its centre's phase, so a block costs one cosine per
+    /// frequency, at the offset between the two centres, however many cells it holds.
+    pub fn block_dot_mean_with(
+        &self,
+        offset: i64,
+        (row_ratios, row_count): (&[f64], usize),
+        (col_ratios, col_count): (&[f64], usize),
+    ) -> f64 {
+        // Twice the offset between the centres, an integer; cos is even.
+        let twice_centre = (2 * offset + col_count as i64 - row_count as i64).unsigned_abs();
+        row_ratios
+            .iter()
+            .zip(col_ratios)
+            .zip(&self.turns)
+            .map(|((&r, &c), &turns)| {
+                r * c * exact_angle::sin_cos(half_steps(turns, twice_centre)).1
+            })
+            .sum()
+    }
+
     /// `PE[p] · PE[p + offset]`: `Σ_i cos(offset w_i)`.
     ///
     /// Because `sin a sin b + cos a cos b = cos(a - b)`, the product depends only on the offset;

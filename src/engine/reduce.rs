@@ -48,8 +48,8 @@ impl Reduce {
 }
 
 /// The most cells a reduction visits one by one (2^29: a 1,048,576 x 512 table); beyond it a
-/// heatmap samples one cell per pixel and says so. Sinusoidal means and ALiBi biases have a
-/// closed form and no such limit.
+/// heatmap samples one cell per pixel and says so. Sinusoidal, dot-product and similarity means
+/// and ALiBi biases have a closed form and no such limit.
 pub const MAX_REDUCED_CELLS: usize = 1 << 29;
 
 /// How a window reached the screen.
@@ -97,6 +97,7 @@ pub fn has_closed_form(spec: &TableSpec, reduce: Reduce) -> bool {
         (TableSpec::Sinusoidal(_), Reduce::Mean)
             | (TableSpec::Alibi { .. }, _)
             | (TableSpec::DotDecay { .. }, Reduce::Mean)
+            | (TableSpec::Similarity(_), Reduce::Mean)
     )
 }
 
@@ -148,6 +149,61 @@ impl Accumulator {
     }
 }
 
+/// A binned window of the similarity matrix, each pixel the closed-form mean of its block. A
+/// block's mean depends only on its two lengths and the offset between its first row and
+/// column, so the square bins of the Toeplitz matrix repeat along its diagonals: each distinct
+/// block is computed once (about twice rows + cols of them).
+fn similarity_block_means(
+    params: &crate::encoding::sinusoidal::SinusoidalParams,
+    window: &Window,
+) -> Result<Array2<f64>, EngineError> {
+    let values = crate::encoding::sinusoidal::SinusoidalValues::new(params)?;
+    let (rows, cols) = (window.rows.len(), window.cols.len());
+    let mut index = std::collections::HashMap::new();
+    let mut blocks: Vec<(i64, usize, usize)> = Vec::new();
+    let mut pixel_blocks = Vec::with_capacity(rows * cols);
+    for y in 0..rows {
+        let cells = bin(&window.rows, y);
+        for x in 0..cols {
+            let columns = bin(&window.cols, x);
+            let block = (
+                columns.start as i64 - cells.start as i64,
+                cells.len(),
+                columns.len(),
+            );
+            let next = blocks.len();
+            let k = *index.entry(block).or_insert(next);
+            if k == next {
+                blocks.push(block);
+            }
+            pixel_blocks.push(k);
+        }
+    }
+    let mut ratios = std::collections::HashMap::new();
+    for &(_, row_count, col_count) in &blocks {
+        for count in [row_count, col_count] {
+            ratios
+                .entry(count)
+                .or_insert_with(|| values.mean_ratios(count));
+        }
+    }
+    let means: Vec<f64> = blocks
+        .par_iter()
+        .map(|&(offset, row_count, col_count)| {
+            values.block_dot_mean_with(
+                offset,
+                (&ratios[&row_count], row_count),
+                (&ratios[&col_count], col_count),
+            )
+        })
+        .collect();
+    Array2::from_shape_vec(
+        (rows, cols),
+        pixel_blocks.iter().map(|&k| means[k]).collect(),
+    )
+    .map_err(|e| EngineError::TooLarge(e.to_string()))
+}
+
 /// Head `window.heads.start` of `spec`, one value per bin of `window`, on the CPU engine (f64):
 /// `[rows.len(), cols.len()]`. Refuses a window of more than [`MAX_REDUCED_CELLS`] cells that has
 /// no closed form.
@@ -194,6 +250,9 @@ pub fn compute_reduced_cpu(
             .collect();
         return Array2::from_shape_vec((rows, cols), means)
             .map_err(|e| EngineError::TooLarge(e.to_string()));
+    }
+    if let (TableSpec::Similarity(params), Reduce::Mean) = (spec, reduce) {
+        return similarity_block_means(params, window);
     }
     if let TableSpec::Alibi { params, head } = spec {
         let slopes = crate::encoding::alibi::slopes(params.heads)?;

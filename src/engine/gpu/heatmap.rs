@@ -222,7 +222,7 @@ impl GpuEngine {
             row_pixels: row_pixels(cols),
             _pad: [0; 3],
         };
-        let params = self.uniform_buffer(bytemuck::bytes_of(&params));
+        let params = self.uniform_buffer("colormap params", bytemuck::bytes_of(&params));
         let range_codes = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("range codes"),
             size: 8,
@@ -237,7 +237,7 @@ impl GpuEngine {
         };
         self.queue
             .write_buffer(&range_codes, 0, bytemuck::cast_slice(&initial_codes));
-        let colors = self.storage_buffer_of("colour map", &colors[..256]);
+        let colors = self.storage_buffer("colour map", &colors[..256]);
         let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("colormap bindings"),
             layout: &pipelines.layout,
@@ -428,17 +428,6 @@ impl GpuEngine {
             sampling: Sampling::Exact,
             pending_range: None,
         }
-    }
-
-    fn uniform_buffer(&self, bytes: &[u8]) -> wgpu::Buffer {
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("colormap params"),
-            size: bytes.len() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        self.queue.write_buffer(&buffer, 0, bytes);
-        buffer
     }
 
     /// The heatmap's values, copied back (for tests and exports).

@@ -322,8 +322,15 @@ impl GpuEngine {
             .clone()
     }
 
-    pub(super) fn storage_buffer_of(&self, label: &str, contents: &[u32]) -> wgpu::Buffer {
-        self.storage_buffer(label, contents)
+    fn uniform_buffer(&self, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: bytes.len() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.queue.write_buffer(&buffer, 0, bytes);
+        buffer
     }
 
     fn storage_buffer(&self, label: &str, contents: &[u32]) -> wgpu::Buffer {

@@ -32,6 +32,10 @@ const PARTIAL_WORDS: u64 = 6;
 /// `MEAN_ROWS` in shaders/sinusoidal.wgsl.
 pub(super) const MEAN_ROWS_PER_INVOCATION: u32 = 16;
 
+/// Similarity blocks one invocation of `similarity_block_means` sums. Keep in sync with
+/// `BLOCK_RUN` in shaders/sinusoidal.wgsl.
+pub(super) const BLOCKS_PER_INVOCATION: u32 = 16;
+
 /// Cells one invocation reduces at least (two loops over them: far below llvmpipe's limit).
 const MIN_CHUNK: u64 = 8192;
 
@@ -114,6 +118,11 @@ impl GpuEngine {
             plan.params.grid_w = super::to_u32(window.cols.end);
             self.run(&plan, spec, window, Sink::Buffer(pixels))?;
             return Ok(());
+        }
+        if let (TableSpec::Similarity(params), Reduce::Mean) = (spec, reduce)
+            && window.rows.step == window.cols.step
+        {
+            return self.similarity_means_into(spec, params, window, pixels);
         }
         let plan = Plan::new(spec, Arithmetic::Exact);
         let (px_rows, px_cols) = (window.rows.len(), window.cols.len());
@@ -213,6 +222,95 @@ impl GpuEngine {
             }
             self.queue.submit([encoder.finish()]);
         }
+        Ok(())
+    }
+
+    /// A similarity window binned into square bins, each pixel the closed-form mean of its
+    /// block: the distinct blocks first (a diagonal's full bins share one; the last row and
+    /// column of pixels have their own), then each pixel reads its block's.
+    fn similarity_means_into(
+        &self,
+        spec: &TableSpec,
+        params: &crate::encoding::sinusoidal::SinusoidalParams,
+        window: &Window,
+        pixels: &wgpu::Buffer,
+    ) -> Result<(), EngineError> {
+        // Offsets and twice the centres' offsets in i32.
+        if window.rows.end.max(window.cols.end) > 1 << 29 {
+            return Err(readback_error(
+                "the GPU engine reduces similarity matrices of at most 2^29 rows",
+            ));
+        }
+        if params.dim as u64 / 2 > super::LOOP_PASSES {
+            return Err(readback_error(format!(
+                "the GPU engine sums at most {} pairs a block",
+                super::LOOP_PASSES
+            )));
+        }
+        let (rows, cols) = (window.rows.len(), window.cols.len());
+        let last_row = bin(&window.rows, rows.saturating_sub(1)).len();
+        let last_col = bin(&window.cols, cols.saturating_sub(1)).len();
+        let values = crate::encoding::sinusoidal::SinusoidalValues::new(params)?;
+        let mut plan = Plan::new(spec, Arithmetic::Exact);
+        // After the frequencies, the ratios of a full bin, the last row bin and the last column
+        // bin (see similarity_block_means in shaders/sinusoidal.wgsl).
+        for count in [window.rows.step, last_row, last_col] {
+            plan.constants.extend(
+                values
+                    .mean_ratios(count)
+                    .iter()
+                    .map(|&ratio| (ratio as f32).to_bits()),
+            );
+        }
+        let kernel_params = super::gpu_data::KernelParams {
+            row_start: super::to_u32(window.rows.start),
+            row_step: super::to_u32(window.rows.step),
+            rows: super::to_u32(rows),
+            col_start: super::to_u32(window.cols.start),
+            col_step: super::to_u32(window.cols.step),
+            cols: super::to_u32(cols),
+            extra: super::to_u32(last_row),
+            grid_w: super::to_u32(last_col),
+            ..plan.params
+        };
+        // The diagonals, the last row and last column but the corner, the corner; in runs.
+        let blocks = super::to_u32(2 * (rows + cols) - 2);
+        let runs: u32 = [rows + cols - 1, cols - 1, rows - 1, 1]
+            .map(|n| super::to_u32(n).div_ceil(BLOCKS_PER_INVOCATION))
+            .iter()
+            .sum();
+        let blocks_buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("similarity blocks"),
+            size: u64::from(blocks) * 4,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let params_buffer =
+            self.uniform_buffer("kernel params", bytemuck::bytes_of(&kernel_params));
+        let constants = self.storage_buffer("constants", &plan.constants);
+        let no_input = self.storage_buffer("no input", &[]);
+        let means = self.pipeline(super::shaders::SINUSOIDAL, "similarity_block_means");
+        let fill = self.pipeline(super::shaders::TOEPLITZ, "similarity_block_fill");
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        for (pipeline, input, output, groups) in [
+            (&means, &no_input, &blocks_buffer, [runs.div_ceil(64), 1]),
+            (
+                &fill,
+                &blocks_buffer,
+                pixels,
+                [
+                    super::to_u32(cols).div_ceil(16),
+                    super::to_u32(rows).div_ceil(16),
+                ],
+            ),
+        ] {
+            let bind_group = self.bind_group(&params_buffer, &constants, input, output);
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.dispatch_workgroups(groups[0], groups[1], 1);
+        }
+        self.queue.submit([encoder.finish()]);
         Ok(())
     }
 }

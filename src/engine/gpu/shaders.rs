@@ -73,19 +73,22 @@ pub const ALL: [ShaderSource; 12] = [
 mod tests {
     use super::*;
 
-    /// Parses and validates every shader with naga, with no GPU.
+    /// Parses and validates every shader with naga, and translates it to SPIR-V as wgpu does
+    /// for Vulkan (naga's translator has failed on valid WGSL before), with no GPU.
     #[test]
-    fn every_shader_parses_and_validates() {
+    fn every_shader_parses_validates_and_translates() {
         for shader in ALL {
             let module = naga::front::wgsl::parse_str(shader.source).unwrap_or_else(|e| {
                 panic!("{}: {}", shader.label, e.emit_to_string(shader.source))
             });
-            naga::valid::Validator::new(
+            let info = naga::valid::Validator::new(
                 naga::valid::ValidationFlags::all(),
                 naga::valid::Capabilities::empty(),
             )
             .validate(&module)
             .unwrap_or_else(|e| panic!("{}: {e:?}", shader.label));
+            naga::back::spv::write_vec(&module, &info, &Default::default(), None)
+                .unwrap_or_else(|e| panic!("{}: {e}", shader.label));
         }
     }
 
@@ -100,6 +103,10 @@ mod tests {
                     "const MEAN_ROWS: u32 = {}u;",
                     reduce::MEAN_ROWS_PER_INVOCATION
                 ),
+            ),
+            (
+                SINUSOIDAL,
+                format!("const BLOCK_RUN: u32 = {}u;", reduce::BLOCKS_PER_INVOCATION),
             ),
             (
                 COLORMAP,
