@@ -514,7 +514,7 @@ fn the_command_line_figure_equals_the_apps_export() {
         )
         .unwrap();
         let from_cli = folder.path().join(format!("cli{index}.svg"));
-        let words = poslab::cli::figure::command_words(
+        let words = poslab::export::figure::command_words(
             &export.figure,
             &style,
             &from_cli.display().to_string(),
@@ -689,7 +689,7 @@ fn the_check_view_identifies_and_compares_a_file() {
     )
     .unwrap();
     let words =
-        poslab::cli::figure::command_words(&export.figure, &style, from_cli.to_str().unwrap());
+        poslab::export::figure::command_words(&export.figure, &style, from_cli.to_str().unwrap());
     assert_eq!(poslab::cli::run(&words), 0, "{words:?}");
     assert!(std::fs::read(&from_app).unwrap() == std::fs::read(&from_cli).unwrap());
     let svg = std::fs::read_to_string(&from_app).unwrap();

@@ -330,7 +330,7 @@ impl ExportWindow {
                 self.path_text.trim().to_owned()
             };
             let mut command =
-                crate::cli::figure::command_line(&export.figure, &self.style(colormap), &file);
+                crate::export::figure::command_line(&export.figure, &self.style(colormap), &file);
             if self.format == ExportFormat::Png {
                 command.push_str(&format!(" --scale {}", self.scale));
             }

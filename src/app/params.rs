@@ -27,11 +27,12 @@ pub struct SharedParams {
 
 impl Default for SharedParams {
     fn default() -> Self {
+        use crate::encoding::defaults;
         Self {
-            dim: 128,
-            base: 10_000.0,
-            heads: 8,
-            seq: 512,
+            dim: defaults::DIM,
+            base: defaults::BASE,
+            heads: defaults::HEADS,
+            seq: defaults::SEQ,
             start: 0,
             interleaved: true,
             vaswani: true,

@@ -5,9 +5,8 @@
 use std::path::PathBuf;
 
 use clap::parser::ValueSource;
-use clap::{ArgMatches, Args, ValueEnum};
+use clap::{ArgMatches, Args};
 
-use crate::app::params::SharedParams;
 use crate::encoding::ParamError;
 use crate::encoding::alibi::{AlibiMode, AlibiParams};
 use crate::encoding::grid::GridParams;
@@ -16,29 +15,13 @@ use crate::encoding::sinusoidal::{SinusoidalLayout, Spacing};
 use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
 use crate::engine::reduce::Reduce;
 use crate::export::figure::{
-    CorkscrewFigure, FigureFormat, FigureSpec, FigureStyle, MAX_SCALE, SIZE_RANGE, build_figure,
+    CorkscrewFigure, FigureFormat, FigureSpec, FigureStyle, FigureView, MAX_SCALE, SIZE_RANGE,
+    build_figure, view_name,
 };
 use crate::scene::camera::OrbitCamera;
 use crate::scene::corkscrew::{MAX_DRAWN_POSITIONS, PairSelection, ProbeVector};
 use crate::table_args::{CliError, LayoutArg, flag, table_spec_from_words};
 use crate::widgets::colormap::Colormap;
-
-/// The views `poslab figure` draws.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FigureView {
-    /// The [seq, dim] sinusoidal table as a heatmap
-    Sinusoidal,
-    /// PE[a]·PE[a+k] against the offset k
-    DotDecay,
-    /// ALiBi bias matrices: one head (--head) or all heads as small multiples
-    Alibi,
-    /// Two per-query patch maps side by side (--left, --right)
-    Patches,
-    /// RoPE helices in 3D, projected as vector lines
-    Corkscrew,
-    /// A table from a file (--file) next to poslab's reference and their difference
-    Check,
-}
 
 /// Options of `poslab figure`.
 #[derive(Debug, Clone, Args)]
@@ -287,12 +270,6 @@ fn options_of(view: FigureView) -> &'static [&'static str] {
     }
 }
 
-fn view_name(view: FigureView) -> String {
-    view.to_possible_value()
-        .map(|v| v.get_name().to_owned())
-        .unwrap_or_default()
-}
-
 fn check_options_apply(view: FigureView, matches: &ArgMatches) -> Result<(), CliError> {
     const EVERY_VIEW: &[&str] = &[
         "view", "output", "width", "height", "scale", "colormap", "title", "reduce",
@@ -344,13 +321,12 @@ fn count(
 
 /// The figure's specification from the options, starting from the app's defaults.
 pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
-    let defaults = SharedParams::default();
-    let mut shared = defaults;
-    shared.seq = count("seq", args.seq, defaults.seq, 1..=1 << 30)?;
-    shared.dim = count("dim", args.dim, defaults.dim, 2..=1 << 20)?;
-    shared.base = args.base.unwrap_or(defaults.base);
-    shared.start = count("start", args.start, 0, 0..=(1usize << 53) - 1)? as u64;
-    shared.heads = count("heads", args.heads, defaults.heads, 1..=1 << 16)?;
+    use crate::encoding::defaults;
+    let seq = count("seq", args.seq, defaults::SEQ, 1..=1 << 30)?;
+    let dim = count("dim", args.dim, defaults::DIM, 2..=1 << 20)?;
+    let base = args.base.unwrap_or(defaults::BASE);
+    let start = count("start", args.start, 0, 0..=(1usize << 53) - 1)? as u64;
+    let heads = count("heads", args.heads, defaults::HEADS, 1..=1 << 16)?;
     let sinusoidal_layout = |args: &FigureArgs| match args.layout {
         None | Some(LayoutArg::Interleaved) => Ok(SinusoidalLayout::Interleaved),
         Some(LayoutArg::Split) => Ok(SinusoidalLayout::Split),
@@ -388,9 +364,14 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
             })
         }
         FigureView::Sinusoidal | FigureView::DotDecay => {
-            let mut params = shared.sinusoidal();
-            params.layout = sinusoidal_layout(args)?;
-            params.spacing = args.spacing.unwrap_or(Spacing::Vaswani);
+            let params = crate::encoding::sinusoidal::SinusoidalParams {
+                seq,
+                dim,
+                base,
+                start,
+                layout: sinusoidal_layout(args)?,
+                spacing: args.spacing.unwrap_or(Spacing::Vaswani),
+            };
             params.validate()?;
             if args.view == FigureView::Sinusoidal {
                 FigureSpec::Sinusoidal(params)
@@ -405,12 +386,12 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
         }
         FigureView::Alibi => {
             let params = AlibiParams {
-                heads: shared.heads,
-                seq: shared.seq,
+                heads,
+                seq,
                 mode: args.mode.unwrap_or(AlibiMode::Causal),
             };
             let head = match args.head {
-                Some(head) => Some(count("head", Some(head), 0, 0..=shared.heads - 1)?),
+                Some(head) => Some(count("head", Some(head), 0, 0..=heads - 1)?),
                 None => None,
             };
             FigureSpec::Alibi { params, head }
@@ -427,7 +408,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                 (grid.grid_h / 2) * grid.grid_w + grid.grid_w / 2,
                 0..=patches - 1,
             )?;
-            let head = count("head", args.head, 0, 0..=shared.heads - 1)?;
+            let head = count("head", args.head, 0, 0..=heads - 1)?;
             let loaded_freqs = match &args.freqs {
                 Some(path) => {
                     let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
@@ -448,8 +429,8 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                 None => None,
             };
             let settings = PatchMapSettings {
-                dim: (shared.dim / 4 * 4).max(4),
-                base: shared.base,
+                dim: (dim / 4 * 4).max(4),
+                base,
                 seed: args.seed.unwrap_or(0),
                 loaded_freqs,
             };
@@ -460,7 +441,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                     args.left.unwrap_or(PatchMethod::Euclidean),
                     args.right.unwrap_or(PatchMethod::Alibi2d),
                 ],
-                heads: shared.heads,
+                heads,
                 head,
                 settings,
             }
@@ -475,10 +456,10 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                     ));
                 }
             };
-            if shared.dim % 2 != 0 {
+            if dim % 2 != 0 {
                 return Err(CliError::usage(format!(
                     "--dim {} is not allowed: RoPE needs an even dimension",
-                    shared.dim
+                    dim
                 )));
             }
             let selection = match args.pairs.as_deref() {
@@ -486,28 +467,25 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                 Some("all") => PairSelection::All,
                 Some(list) => PairSelection::List(list.to_owned()),
             };
-            let (pairs, _) = crate::scene::corkscrew::thin_pairs(selection.pairs(shared.dim / 2)?);
-            let most = shared.seq.min(MAX_DRAWN_POSITIONS);
+            let (pairs, _) = crate::scene::corkscrew::thin_pairs(selection.pairs(dim / 2)?);
+            let most = seq.min(MAX_DRAWN_POSITIONS);
             let positions = count("positions", args.positions, most.min(256), 1..=most)?;
-            let (first, last) = (
-                shared.start as usize,
-                shared.start as usize + shared.seq - 1,
-            );
-            let m = count("m", args.m, first + 12.min(shared.seq - 1), first..=last)? as u64;
-            let n = count("n", args.n, first + 4.min(shared.seq - 1), first..=last)? as u64;
+            let (first, last) = (start as usize, start as usize + seq - 1);
+            let m = count("m", args.m, first + 12.min(seq - 1), first..=last)? as u64;
+            let n = count("n", args.n, first + 4.min(seq - 1), first..=last)? as u64;
             let camera = args.camera.as_deref().map(parse_camera).transpose()?;
             FigureSpec::Corkscrew(CorkscrewFigure {
-                dim: shared.dim,
-                base: shared.base,
+                dim,
+                base,
                 layout,
                 pairs,
-                first_position: shared.start,
+                first_position: start,
                 position_count: positions,
                 query: args.query_vector.unwrap_or(ProbeVector::UnitPairs),
                 key: args.key_vector.unwrap_or(ProbeVector::UnitPairs),
                 query_position: m,
                 key_position: n,
-                seq: shared.seq,
+                seq,
                 camera,
             })
         }
@@ -548,187 +526,6 @@ fn parse_camera(text: &str) -> Result<OrbitCamera, CliError> {
         pitch_rad: pitch.to_radians(),
         distance,
     })
-}
-
-/// The `poslab figure` command that makes the figure of `spec` in `style` (the app's export
-/// dialog shows it). Mixed RoPE frequencies loaded from a file are named `FREQS.npy`: the app
-/// keeps their values, not their path.
-pub fn command_line(spec: &FigureSpec, style: &FigureStyle, output: &str) -> String {
-    command_words(spec, style, output)
-        .iter()
-        .map(|w| shell_quote(w))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// [`command_line`] as the words a program is run with.
-pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Vec<String> {
-    let mut words: Vec<String> = vec!["poslab".into(), "figure".into()];
-    let mut push = |flag: &str, value: String| {
-        words.push(format!("--{flag}"));
-        words.push(value);
-    };
-    let layout = |l: SinusoidalLayout| match l {
-        SinusoidalLayout::Interleaved => "interleaved",
-        SinusoidalLayout::Split => "split",
-    };
-    let spacing = |s: Spacing| match s {
-        Spacing::Vaswani => "vaswani",
-        Spacing::T2t => "t2t",
-    };
-    let view = match spec {
-        FigureSpec::Sinusoidal(p) | FigureSpec::DotDecay { params: p, .. } => {
-            push("seq", p.seq.to_string());
-            push("dim", p.dim.to_string());
-            push("base", p.base.to_string());
-            push("start", p.start.to_string());
-            push("layout", layout(p.layout).into());
-            push("spacing", spacing(p.spacing).into());
-            if let FigureSpec::DotDecay {
-                anchor, normalised, ..
-            } = spec
-            {
-                push("anchor", anchor.to_string());
-                if *normalised {
-                    words.push("--normalised".into());
-                }
-                FigureView::DotDecay
-            } else {
-                FigureView::Sinusoidal
-            }
-        }
-        FigureSpec::Alibi { params, head } => {
-            push("seq", params.seq.to_string());
-            push("heads", params.heads.to_string());
-            push(
-                "mode",
-                match params.mode {
-                    AlibiMode::Causal => "causal",
-                    AlibiMode::Symmetric => "symmetric",
-                }
-                .into(),
-            );
-            if let Some(head) = head {
-                push("head", head.to_string());
-            }
-            FigureView::Alibi
-        }
-        FigureSpec::Patches {
-            grid,
-            query,
-            methods,
-            heads,
-            head,
-            settings,
-        } => {
-            let method = |m: PatchMethod| {
-                m.to_possible_value()
-                    .map(|v| v.get_name().to_owned())
-                    .unwrap_or_default()
-            };
-            push("grid-h", grid.grid_h.to_string());
-            push("grid-w", grid.grid_w.to_string());
-            push("query", query.to_string());
-            push("left", method(methods[0]));
-            push("right", method(methods[1]));
-            push("heads", heads.to_string());
-            push("head", head.to_string());
-            push("dim", settings.dim.to_string());
-            push("base", settings.base.to_string());
-            if settings.loaded_freqs.is_some() {
-                push("freqs", "FREQS.npy".into());
-            } else {
-                push("seed", settings.seed.to_string());
-            }
-            FigureView::Patches
-        }
-        FigureSpec::Check(c) => {
-            push("file", c.file.display().to_string());
-            if let Some(tensor) = &c.tensor {
-                push("tensor", tensor.clone());
-            }
-            if !c.expected.is_empty() {
-                push("as", c.expected.join(" "));
-            }
-            push("atol", format!("{:e}", c.tolerance.abs));
-            push("rtol", format!("{:e}", c.tolerance.rel));
-            FigureView::Check
-        }
-        FigureSpec::Corkscrew(c) => {
-            let vector = |v: ProbeVector| match v {
-                ProbeVector::UnitPairs => "unit-pairs".to_owned(),
-                ProbeVector::Ones => "ones".to_owned(),
-                ProbeVector::Random(seed) => format!("random:{seed}"),
-            };
-            let pairs: Vec<String> = c.pairs.iter().map(|p| p.to_string()).collect();
-            push("seq", c.seq.to_string());
-            push("dim", c.dim.to_string());
-            push("base", c.base.to_string());
-            push("start", c.first_position.to_string());
-            push(
-                "layout",
-                match c.layout {
-                    RopeLayout::Interleaved => "interleaved",
-                    RopeLayout::Half => "half",
-                }
-                .into(),
-            );
-            push("pairs", pairs.join(","));
-            push("positions", c.position_count.to_string());
-            push("m", c.query_position.to_string());
-            push("n", c.key_position.to_string());
-            push("query-vector", vector(c.query));
-            push("key-vector", vector(c.key));
-            if let Some(camera) = c.camera {
-                let mut parts = vec![
-                    camera.yaw_rad.to_degrees(),
-                    camera.pitch_rad.to_degrees(),
-                    camera.distance,
-                ];
-                if camera.target != glam::Vec3::ZERO {
-                    parts.extend(camera.target.to_array());
-                }
-                let parts: Vec<String> = parts.iter().map(|v| format!("{v}")).collect();
-                // One word, so that a negative yaw is not read as an option.
-                words.push(format!("--camera={}", parts.join(",")));
-            }
-            FigureView::Corkscrew
-        }
-    };
-    words.insert(2, view_name(view));
-    let defaults = FigureStyle::default();
-    if style.width != defaults.width {
-        words.extend(["--width".into(), style.width.to_string()]);
-    }
-    if style.height != defaults.height {
-        words.extend(["--height".into(), style.height.to_string()]);
-    }
-    if style.colormap != defaults.colormap {
-        let name = style
-            .colormap
-            .to_possible_value()
-            .map(|v| v.get_name().to_owned())
-            .unwrap_or_default();
-        words.extend(["--colormap".into(), name]);
-    }
-    if style.reduce != defaults.reduce {
-        words.extend(["--reduce".into(), style.reduce.label().to_owned()]);
-    }
-    if let Some(title) = &style.title {
-        words.extend(["--title".into(), title.clone()]);
-    }
-    words.extend(["-o".into(), output.to_owned()]);
-    words
-}
-
-/// A word as a POSIX shell reads it back.
-fn shell_quote(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,:/=+".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 /// `poslab figure`: checks everything, builds the figure, writes it atomically.

@@ -5,6 +5,14 @@
 //! `grid-h`, ...), so an error can name what the user typed.
 
 pub mod alibi;
+pub mod defaults {
+    //! The parameters poslab starts from: the app's first launch and `poslab figure` without
+    //! options.
+    pub const SEQ: usize = 512;
+    pub const DIM: usize = 128;
+    pub const BASE: f64 = 10_000.0;
+    pub const HEADS: usize = 8;
+}
 pub mod binary;
 pub mod exact_angle;
 pub mod grid;

@@ -5,11 +5,13 @@
 //! by the CPU engine, so they give the same picture.
 
 mod build;
+mod command;
 mod draw;
 
 use std::path::Path;
 
 pub use build::{CheckFigure, CorkscrewFigure, FigureSpec, build_figure, helix_color};
+pub use command::{FigureView, command_line, command_words, view_name};
 
 use crate::export::AtomicFile;
 use crate::widgets::colormap::Colormap;
