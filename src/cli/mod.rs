@@ -392,9 +392,8 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
         )));
     }
     let spec = table_spec(args)?;
-    // Written block by block, but still bounded by the memory a whole table would need: a
-    // table far beyond memory is beyond any reasonable file too (a disk-space bound would be
-    // the better rule; see the issue note).
+    // Written block by block, but still bounded by the memory a whole table would need (a
+    // table far beyond memory is beyond any reasonable file too), and by the disk space below.
     let shape = spec
         .check_fits(engine::available_memory_bytes())
         .map_err(|e| CliError::usage(e.to_string()))?;
@@ -408,10 +407,25 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
             heads - 1
         )));
     }
-    // Before the work: a folder that takes no file, a name too long. The file itself is
-    // created when the first block is ready, so an interrupted computation leaves nothing.
+    // Before the work: a folder that takes no file, a name too long, a file system without
+    // room for the table. The file itself is created when the first block is ready, so an
+    // interrupted computation leaves nothing.
     check_output(output)?;
     let index = spec.value_kind() == ValueKind::Index;
+    let value_bytes = match (index, args.dtype) {
+        (true, _) | (false, RealDtype::F32) => 4,
+        (false, RealDtype::F64) => 8,
+    };
+    let values = shape.iter().map(|&n| n as u64).product::<u64>();
+    if let Some(free) = crate::export::free_bytes(output)
+        && let Some(problem) =
+            crate::export::space_problem(format.least_bytes(values, value_bytes), free)
+    {
+        return Err(CliError::usage(format!(
+            "--output {}: the table does not fit: {problem}; free some space or write it elsewhere",
+            output.display()
+        )));
+    }
     let finish = BlockFinish {
         slope: slope_scale(args, &spec)?,
         zero_row: zero_row_index(args.zero_row, index, &shape)?,

@@ -25,7 +25,7 @@ use crate::encoding::similarity2d::PatchSimilarityParams;
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::encoding::{self, ParamError};
 
-pub use memory::{MemoryError, available_memory_bytes};
+pub use memory::{MemoryError, available_memory_bytes, human_bytes};
 pub use window::{Strided, Window, WindowError};
 
 /// One table of the contract, with everything needed to compute it.

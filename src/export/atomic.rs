@@ -73,6 +73,40 @@ pub fn check_writable(target: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Bytes this user may still write to the file system that holds `target`'s folder; `None`
+/// where the system does not say.
+pub fn free_bytes(target: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let folder = std::ffi::CString::new(folder_of(target).as_os_str().as_bytes()).ok()?;
+        // SAFETY: statvfs only writes the struct it is given; a zeroed one is a valid start.
+        let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statvfs(folder.as_ptr(), &mut stats) } != 0 {
+            return None;
+        }
+        #[allow(clippy::unnecessary_cast)] // the fields' widths differ between systems
+        Some((stats.f_bavail as u64).saturating_mul(stats.f_frsize as u64))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = target;
+        None
+    }
+}
+
+/// Why a file of `needed` bytes cannot go where `free` bytes are left, if it cannot.
+pub fn space_problem(needed: u64, free: u64) -> Option<String> {
+    use crate::engine::human_bytes;
+    (needed > free).then(|| {
+        format!(
+            "it needs at least {} and the file system there has {} free",
+            human_bytes(u128::from(needed)),
+            human_bytes(u128::from(free))
+        )
+    })
+}
+
 /// A temporary file in `folder` named after this process and machine.
 fn new_temporary(folder: &Path) -> std::io::Result<NamedTempFile> {
     let prefix = format!("{TEMP_PREFIX}{}.{}.", std::process::id(), host_name());
@@ -234,7 +268,34 @@ mod interrupt {
 
 #[cfg(test)]
 mod tests {
-    use super::temporary_owner;
+    use super::{free_bytes, space_problem, temporary_owner};
+    use crate::export::OutputFormat;
+
+    #[test]
+    fn a_table_that_cannot_fit_is_named_with_both_sizes() {
+        assert_eq!(space_problem(10, 10), None);
+        assert_eq!(
+            space_problem(16 << 20, 10 << 20).as_deref(),
+            Some("it needs at least 16.0 MiB and the file system there has 10.0 MiB free")
+        );
+        // 4096 x 512 values: 8 MiB of f32 in a .npy, at least 4 MiB of text in a .csv.
+        assert_eq!(OutputFormat::Npy.least_bytes(4096 * 512, 4), 8 << 20);
+        assert_eq!(OutputFormat::Csv.least_bytes(4096 * 512, 8), 4 << 20);
+        assert_eq!(OutputFormat::Npy.least_bytes(u64::MAX, 8), u64::MAX);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_free_space_of_a_folder_is_known() {
+        let folder = tempfile::tempdir().unwrap();
+        let free = free_bytes(&folder.path().join("table.npy")).unwrap();
+        assert!(free > 0);
+        // A folder that does not exist has no file system to ask.
+        assert_eq!(
+            free_bytes(std::path::Path::new("/no/such/folder/t.npy")),
+            None
+        );
+    }
 
     #[test]
     fn a_temporary_name_gives_its_process_and_machine() {

@@ -10,7 +10,7 @@ mod npy;
 use std::io::Write;
 use std::path::Path;
 
-pub use atomic::{AtomicFile, check_writable};
+pub use atomic::{AtomicFile, check_writable, free_bytes, space_problem};
 
 use crate::engine::Table;
 
@@ -29,6 +29,15 @@ impl OutputFormat {
             "npy" => Some(Self::Npy),
             "csv" => Some(Self::Csv),
             _ => None,
+        }
+    }
+
+    /// The fewest bytes a file of `values` values of `value_bytes` each takes: a `.npy` holds
+    /// them in binary, a `.csv` takes at least a digit and a separator for each.
+    pub fn least_bytes(self, values: u64, value_bytes: u64) -> u64 {
+        match self {
+            Self::Npy => values.saturating_mul(value_bytes),
+            Self::Csv => values.saturating_mul(2),
         }
     }
 
