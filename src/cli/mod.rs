@@ -225,9 +225,9 @@ fn stream_table(
     let arith = args.arithmetic()?;
     // A .csv line is a whole row: its blocks are never part of one.
     let [_, _, cols] = spec.matrix_shape();
-    let block_values = match format {
-        OutputFormat::Csv if shape.len() == 2 => engine::blocks::BLOCK_VALUES.max(cols),
-        _ => engine::blocks::BLOCK_VALUES,
+    let whole_rows = |values: usize| match format {
+        OutputFormat::Csv if shape.len() == 2 => values.max(cols),
+        _ => values,
     };
     if args.backend == Backend::Gpu {
         match engine::gpu::GpuEngine::new_headless() {
@@ -239,12 +239,17 @@ fn stream_table(
                         .map_err(|e| CliError::usage(e.to_string()))?;
                     usize::MAX
                 } else {
-                    block_values
+                    whole_rows(engine::blocks::GPU_BLOCK_VALUES)
                 };
                 let blocks = engine::blocks::gpu_blocks(&gpu, spec, arith, block_values)
                     .map_err(engine_error)?;
                 match write_blocks(spec, shape, format, finish, output, blocks) {
-                    Ok(()) => return Ok(format!("gpu: {}", gpu.adapter_description())),
+                    Ok(()) => {
+                        return Ok(format!(
+                            "gpu: {}, at most {block_values} values a block",
+                            gpu.adapter_description()
+                        ));
+                    }
                     Err(StreamFailure::Gpu(reason)) => {
                         eprintln!("note: {reason}; computing on the CPU engine instead");
                     }
@@ -254,12 +259,13 @@ fn stream_table(
             Err(reason) => eprintln!("note: {reason}; computing on the CPU engine instead"),
         }
     }
+    let block_values = whole_rows(engine::blocks::BLOCK_VALUES);
     let blocks = engine::blocks::cpu_blocks(spec, arith, block_values)
         .map_err(engine_error)?
         .map(|(window, block)| (window, Ok(block)));
     match write_blocks(spec, shape, format, finish, output, blocks) {
         Ok(()) => Ok(format!(
-            "cpu (f64 reference, {} threads)",
+            "cpu (f64 reference, {} threads), at most {block_values} values a block",
             rayon::current_num_threads()
         )),
         // The CPU engine's blocks carry no GPU failure.
@@ -441,11 +447,10 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
         };
         eprintln!("engine: {engine_used}");
         eprintln!(
-            "table: {} {shape:?} computed and written as {dtype} to {} in {:.3} ms, {} values a block",
+            "table: {} {shape:?} computed and written as {dtype} to {} in {:.3} ms",
             spec.kind_name(),
             output.display(),
             started.elapsed().as_secs_f64() * 1e3,
-            engine::blocks::BLOCK_VALUES
         );
     }
     Ok(())

@@ -113,6 +113,9 @@ pub struct SinusoidalValues {
     params: SinusoidalParams,
     freqs: Array1<f64>,
     turns: Vec<TurnsPerStep>,
+    /// sin and cos of `k w_i` for `k <` [`ROWS_PER_ANCHOR`], row-major by `k`: the same for
+    /// every block [`Self::fill_rows`] fills, so computed once, when first needed.
+    steps: std::sync::OnceLock<Vec<(f64, f64)>>,
 }
 
 impl SinusoidalValues {
@@ -122,6 +125,7 @@ impl SinusoidalValues {
             params: *params,
             freqs: params.frequencies(),
             turns: params.turns(),
+            steps: std::sync::OnceLock::new(),
         })
     }
 
@@ -278,14 +282,15 @@ impl SinusoidalValues {
         let params = &self.params;
         let pairs = params.dim / 2;
         let block = ROWS_PER_ANCHOR.min(out.nrows().max(1));
-        // sin and cos of k w_i for k < block, row-major by k.
-        let steps: Vec<(f64, f64)> = (0..block as u64)
-            .flat_map(|k| {
-                self.turns
-                    .iter()
-                    .map(move |turns| exact_angle::sin_cos(turns.at(k)))
-            })
-            .collect();
+        let steps = self.steps.get_or_init(|| {
+            (0..ROWS_PER_ANCHOR as u64)
+                .flat_map(|k| {
+                    self.turns
+                        .iter()
+                        .map(move |turns| exact_angle::sin_cos(turns.at(k)))
+                })
+                .collect()
+        });
         out.axis_chunks_iter_mut(ndarray::Axis(0), block)
             .into_par_iter()
             .enumerate()

@@ -8,8 +8,14 @@ use super::gpu::GpuEngine;
 use super::{EngineError, Strided, Table, TableSpec, Window};
 use crate::encoding::torch_f32::Arithmetic;
 
-/// Values in one block at most (32 MiB of f64).
-pub const BLOCK_VALUES: usize = 1 << 22;
+/// Values in one block of the CPU engine at most (4 MiB of f64): small enough that the allocator
+/// hands a freed block's memory to the next, where a larger block is mapped afresh and every
+/// one of its pages faulted in again.
+pub const BLOCK_VALUES: usize = 1 << 19;
+
+/// Values in one block of the GPU engine at most (16 MiB of f32): each block is a round trip to
+/// the device, which costs more than the pages.
+pub const GPU_BLOCK_VALUES: usize = 1 << 22;
 
 /// The windows of a `[heads, rows, cols]` table, in C order, of at most `block_values` values
 /// each (at least one value).

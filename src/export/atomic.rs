@@ -37,8 +37,7 @@ impl AtomicFile {
     pub fn create(target: &Path) -> std::io::Result<Self> {
         let folder = folder_of(target);
         remove_stale_temporaries(folder);
-        let temp = new_temporary(folder)?;
-        let registration = Registration(interrupt::register(temp.path()));
+        let (temp, registration) = new_temporary(folder)?;
         Ok(Self {
             target: target.to_owned(),
             writer: BufWriter::with_capacity(1 << 20, temp),
@@ -107,19 +106,31 @@ pub fn space_problem(needed: u64, free: u64) -> Option<String> {
     })
 }
 
-/// A temporary file in `folder` named after this process and machine.
-fn new_temporary(folder: &Path) -> std::io::Result<NamedTempFile> {
+/// A temporary file in `folder` named after this process and machine, noted for removal on a
+/// signal before it exists: noted after, a signal in between would leave it behind.
+fn new_temporary(folder: &Path) -> std::io::Result<(NamedTempFile, Registration)> {
     let prefix = format!("{TEMP_PREFIX}{}.{}.", std::process::id(), host_name());
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(TEMP_SUFFIX);
-    // Created as any new file would be (0666 less the umask), not private like a temporary
-    // file: this one becomes the user's file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    builder.tempfile_in(folder)
+    let mut registration = Registration(None);
+    let file = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(TEMP_SUFFIX)
+        .make_in(folder, |path| {
+            // A name taken already (by this process: the name holds its id) is tried again
+            // with another; the slot follows the name.
+            interrupt::unregister(registration.0.take());
+            registration.0 = interrupt::register(path);
+            let mut options = std::fs::OpenOptions::new();
+            options.read(true).write(true).create_new(true);
+            // Created as any new file would be (0666 less the umask), not private like a
+            // temporary file: this one becomes the user's file.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o666);
+            }
+            options.open(path)
+        })?;
+    Ok((file, registration))
 }
 
 fn folder_of(target: &Path) -> &Path {
