@@ -92,6 +92,11 @@ fn frequency_turns(pair: u32) -> vec2<u32> {
     return vec2<u32>(constants[2u * pair], constants[2u * pair + 1u]);
 }
 
+// Half a frequency (the lowest bit dropped): the turns of half steps, to a run's centre.
+fn half_turns(f: vec2<u32>) -> vec2<u32> {
+    return vec2<u32>(f.x >> 1u, (f.y >> 1u) | (f.x << 31u));
+}
+
 // p f as a 64-bit fraction of a turn (high word, low word): exact, as turns() is.
 fn turns_64(p: u32, f: vec2<u32>) -> vec2<u32> {
     return vec2<u32>(p * f.x + mul_high(p, f.y), p * f.y);
@@ -132,8 +137,7 @@ fn sinusoidal_table_mean(@builtin(global_invocation_id) id: vec3<u32>) {
         let pair = column.x;
         let is_cos = column.y == 1u;
         let f = frequency_turns(pair);
-        // Half the frequency, for the half steps from a run's first row to its centre.
-        let h = vec2<u32>(f.x >> 1u, (f.y >> 1u) | (f.x << 31u));
+        let h = half_turns(f);
         let full_ratio = real_constant(params.dim + pair);
         let last_ratio = real_constant(params.dim + pairs + pair);
         let advance = turns_64(step, f);
@@ -231,7 +235,7 @@ fn similarity_block_means(@builtin(global_invocation_id) id: vec3<u32>) {
     var sums: array<FixedSum, BLOCK_RUN>;
     for (var i = 0u; i < pairs; i++) {
         let f = frequency_turns(i);
-        let h = vec2<u32>(f.x >> 1u, (f.y >> 1u) | (f.x << 31u));
+        let h = half_turns(f);
         let ratios = real_constant(params.dim + row_set * pairs + i) * real_constant(params.dim + col_set * pairs + i);
         let advance = signed_turns_64(twice_step, h);
         var angle = signed_turns_64(twice_centre, h);

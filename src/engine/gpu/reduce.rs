@@ -46,6 +46,30 @@ pub(super) struct ReducePipeline {
     pixels: wgpu::ComputePipeline,
 }
 
+/// Cells in the last bin of a binned axis (every other bin holds `step`).
+fn last_bin_len(axis: &Strided) -> usize {
+    bin(axis, axis.len().saturating_sub(1)).len()
+}
+
+/// Appends to the plan's constants, for each bin length in `counts`, every pair's ratio
+/// `sin(n w/2) / (n sin(w/2))` (computed in f64), in f32.
+fn push_bin_ratios(
+    plan: &mut Plan,
+    params: &crate::encoding::sinusoidal::SinusoidalParams,
+    counts: &[usize],
+) -> Result<(), EngineError> {
+    let values = crate::encoding::sinusoidal::SinusoidalValues::new(params)?;
+    for &count in counts {
+        plan.constants.extend(
+            values
+                .mean_ratios(count)
+                .iter()
+                .map(|&ratio| (ratio as f32).to_bits()),
+        );
+    }
+    Ok(())
+}
+
 impl GpuEngine {
     fn reduce_pipeline(&self) -> &ReducePipeline {
         self.reduce.get_or_init(|| {
@@ -99,16 +123,11 @@ impl GpuEngine {
                     // After the frequencies, per pair the ratio sin(n w/2) / (n sin(w/2)) of a
                     // full bin of n = step rows, then of the last bin (see
                     // sinusoidal_table_mean in shaders/sinusoidal.wgsl).
-                    let values = crate::encoding::sinusoidal::SinusoidalValues::new(sinusoidal)?;
-                    let last_bin = bin(&window.rows, window.rows.len().saturating_sub(1)).len();
-                    for count in [window.rows.step, last_bin] {
-                        plan.constants.extend(
-                            values
-                                .mean_ratios(count)
-                                .iter()
-                                .map(|&ratio| (ratio as f32).to_bits()),
-                        );
-                    }
+                    push_bin_ratios(
+                        &mut plan,
+                        sinusoidal,
+                        &[window.rows.step, last_bin_len(&window.rows)],
+                    )?;
                     plan.workgroup[1] *= MEAN_ROWS_PER_INVOCATION;
                     "sinusoidal_table_mean"
                 }
@@ -248,20 +267,11 @@ impl GpuEngine {
             )));
         }
         let (rows, cols) = (window.rows.len(), window.cols.len());
-        let last_row = bin(&window.rows, rows.saturating_sub(1)).len();
-        let last_col = bin(&window.cols, cols.saturating_sub(1)).len();
-        let values = crate::encoding::sinusoidal::SinusoidalValues::new(params)?;
+        let (last_row, last_col) = (last_bin_len(&window.rows), last_bin_len(&window.cols));
         let mut plan = Plan::new(spec, Arithmetic::Exact);
         // After the frequencies, the ratios of a full bin, the last row bin and the last column
         // bin (see similarity_block_means in shaders/sinusoidal.wgsl).
-        for count in [window.rows.step, last_row, last_col] {
-            plan.constants.extend(
-                values
-                    .mean_ratios(count)
-                    .iter()
-                    .map(|&ratio| (ratio as f32).to_bits()),
-            );
-        }
+        push_bin_ratios(&mut plan, params, &[window.rows.step, last_row, last_col])?;
         let kernel_params = super::gpu_data::KernelParams {
             row_start: super::to_u32(window.rows.start),
             row_step: super::to_u32(window.rows.step),
