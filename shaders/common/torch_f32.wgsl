@@ -1,18 +1,12 @@
 // PyTorch's float32 angles, reproduced exactly: a position rounded to f32 as
 // `position.float()` does, times a frequency already rounded to f32, rounded to f32 once
 // (torch.outer(pos, inv_freq)). The angle's fraction of a turn is then found exactly in
-// integers (Payne–Hanek style) and its sin/cos evaluated to within an ulp, so the GPU gives what
-// torch's float32 tables hold.
+// integers (Payne–Hanek style) and its sin/cos evaluated in 64-bit fixed point and rounded to
+// f32 once, so the GPU gives what torch's float32 tables hold, bit for bit.
 //
 // Per column, constants hold 4 words: the f32 frequency w's bits, then the 96-bit fraction
 // g = frac(2^e_w / 2π) (most significant word first), where w = m_w * 2^e_w with m_w its
 // 24-bit significand.
-
-// u * 2^-32, as f32 scale factors.
-const TWO_POW_M32: f32 = 2.3283064365386963e-10;
-// 2π / 2^32 split so that a 16-bit integer times the first part is exact.
-const TURN_C1: f32 = 1.4624674804508686e-9; // 8 significant bits
-const TURN_C2: f32 = 4.505988139037742e-13; // the rest, rounded to f32
 
 // The position p rounded to nearest-even f32, as (significand, exponent): p32 = m * 2^e.
 fn position_f32(p: u32) -> vec2<u32> {
@@ -76,56 +70,122 @@ fn fraction_of_product(a: vec2<u32>, g2: u32, g1: u32, g0: u32) -> vec2<u32> {
     return vec2<u32>(word2, s2);
 }
 
-// sin and cos of y_hi + y_lo (|y| <= pi/4, y_lo tiny) to about an ulp.
-fn sin_cos_small_dd(y: f32, y_lo: f32) -> vec2<f32> {
-    let z = y * y;
-    let sin_tail = y * z * (-1.6666667e-1 + z * (8.3333333e-3 + z * (-1.9841270e-4 + z * 2.7557319e-6)));
-    let cos_tail = z * (-0.5 + z * (4.1666667e-2 + z * (-1.3888889e-3 + z * (2.4801587e-5 + z * -2.7557319e-7))));
-    let s = y + (y_lo * (1.0 - 0.5 * z) + sin_tail);
-    let c = 1.0 + (cos_tail - y * y_lo);
-    return vec2<f32>(s, c);
+// Unsigned 64-bit fixed-point numbers below 1 (Q0.64) as (high word, low word): sin and cos
+// are evaluated in them to about 2^-62, then rounded to f32 once, to nearest even. That is what
+// torch's tables hold (the correctly rounded f32 of each sin and cos, which the CPU engine
+// computes in f64), bit for bit: an evaluation in f32 itself is off by an ulp or two now and
+// then, which a rotated query then shows as several ulps.
+
+// floor(a * b / 2^64): the high half of the 128-bit product.
+fn mul_q64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let cross1 = a.x * b.y;
+    let cross2 = a.y * b.x;
+    let middle1 = cross1 + cross2;
+    let middle2 = middle1 + mul_high(a.y, b.y);
+    let carry = select(0u, 1u, middle1 < cross1) + select(0u, 1u, middle2 < middle1);
+    let top = a.x * b.x;
+    let low1 = top + mul_high(a.x, b.y);
+    let low2 = low1 + mul_high(a.y, b.x);
+    let low3 = low2 + carry;
+    let carries = select(0u, 1u, low1 < top) + select(0u, 1u, low2 < low1) + select(0u, 1u, low3 < low2);
+    return vec2<u32>(mul_high(a.x, b.x) + carries, low3);
 }
 
-// The angle r + q/2^32, in units of 2^-32 turn (r < 2^29), as y_hi + y_lo radians.
-fn octant_angle(r: u32, q: u32) -> vec2<f32> {
-    let t1 = f32(r >> 13u) * (TURN_C1 * 8192.0);
-    let t2 = f32(r & 0x1fffu) * TURN_C1;
-    let s = t1 + t2;
-    let e = (t1 - s) + t2;
-    let tail = e + f32(r) * TURN_C2 + f32(q) * (TWO_POW_M32 * (TURN_C1 + TURN_C2));
-    let y = s + tail;
-    return vec2<f32>(y, (s - y) + tail);
+// a - b, modulo 2^64.
+fn sub_q64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    return vec2<u32>(a.x - b.x - select(0u, 1u, a.y < b.y), a.y - b.y);
+}
+
+// The f32 nearest v / 2^64 (ties to even).
+fn q64_to_f32(v: vec2<u32>) -> f32 {
+    if v.x == 0u && v.y == 0u {
+        return 0.0;
+    }
+    // Shift the leading one to bit 63 (shifts of 32 or more are not defined on u32).
+    let zeros = select(32u + countLeadingZeros(v.y), countLeadingZeros(v.x), v.x != 0u);
+    var hi: u32;
+    var lo: u32;
+    if zeros >= 32u {
+        hi = v.y << (zeros - 32u);
+        lo = 0u;
+    } else if zeros > 0u {
+        hi = (v.x << zeros) | (v.y >> (32u - zeros));
+        lo = v.y << zeros;
+    } else {
+        hi = v.x;
+        lo = v.y;
+    }
+    var significand = hi >> 8u;
+    let dropped = hi & 0xffu;
+    if dropped > 0x80u || (dropped == 0x80u && (lo != 0u || (significand & 1u) == 1u)) {
+        significand += 1u;
+    }
+    return ldexp(f32(significand), -24 - i32(zeros));
+}
+
+// 2π * 2^61, rounded to an integer (2π in units of 2^-61).
+const TAU_Q61 = vec2<u32>(0xc90fdaa2u, 0x2168c235u);
+
+// (sin y, cos y) for 0 <= y <= π/4 in Q0.64, by Taylor series in Horner form: every
+// intermediate stays in [0, 1), and the terms dropped are below 2^-68.
+fn sin_cos_q64(y: vec2<u32>) -> vec2<f32> {
+    let z = mul_q64(y, y);
+    // sin y = y - y * z * (1/3! - z * (1/5! - ... z / 19!)).
+    var p = vec2<u32>(0x00000000u, 0x00000098u);
+    p = sub_q64(vec2<u32>(0x00000000u, 0x0000ca96u), mul_q64(z, p));
+    p = sub_q64(vec2<u32>(0x00000000u, 0x00d73f9fu), mul_q64(z, p));
+    p = sub_q64(vec2<u32>(0x00000000u, 0xb092309du), mul_q64(z, p));
+    p = sub_q64(vec2<u32>(0x0000006bu, 0x99159fd5u), mul_q64(z, p));
+    p = sub_q64(vec2<u32>(0x00002e3bu, 0xc74aad8eu), mul_q64(z, p));
+    p = sub_q64(vec2<u32>(0x000d00d0u, 0x0d00d00du), mul_q64(z, p));
+    p = sub_q64(vec2<u32>(0x02222222u, 0x22222222u), mul_q64(z, p));
+    p = sub_q64(vec2<u32>(0x2aaaaaaau, 0xaaaaaaabu), mul_q64(z, p));
+    let sin = sub_q64(y, mul_q64(y, mul_q64(z, p)));
+    // 1 - cos y = z * (1/2! - z * (1/4! - ... z / 20!)).
+    var q = vec2<u32>(0x00000000u, 0x00000008u);
+    q = sub_q64(vec2<u32>(0x00000000u, 0x00000b41u), mul_q64(z, q));
+    q = sub_q64(vec2<u32>(0x00000000u, 0x000d73fau), mul_q64(z, q));
+    q = sub_q64(vec2<u32>(0x00000000u, 0x0c9cba54u), mul_q64(z, q));
+    q = sub_q64(vec2<u32>(0x00000008u, 0xf76c77fcu), mul_q64(z, q));
+    q = sub_q64(vec2<u32>(0x0000049fu, 0x93edde28u), mul_q64(z, q));
+    q = sub_q64(vec2<u32>(0x0001a01au, 0x01a01a02u), mul_q64(z, q));
+    q = sub_q64(vec2<u32>(0x005b05b0u, 0x5b05b05bu), mul_q64(z, q));
+    q = sub_q64(vec2<u32>(0x0aaaaaaau, 0xaaaaaaabu), mul_q64(z, q));
+    q = sub_q64(vec2<u32>(0x80000000u, 0x00000000u), mul_q64(z, q));
+    let versine = mul_q64(z, q);
+    // 1 - versine is 2^64 - versine in Q0.64; cos 0 = 1 is the one value it cannot hold.
+    var cos = 1.0;
+    if versine.x != 0u || versine.y != 0u {
+        cos = q64_to_f32(sub_q64(vec2<u32>(0u, 0u), versine));
+    }
+    return vec2<f32>(q64_to_f32(sin), cos);
 }
 
 // (sin, cos) of a 64-bit fraction of a turn (hi, lo words).
 fn sin_cos_turns_64(t: vec2<u32>) -> vec2<f32> {
     let octant = t.x >> 29u;
-    let rest = t.x & 0x1fffffffu;
-    var s: f32;
-    var c: f32;
-    if (octant & 1u) == 0u {
-        let y = octant_angle(rest, t.y);
-        let sc = sin_cos_small_dd(y.x, y.y);
-        s = sc.x;
-        c = sc.y;
-    } else {
-        // z = 1/8 turn - (rest + lo/2^32), with a borrow when lo is not zero.
-        var whole = 0x20000000u - rest;
-        var part = 0u;
-        if t.y != 0u {
-            whole -= 1u;
-            part = 0u - t.y;
+    // The angle within its octant, in units of 2^-64 turn (below 2^61).
+    var within = vec2<u32>(t.x & 0x1fffffffu, t.y);
+    if (octant & 1u) == 1u {
+        // In an odd octant, π/4 + y is π/2 - z with z = π/4 - y: sin and cos trade places.
+        within = sub_q64(vec2<u32>(0x20000000u, 0u), within);
+        // An angle exactly on the octant's start (z = π/4 exactly) is one unit short of it.
+        if within.x == 0x20000000u {
+            within = vec2<u32>(0x1fffffffu, 0xffffffffu);
         }
-        let z = octant_angle(whole, part);
-        let sc = sin_cos_small_dd(z.x, z.y);
-        s = sc.y;
-        c = sc.x;
+    }
+    // within * 8 is the fraction of an eighth of a turn in Q0.64; times 2π * 2^61 / 2^64 it
+    // is the angle in radians, in Q0.64.
+    let eighths = vec2<u32>((within.x << 3u) | (within.y >> 29u), within.y << 3u);
+    var sc = sin_cos_q64(mul_q64(eighths, TAU_Q61));
+    if (octant & 1u) == 1u {
+        sc = sc.yx;
     }
     switch octant >> 1u {
-        case 0u: { return vec2<f32>(s, c); }
-        case 1u: { return vec2<f32>(c, -s); }
-        case 2u: { return vec2<f32>(-s, -c); }
-        default: { return vec2<f32>(-c, s); }
+        case 0u: { return sc; }
+        case 1u: { return vec2<f32>(sc.y, -sc.x); }
+        case 2u: { return -sc; }
+        default: { return vec2<f32>(-sc.y, sc.x); }
     }
 }
 
