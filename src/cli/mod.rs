@@ -260,10 +260,22 @@ fn stream_table(
         }
     }
     let block_values = whole_rows(engine::blocks::BLOCK_VALUES);
-    let blocks = engine::blocks::cpu_blocks(spec, arith, block_values)
-        .map_err(engine_error)?
-        .map(|(window, block)| (window, Ok(block)));
-    match write_blocks(spec, shape, format, finish, output, blocks) {
+    let blocks = engine::blocks::cpu_blocks(spec, arith, block_values).map_err(engine_error)?;
+    // The next block is computed while this one is converted and written: the two take about
+    // as long as each other.
+    let written = std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            for (window, block) in blocks {
+                // The writer stops receiving only when it failed and has returned.
+                if sender.send((window, Ok(block))).is_err() {
+                    break;
+                }
+            }
+        });
+        write_blocks(spec, shape, format, finish, output, receiver.into_iter())
+    });
+    match written {
         Ok(()) => Ok(format!(
             "cpu (f64 reference, {} threads), at most {block_values} values a block",
             rayon::current_num_threads()
@@ -297,6 +309,9 @@ fn write_blocks(
     if format == OutputFormat::Npy {
         let index = spec.value_kind() == ValueKind::Index;
         let header = export::npy_header(shape, index, finish.dtype);
+        let value_bytes = if index { 4 } else { finish.dtype.bytes() };
+        let values = shape.iter().map(|&n| n as u64).product::<u64>();
+        file.reserve((header.len() as u64).saturating_add(values.saturating_mul(value_bytes)));
         std::io::Write::write_all(file.writer(), &header).map_err(|e| failed(&e))?;
     }
     for (window, block) in blocks {
@@ -418,10 +433,7 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     // interrupted computation leaves nothing.
     check_output(output)?;
     let index = spec.value_kind() == ValueKind::Index;
-    let value_bytes = match (index, args.dtype) {
-        (true, _) | (false, RealDtype::F32) => 4,
-        (false, RealDtype::F64) => 8,
-    };
+    let value_bytes = if index { 4 } else { args.dtype.bytes() };
     let values = shape.iter().map(|&n| n as u64).product::<u64>();
     if let Some(free) = crate::export::free_bytes(output)
         && let Some(problem) =

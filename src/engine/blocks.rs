@@ -22,7 +22,7 @@ pub const GPU_BLOCK_VALUES: usize = 1 << 22;
 pub fn block_windows(
     matrix_shape: [usize; 3],
     block_values: usize,
-) -> impl Iterator<Item = Window> {
+) -> impl Iterator<Item = Window> + Send {
     let [heads, rows, cols] = matrix_shape;
     let block_values = block_values.max(1);
     let range = |start: usize, end: usize| Strided {
@@ -31,7 +31,7 @@ pub fn block_windows(
         step: 1,
     };
     (0..heads).flat_map(move |h| {
-        let per_row: Box<dyn Iterator<Item = Window>> = if cols > block_values {
+        let per_row: Box<dyn Iterator<Item = Window> + Send> = if cols > block_values {
             Box::new((0..rows).flat_map(move |r| {
                 (0..cols).step_by(block_values).map(move |c0| Window {
                     heads: range(h, h + 1),
@@ -56,7 +56,7 @@ pub fn cpu_blocks(
     spec: &TableSpec,
     arith: Arithmetic,
     block_values: usize,
-) -> Result<impl Iterator<Item = (Window, Table)> + '_, EngineError> {
+) -> Result<impl Iterator<Item = (Window, Table)> + Send + '_, EngineError> {
     let shape = spec.matrix_shape();
     let ndim = spec.shape().map_or(0, |s| s.len());
     let source = cpu::block_source(spec, arith)?;

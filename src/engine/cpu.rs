@@ -243,7 +243,7 @@ impl CpuSource<'_> {
 }
 
 /// One element of a table as a function of its `[head, row, col]` index.
-pub(super) type Element<'a, T> = Box<dyn Fn(usize, usize, usize) -> T + Sync + 'a>;
+pub(super) type Element<'a, T> = Box<dyn Fn(usize, usize, usize) -> T + Send + Sync + 'a>;
 
 enum Values<'a> {
     Real(Element<'a, f64>),

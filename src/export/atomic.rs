@@ -15,8 +15,57 @@ use tempfile::NamedTempFile;
 /// after [`check_writable`] has vouched for the target before the work.
 pub struct AtomicFile {
     target: PathBuf,
-    writer: BufWriter<NamedTempFile>,
+    writer: BufWriter<EarlyWriteback>,
     _registration: Registration,
+}
+
+/// The temporary file, asking the kernel to start writing each few MiB to disk as soon as
+/// they are written: the bytes then reach the disk while the rest of the table is computed,
+/// and the sync before the rename waits only for the last of them, not for all (for a 256 MiB
+/// table that sync was half the command's time).
+struct EarlyWriteback {
+    file: NamedTempFile,
+    written: u64,
+    started: u64,
+}
+
+/// How many bytes accumulate before their writeback is started.
+const WRITEBACK_STEP: u64 = 8 << 20;
+
+impl EarlyWriteback {
+    fn start_writeback(&mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::io::AsRawFd;
+            let length = self.written - self.started;
+            // SAFETY: a plain system call on a descriptor this struct owns. Only a hint: where
+            // it fails (a file system without it), the final sync still does all the work.
+            unsafe {
+                libc::sync_file_range(
+                    self.file.as_file().as_raw_fd(),
+                    self.started as libc::off64_t,
+                    length as libc::off64_t,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                )
+            };
+        }
+        self.started = self.written;
+    }
+}
+
+impl Write for EarlyWriteback {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(bytes)?;
+        self.written += n as u64;
+        if self.written - self.started >= WRITEBACK_STEP {
+            self.start_writeback();
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
 }
 
 /// The temporary file's place among those a signal removes, given up when the file is
@@ -40,9 +89,31 @@ impl AtomicFile {
         let (temp, registration) = new_temporary(folder)?;
         Ok(Self {
             target: target.to_owned(),
-            writer: BufWriter::with_capacity(1 << 20, temp),
+            writer: BufWriter::with_capacity(
+                1 << 20,
+                EarlyWriteback {
+                    file: temp,
+                    written: 0,
+                    started: 0,
+                },
+            ),
             _registration: registration,
         })
+    }
+
+    /// Reserves `bytes` on disk for the file, so the file system allocates its blocks in one
+    /// piece instead of a few at a time as the writes arrive. Only a hint: where it cannot
+    /// (another system, a file system without `fallocate`), the writes allocate as usual.
+    pub fn reserve(&mut self, bytes: u64) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::io::AsRawFd;
+            let fd = self.writer.get_ref().file.as_file().as_raw_fd();
+            // SAFETY: a plain system call on a descriptor this struct owns.
+            unsafe { libc::fallocate(fd, 0, 0, bytes as libc::off64_t) };
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = bytes;
     }
 
     pub fn writer(&mut self) -> &mut impl Write {
@@ -51,7 +122,7 @@ impl AtomicFile {
 
     /// Flushes, syncs and renames the file into place.
     pub fn commit(self) -> std::io::Result<()> {
-        let temp = self.writer.into_inner().map_err(|e| e.into_error())?;
+        let temp = self.writer.into_inner().map_err(|e| e.into_error())?.file;
         temp.as_file().sync_all()?;
         temp.persist(&self.target).map_err(|e| e.error)?;
         Ok(())

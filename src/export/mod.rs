@@ -60,6 +60,16 @@ pub enum RealDtype {
     F64,
 }
 
+impl RealDtype {
+    /// Bytes one value takes in a file.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Self::F32 => 4,
+            Self::F64 => 8,
+        }
+    }
+}
+
 /// Why a table could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
