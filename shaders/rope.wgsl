@@ -121,3 +121,21 @@ fn rope_apply_torch(@builtin(global_invocation_id) id: vec3<u32>) {
     let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), pair.x)) * params.scalar0;
     write_real(output_index(id.x, id.y, 0u), rotated(id.y, col, pair, sc));
 }
+
+// Context extension: 1 where the angle of pair i at distance p, p * f modulo a turn (64-bit
+// fixed point: f = constants[4i], constants[4i+1]), lies beyond every angle training reached
+// (the 64-bit limit constants[4i+2], constants[4i+3]), else 0.
+@compute @workgroup_size(16, 16, 1)
+fn rope_unseen(@builtin(global_invocation_id) id: vec3<u32>) {
+    if !in_window(id) {
+        return;
+    }
+    let p = table_row(id.y);
+    let base = 4u * table_col(id.x);
+    let f_lo = constants[base + 1u];
+    let lo = p * f_lo;
+    let hi = p * constants[base] + mul_high(p, f_lo);
+    let limit_hi = constants[base + 2u];
+    let beyond = hi > limit_hi || (hi == limit_hi && lo > constants[base + 3u]);
+    write_real(output_index(id.x, id.y, 0u), select(0.0, 1.0, beyond));
+}

@@ -14,6 +14,7 @@ pub mod defaults {
     pub const HEADS: usize = 8;
 }
 pub mod binary;
+pub mod context;
 pub mod exact_angle;
 pub mod grid;
 pub mod random;

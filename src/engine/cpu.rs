@@ -9,7 +9,7 @@ use super::{EngineError, Table, TableSpec, Window};
 use crate::encoding::sinusoidal::SinusoidalValues;
 use crate::encoding::torch_f32::{self, Arithmetic};
 use crate::encoding::{
-    ParamError, alibi, binary, grid, relative, resample, rope, rope2d, similarity2d, sinusoidal,
+    ParamError, alibi, binary, context, grid, relative, resample, rope, rope2d, similarity2d, sinusoidal,
 };
 
 /// Computes `spec` after checking its parameters and that it fits in available memory.
@@ -34,6 +34,7 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         | TableSpec::RopeCache { .. }
         | TableSpec::RopeAttentionFactor { .. }
         | TableSpec::RopeApply { .. }
+        | TableSpec::RopeUnseen(_)
         | TableSpec::AlibiKeys { .. }
         | TableSpec::SinCos2dResample { .. } => {
             let window = Window::all(spec.matrix_shape());
@@ -263,6 +264,13 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             let anchor = *anchor as i64;
             real(Box::new(move |_, _, j| {
                 values.dot_at_offset(j as i64 - anchor)
+            }))
+        }
+        TableSpec::RopeUnseen(p) => {
+            let pairs = p.pairs();
+            real(Box::new(move |_, distance, i| {
+                let (per_step, limit) = pairs[i];
+                f64::from(u8::from(context::is_unseen(distance as u64, per_step, limit)))
             }))
         }
         TableSpec::Similarity(p) => {

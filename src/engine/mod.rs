@@ -14,6 +14,7 @@ use crate::encoding::exact_angle::{self, DoubleF64, TurnsPerStep};
 use ndarray::{Array2, ArrayD};
 
 use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiParams};
+use crate::encoding::context::UnseenParams;
 use crate::encoding::binary::BinaryParams;
 use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
@@ -69,6 +70,9 @@ pub enum TableSpec {
         start: u64,
         freqs: RopeFrequencies,
     },
+    /// `[L', R/2]`: 1 where a context-extension method turns pair `i` at distance `p` to an
+    /// angle the model never saw in training, else 0 (see `encoding::context`).
+    RopeUnseen(UnseenParams),
     AlibiSlopes {
         heads: usize,
     },
@@ -159,6 +163,7 @@ impl TableSpec {
                 .validate()?;
                 freqs.validate(input.ncols(), *base)
             }
+            TableSpec::RopeUnseen(p) => p.validate(),
             TableSpec::AlibiSlopes { heads } => {
                 encoding::check_count("heads", *heads, encoding::HEADS_RANGE)
             }
@@ -210,6 +215,7 @@ impl TableSpec {
             } => "rope-sin",
             TableSpec::RopeAttentionFactor { .. } => "rope-attention-factor",
             TableSpec::RopeApply { .. } => "rope-apply",
+            TableSpec::RopeUnseen(_) => "rope-unseen",
             TableSpec::AlibiSlopes { .. } => "alibi-slopes",
             TableSpec::Alibi { .. } => "alibi",
             TableSpec::AlibiKeys { .. } => "alibi",
@@ -239,6 +245,7 @@ impl TableSpec {
             TableSpec::Sinusoidal(_)
             | TableSpec::RopeAngles { .. }
             | TableSpec::RopeCache { .. }
+            | TableSpec::RopeUnseen(_)
             | TableSpec::Binary(_)
             | TableSpec::DotDecay { .. } => "--seq or --dim",
             TableSpec::Similarity(_) | TableSpec::T5Buckets(_) | TableSpec::RelativeClip(_) => {
@@ -292,6 +299,7 @@ impl TableSpec {
             }
             TableSpec::RopeAttentionFactor { .. } => Some(vec![1]),
             TableSpec::RopeApply { input, .. } => Some(input.shape().to_vec()),
+            TableSpec::RopeUnseen(p) => Some(vec![p.seq, p.model.rotary() / 2]),
             TableSpec::AlibiSlopes { heads } => Some(vec![*heads]),
             TableSpec::Alibi { params, head } => heads_then_square(params.heads, params.seq, *head),
             TableSpec::AlibiKeys {

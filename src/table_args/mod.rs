@@ -19,6 +19,7 @@ use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::rope2d::AxialParams;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::context::{RopeModel, UnseenParams};
 use crate::encoding::torch_f32::{Arithmetic, ArithmeticArg, FreqForm};
 use crate::encoding::{self, ParamError};
 use crate::engine::{self, EngineError, Table, TableSpec};
@@ -42,6 +43,9 @@ pub enum Kind {
     RopeAngles,
     /// [seq, dim] the --input array rotated by RoPE, row p at position start+p
     RopeApply,
+    /// [seq, R/2] 1 where a context-extension --scaling turns pair i at distance p to an
+    /// angle a model trained on --train-len positions never saw, else 0
+    RopeUnseen,
     /// [seq, R] RoPE cos cache as models store it (half: HF/GPT-NeoX, interleaved: GPT-J)
     RopeCos,
     /// [seq, R] RoPE sin cache as models store it (half: HF/GPT-NeoX, interleaved: GPT-J)
@@ -287,7 +291,7 @@ pub struct TableArgs {
     #[arg(long, value_name = "K")]
     pub zero_row: Option<i64>,
 
-    /// ALiBi: the length the model was trained on, for --slope-scaling
+    /// The length the model was trained on: ALiBi's --slope-scaling, rope-unseen
     #[arg(long, value_name = "L")]
     pub train_len: Option<i64>,
 
@@ -368,6 +372,7 @@ Notes:
 Examples:
   poslab table sinusoidal --seq 2048 --dim 512 -o pe.npy
   poslab table rope-angles --seq 4096 --dim 128 --base 500000 -o angles.npy --dtype f64
+  poslab table rope-unseen --seq 16384 --dim 128 --train-len 4096 --scaling linear --factor 4 -o u.npy
   poslab table alibi --heads 12 --seq 128 --mode symmetric --head 3 -o head3.csv
   poslab table sincos-2d --grid-h 14 --grid-w 14 --dim 768 -o mae.npy";
 
@@ -489,6 +494,16 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "dtype",
             "arith",
             "freq_form",
+            ROTARY,
+            FACTOR,
+            SCALING,
+        ],
+        Kind::RopeUnseen => &[
+            "seq",
+            "dim",
+            "base",
+            "train_len",
+            "dtype",
             ROTARY,
             FACTOR,
             SCALING,
@@ -663,7 +678,7 @@ pub(crate) fn slope_scale(args: &TableArgs, spec: &TableSpec) -> Result<Option<f
                 "--seq applies to alibi-slopes only with --slope-scaling true (the slopes do not depend on the length otherwise)",
             ));
         }
-        if args.train_len.is_some() {
+        if args.train_len.is_some() && !matches!(spec, TableSpec::RopeUnseen(_)) {
             return Err(CliError::usage(
                 "--train-len applies with --slope-scaling true (the length beyond which slopes shrink)",
             ));
@@ -1112,6 +1127,35 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                     CachePart::Sin
                 },
             }
+        }
+        Kind::RopeUnseen => {
+            let dim = even_dim()?;
+            let freqs = rope_frequencies(args, dim)?;
+            let trained = args.train_len.ok_or_else(|| {
+                CliError::usage(
+                    "rope-unseen needs --train-len L, the length the model was trained on",
+                )
+            })?;
+            let trained = usize::try_from(trained)
+                .ok()
+                .filter(|&l| l >= 2)
+                .ok_or_else(|| {
+                    CliError::usage(format!(
+                        "--train-len {trained} is not allowed: use 2 or more"
+                    ))
+                })?;
+            TableSpec::RopeUnseen(UnseenParams {
+                model: RopeModel {
+                    name: String::new(),
+                    head_dim: dim,
+                    base: args.base,
+                    rotary_dim: freqs.rotary_dim,
+                    trained,
+                    scaling: Default::default(),
+                },
+                freqs,
+                seq: seq()?,
+            })
         }
         Kind::RopeApply => {
             let layout = match args.layout {

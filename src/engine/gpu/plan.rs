@@ -164,6 +164,25 @@ impl Plan {
                     ..rotation_params(*layout, *start, 0)
                 },
             ),
+            // Per pair: the method's turns per position, then the trained limit (two words
+            // each, most significant first).
+            TableSpec::RopeUnseen(p) => plan(
+                shaders::ROPE,
+                "rope_unseen",
+                TILE_2D,
+                p.pairs()
+                    .iter()
+                    .flat_map(|&(per_step, limit)| {
+                        [
+                            (per_step >> 32) as u32,
+                            per_step as u32,
+                            (limit >> 32) as u32,
+                            limit as u32,
+                        ]
+                    })
+                    .collect(),
+                KernelParams::default(),
+            ),
             TableSpec::AlibiSlopes { heads } => plan(
                 shaders::ROPE,
                 "constants_table",

@@ -1,0 +1,385 @@
+//! Context extension: a RoPE model pre-trained on `L` positions, run at `L' > L`. Each method
+//! (extrapolation, Position Interpolation, NTK-aware, dynamic NTK, YaRN, Llama 3, LongRoPE) is
+//! one of Hugging Face's scalings with the parameters that take the model from `L` to `L'`;
+//! what it does to each frequency pair is read off its wavelength and off the rotation angles
+//! it needs at `L'` that training never produced.
+//!
+//! Which angles training saw: pair `i` turns by `θ_i` per position, so over `L` positions it
+//! reaches every angle in `[0, (L-1)θ_i]`, which is every angle when that span is a full turn
+//! or more. At distance `p` under a method's frequency `θ'_i` the angle is `p θ'_i` modulo a
+//! turn; it is unseen when it lies beyond the trained span. Angles are compared as 64-bit
+//! fractions of a turn (the exact frequency rounded once, then integer arithmetic), which both
+//! engines evaluate identically.
+
+use super::exact_angle::TurnsPerStep;
+use super::rope::inv_freq;
+use super::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
+use super::{ParamError, SEQ_RANGE, check_base, check_count};
+
+/// The methods the lab compares, in the order it lists them.
+pub const METHODS: [ScalingKind; 7] = [
+    ScalingKind::None,
+    ScalingKind::Linear,
+    ScalingKind::Ntk,
+    ScalingKind::Dynamic,
+    ScalingKind::Yarn,
+    ScalingKind::Llama3,
+    ScalingKind::Longrope,
+];
+
+/// A method's name as the lab shows it.
+pub fn method_label(kind: ScalingKind) -> &'static str {
+    match kind {
+        ScalingKind::None => "Extrapolation (none)",
+        ScalingKind::Linear => "Position Interpolation",
+        ScalingKind::Ntk => "NTK-aware",
+        ScalingKind::Dynamic => "Dynamic NTK",
+        ScalingKind::Yarn => "YaRN",
+        ScalingKind::Llama3 => "Llama 3",
+        ScalingKind::Longrope => "LongRoPE",
+    }
+}
+
+/// What the lab needs of a RoPE model: its rotary frequencies before any extension, the length
+/// it was pre-trained on, and the scaling its config carries (whose parameters that method
+/// starts from).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RopeModel {
+    pub name: String,
+    pub head_dim: usize,
+    pub base: f64,
+    /// Rotated dimensions when fewer than the head's.
+    pub rotary_dim: Option<usize>,
+    /// `L`: the pre-training context (`original_max_position_embeddings` where the config
+    /// extends it, else `max_position_embeddings`).
+    pub trained: usize,
+    pub scaling: RopeScaling,
+}
+
+impl RopeModel {
+    /// The model of a config, or `None` when it does not use RoPE.
+    pub fn of(config: &crate::import::model_config::ModelConfig) -> Option<Self> {
+        let crate::import::model_config::PositionEncoding::Rope {
+            head_dim,
+            base,
+            freqs,
+            ..
+        } = &config.encoding
+        else {
+            return None;
+        };
+        let trained = freqs
+            .scaling
+            .original_max_position_embeddings
+            .or(config.context)?;
+        Some(Self {
+            name: config.name.clone(),
+            head_dim: *head_dim,
+            base: *base,
+            rotary_dim: freqs.rotary_dim,
+            trained,
+            scaling: freqs.scaling.clone(),
+        })
+    }
+
+    pub fn rotary(&self) -> usize {
+        self.rotary_dim.unwrap_or(self.head_dim)
+    }
+
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check_base("base", self.base)?;
+        check_count("train-len", self.trained, 2..=*SEQ_RANGE.end())?;
+        self.frequencies(RopeScaling::default())
+            .validate(self.head_dim, self.base)
+    }
+
+    /// The frequency setting of a method's `scaling` for this model.
+    pub fn frequencies(&self, scaling: RopeScaling) -> RopeFrequencies {
+        RopeFrequencies {
+            rotary_dim: self.rotary_dim,
+            scaling,
+        }
+    }
+
+    /// The scaling `kind` uses to take this model from `L` to `target`: the model's own
+    /// parameters where its config uses that method, else the method's usual ones with the
+    /// factor `L'/L` (at least 1). LongRoPE has no usual parameters (its factors are fitted per
+    /// model): without the config's lists it is an error saying so.
+    pub fn method_scaling(&self, kind: ScalingKind, target: usize) -> Result<RopeScaling, String> {
+        let factor = (target as f64 / self.trained as f64).max(1.0);
+        if self.scaling.kind == kind && kind != ScalingKind::None {
+            let mut own = self.scaling.clone();
+            // The lengths the formulas read are the lab's: L, and L' where a method grows
+            // with the sequence.
+            own.original_max_position_embeddings = Some(self.trained);
+            if kind == ScalingKind::Dynamic {
+                own.max_position_embeddings = Some(self.trained);
+            }
+            return Ok(own);
+        }
+        let trained = Some(self.trained);
+        let scaling = match kind {
+            ScalingKind::None => RopeScaling::default(),
+            ScalingKind::Linear | ScalingKind::Ntk => RopeScaling {
+                kind,
+                factor: Some(factor),
+                ..Default::default()
+            },
+            // HF's dynamic NTK grows the base with the current length beyond
+            // max_position_embeddings; a factor of 1 makes that growth L'/L itself.
+            ScalingKind::Dynamic => RopeScaling {
+                kind,
+                factor: Some(1.0),
+                max_position_embeddings: trained,
+                ..Default::default()
+            },
+            ScalingKind::Yarn => RopeScaling {
+                kind,
+                factor: Some(factor),
+                original_max_position_embeddings: trained,
+                ..Default::default()
+            },
+            // Meta's Llama 3.1 band edges: wavelengths beyond L/1 interpolated, below L/4 kept.
+            ScalingKind::Llama3 => RopeScaling {
+                kind,
+                factor: Some(factor),
+                original_max_position_embeddings: trained,
+                low_freq_factor: Some(1.0),
+                high_freq_factor: Some(4.0),
+                ..Default::default()
+            },
+            ScalingKind::Longrope => {
+                return Err(
+                    "LongRoPE's per-pair factors are fitted for each model: pick a model whose config has them (Phi-3)"
+                        .to_owned(),
+                );
+            }
+        };
+        Ok(scaling)
+    }
+}
+
+/// A frequency as a 64-bit fraction of a turn per position: the exact frequency rounded once
+/// (what the GPU kernels hold as two words).
+fn turn_word(turns: TurnsPerStep) -> u64 {
+    let [hi, lo] = turns.words();
+    (u64::from(hi) << 32) | u64::from(lo)
+}
+
+/// Angles beyond the trained span by less than this (2^-32 of a turn, 1.5e-9 radians) count
+/// as seen: the 64-bit words round the frequencies, and an angle exactly on the span's end
+/// (Position Interpolation maps distance `k L'/L` onto trained distance `k`) must not fall
+/// on either side by a rounding.
+pub const SEEN_SLACK: u64 = 1 << 32;
+
+/// How far each pair turned in training, as a 64-bit fraction of a turn: `(L-1) θ_i` plus
+/// [`SEEN_SLACK`], or `u64::MAX` (no angle lies beyond it) where training covered a full turn.
+pub fn seen_limits(rotary: usize, base: f64, trained: usize) -> Result<Vec<u64>, ParamError> {
+    let steps = trained.saturating_sub(1) as u128;
+    Ok(inv_freq(rotary, base)?
+        .iter()
+        .map(|&w| {
+            let per_step = u128::from(turn_word(TurnsPerStep::of(
+                super::exact_angle::DoubleF64::from_f64(w),
+            )));
+            // θ_i <= 1 radian, under a turn, so the word is the whole turn count per step.
+            let reached = steps * per_step;
+            if reached >= 1 << 64 {
+                u64::MAX
+            } else {
+                (reached as u64).saturating_add(SEEN_SLACK)
+            }
+        })
+        .collect())
+}
+
+/// The method's frequencies as 64-bit fractions of a turn per position.
+pub fn turn_words(frequencies: &[super::exact_angle::DoubleF64]) -> Vec<u64> {
+    frequencies
+        .iter()
+        .map(|&w| turn_word(TurnsPerStep::of(w)))
+        .collect()
+}
+
+/// Whether the angle at distance `p` of a pair turning `per_step` per position lies beyond
+/// the angles training reached (`limit`).
+pub fn is_unseen(p: u64, per_step: u64, limit: u64) -> bool {
+    p.wrapping_mul(per_step) > limit
+}
+
+/// The smallest distance below `seq` whose angle lies beyond `limit`, if any. Until the angle
+/// first wraps past a turn it only grows, so the first multiple of `per_step` beyond the limit
+/// is found by division; only when that multiple wraps (a fast pair whose span was almost a
+/// turn) are the distances after it scanned.
+pub fn first_unseen(per_step: u64, limit: u64, seq: u64) -> Option<u64> {
+    if limit == u64::MAX || per_step == 0 {
+        return None;
+    }
+    let first = limit / per_step + 1;
+    if u128::from(first) * u128::from(per_step) < 1u128 << 64 {
+        return (first < seq).then_some(first);
+    }
+    (first..seq).find(|&p| is_unseen(p, per_step, limit))
+}
+
+/// Per pair of a method at `L'`: the wavelength `2π/θ'_i` in positions and the distance where
+/// its angles first leave the trained span (`None`: never within `L'`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairReach {
+    pub wavelength: f64,
+    /// Turns the pair makes over the `L` trained positions, under the original frequency.
+    pub trained_turns: f64,
+    /// Turns the pair makes over `L'` positions under this method.
+    pub target_turns: f64,
+    pub first_unseen: Option<u64>,
+}
+
+/// Each pair's reach under `freqs` (validated for `model`) at `target` positions.
+pub fn pair_reach(model: &RopeModel, freqs: &RopeFrequencies, target: usize) -> Vec<PairReach> {
+    let rotary = model.rotary();
+    let trained = inv_freq(rotary, model.base).map(|t| t.to_vec()).unwrap_or_default();
+    let limits = seen_limits(rotary, model.base, model.trained).unwrap_or_default();
+    let exact = freqs.exact_inv_freq(model.head_dim, model.base, target);
+    let words = turn_words(&exact);
+    let method = freqs.inv_freq(model.head_dim, model.base, target);
+    let tau = std::f64::consts::TAU;
+    method
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| PairReach {
+            wavelength: tau / w,
+            trained_turns: (model.trained - 1) as f64 * trained[i] / tau,
+            target_turns: (target.max(1) - 1) as f64 * w / tau,
+            first_unseen: first_unseen(words[i], limits[i], target as u64),
+        })
+        .collect()
+}
+
+/// The table behind the unseen-angle map: `[seq, R/2]`, 1 where the angle at distance `p` in
+/// pair `i` lies beyond what training reached, else 0; `seq` is `L'`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnseenParams {
+    pub model: RopeModel,
+    pub freqs: RopeFrequencies,
+    pub seq: usize,
+}
+
+impl UnseenParams {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        self.model.validate()?;
+        check_count("seq", self.seq, SEQ_RANGE)?;
+        self.freqs.validate(self.model.head_dim, self.model.base)
+    }
+
+    /// Per pair, `(turns per position under the method, trained limit)`.
+    pub fn pairs(&self) -> Vec<(u64, u64)> {
+        let model = &self.model;
+        let exact = self
+            .freqs
+            .exact_inv_freq(model.head_dim, model.base, self.seq);
+        let limits = seen_limits(model.rotary(), model.base, model.trained).unwrap_or_default();
+        turn_words(&exact).into_iter().zip(limits).collect()
+    }
+}
+
+/// The survey's ImageNet-100 results (top-1 accuracy, %), as shipped in
+/// `assets/survey/imagenet100_resolution.csv`.
+pub const SURVEY_CSV: &str = include_str!("../../assets/survey/imagenet100_resolution.csv");
+
+/// One method's accuracies of the survey table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurveySeries {
+    pub method: String,
+    /// `(test resolution in pixels, top-1 %)`.
+    pub points: Vec<(u32, f64)>,
+}
+
+/// The survey table, one series per method (the CSV's columns after the resolution).
+pub fn survey_series() -> Result<Vec<SurveySeries>, String> {
+    let mut lines = SURVEY_CSV
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty());
+    let header = lines.next().ok_or("the survey table is empty")?;
+    let mut series: Vec<SurveySeries> = header
+        .split(',')
+        .skip(1)
+        .map(|method| SurveySeries {
+            method: method.trim().to_owned(),
+            points: Vec::new(),
+        })
+        .collect();
+    for line in lines {
+        let mut cells = line.split(',');
+        let resolution: u32 = cells
+            .next()
+            .and_then(|cell| cell.trim().parse().ok())
+            .ok_or_else(|| format!("a row without a resolution: {line}"))?;
+        for (column, cell) in series.iter_mut().zip(cells) {
+            let accuracy: f64 = cell
+                .trim()
+                .parse()
+                .map_err(|_| format!("not a number: {cell}"))?;
+            column.points.push((resolution, accuracy));
+        }
+    }
+    Ok(series)
+}
+
+/// The resolution the survey's models were trained at.
+pub const SURVEY_TRAINING_RESOLUTION: u32 = 224;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn llama2() -> RopeModel {
+        RopeModel {
+            name: "llama-2".into(),
+            head_dim: 128,
+            base: 10_000.0,
+            rotary_dim: None,
+            trained: 4096,
+            scaling: RopeScaling::default(),
+        }
+    }
+
+    #[test]
+    fn the_first_unseen_distance_is_the_first_beyond_the_limit() {
+        for (per_step, limit, seq) in [
+            (1u64 << 40, 5u64 << 40, 100u64),
+            (3, 10, 100),
+            (u64::MAX / 3, u64::MAX / 2, 50),
+            (1 << 62, (1 << 62) + 1, 50),
+        ] {
+            let scanned = (0..seq).find(|&p| is_unseen(p, per_step, limit));
+            assert_eq!(first_unseen(per_step, limit, seq), scanned);
+        }
+    }
+
+    #[test]
+    fn extrapolation_leaves_the_slow_pairs_unseen_and_interpolation_none() {
+        let model = llama2();
+        let target = 16_384;
+        let none = pair_reach(&model, &model.frequencies(RopeScaling::default()), target);
+        // The pairs with a wavelength under 4096 turned fully in training: never unseen.
+        for (i, reach) in none.iter().enumerate() {
+            let full = reach.trained_turns >= 1.0;
+            assert_eq!(full, reach.first_unseen.is_none(), "pair {i}");
+            if let Some(p) = reach.first_unseen {
+                // Unseen from distance L on (the first angle past (L-1)θ).
+                assert_eq!(p, 4096, "pair {i}");
+            }
+        }
+        let pi = model
+            .method_scaling(ScalingKind::Linear, target)
+            .map(|s| model.frequencies(s))
+            .unwrap();
+        // Interpolation by L'/L maps distance 4k onto k: the last three distances, 16381 to
+        // 16383, land between the trained 4095 and 4096, past every angle training made (by
+        // a quarter of a step or more); 16380 lands on 4095 itself and is seen.
+        for (i, reach) in pair_reach(&model, &pi, target).iter().enumerate() {
+            let expected = (none[i].trained_turns < 1.0).then_some(16_381);
+            assert_eq!(reach.first_unseen, expected, "pair {i}");
+        }
+    }
+}
