@@ -1443,3 +1443,79 @@ fn the_check_view_holds_a_file_to_its_float_type_as_the_command_line_does() {
         outcome.report
     );
 }
+
+#[test]
+fn the_context_view_follows_the_model_the_target_and_the_methods() {
+    use poslab::encoding::context::method_label;
+    use poslab::encoding::rope_scaling::ScalingKind;
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Context extension").click();
+    harness.run();
+    harness.get_by_label("Model").click();
+    harness.run();
+    harness.get_by_label("Llama-3.1-8B").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "Target length L'")
+        .set_value_accesskit(65_536.0);
+    harness.run();
+    harness
+        .get_by_label(method_label(ScalingKind::Llama3))
+        .click();
+    harness.run();
+    let view = harness.state_mut().context_view();
+    let model = view.model();
+    assert_eq!(model.name, "meta-llama/Llama-3.1-8B");
+    assert_eq!((model.trained, model.base), (8192, 500_000.0));
+    assert_eq!(view.shown_target(), 65_536);
+    let shown: Vec<bool> = view.methods.iter().map(|m| m.shown).collect();
+    // The defaults (extrapolation, PI, NTK, YaRN) and Llama 3, ticked above.
+    assert_eq!(shown, [true, true, true, false, true, true, false]);
+    let unseen = view.unseen_spec().unwrap();
+    let curves: Vec<_> = view
+        .curves()
+        .iter()
+        .map(|c| (c.kind, c.freqs.clone(), c.reach.clone()))
+        .collect();
+    for (kind, freqs, reach) in curves {
+        let Ok(freqs) = freqs else {
+            assert_eq!(kind, ScalingKind::Longrope);
+            continue;
+        };
+        // The wavelengths drawn are 2π over the engine's inverse frequencies at L'.
+        let spec = TableSpec::RopeInvFreq {
+            dim: model.head_dim,
+            base: model.base,
+            seq: 65_536,
+            freqs,
+        };
+        let Table::Real(theta) = cpu::compute(&spec).unwrap() else {
+            panic!("real")
+        };
+        assert_eq!(theta.len(), reach.len());
+        for (t, r) in theta.iter().zip(&reach) {
+            let expected = std::f64::consts::TAU / t;
+            assert!(
+                (r.wavelength - expected).abs() <= 1e-12 * expected,
+                "{kind:?}"
+            );
+        }
+    }
+    // The map is Llama 3.1's trained frequencies against extrapolation at L'.
+    let TableSpec::RopeUnseen(params) = unseen else {
+        panic!("the map is an unseen-angle table")
+    };
+    assert_eq!(params.seq, 65_536);
+    assert_eq!(params.freqs.scaling.kind, ScalingKind::None);
+    assert_eq!(params.model, model);
+}
+
+#[test]
+fn context_view_snapshot() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Context extension").click();
+    harness.run();
+    harness.snapshot("views/context");
+}

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::views::alibi::AlibiView;
 use crate::views::check::CheckView;
+use crate::views::context::ContextView;
 use crate::views::corkscrew::CorkscrewView;
 use crate::views::dot_decay::DotDecayView;
 use crate::views::patches::PatchView;
@@ -51,6 +52,7 @@ pub struct PoslabApp {
     alibi: AlibiView,
     patches: PatchView,
     corkscrew: CorkscrewView,
+    context: ContextView,
     check: CheckView,
     export: export::ExportWindow,
     /// The central panel's size last frame: the export's default figure size.
@@ -72,6 +74,7 @@ impl PoslabApp {
             alibi: AlibiView::default(),
             patches: PatchView::default(),
             corkscrew: CorkscrewView::default(),
+            context: ContextView::default(),
             check: CheckView::default(),
             export: export::ExportWindow::default(),
             view_size: egui::vec2(1000.0, 700.0),
@@ -100,6 +103,7 @@ impl PoslabApp {
         self.alibi = restored(storage, &view_key(ViewKind::Alibi));
         self.patches = restored(storage, &view_key(ViewKind::Patches));
         self.corkscrew = restored(storage, &view_key(ViewKind::Corkscrew));
+        self.context = restored(storage, &view_key(ViewKind::Context));
     }
 
     /// Hides the adapter's name and the timings, which differ between machines.
@@ -126,6 +130,11 @@ impl PoslabApp {
     /// The ALiBi view, for tests.
     pub fn alibi_view(&self) -> &AlibiView {
         &self.alibi
+    }
+
+    /// The context-extension view, for tests.
+    pub fn context_view(&mut self) -> &mut ContextView {
+        &mut self.context
     }
 
     /// The RoPE corkscrew's view, for tests.
@@ -175,6 +184,7 @@ impl PoslabApp {
             ViewKind::Alibi => &self.alibi,
             ViewKind::Patches => &self.patches,
             ViewKind::Corkscrew => &self.corkscrew,
+            ViewKind::Context => &self.context,
             ViewKind::Check => &self.check,
         }
     }
@@ -318,6 +328,7 @@ impl eframe::App for PoslabApp {
                 ViewKind::Alibi => &mut self.alibi,
                 ViewKind::Patches => &mut self.patches,
                 ViewKind::Corkscrew => &mut self.corkscrew,
+                ViewKind::Context => &mut self.context,
                 ViewKind::Check => &mut self.check,
             };
             let mut ctx = ViewContext {
@@ -347,6 +358,7 @@ impl eframe::App for PoslabApp {
         eframe::set_value(storage, &view_key(ViewKind::Alibi), &self.alibi);
         eframe::set_value(storage, &view_key(ViewKind::Patches), &self.patches);
         eframe::set_value(storage, &view_key(ViewKind::Corkscrew), &self.corkscrew);
+        eframe::set_value(storage, &view_key(ViewKind::Context), &self.context);
     }
 }
 

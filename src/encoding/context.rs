@@ -207,19 +207,45 @@ pub fn is_unseen(p: u64, per_step: u64, limit: u64) -> bool {
     p.wrapping_mul(per_step) > limit
 }
 
-/// The smallest distance below `seq` whose angle lies beyond `limit`, if any. Until the angle
-/// first wraps past a turn it only grows, so the first multiple of `per_step` beyond the limit
-/// is found by division; only when that multiple wraps (a fast pair whose span was almost a
-/// turn) are the distances after it scanned.
+/// The smallest distance below `seq` whose angle lies beyond `limit`, if any: in each turn
+/// the angles grow, so the first distance of turn `k` beyond the limit is found by division,
+/// and it counts if it comes before the turn ends.
 pub fn first_unseen(per_step: u64, limit: u64, seq: u64) -> Option<u64> {
-    if limit == u64::MAX || per_step == 0 {
+    if limit == u64::MAX || per_step == 0 || seq == 0 {
         return None;
     }
-    let first = limit / per_step + 1;
-    if u128::from(first) * u128::from(per_step) < 1u128 << 64 {
-        return (first < seq).then_some(first);
+    let (step, seq) = (u128::from(per_step), u128::from(seq));
+    let turn = 1u128 << 64;
+    let turns = (seq - 1) * step / turn + 1;
+    (0..turns).find_map(|k| {
+        let first = (k * turn + u128::from(limit)) / step + 1;
+        (first * step < (k + 1) * turn && first < seq).then_some(first as u64)
+    })
+}
+
+/// How many distances below `seq` have an angle beyond `limit`: turn by turn, the distances
+/// whose angle lies between the limit and the next whole turn, counted by division.
+pub fn unseen_count(per_step: u64, limit: u64, seq: u64) -> u64 {
+    if limit == u64::MAX || per_step == 0 || seq == 0 {
+        return 0;
     }
-    (first..seq).find(|&p| is_unseen(p, per_step, limit))
+    let (step, seq) = (u128::from(per_step), u128::from(seq));
+    let turn = 1u128 << 64;
+    // Turns started by distance seq - 1.
+    let turns = (seq - 1) * step / turn + 1;
+    (0..turns)
+        .map(|k| {
+            // Distances p with k turn + limit < p step < (k + 1) turn.
+            let first = (k * turn + u128::from(limit)) / step + 1;
+            let last = ((k + 1) * turn - 1) / step;
+            let last = last.min(seq - 1);
+            if last >= first {
+                (last - first + 1) as u64
+            } else {
+                0
+            }
+        })
+        .sum()
 }
 
 /// Per pair of a method at `L'`: the wavelength `2π/θ'_i` in positions and the distance where
@@ -232,12 +258,16 @@ pub struct PairReach {
     /// Turns the pair makes over `L'` positions under this method.
     pub target_turns: f64,
     pub first_unseen: Option<u64>,
+    /// Distances below `L'` whose angle is unseen.
+    pub unseen_distances: u64,
 }
 
 /// Each pair's reach under `freqs` (validated for `model`) at `target` positions.
 pub fn pair_reach(model: &RopeModel, freqs: &RopeFrequencies, target: usize) -> Vec<PairReach> {
     let rotary = model.rotary();
-    let trained = inv_freq(rotary, model.base).map(|t| t.to_vec()).unwrap_or_default();
+    let trained = inv_freq(rotary, model.base)
+        .map(|t| t.to_vec())
+        .unwrap_or_default();
     let limits = seen_limits(rotary, model.base, model.trained).unwrap_or_default();
     let exact = freqs.exact_inv_freq(model.head_dim, model.base, target);
     let words = turn_words(&exact);
@@ -251,6 +281,7 @@ pub fn pair_reach(model: &RopeModel, freqs: &RopeFrequencies, target: usize) -> 
             trained_turns: (model.trained - 1) as f64 * trained[i] / tau,
             target_turns: (target.max(1) - 1) as f64 * w / tau,
             first_unseen: first_unseen(words[i], limits[i], target as u64),
+            unseen_distances: unseen_count(words[i], limits[i], target as u64),
         })
         .collect()
 }
@@ -350,9 +381,31 @@ mod tests {
             (3, 10, 100),
             (u64::MAX / 3, u64::MAX / 2, 50),
             (1 << 62, (1 << 62) + 1, 50),
+            // The first multiple past the limit wraps: found in a later turn.
+            (u64::MAX / 7 + 12345, u64::MAX - 100, 1000),
+            (u64::MAX / 7 + 12345, u64::MAX - 100, 5),
         ] {
             let scanned = (0..seq).find(|&p| is_unseen(p, per_step, limit));
             assert_eq!(first_unseen(per_step, limit, seq), scanned);
+        }
+    }
+
+    #[test]
+    fn unseen_distances_are_counted_as_a_scan_counts_them() {
+        for (per_step, limit, seq) in [
+            (1u64 << 40, 5u64 << 40, 100u64),
+            (3, 10, 100),
+            (u64::MAX / 3, u64::MAX / 2, 50),
+            (u64::MAX / 7 + 12345, u64::MAX / 3, 1000),
+            ((1 << 62) + 1, (1 << 62) + 1, 50),
+            (1 << 50, u64::MAX - 5, 100_000),
+        ] {
+            let scanned = (0..seq).filter(|&p| is_unseen(p, per_step, limit)).count() as u64;
+            assert_eq!(
+                unseen_count(per_step, limit, seq),
+                scanned,
+                "{per_step} {limit}"
+            );
         }
     }
 

@@ -9,7 +9,8 @@ use super::{EngineError, Table, TableSpec, Window};
 use crate::encoding::sinusoidal::SinusoidalValues;
 use crate::encoding::torch_f32::{self, Arithmetic};
 use crate::encoding::{
-    ParamError, alibi, binary, context, grid, relative, resample, rope, rope2d, similarity2d, sinusoidal,
+    ParamError, alibi, binary, context, grid, relative, resample, rope, rope2d, similarity2d,
+    sinusoidal,
 };
 
 /// Computes `spec` after checking its parameters and that it fits in available memory.
@@ -270,7 +271,11 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             let pairs = p.pairs();
             real(Box::new(move |_, distance, i| {
                 let (per_step, limit) = pairs[i];
-                f64::from(u8::from(context::is_unseen(distance as u64, per_step, limit)))
+                f64::from(u8::from(context::is_unseen(
+                    distance as u64,
+                    per_step,
+                    limit,
+                )))
             }))
         }
         TableSpec::Similarity(p) => {

@@ -14,8 +14,8 @@ use crate::encoding::exact_angle::{self, DoubleF64, TurnsPerStep};
 use ndarray::{Array2, ArrayD};
 
 use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiParams};
-use crate::encoding::context::UnseenParams;
 use crate::encoding::binary::BinaryParams;
+use crate::encoding::context::UnseenParams;
 use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::resample::ResampleParams;
@@ -72,7 +72,7 @@ pub enum TableSpec {
     },
     /// `[L', R/2]`: 1 where a context-extension method turns pair `i` at distance `p` to an
     /// angle the model never saw in training, else 0 (see `encoding::context`).
-    RopeUnseen(UnseenParams),
+    RopeUnseen(Box<UnseenParams>),
     AlibiSlopes {
         heads: usize,
     },

@@ -12,6 +12,7 @@ use ndarray::Ix2;
 
 use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiMode, AlibiParams};
 use crate::encoding::binary::BinaryParams;
+use crate::encoding::context::{RopeModel, UnseenParams};
 use crate::encoding::grid::{DistanceMetric, GridParams, Raster, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::resample::{ResampleMode, ResampleParams};
@@ -19,7 +20,6 @@ use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::rope2d::AxialParams;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
-use crate::encoding::context::{RopeModel, UnseenParams};
 use crate::encoding::torch_f32::{Arithmetic, ArithmeticArg, FreqForm};
 use crate::encoding::{self, ParamError};
 use crate::engine::{self, EngineError, Table, TableSpec};
@@ -1144,7 +1144,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                         "--train-len {trained} is not allowed: use 2 or more"
                     ))
                 })?;
-            TableSpec::RopeUnseen(UnseenParams {
+            TableSpec::RopeUnseen(Box::new(UnseenParams {
                 model: RopeModel {
                     name: String::new(),
                     head_dim: dim,
@@ -1155,7 +1155,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 },
                 freqs,
                 seq: seq()?,
-            })
+            }))
         }
         Kind::RopeApply => {
             let layout = match args.layout {

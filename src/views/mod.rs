@@ -2,6 +2,7 @@
 
 pub mod alibi;
 pub mod check;
+pub mod context;
 pub mod corkscrew;
 pub mod dot_decay;
 pub mod patches;
@@ -56,16 +57,18 @@ pub enum ViewKind {
     Alibi,
     Patches,
     Corkscrew,
+    Context,
     Check,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 6] = [
+    pub const ALL: [ViewKind; 7] = [
         ViewKind::Sinusoidal,
         ViewKind::DotDecay,
         ViewKind::Alibi,
         ViewKind::Corkscrew,
         ViewKind::Patches,
+        ViewKind::Context,
         ViewKind::Check,
     ];
 
@@ -76,6 +79,7 @@ impl ViewKind {
             ViewKind::Alibi => "ALiBi",
             ViewKind::Patches => "2D patch maps",
             ViewKind::Corkscrew => "RoPE corkscrew (3D)",
+            ViewKind::Context => "Context extension",
             ViewKind::Check => "Check a table",
         }
     }
@@ -97,6 +101,9 @@ impl ViewKind {
             }
             ViewKind::Patches => {
                 "Click a patch to make it the query · pick what each map shows · hover a patch for its value"
+            }
+            ViewKind::Context => {
+                "Pick a model and a target length L' · tick methods to compare · hover a pair for its wavelengths, the map for its angle"
             }
             ViewKind::Check => {
                 "Open (Ctrl+O) or drop a .npy, .csv or .safetensors table · Identify it, or compare it with a kind"
@@ -127,6 +134,9 @@ impl ViewKind {
             (ViewKind::Patches, Seq | Start) => {
                 Some("The patch maps take their positions from the patch grid set in the view")
             }
+            (ViewKind::Context, _) => Some(
+                "The context-extension lab takes the head width, base and lengths from the model chosen in the view",
+            ),
             (ViewKind::Patches, Layout | Spacing) => {
                 Some("2D encodings fix their own layout (MAE: sin then cos; rope-vit: x then y)")
             }

@@ -1,0 +1,746 @@
+//! Context extension: a RoPE model trained on `L` positions run at `L'`, under each scaling
+//! method. The wavelength of every pair per method against `L` and `L'`; the map of distances
+//! and pairs whose rotation angle training never produced (computed by the engine at any `L'`);
+//! a summary per method; and the survey's measured ViT accuracies against test resolution.
+
+use egui_plot::{HLine, Legend, Line, Plot, PlotPoints, VLine};
+
+use crate::app::dialogs::{DialogAnswer, PendingDialog};
+use crate::encoding::context::{
+    self, METHODS, PairReach, RopeModel, SURVEY_TRAINING_RESOLUTION, UnseenParams, method_label,
+};
+use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
+use crate::engine::TableSpec;
+use crate::import::model_config::{MODEL_CONFIGS, ModelConfig};
+use crate::views::{View, ViewContext};
+use crate::widgets::heatmap::TableHeatmap;
+
+/// The longest target length the slider offers.
+pub const MAX_TARGET: usize = 1 << 20;
+
+/// A method's parameters as the user edited them; `None` keeps the method's own (from the
+/// model's config, or the usual ones for `L -> L'`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct MethodEdit {
+    pub shown: bool,
+    pub factor: Option<f64>,
+    pub low_freq_factor: Option<f64>,
+    pub high_freq_factor: Option<f64>,
+    pub beta_fast: Option<f64>,
+    pub beta_slow: Option<f64>,
+}
+
+/// One method as drawn: its scaling, frequencies and per-pair reach, or why it cannot be.
+pub struct MethodCurves {
+    pub kind: ScalingKind,
+    pub freqs: Result<RopeFrequencies, String>,
+    pub reach: Vec<PairReach>,
+}
+
+/// What the view keeps between frames (its settings also between runs).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ContextView {
+    /// The shipped model's file name (assets/models), when no config file was opened.
+    pub model_file: String,
+    /// `L'`.
+    pub target: usize,
+    /// Per method of [`METHODS`], in order.
+    pub methods: Vec<MethodEdit>,
+    /// The method whose unseen angles the map shows.
+    pub map_method: ScalingKind,
+    /// A config opened from a file (not kept between runs: the file may be gone).
+    #[serde(skip)]
+    opened: Option<RopeModel>,
+    #[serde(skip)]
+    pending_dialog: Option<PendingDialog>,
+    /// Why the last file opened was refused.
+    #[serde(skip)]
+    pub file_error: Option<String>,
+    #[serde(skip)]
+    heatmap: TableHeatmap,
+    #[serde(skip)]
+    curves: Option<(CurvesKey, Vec<MethodCurves>)>,
+}
+
+/// What the curves were computed for.
+#[derive(Clone, PartialEq)]
+struct CurvesKey {
+    model: RopeModel,
+    target: usize,
+    methods: Vec<MethodEdit>,
+}
+
+impl Default for ContextView {
+    fn default() -> Self {
+        let shown = [
+            ScalingKind::None,
+            ScalingKind::Linear,
+            ScalingKind::Ntk,
+            ScalingKind::Yarn,
+        ];
+        Self {
+            model_file: "llama-2-7b.json".to_owned(),
+            target: 16_384,
+            methods: METHODS
+                .iter()
+                .map(|kind| MethodEdit {
+                    shown: shown.contains(kind),
+                    ..Default::default()
+                })
+                .collect(),
+            map_method: ScalingKind::None,
+            opened: None,
+            pending_dialog: None,
+            file_error: None,
+            heatmap: TableHeatmap::default(),
+            curves: None,
+        }
+    }
+}
+
+/// The shipped models that use RoPE, by file name.
+pub fn rope_models() -> &'static [(String, RopeModel)] {
+    static MODELS: std::sync::OnceLock<Vec<(String, RopeModel)>> = std::sync::OnceLock::new();
+    MODELS.get_or_init(|| {
+        MODEL_CONFIGS
+            .iter()
+            .filter_map(|(file, text)| {
+                let config = ModelConfig::parse(text).ok()?;
+                Some(((*file).to_owned(), RopeModel::of(&config)?))
+            })
+            .collect()
+    })
+}
+
+fn short_name(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+impl ContextView {
+    /// The model drawn: the opened config, else the chosen shipped one (the first if that
+    /// name is unknown).
+    pub fn model(&self) -> RopeModel {
+        if let Some(model) = &self.opened {
+            return model.clone();
+        }
+        let models = rope_models();
+        models
+            .iter()
+            .find(|(file, _)| *file == self.model_file)
+            .or_else(|| models.first())
+            .map(|(_, model)| model.clone())
+            .unwrap_or_else(|| RopeModel {
+                name: "RoPE, head dim 128".to_owned(),
+                head_dim: 128,
+                base: 10_000.0,
+                rotary_dim: None,
+                trained: 4096,
+                scaling: RopeScaling::default(),
+            })
+    }
+
+    /// `L'` as drawn: at least 2 and at most [`MAX_TARGET`].
+    pub fn shown_target(&self) -> usize {
+        self.target.clamp(2, MAX_TARGET)
+    }
+
+    fn edit(&self, kind: ScalingKind) -> MethodEdit {
+        METHODS
+            .iter()
+            .position(|&k| k == kind)
+            .and_then(|i| self.methods.get(i).cloned())
+            .unwrap_or_default()
+    }
+
+    /// The scaling `kind` uses for the model at `L'`, with the user's edits.
+    pub fn method_scaling(&self, kind: ScalingKind) -> Result<RopeScaling, String> {
+        let model = self.model();
+        let mut scaling = model.method_scaling(kind, self.shown_target())?;
+        let edit = self.edit(kind);
+        let take = |slot: &mut Option<f64>, value: Option<f64>| {
+            if value.is_some() {
+                *slot = value;
+            }
+        };
+        take(&mut scaling.factor, edit.factor);
+        take(&mut scaling.low_freq_factor, edit.low_freq_factor);
+        take(&mut scaling.high_freq_factor, edit.high_freq_factor);
+        take(&mut scaling.beta_fast, edit.beta_fast);
+        take(&mut scaling.beta_slow, edit.beta_slow);
+        let freqs = model.frequencies(scaling.clone());
+        freqs
+            .validate(model.head_dim, model.base)
+            .map_err(|e| e.to_string())?;
+        Ok(scaling)
+    }
+
+    /// Every method's curves (shown or not), recomputed when the model, `L'` or an edit
+    /// changes.
+    pub fn curves(&mut self) -> &[MethodCurves] {
+        let key = CurvesKey {
+            model: self.model(),
+            target: self.shown_target(),
+            methods: self.methods.clone(),
+        };
+        if self.curves.as_ref().map(|(k, _)| k) != Some(&key) {
+            let curves = METHODS
+                .iter()
+                .map(|&kind| {
+                    let freqs = self
+                        .method_scaling(kind)
+                        .map(|scaling| key.model.frequencies(scaling));
+                    let reach = freqs
+                        .as_ref()
+                        .map(|f| context::pair_reach(&key.model, f, key.target))
+                        .unwrap_or_default();
+                    MethodCurves { kind, freqs, reach }
+                })
+                .collect();
+            self.curves = Some((key, curves));
+        }
+        self.curves.as_ref().map_or(&[], |(_, c)| c.as_slice())
+    }
+
+    /// The table the unseen-angle map draws, or why there is none.
+    pub fn unseen_spec(&self) -> Result<TableSpec, String> {
+        let model = self.model();
+        let scaling = self.method_scaling(self.map_method)?;
+        Ok(TableSpec::RopeUnseen(Box::new(UnseenParams {
+            freqs: model.frequencies(scaling),
+            model,
+            seq: self.shown_target(),
+        })))
+    }
+
+    /// Reads a config file as the model; a file that is not a RoPE model's config is refused
+    /// with its reason and the view keeps its model.
+    pub fn open_config(&mut self, path: &std::path::Path) {
+        match crate::table_args::config::read_config(path) {
+            Ok(config) => match RopeModel::of(&config) {
+                Some(model) => {
+                    self.opened = Some(model);
+                    self.file_error = None;
+                }
+                None => {
+                    self.file_error = Some(format!(
+                        "{}: {} does not use RoPE (or gives no trained length), so it has no rotation angles to extend",
+                        path.display(),
+                        config.name
+                    ));
+                }
+            },
+            Err(error) => self.file_error = Some(error.message),
+        }
+    }
+
+    fn controls_ui(&mut self, ui: &mut egui::Ui) {
+        let model = self.model();
+        ui.horizontal_wrapped(|ui| {
+            let label = match &self.opened {
+                Some(model) => format!("{} (opened)", short_name(&model.name)),
+                None => short_name(&model.name).to_owned(),
+            };
+            egui::ComboBox::from_label("Model")
+                .selected_text(label)
+                .show_ui(ui, |ui| {
+                    for (file, rope) in rope_models() {
+                        let chosen = self.opened.is_none() && self.model_file == *file;
+                        if ui
+                            .selectable_label(chosen, short_name(&rope.name))
+                            .on_hover_text(format!(
+                                "head dim {}, rotary {}, base {}, trained on {} positions",
+                                rope.head_dim,
+                                rope.rotary(),
+                                rope.base,
+                                rope.trained
+                            ))
+                            .clicked()
+                        {
+                            self.model_file = file.clone();
+                            self.opened = None;
+                        }
+                    }
+                })
+                .response
+                .on_hover_text("A model's head width, rotary width, base and the length L it was pre-trained on");
+            if ui
+                .add_enabled(self.pending_dialog.is_none(), egui::Button::new("Open config…"))
+                .on_hover_text("A Hugging Face config.json of a RoPE model (or drop one on the window)")
+                .clicked()
+            {
+                self.pending_dialog = Some(PendingDialog::open_file(
+                    ui.ctx(),
+                    "Model config",
+                    "config.json",
+                    &["json"],
+                ));
+            }
+            let mut target = self.shown_target();
+            let slider = egui::Slider::new(&mut target, 2..=MAX_TARGET)
+                .logarithmic(true)
+                .text("Target length L'")
+                .update_while_editing(false);
+            if ui
+                .add(slider)
+                .on_hover_text("The context the model is run at; L is where its training stopped")
+                .changed()
+            {
+                self.target = target;
+            }
+            ui.label(format!(
+                "L = {}   L'/L = {:.3}",
+                model.trained,
+                self.shown_target() as f64 / model.trained as f64
+            ));
+        });
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Methods:");
+            for (k, &kind) in METHODS.iter().enumerate() {
+                let available = self.method_scaling(kind);
+                let Some(edit) = self.methods.get_mut(k) else {
+                    continue;
+                };
+                let response = ui.add_enabled(
+                    available.is_ok(),
+                    egui::Checkbox::new(&mut edit.shown, method_label(kind)),
+                );
+                match available {
+                    Ok(_) => response.on_hover_text(method_tip(kind)),
+                    Err(reason) => response.on_disabled_hover_text(reason),
+                };
+            }
+        });
+        egui::CollapsingHeader::new("Method parameters")
+            .id_salt("context_method_parameters")
+            .show(ui, |ui| self.parameters_ui(ui));
+    }
+
+    /// A grid of each shown method's parameters; an empty box keeps the method's own.
+    fn parameters_ui(&mut self, ui: &mut egui::Ui) {
+        egui::Grid::new("context_parameters")
+            .striped(true)
+            .show(ui, |ui| {
+                ui.label("method");
+                ui.label("factor");
+                ui.label("other parameters");
+                ui.end_row();
+                for (k, &kind) in METHODS.iter().enumerate() {
+                    if kind == ScalingKind::None {
+                        continue;
+                    }
+                    let Ok(current) = self.method_scaling(kind) else {
+                        continue;
+                    };
+                    let Some(edit) = self.methods.get_mut(k) else {
+                        continue;
+                    };
+                    ui.label(method_label(kind));
+                    number_ui(ui, &mut edit.factor, current.factor, "factor", 1.0..=1024.0);
+                    ui.horizontal(|ui| match kind {
+                        ScalingKind::Llama3 => {
+                            number_ui(
+                                ui,
+                                &mut edit.low_freq_factor,
+                                current.low_freq_factor,
+                                "low_freq_factor",
+                                0.01..=1e3,
+                            );
+                            number_ui(
+                                ui,
+                                &mut edit.high_freq_factor,
+                                current.high_freq_factor,
+                                "high_freq_factor",
+                                0.01..=1e3,
+                            );
+                        }
+                        ScalingKind::Yarn => {
+                            number_ui(
+                                ui,
+                                &mut edit.beta_fast,
+                                current.beta_fast.or(Some(32.0)),
+                                "beta_fast",
+                                0.01..=1e3,
+                            );
+                            number_ui(
+                                ui,
+                                &mut edit.beta_slow,
+                                current.beta_slow.or(Some(1.0)),
+                                "beta_slow",
+                                0.01..=1e3,
+                            );
+                        }
+                        ScalingKind::Dynamic => {
+                            ui.label("the base grows with L' beyond L");
+                        }
+                        ScalingKind::Longrope => {
+                            ui.label("per-pair factors from the model's config");
+                        }
+                        _ => {}
+                    });
+                    ui.end_row();
+                }
+            });
+        if ui
+            .button("Reset parameters")
+            .on_hover_text(
+                "Back to each method's own parameters: the model's config, or factor L'/L",
+            )
+            .clicked()
+        {
+            for edit in &mut self.methods {
+                *edit = MethodEdit {
+                    shown: edit.shown,
+                    ..Default::default()
+                };
+            }
+        }
+    }
+
+    /// Picks up a dialog's answer or a dropped config.
+    fn poll_files(&mut self, ui: &egui::Ui) {
+        if let Some(dialog) = &self.pending_dialog {
+            match dialog.poll() {
+                DialogAnswer::Waiting => {}
+                DialogAnswer::Chosen(path) => {
+                    self.pending_dialog = None;
+                    self.open_config(&path);
+                }
+                DialogAnswer::Cancelled => self.pending_dialog = None,
+            }
+        }
+        let dropped = ui.ctx().input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .find(|path| path.extension().is_some_and(|e| e == "json"))
+        });
+        if let Some(path) = dropped {
+            self.open_config(&path);
+        }
+    }
+}
+
+/// What each method does, in a line.
+fn method_tip(kind: ScalingKind) -> &'static str {
+    match kind {
+        ScalingKind::None => {
+            "Run the trained frequencies past L: slow pairs reach angles never trained"
+        }
+        ScalingKind::Linear => {
+            "Position Interpolation: every frequency divided by L'/L, so L' positions span the angles L did"
+        }
+        ScalingKind::Ntk => {
+            "NTK-aware: a larger base, so fast pairs keep their frequency and slow ones are interpolated"
+        }
+        ScalingKind::Dynamic => {
+            "Dynamic NTK: the NTK base recomputed from the current length once it passes L"
+        }
+        ScalingKind::Yarn => {
+            "YaRN: pairs that turn often in L are kept, slow ones interpolated, a ramp between; attention scaled by 0.1 ln(s) + 1"
+        }
+        ScalingKind::Llama3 => {
+            "Llama 3: wavelengths above L interpolated, below L/4 kept, a smooth band between"
+        }
+        ScalingKind::Longrope => {
+            "LongRoPE: one searched rescale factor per pair, from the model's config"
+        }
+    }
+}
+
+/// An optional number: empty uses `current` (shown greyed), a typed value overrides it.
+fn number_ui(
+    ui: &mut egui::Ui,
+    value: &mut Option<f64>,
+    current: Option<f64>,
+    name: &str,
+    range: std::ops::RangeInclusive<f64>,
+) {
+    let mut shown = value.or(current).unwrap_or(1.0);
+    let response = ui
+        .add(
+            egui::DragValue::new(&mut shown)
+                .range(range)
+                .speed(0.05)
+                .prefix(format!("{name} ")),
+        )
+        .on_hover_text(format!(
+            "Hugging Face's {name}; {}",
+            if value.is_some() {
+                "edited (Reset parameters goes back)"
+            } else {
+                "the method's own value"
+            }
+        ));
+    if response.changed() {
+        *value = Some(shown);
+    }
+}
+
+/// `log10` of a wavelength, as the chart plots it.
+fn log10(v: f64) -> f64 {
+    v.max(f64::MIN_POSITIVE).log10()
+}
+
+fn wavelength_ui(
+    ui: &mut egui::Ui,
+    curves: &[MethodCurves],
+    shown: &[bool],
+    model: &RopeModel,
+    target: usize,
+    height: f32,
+) {
+    let response = Plot::new("context_wavelengths")
+        .height(height)
+        .legend(
+            Legend::default()
+                .position(egui_plot::Corner::LeftTop)
+                .follow_insertion_order(true),
+        )
+        .x_axis_label("pair i")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::decade_ticks)
+        .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+        .y_axis_label("wavelength 2π/θ_i (positions, log)")
+        .show(ui, |plot_ui| {
+            plot_ui.hline(
+                HLine::new(
+                    format!("L = {}", model.trained),
+                    log10(model.trained as f64),
+                )
+                .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            plot_ui.hline(
+                HLine::new(format!("L' = {target}"), log10(target as f64))
+                    .style(egui_plot::LineStyle::dashed_dense()),
+            );
+            for (curve, &visible) in curves.iter().zip(shown) {
+                if !visible || curve.reach.is_empty() {
+                    continue;
+                }
+                let points: Vec<[f64; 2]> = curve
+                    .reach
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| [i as f64, log10(r.wavelength)])
+                    .collect();
+                plot_ui
+                    .line(Line::new(method_label(curve.kind), PlotPoints::from(points)).width(1.5));
+            }
+            plot_ui.pointer_coordinate()
+        });
+    crate::widgets::layout::record_plot(ui.ctx(), "context_wavelengths", &response.transform);
+    let pairs = curves.first().map_or(0, |c| c.reach.len());
+    if response.response.hovered()
+        && let Some(pointer) = response.inner
+        && pairs > 0
+    {
+        let pair = (pointer.x.round().max(0.0) as usize).min(pairs - 1);
+        let mut text = format!("pair {pair} (dims {} and {})", 2 * pair, 2 * pair + 1);
+        if let Some(trained) = curves.first().and_then(|c| c.reach.get(pair)) {
+            text.push_str(&format!(
+                "\nin training (L = {}): {:.4} turns{}",
+                model.trained,
+                trained.trained_turns,
+                if trained.trained_turns >= 1.0 {
+                    ", every angle seen"
+                } else {
+                    ", part of a turn"
+                }
+            ));
+        }
+        for (curve, &visible) in curves.iter().zip(shown) {
+            if let (true, Some(r)) = (visible, curve.reach.get(pair)) {
+                text.push_str(&format!(
+                    "\n{}: wavelength {:.1}, {:.4} turns over L'{}",
+                    method_label(curve.kind),
+                    r.wavelength,
+                    r.target_turns,
+                    match r.first_unseen {
+                        Some(p) => format!(", unseen angles from distance {p}"),
+                        None => String::new(),
+                    }
+                ));
+            }
+        }
+        response.response.on_hover_text_at_pointer(text);
+    }
+}
+
+fn survey_ui(ui: &mut egui::Ui, height: f32) {
+    let Ok(series) = context::survey_series() else {
+        return;
+    };
+    let response = Plot::new("context_survey")
+        .height(height)
+        .legend(
+            Legend::default()
+                .position(egui_plot::Corner::RightBottom)
+                .follow_insertion_order(true),
+        )
+        .x_axis_label("test resolution (px), trained at 224")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::nice_ticks)
+        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_axis_label("ImageNet-100 top-1 (%)")
+        .show(ui, |plot_ui| {
+            plot_ui.vline(
+                VLine::new("trained at 224 px", f64::from(SURVEY_TRAINING_RESOLUTION))
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            for s in &series {
+                let points: Vec<[f64; 2]> =
+                    s.points.iter().map(|&(r, a)| [f64::from(r), a]).collect();
+                plot_ui.line(Line::new(s.method.clone(), PlotPoints::from(points)).width(1.5));
+            }
+        });
+    crate::widgets::layout::record_plot(ui.ctx(), "context_survey", &response.transform);
+}
+
+/// Per shown method: how many pairs see unseen angles, from which distance, and the attention
+/// factor.
+fn summary_ui(
+    ui: &mut egui::Ui,
+    curves: &[MethodCurves],
+    shown: &[bool],
+    model: &RopeModel,
+    target: usize,
+) {
+    egui::Grid::new("context_summary").striped(true).show(ui, |ui| {
+        ui.strong("method");
+        ui.strong("unseen pairs").on_hover_text(
+            "Pairs whose angle at some distance below L' lies beyond every angle they reached in training",
+        );
+        ui.strong("from distance").on_hover_text("The shortest distance with an unseen angle in any pair");
+        ui.strong("unseen cells").on_hover_text(
+            "The share of the map's (distance, pair) cells that are unseen",
+        );
+        ui.strong("attention").on_hover_text("The factor cos and sin are multiplied by (YaRN, LongRoPE; 1 for the others)");
+        ui.end_row();
+        for (curve, &visible) in curves.iter().zip(shown) {
+            if !visible {
+                continue;
+            }
+            ui.label(method_label(curve.kind));
+            match &curve.freqs {
+                Ok(freqs) => {
+                    let unseen = curve.reach.iter().filter(|r| r.first_unseen.is_some()).count();
+                    ui.label(format!("{unseen} of {}", curve.reach.len()));
+                    match curve.reach.iter().filter_map(|r| r.first_unseen).min() {
+                        Some(p) => ui.label(format!("{p}")),
+                        None => ui.label("none"),
+                    };
+                    let cells = (curve.reach.len() as u64 * target as u64).max(1);
+                    let unseen_cells: u64 = curve.reach.iter().map(|r| r.unseen_distances).sum();
+                    ui.label(format!("{:.3}%", 100.0 * unseen_cells as f64 / cells as f64));
+                    ui.label(format!("{:.4}", freqs.attention_factor()));
+                }
+                Err(reason) => {
+                    ui.label(reason.as_str());
+                }
+            }
+            ui.end_row();
+        }
+    });
+    ui.label(format!(
+        "{}: head dim {}, rotary {}, base {}, trained on L = {} positions",
+        short_name(&model.name),
+        model.head_dim,
+        model.rotary(),
+        model.base,
+        model.trained
+    ));
+}
+
+impl View for ContextView {
+    fn export(&self, _: &crate::app::params::SharedParams) -> Option<crate::views::ViewExport> {
+        None
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        let (colormap, engine, reduce) = (ctx.colormap, ctx.engine, ctx.reduce);
+        let status = &mut *ctx.status;
+        self.poll_files(ui);
+        self.controls_ui(ui);
+        if let Some(error) = &self.file_error {
+            ui.colored_label(ui.visuals().error_fg_color, error);
+        }
+        let model = self.model();
+        let target = self.shown_target();
+        let shown: Vec<bool> = self.methods.iter().map(|m| m.shown).collect();
+        let full = ui.available_rect_before_wrap();
+        let (left, right) = crate::widgets::layout::split_columns(full, 0.5, 12.0);
+        let (wave_rect, survey_rect) = crate::widgets::layout::split_rows(left, 0.6, 8.0);
+        let (map_rect, summary_rect) = crate::widgets::layout::split_rows(right, 0.66, 8.0);
+        ui.allocate_rect(full, egui::Sense::hover());
+        let curves = self.curves();
+        ui.scope_builder(egui::UiBuilder::new().max_rect(wave_rect), |ui| {
+            wavelength_ui(ui, curves, &shown, &model, target, wave_rect.height());
+        });
+        ui.scope_builder(egui::UiBuilder::new().max_rect(survey_rect), |ui| {
+            survey_ui(ui, survey_rect.height());
+        });
+        ui.scope_builder(egui::UiBuilder::new().max_rect(summary_rect), |ui| {
+            egui::ScrollArea::both().show(ui, |ui| summary_ui(ui, curves, &shown, &model, target));
+        });
+        let ui = &mut ui.new_child(egui::UiBuilder::new().max_rect(map_rect));
+        ui.horizontal(|ui| {
+            egui::ComboBox::from_label("Map: its unseen angles")
+                .selected_text(method_label(self.map_method))
+                .show_ui(ui, |ui| {
+                    for kind in METHODS {
+                        ui.selectable_value(&mut self.map_method, kind, method_label(kind));
+                    }
+                })
+                .response
+                .on_hover_text("Distance p down, pair i across: light where the pair's angle p·θ'_i (mod a turn) lies beyond every angle (L-1)·θ_i it reached in training");
+        });
+        let spec = match self.unseen_spec() {
+            Ok(spec) => spec,
+            Err(reason) => {
+                ui.label(reason);
+                return;
+            }
+        };
+        self.heatmap.fixed_range = Some((0.0, 1.0));
+        let response = self.heatmap.ui(
+            ui,
+            "context_unseen",
+            &spec,
+            0,
+            ("pair i", "distance p"),
+            reduce,
+            colormap,
+            engine,
+            status,
+        );
+        if let Some(response) = response
+            && let Some((p, i)) = response.hovered
+            && let TableSpec::RopeUnseen(params) = &spec
+            && let Some(&(per_step, limit)) = params.pairs().get(i)
+        {
+            let turns = |word: u64| word as f64 / 2f64.powi(64);
+            let angle = turns((p as u64).wrapping_mul(per_step));
+            let text = if limit == u64::MAX {
+                format!(
+                    "pair {i}, distance {p}: angle {angle:.6} turn\nseen: the pair turned a full turn or more in training"
+                )
+            } else {
+                let span = turns(limit - context::SEEN_SLACK);
+                format!(
+                    "pair {i}, distance {p}: angle {angle:.6} turn (mod 1)\ntraining reached {span:.6} turn: {}",
+                    if context::is_unseen(p as u64, per_step, limit) {
+                        "UNSEEN"
+                    } else {
+                        "seen"
+                    }
+                )
+            };
+            response.show_hover(text);
+        }
+    }
+}
