@@ -322,6 +322,18 @@ fn every_kind_writes_the_shape_the_contract_gives() {
         (vec!["rope-inv-freq", "--dim", "8"], vec![4]),
         (vec!["rope-angles", "--seq", "5", "--dim", "8"], vec![5, 4]),
         (vec!["rope-apply", "--input", path_str(&input)], vec![5, 8]),
+        (
+            vec![
+                "rope-unseen",
+                "--seq",
+                "5",
+                "--dim",
+                "8",
+                "--train-len",
+                "3",
+            ],
+            vec![5, 4],
+        ),
         (vec!["alibi-slopes", "--heads", "6"], vec![6]),
         (vec!["alibi", "--heads", "6", "--seq", "5"], vec![6, 5, 5]),
         (
@@ -2829,4 +2841,78 @@ fn no_command_opens_the_app_only_from_main() {
         poslab::cli::dispatch(["poslab", "--version"]),
         poslab::cli::Outcome::Exit(0)
     ));
+}
+
+#[test]
+fn rope_unseen_marks_the_distances_past_the_trained_span() {
+    let d = dir();
+    let out = d.path().join("unseen.npy");
+    let o = path_str(&out);
+    // Llama 2 (d 128, base 10000, L 4096) extrapolated to 8192: pair i is unseen from distance
+    // 4096 exactly when its wavelength exceeds 4095 positions (less than a turn in training),
+    // until its angle wraps back into the span: computed here from the formula in f64.
+    ok(&[
+        "table",
+        "rope-unseen",
+        "--seq",
+        "8192",
+        "--dim",
+        "128",
+        "--train-len",
+        "4096",
+        "-o",
+        o,
+    ]);
+    let map: Array2<f32> = read_npy(&out).expect("a <f4 2-D array");
+    assert_eq!(map.dim(), (8192, 64));
+    for i in 0..64 {
+        let theta = 10_000f64.powf(-((2 * i) as f64) / 128.0);
+        let span = 4095.0 * theta;
+        for p in [0usize, 4095, 4096, 6000, 8191] {
+            let angle = (p as f64 * theta) % std::f64::consts::TAU;
+            let expected = span < std::f64::consts::TAU && angle > span + 1e-8;
+            assert_eq!(map[[p, i]] == 1.0, expected, "pair {i}, distance {p}");
+        }
+    }
+    // With Position Interpolation by 2 only the last distance (8191 -> 4095.5) leaves the span.
+    ok(&[
+        "table",
+        "rope-unseen",
+        "--seq",
+        "8192",
+        "--dim",
+        "128",
+        "--train-len",
+        "4096",
+        "--scaling",
+        "linear",
+        "--factor",
+        "2",
+        "-o",
+        o,
+    ]);
+    let map: Array2<f32> = read_npy(&out).expect("a <f4 2-D array");
+    let rows: Vec<usize> = (0..8192).filter(|&p| map.row(p).sum() > 0.0).collect();
+    assert_eq!(rows, [8191]);
+    refused(
+        d.path(),
+        &["table", "rope-unseen", "--seq", "64", "--dim", "8", "-o", o],
+        "needs --train-len",
+    );
+    refused(
+        d.path(),
+        &[
+            "table",
+            "rope-unseen",
+            "--seq",
+            "64",
+            "--dim",
+            "8",
+            "--train-len",
+            "1",
+            "-o",
+            o,
+        ],
+        "--train-len 1 is not allowed",
+    );
 }

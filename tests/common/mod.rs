@@ -105,6 +105,26 @@ pub fn every_kind() -> Vec<TableSpec> {
             start: 40,
             freqs: Default::default(),
         },
+        // A partial-rotary model trained on 40 positions at 300 under NTK-aware scaling.
+        TableSpec::RopeUnseen(Box::new(poslab::encoding::context::UnseenParams {
+            model: poslab::encoding::context::RopeModel {
+                name: String::new(),
+                head_dim: 24,
+                base: 100.0,
+                rotary_dim: Some(16),
+                trained: 40,
+                scaling: Default::default(),
+            },
+            freqs: RopeFrequencies {
+                rotary_dim: Some(16),
+                scaling: RopeScaling {
+                    kind: ScalingKind::Ntk,
+                    factor: Some(2.0),
+                    ..Default::default()
+                },
+            },
+            seq: 300,
+        })),
         // Real models' RoPE: partial rotary with a scaling, caches in both layouts.
         TableSpec::RopeApply {
             input: Array2::from_shape_fn((11, 12), |(r, c)| {
