@@ -286,6 +286,82 @@ pub fn pair_reach(model: &RopeModel, freqs: &RopeFrequencies, target: usize) -> 
         .collect()
 }
 
+/// The attention score of Chen et al.'s Position Interpolation figure: `a(s) = Re Σ_j h_j
+/// e^{i s θ_j}` over the trained frequencies, the form every RoPE score `q_m · k_n` takes as a
+/// function of the distance `s = m - n`, with the complex weights `h_j` fitted by least squares
+/// to random values in `[-1, 1]` at random distances in `[0, L-1]` (a seeded draw, four points
+/// per weight). It stays near `[-1, 1]` where it was fitted and is free to grow anywhere else:
+/// run at the trained frequencies past `L` it does (the extrapolation failure); under a method
+/// that maps `[0, L')` back into `[0, L)` it does not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FittedScore {
+    /// `(re h_j, im h_j)` per pair.
+    pub weights: Vec<(f64, f64)>,
+    /// The fitted `(distance, value)` points.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl FittedScore {
+    /// Fits the weights for a validated `model`'s trained frequencies.
+    pub fn fit(model: &RopeModel, seed: u64) -> Result<Self, String> {
+        let theta = inv_freq(model.rotary(), model.base).map_err(|e| e.to_string())?;
+        let pairs = theta.len();
+        let mut random = super::random::SplitMix64::new(seed);
+        let last = (model.trained - 1) as f64;
+        let points: Vec<(f64, f64)> = (0..4 * 2 * pairs)
+            .map(|_| {
+                let s = (random.next_unit() * last).round();
+                (s, 2.0 * random.next_unit() - 1.0)
+            })
+            .collect();
+        // Column 2j is cos(s θ_j), column 2j+1 is -sin(s θ_j): Re(h e^{isθ}) with h = a + ib.
+        let design = nalgebra::DMatrix::from_fn(points.len(), 2 * pairs, |k, c| {
+            let angle = points[k].0 * theta[c / 2];
+            if c % 2 == 0 {
+                angle.cos()
+            } else {
+                -angle.sin()
+            }
+        });
+        let targets = nalgebra::DVector::from_iterator(points.len(), points.iter().map(|p| p.1));
+        // Directions with singular values below 1e-12 of the largest are left out: rounding
+        // noise, not signal.
+        let svd = design.svd(true, true);
+        let tolerance = 1e-12 * svd.singular_values.max();
+        let solution = svd.solve(&targets, tolerance)?;
+        let weights = (0..pairs)
+            .map(|j| (solution[2 * j], solution[2 * j + 1]))
+            .collect();
+        Ok(Self { weights, points })
+    }
+
+    /// The score at distance `s` under frequencies `theta` (one per pair, a method's),
+    /// times `attention²` (the factor multiplies the query's and the key's cos and sin).
+    pub fn score(&self, theta: &[f64], s: f64, attention: f64) -> f64 {
+        let sum: f64 = self
+            .weights
+            .iter()
+            .zip(theta)
+            .map(|(&(a, b), &t)| {
+                let (sin, cos) = (s * t).sin_cos();
+                a * cos - b * sin
+            })
+            .sum();
+        attention * attention * sum
+    }
+}
+
+/// `count` distances spread evenly over `[0, seq - 1]` (every one when `seq <= count`).
+pub fn sample_distances(seq: usize, count: usize) -> Vec<f64> {
+    let last = seq.saturating_sub(1);
+    if last < count {
+        return (0..=last).map(|s| s as f64).collect();
+    }
+    (0..count)
+        .map(|k| (k as f64 * last as f64 / (count - 1) as f64).round())
+        .collect()
+}
+
 /// The table behind the unseen-angle map: `[seq, R/2]`, 1 where the angle at distance `p` in
 /// pair `i` lies beyond what training reached, else 0; `seq` is `L'`.
 #[derive(Debug, Clone, PartialEq)]
@@ -387,6 +463,36 @@ mod tests {
         ] {
             let scanned = (0..seq).find(|&p| is_unseen(p, per_step, limit));
             assert_eq!(first_unseen(per_step, limit, seq), scanned);
+        }
+    }
+
+    #[test]
+    fn the_fitted_score_stays_small_where_fitted_and_grows_when_extrapolated() {
+        let model = llama2();
+        let fit = FittedScore::fit(&model, 7).unwrap();
+        let theta = inv_freq(128, 10_000.0).unwrap().to_vec();
+        // The fit: the score at the fitted points is close to their values.
+        let residual = fit
+            .points
+            .iter()
+            .map(|&(s, v)| (fit.score(&theta, s, 1.0) - v).powi(2))
+            .sum::<f64>()
+            / fit.points.len() as f64;
+        assert!(residual < 1.0, "{residual}");
+        let within = sample_distances(4096, 2048)
+            .iter()
+            .map(|&s| fit.score(&theta, s, 1.0).abs())
+            .fold(0.0, f64::max);
+        let beyond = (4096..16_384)
+            .step_by(7)
+            .map(|s| fit.score(&theta, s as f64, 1.0).abs())
+            .fold(0.0, f64::max);
+        assert!(within < 10.0 && beyond > 20.0 * within, "{within} {beyond}");
+        // Interpolation by 4 evaluates the fit at s/4, inside [0, L).
+        let pi: Vec<f64> = theta.iter().map(|t| t / 4.0).collect();
+        for s in (0..16_384).step_by(13) {
+            let s = s as f64;
+            assert!((fit.score(&pi, s, 1.0) - fit.score(&theta, s / 4.0, 1.0)).abs() < 1e-9);
         }
     }
 

@@ -211,12 +211,20 @@ pub fn check_apply_shape(shape: &[usize]) -> Result<(), ParamError> {
 /// for each distance in `distances`.
 pub fn long_term_decay(dim: usize, base: f64, distances: &[f64]) -> Result<Vec<f64>, ParamError> {
     let theta = inv_freq(dim, base)?;
-    let pairs = theta.len();
-    Ok(distances
+    Ok(long_term_decay_of(
+        theta.as_slice().unwrap_or(&[]),
+        distances,
+    ))
+}
+
+/// [`long_term_decay`] for any frequencies `theta` (a scaled RoPE's), in their order.
+pub fn long_term_decay_of(theta: &[f64], distances: &[f64]) -> Vec<f64> {
+    let pairs = theta.len().max(1);
+    distances
         .iter()
         .map(|&r| {
             let (mut re, mut im, mut total) = (0.0f64, 0.0f64, 0.0f64);
-            for &t in &theta {
+            for &t in theta {
                 let (s, c) = (r * t).sin_cos();
                 re += c;
                 im += s;
@@ -224,7 +232,7 @@ pub fn long_term_decay(dim: usize, base: f64, distances: &[f64]) -> Result<Vec<f
             }
             total / pairs as f64
         })
-        .collect())
+        .collect()
 }
 
 /// One frequency pair's part of a RoPE attention score `q_m · k_n`.

@@ -36,7 +36,28 @@ pub struct MethodCurves {
     pub kind: ScalingKind,
     pub freqs: Result<RopeFrequencies, String>,
     pub reach: Vec<PairReach>,
+    /// The inverse frequencies at `L'`, and the attention factor.
+    pub theta: Vec<f64>,
+    pub attention: f64,
 }
+
+/// What the lower-left chart shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum LowerChart {
+    /// The PI paper's fitted attention score against distance, per method.
+    #[default]
+    FittedScore,
+    /// RoFormer's long-term decay bound per method.
+    LongTermDecay,
+    /// The survey's ViT accuracies against test resolution.
+    Survey,
+}
+
+/// Distances the score and decay curves are evaluated at.
+const CURVE_POINTS: usize = 2048;
+
+/// The seed of the fitted score's random points.
+const FIT_SEED: u64 = 2023;
 
 /// What the view keeps between frames (its settings also between runs).
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -50,6 +71,7 @@ pub struct ContextView {
     pub methods: Vec<MethodEdit>,
     /// The method whose unseen angles the map shows.
     pub map_method: ScalingKind,
+    pub lower: LowerChart,
     /// A config opened from a file (not kept between runs: the file may be gone).
     #[serde(skip)]
     opened: Option<RopeModel>,
@@ -62,6 +84,9 @@ pub struct ContextView {
     heatmap: TableHeatmap,
     #[serde(skip)]
     curves: Option<(CurvesKey, Vec<MethodCurves>)>,
+    /// The fitted score of the model it was fitted for.
+    #[serde(skip)]
+    fit: Option<(RopeModel, Result<context::FittedScore, String>)>,
 }
 
 /// What the curves were computed for.
@@ -91,11 +116,13 @@ impl Default for ContextView {
                 })
                 .collect(),
             map_method: ScalingKind::None,
+            lower: LowerChart::default(),
             opened: None,
             pending_dialog: None,
             file_error: None,
             heatmap: TableHeatmap::default(),
             curves: None,
+            fit: None,
         }
     }
 }
@@ -195,12 +222,37 @@ impl ContextView {
                         .as_ref()
                         .map(|f| context::pair_reach(&key.model, f, key.target))
                         .unwrap_or_default();
-                    MethodCurves { kind, freqs, reach }
+                    let theta = freqs
+                        .as_ref()
+                        .map(|f| f.inv_freq(key.model.head_dim, key.model.base, key.target))
+                        .unwrap_or_default();
+                    let attention = freqs.as_ref().map_or(1.0, |f| f.attention_factor());
+                    MethodCurves {
+                        kind,
+                        freqs,
+                        reach,
+                        theta,
+                        attention,
+                    }
                 })
                 .collect();
             self.curves = Some((key, curves));
         }
         self.curves.as_ref().map_or(&[], |(_, c)| c.as_slice())
+    }
+
+    /// The fitted score of the current model (fitted once per model).
+    pub fn fitted_score(&mut self) -> Result<&context::FittedScore, String> {
+        let model = self.model();
+        if self.fit.as_ref().map(|(m, _)| m) != Some(&model) {
+            let fit = context::FittedScore::fit(&model, FIT_SEED);
+            self.fit = Some((model, fit));
+        }
+        match self.fit.as_ref().map(|(_, fit)| fit) {
+            Some(Ok(fit)) => Ok(fit),
+            Some(Err(reason)) => Err(reason.clone()),
+            None => Err("no model".to_owned()),
+        }
     }
 
     /// The table the unseen-angle map draws, or why there is none.
@@ -570,6 +622,129 @@ fn wavelength_ui(
     }
 }
 
+/// The fitted score per shown method against distance, `L` marked. The view holds the
+/// fitted range (±4): an extrapolated score leaves it by orders of magnitude, which each
+/// method's legend entry gives as its largest value past `L`.
+fn fitted_score_ui(
+    ui: &mut egui::Ui,
+    fit: &context::FittedScore,
+    curves: &[MethodCurves],
+    shown: &[bool],
+    model: &RopeModel,
+    target: usize,
+    height: f32,
+) {
+    let distances = context::sample_distances(target, CURVE_POINTS);
+    let last_trained = (model.trained - 1) as f64;
+    let lines: Vec<(String, Vec<[f64; 2]>)> = curves
+        .iter()
+        .zip(shown)
+        .filter(|(curve, visible)| **visible && !curve.theta.is_empty())
+        .map(|(curve, _)| {
+            let points: Vec<[f64; 2]> = distances
+                .iter()
+                .map(|&s| [s, fit.score(&curve.theta, s, curve.attention)])
+                .collect();
+            let past = points
+                .iter()
+                .filter(|p| p[0] > last_trained)
+                .map(|p| p[1].abs())
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+            let label = match past {
+                Some(largest) if largest >= 1e3 => {
+                    format!(
+                        "{}: |a| up to {largest:.2e} past L",
+                        method_label(curve.kind)
+                    )
+                }
+                Some(largest) => format!(
+                    "{}: |a| up to {largest:.3} past L",
+                    method_label(curve.kind)
+                ),
+                None => method_label(curve.kind).to_owned(),
+            };
+            (label, points)
+        })
+        .collect();
+    let response = Plot::new("context_fitted_score")
+        .height(height)
+        .default_y_bounds(-4.0, 4.0)
+        .legend(
+            Legend::default()
+                .position(egui_plot::Corner::LeftTop)
+                .follow_insertion_order(true),
+        )
+        .x_axis_label(format!(
+            "distance s = m - n (a point every {:.0} positions)",
+            (target as f64 / CURVE_POINTS as f64).max(1.0)
+        ))
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::nice_ticks)
+        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_axis_label("score a(s), fitted in [0, L)")
+        .show(ui, |plot_ui| {
+            plot_ui.vline(
+                VLine::new(format!("L = {}", model.trained), last_trained)
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            for (label, points) in lines {
+                plot_ui.line(Line::new(label, PlotPoints::from(points)).width(1.2));
+            }
+            let fitted: Vec<[f64; 2]> = fit.points.iter().map(|&(s, v)| [s, v]).collect();
+            plot_ui.points(
+                egui_plot::Points::new("fitted points", PlotPoints::from(fitted)).radius(1.5),
+            );
+        });
+    crate::widgets::layout::record_plot(ui.ctx(), "context_fitted_score", &response.transform);
+}
+
+/// RoFormer's long-term decay bound per shown method (times the attention factor squared).
+fn decay_ui(
+    ui: &mut egui::Ui,
+    curves: &[MethodCurves],
+    shown: &[bool],
+    model: &RopeModel,
+    target: usize,
+    height: f32,
+) {
+    let distances = context::sample_distances(target, CURVE_POINTS / 4);
+    let response = Plot::new("context_decay")
+        .height(height)
+        .legend(
+            Legend::default()
+                .position(egui_plot::Corner::RightTop)
+                .follow_insertion_order(true),
+        )
+        .x_axis_label("relative distance r (positions)")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::nice_ticks)
+        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_axis_label("bound on |q·k| (RoFormer)")
+        .show(ui, |plot_ui| {
+            plot_ui.vline(
+                VLine::new(format!("L = {}", model.trained), (model.trained - 1) as f64)
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            for (curve, &visible) in curves.iter().zip(shown) {
+                if !visible || curve.theta.is_empty() {
+                    continue;
+                }
+                let bound = crate::encoding::rope::long_term_decay_of(&curve.theta, &distances);
+                let factor = curve.attention * curve.attention;
+                let points: Vec<[f64; 2]> = distances
+                    .iter()
+                    .zip(bound)
+                    .map(|(&r, b)| [r, b * factor])
+                    .collect();
+                plot_ui
+                    .line(Line::new(method_label(curve.kind), PlotPoints::from(points)).width(1.2));
+            }
+        });
+    crate::widgets::layout::record_plot(ui.ctx(), "context_decay", &response.transform);
+}
+
 fn survey_ui(ui: &mut egui::Ui, height: f32) {
     let Ok(series) = context::survey_series() else {
         return;
@@ -677,14 +852,44 @@ impl View for ContextView {
         let (wave_rect, survey_rect) = crate::widgets::layout::split_rows(left, 0.6, 8.0);
         let (map_rect, summary_rect) = crate::widgets::layout::split_rows(right, 0.66, 8.0);
         ui.allocate_rect(full, egui::Sense::hover());
-        let curves = self.curves();
         ui.scope_builder(egui::UiBuilder::new().max_rect(wave_rect), |ui| {
-            wavelength_ui(ui, curves, &shown, &model, target, wave_rect.height());
+            wavelength_ui(
+                ui,
+                self.curves(),
+                &shown,
+                &model,
+                target,
+                wave_rect.height(),
+            );
         });
         ui.scope_builder(egui::UiBuilder::new().max_rect(survey_rect), |ui| {
-            survey_ui(ui, survey_rect.height());
+            ui.horizontal(|ui| {
+                let choices = [
+                    (LowerChart::FittedScore, "Attention score", "The score q·k of a query and key at distance s is a(s) = Re Σ h_j exp(i s θ_j). Here the weights h_j are fitted to random values at distances in [0, L) (the worst case of Chen et al.'s Position Interpolation paper), then evaluated under each method up to L': extrapolated, nothing holds them; interpolated, every distance maps back into [0, L). Methods that change some frequencies and not others change the score even within L."),
+                    (LowerChart::LongTermDecay, "Long-term decay", "RoFormer's bound on |q·k| against distance under each method's frequencies, times the attention factor squared"),
+                    (LowerChart::Survey, "ViT accuracy", "The survey's ImageNet-100 top-1 accuracy of four ViTs trained at 224 px, tested from 96 to 512 px"),
+                ];
+                for (chart, label, tip) in choices {
+                    ui.selectable_value(&mut self.lower, chart, label).on_hover_text(tip);
+                }
+            });
+            let height = ui.available_height();
+            match self.lower {
+                LowerChart::Survey => survey_ui(ui, height),
+                LowerChart::LongTermDecay => decay_ui(ui, self.curves(), &shown, &model, target, height),
+                LowerChart::FittedScore => {
+                    let fit = self.fitted_score().cloned();
+                    match fit {
+                        Ok(fit) => fitted_score_ui(ui, &fit, self.curves(), &shown, &model, target, height),
+                        Err(reason) => {
+                            ui.label(reason);
+                        }
+                    }
+                }
+            }
         });
         ui.scope_builder(egui::UiBuilder::new().max_rect(summary_rect), |ui| {
+            let curves = self.curves();
             egui::ScrollArea::both().show(ui, |ui| summary_ui(ui, curves, &shown, &model, target));
         });
         let ui = &mut ui.new_child(egui::UiBuilder::new().max_rect(map_rect));
