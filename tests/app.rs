@@ -1502,6 +1502,13 @@ fn the_context_view_follows_the_model_the_target_and_the_methods() {
             );
         }
     }
+    // The lower charts are tabs.
+    harness.get_by_label("ALiBi at L'").click();
+    harness.run();
+    assert_eq!(
+        harness.state_mut().context_view().lower,
+        poslab::views::context::LowerChart::Alibi
+    );
     // The map is Llama 3.1's trained frequencies against extrapolation at L'.
     let TableSpec::RopeUnseen(params) = unseen else {
         panic!("the map is an unseen-angle table")

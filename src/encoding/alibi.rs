@@ -89,6 +89,47 @@ impl Alibi2dParams {
 ///
 /// For `n` a power of two: `m_h = 2^(-8(h+1)/n)`. Otherwise the slopes of the largest power of
 /// two `c < n`, followed by every other slope of `2c` heads (`2^(-4(2k+1)/c)`), `n - c` of them.
+/// Al-Khateeb et al.'s ALiBi interpolation (the survey's slope scaling): run at `seq` beyond
+/// the trained length `trained`, every slope is multiplied by `trained / seq`; within it,
+/// `None` (unchanged).
+pub fn slope_scale(trained: usize, seq: usize) -> Option<f64> {
+    (seq > trained).then(|| trained as f64 / seq as f64)
+}
+
+/// What the last of `seq` causal queries attends to when content scores are equal: the
+/// softmax of its biases `-m k` over the key distances `k = 0 .. seq-1`, at distance
+/// `distance`: `e^{-m k} / Σ_k e^{-m k}`, the sum in closed form.
+pub fn last_query_attention(slope: f64, seq: usize, distance: usize) -> f64 {
+    // Σ_{k<seq} e^{-m k} = (1 - e^{-m seq}) / (1 - e^{-m}), exact for small m via expm1.
+    let total = if slope == 0.0 {
+        seq as f64
+    } else {
+        (-slope * seq as f64).exp_m1() / (-slope).exp_m1()
+    };
+    (-slope * distance as f64).exp() / total
+}
+
+/// The share of the last query's attention ([`last_query_attention`]) on keys at distance
+/// `from` or more: `e^{-m from} (1 - e^{-m (seq - from)}) / (1 - e^{-m seq})`.
+pub fn last_query_attention_beyond(slope: f64, seq: usize, from: usize) -> f64 {
+    ln_last_query_attention_beyond(slope, seq, from).exp()
+}
+
+/// The natural log of [`last_query_attention_beyond`], finite where the share itself is too
+/// small for an f64 (a steep head's, thousands of positions away); `-inf` when no key is that
+/// far.
+pub fn ln_last_query_attention_beyond(slope: f64, seq: usize, from: usize) -> f64 {
+    if from >= seq {
+        return f64::NEG_INFINITY;
+    }
+    if slope == 0.0 {
+        return ((seq - from) as f64 / seq as f64).ln();
+    }
+    let ln_one_minus = |x: f64| (-(-x).exp_m1()).ln();
+    -slope * from as f64 + ln_one_minus(slope * (seq - from) as f64)
+        - ln_one_minus(slope * seq as f64)
+}
+
 pub fn slopes(heads: usize) -> Result<Vec<f64>, ParamError> {
     check_count("heads", heads, HEADS_RANGE)?;
     Ok(slopes_unchecked(heads))
@@ -318,5 +359,41 @@ pub fn check_head(head: usize, heads: usize) -> Result<(), ParamError> {
                 heads - 1
             ),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_querys_attention_sums_to_one_and_is_the_softmax() {
+        for (slope, seq) in [(0.5, 10usize), (1.0 / 256.0, 5000), (1e-9, 300), (0.0, 7)] {
+            let weights: Vec<f64> = (0..seq)
+                .map(|k| last_query_attention(slope, seq, k))
+                .collect();
+            let total: f64 = weights.iter().sum();
+            assert!((total - 1.0).abs() < 1e-12, "{slope} {seq}: {total}");
+            // The softmax of the biases, computed directly.
+            let direct: f64 = (0..seq).map(|k| (-slope * k as f64).exp()).sum();
+            let k = 3.min(seq - 1);
+            assert!((weights[k] - (-slope * k as f64).exp() / direct).abs() < 1e-15);
+        }
+        for (slope, seq, from) in [
+            (0.5, 10usize, 3usize),
+            (1.0 / 256.0, 5000, 4096),
+            (0.0, 7, 2),
+            (0.1, 5, 9),
+        ] {
+            let summed: f64 = (from.min(seq)..seq)
+                .map(|k| last_query_attention(slope, seq, k))
+                .sum();
+            assert!((last_query_attention_beyond(slope, seq, from) - summed).abs() < 1e-12);
+        }
+        // A steep head far away: e^{-0.5 * 4096}, far below f64's range, in logs.
+        let ln = ln_last_query_attention_beyond(0.5, 16_384, 4096);
+        assert!((ln + 2048.0).abs() < 1e-9, "{ln}");
+        assert_eq!(slope_scale(512, 256), None);
+        assert_eq!(slope_scale(512, 2048), Some(0.25));
     }
 }

@@ -709,7 +709,7 @@ pub(crate) fn slope_scale(args: &TableArgs, spec: &TableSpec) -> Result<Option<f
                 )
             })?,
     };
-    Ok((seq > train).then(|| train as f64 / seq as f64))
+    Ok(encoding::alibi::slope_scale(train, seq))
 }
 
 /// `table` with row `row` (of a 2-D real table) set to zero, as fairseq's sinusoidal

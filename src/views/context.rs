@@ -49,8 +49,29 @@ pub enum LowerChart {
     FittedScore,
     /// RoFormer's long-term decay bound per method.
     LongTermDecay,
+    /// ALiBi at `L'`: the last query's attention with and without slope scaling.
+    Alibi,
     /// The survey's ViT accuracies against test resolution.
     Survey,
+}
+
+/// The ALiBi tab's settings.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct AlibiSettings {
+    pub heads: usize,
+    pub head: usize,
+    pub all_heads: bool,
+}
+
+impl Default for AlibiSettings {
+    fn default() -> Self {
+        Self {
+            heads: crate::encoding::defaults::HEADS,
+            head: crate::encoding::defaults::HEADS - 1,
+            all_heads: false,
+        }
+    }
 }
 
 /// Distances the score and decay curves are evaluated at.
@@ -72,6 +93,7 @@ pub struct ContextView {
     /// The method whose unseen angles the map shows.
     pub map_method: ScalingKind,
     pub lower: LowerChart,
+    pub alibi: AlibiSettings,
     /// A config opened from a file (not kept between runs: the file may be gone).
     #[serde(skip)]
     opened: Option<RopeModel>,
@@ -117,6 +139,7 @@ impl Default for ContextView {
                 .collect(),
             map_method: ScalingKind::None,
             lower: LowerChart::default(),
+            alibi: AlibiSettings::default(),
             opened: None,
             pending_dialog: None,
             file_error: None,
@@ -623,7 +646,7 @@ fn wavelength_ui(
 }
 
 /// The fitted score per shown method against distance, `L` marked. The view holds the
-/// fitted range (±4): an extrapolated score leaves it by orders of magnitude, which each
+/// fitted range (±5): an extrapolated score leaves it by orders of magnitude, which each
 /// method's legend entry gives as its largest value past `L`.
 fn fitted_score_ui(
     ui: &mut egui::Ui,
@@ -668,7 +691,7 @@ fn fitted_score_ui(
         .collect();
     let response = Plot::new("context_fitted_score")
         .height(height)
-        .default_y_bounds(-4.0, 4.0)
+        .default_y_bounds(-5.0, 5.0)
         .legend(
             Legend::default()
                 .position(egui_plot::Corner::LeftTop)
@@ -743,6 +766,94 @@ fn decay_ui(
             }
         });
     crate::widgets::layout::record_plot(ui.ctx(), "context_decay", &response.transform);
+}
+
+/// ALiBi at `L'`: the last query's attention over key distances for one head (log scale), or
+/// the share of attention beyond `L` for every head, with the trained slopes and scaled ones.
+fn alibi_ui(ui: &mut egui::Ui, settings: &mut AlibiSettings, trained: usize, target: usize) {
+    use crate::encoding::alibi;
+    ui.horizontal(|ui| {
+        ui.add(egui::DragValue::new(&mut settings.heads).range(1..=128).prefix("heads "))
+            .on_hover_text("Heads of the ALiBi model: head h has slope 2^(-8(h+1)/heads) (powers of two; the reference rule otherwise)");
+        settings.head = settings.head.min(settings.heads - 1);
+        ui.add_enabled(
+            !settings.all_heads,
+            egui::Slider::new(&mut settings.head, 0..=settings.heads - 1).text("head"),
+        );
+        ui.checkbox(&mut settings.all_heads, "All heads")
+            .on_hover_text("Per head, the share of the last query's attention on keys farther than L");
+    });
+    let Ok(slopes) = alibi::slopes(settings.heads) else {
+        return;
+    };
+    let scale = alibi::slope_scale(trained, target).unwrap_or(1.0);
+    let height = ui.available_height();
+    let last = target.saturating_sub(1);
+    let plot = Plot::new("context_alibi")
+        .height(height)
+        .legend(
+            Legend::default()
+                .position(egui_plot::Corner::RightTop)
+                .follow_insertion_order(true),
+        )
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark));
+    if settings.all_heads {
+        let response = plot
+            .x_axis_label("head")
+            .y_grid_spacer(crate::widgets::layout::nice_ticks)
+            .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+            .y_axis_label(format!(
+                "attention on keys at L = {trained} or farther (log)"
+            ))
+            .include_y(0.0)
+            .show(ui, |plot_ui| {
+                for (label, factor) in [("trained slopes", 1.0), ("slopes × L/L'", scale)] {
+                    let points: Vec<[f64; 2]> = slopes
+                        .iter()
+                        .enumerate()
+                        .map(|(h, m)| {
+                            let ln =
+                                alibi::ln_last_query_attention_beyond(m * factor, target, trained);
+                            [h as f64, ln / std::f64::consts::LN_10]
+                        })
+                        .filter(|p| p[1].is_finite())
+                        .collect();
+                    plot_ui.line(Line::new(label, PlotPoints::from(points)).width(2.0));
+                }
+            });
+        crate::widgets::layout::record_plot(ui.ctx(), "context_alibi", &response.transform);
+        return;
+    }
+    let slope = slopes[settings.head];
+    let distances = context::sample_distances(target, CURVE_POINTS);
+    let response = plot
+        .x_axis_label(format!(
+            "key distance k from the last query (position {last})"
+        ))
+        .y_grid_spacer(crate::widgets::layout::decade_ticks)
+        .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+        .y_axis_label("attention weight (log)")
+        .show(ui, |plot_ui| {
+            plot_ui.vline(
+                VLine::new(format!("L = {trained}"), trained as f64)
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            for (label, m) in [
+                (format!("m = {slope:.3e}"), slope),
+                (format!("m · L/L' = {:.3e}", slope * scale), slope * scale),
+            ] {
+                let points: Vec<[f64; 2]> = distances
+                    .iter()
+                    .map(|&k| alibi::last_query_attention(m, target, k as usize))
+                    .zip(&distances)
+                    .filter(|(w, _)| *w > 0.0)
+                    .map(|(w, &k)| [k, w.log10()])
+                    .collect();
+                plot_ui.line(Line::new(label, PlotPoints::from(points)).width(1.5));
+            }
+        });
+    crate::widgets::layout::record_plot(ui.ctx(), "context_alibi", &response.transform);
 }
 
 fn survey_ui(ui: &mut egui::Ui, height: f32) {
@@ -867,6 +978,7 @@ impl View for ContextView {
                 let choices = [
                     (LowerChart::FittedScore, "Attention score", "The score q·k of a query and key at distance s is a(s) = Re Σ h_j exp(i s θ_j). Here the weights h_j are fitted to random values at distances in [0, L) (the worst case of Chen et al.'s Position Interpolation paper), then evaluated under each method up to L': extrapolated, nothing holds them; interpolated, every distance maps back into [0, L). Methods that change some frequencies and not others change the score even within L."),
                     (LowerChart::LongTermDecay, "Long-term decay", "RoFormer's bound on |q·k| against distance under each method's frequencies, times the attention factor squared"),
+                    (LowerChart::Alibi, "ALiBi at L'", "An ALiBi model trained on L positions run at L': what its last query attends to with equal content scores, with the trained slopes and with every slope times L/L' (Al-Khateeb et al.'s slope scaling)"),
                     (LowerChart::Survey, "ViT accuracy", "The survey's ImageNet-100 top-1 accuracy of four ViTs trained at 224 px, tested from 96 to 512 px"),
                 ];
                 for (chart, label, tip) in choices {
@@ -876,6 +988,7 @@ impl View for ContextView {
             let height = ui.available_height();
             match self.lower {
                 LowerChart::Survey => survey_ui(ui, height),
+                LowerChart::Alibi => alibi_ui(ui, &mut self.alibi, model.trained, target),
                 LowerChart::LongTermDecay => decay_ui(ui, self.curves(), &shown, &model, target, height),
                 LowerChart::FittedScore => {
                     let fit = self.fitted_score().cloned();
