@@ -480,10 +480,25 @@ fn the_command_line_figure_equals_the_apps_export() {
         "ALiBi",
         "RoPE corkscrew (3D)",
         "2D patch maps",
+        "Context extension",
     ];
     for (index, view) in views.into_iter().enumerate() {
         harness.get_by_label(view).click();
         harness.run();
+        if view == "Context extension" {
+            harness
+                .get_by_role_and_label(Role::Slider, "Target length L'")
+                .set_value_accesskit(20_000.0);
+            harness.run();
+            harness.get_by_label("Dynamic NTK").click();
+            harness.get_by_label("ALiBi at L'").click();
+            harness.run();
+            // A YaRN parameter edited (what the parameter grid's boxes set).
+            harness.state_mut().context_view().methods[4]
+                .overrides
+                .beta_fast = Some(16.0);
+            harness.run();
+        }
         if view == "2D patch maps" {
             harness.get_by_label("Right map").click();
             harness.run();
@@ -1507,7 +1522,7 @@ fn the_context_view_follows_the_model_the_target_and_the_methods() {
     harness.run();
     assert_eq!(
         harness.state_mut().context_view().lower,
-        poslab::views::context::LowerChart::Alibi
+        poslab::export::figure::context::ContextChart::Alibi
     );
     // The map is Llama 3.1's trained frequencies against extrapolation at L'.
     let TableSpec::RopeUnseen(params) = unseen else {
@@ -1525,4 +1540,68 @@ fn context_view_snapshot() {
     harness.get_by_label("Context extension").click();
     harness.run();
     harness.snapshot("views/context");
+}
+
+#[test]
+fn a_typed_config_path_sets_the_context_model_and_a_bad_one_says_why() {
+    let folder = tempfile::tempdir().unwrap();
+    let bad = folder.path().join("bert.json");
+    std::fs::write(
+        &bad,
+        r#"{"model_type": "bert", "hidden_size": 768, "num_attention_heads": 12, "max_position_embeddings": 512}"#,
+    )
+    .unwrap();
+    let good = folder.path().join("config.json");
+    std::fs::write(
+        &good,
+        r#"{"_name_or_path": "my/tiny-rope", "model_type": "llama", "hidden_size": 256, "num_attention_heads": 4, "max_position_embeddings": 1024, "rope_theta": 50000.0}"#,
+    )
+    .unwrap();
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Context extension").click();
+    harness.run();
+    let type_path = |harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path| {
+        harness.get_by_role(Role::TextInput).click();
+        harness.run();
+        harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
+        harness.run();
+        harness
+            .get_by_role(Role::TextInput)
+            .type_text(&path.display().to_string());
+        harness.run();
+        harness.key_press(poslab::egui::Key::Enter);
+        harness.run();
+    };
+    type_path(&mut harness, &bad);
+    assert!(
+        harness
+            .query_by_label_contains("does not use RoPE")
+            .is_some(),
+        "a config without RoPE is explained"
+    );
+    assert_eq!(
+        harness.state_mut().context_view().model().name,
+        "meta-llama/Llama-2-7b-hf"
+    );
+    type_path(&mut harness, &good);
+    let view = harness.state_mut().context_view();
+    let model = view.model();
+    assert_eq!(
+        (
+            model.name.as_str(),
+            model.head_dim,
+            model.base,
+            model.trained
+        ),
+        ("my/tiny-rope", 64, 50_000.0, 1024)
+    );
+    assert!(view.file_error.is_none());
+    // The export names the file, so that the command line reads the same model.
+    let words = poslab::export::figure::command_words(
+        &poslab::export::figure::FigureSpec::Context(Box::new(view.figure())),
+        &Default::default(),
+        "out.svg",
+    );
+    assert!(words.contains(&good.display().to_string()), "{words:?}");
 }

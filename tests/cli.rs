@@ -2916,3 +2916,67 @@ fn rope_unseen_marks_the_distances_past_the_trained_span() {
         "--train-len 1 is not allowed",
     );
 }
+
+#[test]
+fn the_context_figure_reads_a_model_and_refuses_what_does_not_apply() {
+    let d = dir();
+    let out = d.path().join("ctx.svg");
+    let o = path_str(&out);
+    // A config.json of its own: a RoPE model trained on 2048 positions.
+    let config = d.path().join("config.json");
+    std::fs::write(
+        &config,
+        r#"{"model_type": "llama", "hidden_size": 512, "num_attention_heads": 8,
+            "max_position_embeddings": 2048, "rope_theta": 10000.0}"#,
+    )
+    .unwrap();
+    ok(&[
+        "figure",
+        "context",
+        "--model",
+        path_str(&config),
+        "--target",
+        "8192",
+        "--methods",
+        "yarn,none",
+        "--set",
+        "yarn.beta_fast=16",
+        "-o",
+        o,
+    ]);
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.contains("trained on L = 2048, run at L' = 8192"));
+    std::fs::remove_file(&out).unwrap();
+    let bert = d.path().join("bert.json");
+    std::fs::write(
+        &bert,
+        r#"{"model_type": "bert", "hidden_size": 768, "num_attention_heads": 12,
+            "max_position_embeddings": 512}"#,
+    )
+    .unwrap();
+    for (words, says) in [
+        (vec!["--model", "gpt-5"], "not a shipped RoPE model"),
+        (vec!["--model", path_str(&bert)], "does not use RoPE"),
+        (vec!["--methods", "none,pi"], "the methods are none, linear"),
+        (vec!["--map", "longrope"], "fitted for each model"),
+        (vec!["--set", "yarn.gamma=2"], "the parameters are factor"),
+        (
+            vec!["--set", "llama3.factor=0.5"],
+            "--factor 0.5 is not allowed",
+        ),
+        (
+            vec!["--heads", "4"],
+            "apply to the context figure with --chart alibi",
+        ),
+        (vec!["--target", "1"], "--target 1 is not allowed"),
+        (
+            vec!["--seq", "64"],
+            "--seq does not apply to the context figure",
+        ),
+    ] {
+        let mut args = vec!["figure", "context"];
+        args.extend(words);
+        args.extend(["-o", o]);
+        refused(d.path(), &args, says);
+    }
+}

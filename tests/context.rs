@@ -48,18 +48,15 @@ fn unseen(model: &RopeModel, kind: ScalingKind, target: usize) -> TableSpec {
 
 /// Every method with a model it applies to (LongRoPE needs Phi-3's fitted factors).
 fn cases() -> Vec<(RopeModel, ScalingKind)> {
-    let llama2 = model("llama-2-7b.json");
+    let llama2 = model("llama-2-7b");
     let mut cases: Vec<_> = METHODS
         .iter()
         .filter(|&&kind| kind != ScalingKind::Longrope)
         .map(|&kind| (llama2.clone(), kind))
         .collect();
-    cases.push((model("llama-3.1-8b.json"), ScalingKind::Llama3));
-    cases.push((model("qwen2.5-7b-instruct-yarn.json"), ScalingKind::Yarn));
-    cases.push((
-        model("phi-3-vision-128k-instruct.json"),
-        ScalingKind::Longrope,
-    ));
+    cases.push((model("llama-3.1-8b"), ScalingKind::Llama3));
+    cases.push((model("qwen2.5-7b-instruct-yarn"), ScalingKind::Yarn));
+    cases.push((model("phi-3-vision-128k-instruct"), ScalingKind::Longrope));
     cases
 }
 
@@ -92,7 +89,7 @@ fn extrapolated_angles_are_unseen_where_f64_angles_say_so() {
     // a turn in training and (p θ_i mod 2π) > (L-1) θ_i, evaluated here in f64. Cells within
     // 1e-8 radians of the edge are skipped (distance L-1 itself, in every pair): the map counts
     // an angle up to 2^-32 turn (1.5e-9 radians) past the edge as seen.
-    let model = model("llama-2-7b.json");
+    let model = model("llama-2-7b");
     let target = 20_000;
     let spec = unseen(&model, ScalingKind::None, target);
     let map = real(cpu::compute(&spec).unwrap());
@@ -145,7 +142,7 @@ fn the_per_pair_counts_are_the_maps_column_sums() {
 
 #[test]
 fn each_methods_frequencies_follow_its_formula() {
-    let llama2 = model("llama-2-7b.json");
+    let llama2 = model("llama-2-7b");
     let (l, target) = (4096.0, 16_384usize);
     let s = target as f64 / l;
     let d = 128.0;
@@ -193,7 +190,7 @@ fn each_methods_frequencies_follow_its_formula() {
 
 #[test]
 fn a_model_trained_longer_than_the_target_sees_no_unseen_angle() {
-    let model = model("llama-2-7b.json");
+    let model = model("llama-2-7b");
     for kind in [ScalingKind::None, ScalingKind::Linear, ScalingKind::Yarn] {
         let freqs = model.frequencies(model.method_scaling(kind, 2048).unwrap());
         assert!(
@@ -206,7 +203,7 @@ fn a_model_trained_longer_than_the_target_sees_no_unseen_angle() {
 
 #[test]
 fn longrope_needs_the_models_factors() {
-    let error = model("llama-2-7b.json")
+    let error = model("llama-2-7b")
         .method_scaling(ScalingKind::Longrope, 16_384)
         .unwrap_err();
     assert!(error.contains("fitted"), "{error}");

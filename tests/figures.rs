@@ -4,9 +4,12 @@
 
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
 use poslab::encoding::grid::GridParams;
+use poslab::encoding::rope_scaling::ScalingKind;
 use poslab::encoding::sinusoidal::SinusoidalParams;
 use poslab::engine::patch_maps::{PatchMapSettings, PatchMethod};
 use poslab::engine::{Table, TableSpec, cpu};
+use poslab::export::figure::Content;
+use poslab::export::figure::context::{ContextChart, ContextFigure, ContextModelSource};
 use poslab::export::figure::{
     CorkscrewFigure, FigureFormat, FigureSpec, FigureStyle, build_figure,
 };
@@ -93,7 +96,77 @@ fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {
             }),
             vec!["figure-title", "line-0-1", "line-0-5"],
         ),
+        (
+            FigureSpec::Context(Box::new(context_figure(ContextChart::Survey))),
+            vec!["heatmap-1", "series-0-0", "series-2-3", "colorbar"],
+        ),
     ]
+}
+
+/// Llama 2 run at 12,000 positions: extrapolation, PI and YaRN, the map under extrapolation.
+fn context_figure(chart: ContextChart) -> ContextFigure {
+    let (stem, model) = poslab::encoding::context::shipped_models()
+        .iter()
+        .find(|(stem, _)| stem == "llama-2-7b")
+        .unwrap()
+        .clone();
+    ContextFigure {
+        source: ContextModelSource::Shipped(stem),
+        model,
+        target: 12_000,
+        shown: vec![ScalingKind::None, ScalingKind::Linear, ScalingKind::Yarn],
+        overrides: Vec::new(),
+        map: ScalingKind::None,
+        chart,
+        alibi: Default::default(),
+    }
+}
+
+#[test]
+fn the_context_figure_draws_the_engines_wavelengths_and_map() {
+    let figure = context_figure(ContextChart::Decay);
+    let built = build_figure(
+        &FigureSpec::Context(Box::new(figure.clone())),
+        &FigureStyle::default(),
+    )
+    .unwrap();
+    let Content::Plot(series) = &built.panels[0].content else {
+        panic!("the wavelengths are curves")
+    };
+    for (k, kind) in figure.shown.iter().enumerate() {
+        let spec = TableSpec::RopeInvFreq {
+            dim: 128,
+            base: 10_000.0,
+            seq: 12_000,
+            freqs: figure.frequencies(*kind).unwrap(),
+        };
+        let theta = cpu::compute(&spec).unwrap().into_real();
+        for (i, (point, t)) in series[k].points.iter().zip(theta.iter()).enumerate() {
+            let expected = (std::f64::consts::TAU / t).log10();
+            assert!((point[1] - expected).abs() < 1e-12, "{kind:?} pair {i}");
+        }
+    }
+    // The map: the unseen table, a cell per pixel row or the mean of those it covers.
+    let Content::Heatmap {
+        values, rows, cols, ..
+    } = &built.panels[1].content
+    else {
+        panic!("the map is a heatmap")
+    };
+    assert_eq!(*cols, 64);
+    let table = cpu::compute(&figure.unseen_spec().unwrap())
+        .unwrap()
+        .into_real();
+    let step = 12_000usize.div_ceil(*rows);
+    for r in (0..*rows).step_by(97) {
+        for c in 0..64 {
+            let covered: Vec<f64> = (r * step..((r + 1) * step).min(12_000))
+                .map(|p| table[[p, c]])
+                .collect();
+            let mean = covered.iter().sum::<f64>() / covered.len() as f64;
+            assert!((values[r * cols + c] - mean).abs() < 1e-12, "({r}, {c})");
+        }
+    }
 }
 
 fn parse(svg: &str) -> usvg::Tree {

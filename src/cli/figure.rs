@@ -193,6 +193,33 @@ pub struct FigureArgs {
     #[arg(long, value_name = "R", allow_hyphen_values = true)]
     pub rtol: Option<f64>,
 
+    /// context: a RoPE model, by the name of a file of assets/models (llama-2-7b,
+    /// llama-3.1-8b, ...) or the path of a config.json
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// context: the target length L' (2 to 1048576; default 16384)
+    #[arg(long, value_name = "L'")]
+    pub target: Option<i64>,
+
+    /// context: the methods drawn, a list of none, linear, ntk, dynamic, yarn, llama3,
+    /// longrope (default none,linear,ntk,yarn)
+    #[arg(long, value_name = "LIST")]
+    pub methods: Option<String>,
+
+    /// context: the method whose unseen angles the map shows (default none)
+    #[arg(long, value_name = "METHOD")]
+    pub map: Option<String>,
+
+    /// context: method parameters over the method's own, as METHOD.NAME=VALUE items, e.g.
+    /// yarn.factor=8,llama3.low_freq_factor=2
+    #[arg(long, value_name = "LIST")]
+    pub set: Option<String>,
+
+    /// context: the lower chart
+    #[arg(long, value_enum, value_name = "CHART")]
+    pub chart: Option<crate::export::figure::context::ContextChart>,
+
     /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
     /// and the point it looks at), as the app's export dialog prints it (default: framing the
     /// scene)
@@ -209,7 +236,129 @@ Examples:
   poslab figure alibi --heads 8 --seq 64 -o alibi_heads.png --scale 2
   poslab figure patches --left mixed-rope --right sin-cos --query 0 -o patches.svg
   poslab figure corkscrew --pairs 0,8,16 --m 40 --n 32 -o corkscrew.svg
-  poslab figure check --file cos.npy --as \"rope-angles --seq 4096 --dim 128\" -o check.png";
+  poslab figure check --file cos.npy --as \"rope-angles --seq 4096 --dim 128\" -o check.png
+  poslab figure context --model llama-2-7b --target 16384 --methods none,linear,yarn --chart score -o ctx.svg";
+
+/// The context-extension figure from the options, starting from the view's defaults.
+fn context_figure(
+    args: &FigureArgs,
+) -> Result<crate::export::figure::context::ContextFigure, CliError> {
+    use crate::encoding::context::{self, METHODS, RopeModel};
+    use crate::encoding::rope_scaling::ScalingKind;
+    use crate::export::figure::context::{
+        AlibiSettings, ContextChart, ContextFigure, ContextModelSource,
+    };
+    let name = args
+        .model
+        .clone()
+        .unwrap_or_else(|| "llama-2-7b".to_owned());
+    let shipped = context::shipped_models()
+        .iter()
+        .find(|(stem, _)| *stem == name);
+    let (source, model) = match shipped {
+        Some((stem, model)) => (ContextModelSource::Shipped(stem.clone()), model.clone()),
+        None if name.ends_with(".json") || name.contains('/') => {
+            let path = PathBuf::from(&name);
+            let config = crate::table_args::config::read_config(&path)?;
+            let model = RopeModel::of(&config).ok_or_else(|| {
+                CliError::usage(format!(
+                    "--model {name}: {} does not use RoPE (or gives no trained length)",
+                    config.name
+                ))
+            })?;
+            (ContextModelSource::File(path), model)
+        }
+        None => {
+            let names: Vec<&str> = context::shipped_models()
+                .iter()
+                .map(|(s, _)| s.as_str())
+                .collect();
+            return Err(CliError::usage(format!(
+                "--model {name} is not a shipped RoPE model ({}) nor a config.json path",
+                names.join(", ")
+            )));
+        }
+    };
+    let target = count("target", args.target, 16_384, 2..=1 << 20)?;
+    let method = |word: &str, option: &str| {
+        METHODS
+            .iter()
+            .copied()
+            .find(|k| k.name() == word.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = METHODS.iter().map(|k| k.name()).collect();
+                CliError::usage(format!(
+                    "--{option} {word}: the methods are {}",
+                    names.join(", ")
+                ))
+            })
+    };
+    let shown: Vec<ScalingKind> = match &args.methods {
+        Some(list) => {
+            let mut kinds = list
+                .split(',')
+                .filter(|w| !w.trim().is_empty())
+                .map(|w| method(w, "methods"))
+                .collect::<Result<Vec<_>, _>>()?;
+            kinds.sort_by_key(|kind| METHODS.iter().position(|k| k == kind));
+            kinds.dedup();
+            kinds
+        }
+        None => vec![
+            ScalingKind::None,
+            ScalingKind::Linear,
+            ScalingKind::Ntk,
+            ScalingKind::Yarn,
+        ],
+    };
+    let map = match &args.map {
+        Some(word) => method(word, "map")?,
+        None => ScalingKind::None,
+    };
+    let overrides = match &args.set {
+        Some(text) => {
+            context::parse_overrides(text).map_err(|e| CliError::usage(format!("--set {e}")))?
+        }
+        None => Vec::new(),
+    };
+    let chart = args.chart.unwrap_or_default();
+    let defaults = AlibiSettings::default();
+    let heads = count("heads", args.heads, defaults.heads, 1..=128)?;
+    let alibi = AlibiSettings {
+        heads,
+        head: count("head", args.head, heads - 1, 0..=heads - 1)?,
+        all_heads: chart == ContextChart::Alibi && args.head.is_none(),
+    };
+    if chart != ContextChart::Alibi && (args.heads.is_some() || args.head.is_some()) {
+        return Err(CliError::usage(
+            "--heads and --head apply to the context figure with --chart alibi",
+        ));
+    }
+    let figure = ContextFigure {
+        source,
+        model,
+        target,
+        shown,
+        overrides,
+        map,
+        chart,
+        alibi,
+    };
+    figure
+        .frequencies(map)
+        .map_err(|e| CliError::usage(format!("--map {}: {e}", map.name())))?;
+    for &kind in &figure.shown {
+        figure
+            .frequencies(kind)
+            .map_err(|e| CliError::usage(format!("--methods {}: {e}", kind.name())))?;
+    }
+    for (kind, overrides) in &figure.overrides {
+        figure.frequencies(*kind).map_err(|e| {
+            CliError::usage(format!("--set {}: {e}", overrides.words(*kind).join(",")))
+        })?;
+    }
+    Ok(figure)
+}
 
 fn parse_probe(text: &str) -> Result<ProbeVector, String> {
     match text {
@@ -253,6 +402,9 @@ fn options_of(view: FigureView) -> &'static [&'static str] {
             "freqs_head",
         ],
         FigureView::Check => &["file", "tensor", "expected", "atol", "rtol"],
+        FigureView::Context => &[
+            "model", "target", "methods", "map", "set", "chart", "heads", "head",
+        ],
         FigureView::Corkscrew => &[
             "seq",
             "dim",
@@ -335,6 +487,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
         )),
     };
     let spec = match args.view {
+        FigureView::Context => FigureSpec::Context(Box::new(context_figure(args)?)),
         FigureView::Check => {
             let file = args
                 .file

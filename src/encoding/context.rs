@@ -159,6 +159,138 @@ impl RopeModel {
     }
 }
 
+/// Parameters of a method the user set, over the method's own (`None` keeps it).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct MethodOverrides {
+    pub factor: Option<f64>,
+    pub low_freq_factor: Option<f64>,
+    pub high_freq_factor: Option<f64>,
+    pub beta_fast: Option<f64>,
+    pub beta_slow: Option<f64>,
+}
+
+impl MethodOverrides {
+    /// The parameters by their Hugging Face names, in a fixed order.
+    fn fields(&self) -> [(&'static str, Option<f64>); 5] {
+        [
+            ("factor", self.factor),
+            ("low_freq_factor", self.low_freq_factor),
+            ("high_freq_factor", self.high_freq_factor),
+            ("beta_fast", self.beta_fast),
+            ("beta_slow", self.beta_slow),
+        ]
+    }
+
+    fn field_mut(&mut self, name: &str) -> Option<&mut Option<f64>> {
+        Some(match name {
+            "factor" => &mut self.factor,
+            "low_freq_factor" => &mut self.low_freq_factor,
+            "high_freq_factor" => &mut self.high_freq_factor,
+            "beta_fast" => &mut self.beta_fast,
+            "beta_slow" => &mut self.beta_slow,
+            _ => return None,
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fields().iter().all(|(_, v)| v.is_none())
+    }
+
+    /// Sets each given parameter on `scaling`.
+    pub fn apply(&self, scaling: &mut RopeScaling) {
+        let set = |slot: &mut Option<f64>, value: Option<f64>| {
+            if value.is_some() {
+                *slot = value;
+            }
+        };
+        set(&mut scaling.factor, self.factor);
+        set(&mut scaling.low_freq_factor, self.low_freq_factor);
+        set(&mut scaling.high_freq_factor, self.high_freq_factor);
+        set(&mut scaling.beta_fast, self.beta_fast);
+        set(&mut scaling.beta_slow, self.beta_slow);
+    }
+
+    /// `method.name=value` for each parameter given (`yarn.beta_fast=16`).
+    pub fn words(&self, kind: ScalingKind) -> Vec<String> {
+        self.fields()
+            .iter()
+            .filter_map(|(name, value)| value.map(|v| format!("{}.{name}={v}", kind.name())))
+            .collect()
+    }
+}
+
+/// Reads `method.name=value` items, comma-separated, as [`MethodOverrides::words`] writes them.
+pub fn parse_overrides(text: &str) -> Result<Vec<(ScalingKind, MethodOverrides)>, String> {
+    let mut all: Vec<(ScalingKind, MethodOverrides)> = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let problem = |why: &str| {
+            format!(
+                "{item}: {why}; write METHOD.NAME=VALUE, e.g. yarn.factor=8 or llama3.low_freq_factor=2"
+            )
+        };
+        let (key, value) = item.split_once('=').ok_or_else(|| problem("no ="))?;
+        let (method, name) = key.split_once('.').ok_or_else(|| problem("no method"))?;
+        let kind = METHODS
+            .iter()
+            .copied()
+            .find(|k| k.name() == method)
+            .ok_or_else(|| problem("no such method"))?;
+        let value: f64 = value
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| problem("the value must be a finite number above 0"))?;
+        let position = match all.iter().position(|(k, _)| *k == kind) {
+            Some(p) => p,
+            None => {
+                all.push((kind, MethodOverrides::default()));
+                all.len() - 1
+            }
+        };
+        let slot = all[position]
+            .1
+            .field_mut(name)
+            .ok_or_else(|| problem("the parameters are factor, low_freq_factor, high_freq_factor, beta_fast, beta_slow"))?;
+        *slot = Some(value);
+    }
+    all.sort_by_key(|(kind, _)| METHODS.iter().position(|k| k == kind));
+    Ok(all)
+}
+
+/// The shipped models (assets/models) that use RoPE, by file stem (`llama-2-7b`).
+pub fn shipped_models() -> &'static [(String, RopeModel)] {
+    use crate::import::model_config::{MODEL_CONFIGS, ModelConfig};
+    static MODELS: std::sync::OnceLock<Vec<(String, RopeModel)>> = std::sync::OnceLock::new();
+    MODELS.get_or_init(|| {
+        MODEL_CONFIGS
+            .iter()
+            .filter_map(|(file, text)| {
+                let config = ModelConfig::parse(text).ok()?;
+                let stem = file.strip_suffix(".json").unwrap_or(file);
+                Some((stem.to_owned(), RopeModel::of(&config)?))
+            })
+            .collect()
+    })
+}
+
+impl RopeModel {
+    /// [`Self::method_scaling`] with `overrides` applied, checked against the model.
+    pub fn resolved_scaling(
+        &self,
+        kind: ScalingKind,
+        target: usize,
+        overrides: &MethodOverrides,
+    ) -> Result<RopeScaling, String> {
+        let mut scaling = self.method_scaling(kind, target)?;
+        overrides.apply(&mut scaling);
+        self.frequencies(scaling.clone())
+            .validate(self.head_dim, self.base)
+            .map_err(|e| e.to_string())?;
+        Ok(scaling)
+    }
+}
+
 /// A frequency as a 64-bit fraction of a turn per position: the exact frequency rounded once
 /// (what the GPU kernels hold as two words).
 fn turn_word(turns: TurnsPerStep) -> u64 {
@@ -493,6 +625,44 @@ mod tests {
         for s in (0..16_384).step_by(13) {
             let s = s as f64;
             assert!((fit.score(&pi, s, 1.0) - fit.score(&theta, s / 4.0, 1.0)).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn overrides_read_back_what_they_write() {
+        let yarn = MethodOverrides {
+            factor: Some(8.5),
+            beta_fast: Some(16.0),
+            ..Default::default()
+        };
+        let llama3 = MethodOverrides {
+            low_freq_factor: Some(0.125),
+            ..Default::default()
+        };
+        let mut words = llama3.words(ScalingKind::Llama3);
+        words.extend(yarn.words(ScalingKind::Yarn));
+        assert_eq!(
+            words,
+            [
+                "llama3.low_freq_factor=0.125",
+                "yarn.factor=8.5",
+                "yarn.beta_fast=16"
+            ]
+        );
+        let parsed = parse_overrides(&words.join(",")).unwrap();
+        assert_eq!(
+            parsed,
+            [(ScalingKind::Yarn, yarn), (ScalingKind::Llama3, llama3)]
+        );
+        for bad in [
+            "yarn.factor",
+            "yarn=2",
+            "rope.factor=2",
+            "yarn.gamma=2",
+            "yarn.factor=-1",
+            "yarn.factor=nan",
+        ] {
+            assert!(parse_overrides(bad).is_err(), "{bad}");
         }
     }
 

@@ -7,28 +7,27 @@ use egui_plot::{HLine, Legend, Line, Plot, PlotPoints, VLine};
 
 use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::encoding::context::{
-    self, METHODS, PairReach, RopeModel, SURVEY_TRAINING_RESOLUTION, UnseenParams, method_label,
+    self, METHODS, MethodOverrides, PairReach, RopeModel, SURVEY_TRAINING_RESOLUTION, method_label,
 };
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::engine::TableSpec;
-use crate::import::model_config::{MODEL_CONFIGS, ModelConfig};
+use crate::export::figure::context::{
+    AlibiSettings, CURVE_POINTS, ContextChart, ContextFigure, ContextModelSource, FIT_SEED,
+    SCORE_RANGE,
+};
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::TableHeatmap;
 
 /// The longest target length the slider offers.
 pub const MAX_TARGET: usize = 1 << 20;
 
-/// A method's parameters as the user edited them; `None` keeps the method's own (from the
-/// model's config, or the usual ones for `L -> L'`).
+/// A method as the user set it: drawn or not, and the parameters they edited (the rest are
+/// the method's own: the model's config, or the usual ones for `L -> L'`).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct MethodEdit {
     pub shown: bool,
-    pub factor: Option<f64>,
-    pub low_freq_factor: Option<f64>,
-    pub high_freq_factor: Option<f64>,
-    pub beta_fast: Option<f64>,
-    pub beta_slow: Option<f64>,
+    pub overrides: MethodOverrides,
 }
 
 /// One method as drawn: its scaling, frequencies and per-pair reach, or why it cannot be.
@@ -41,50 +40,11 @@ pub struct MethodCurves {
     pub attention: f64,
 }
 
-/// What the lower-left chart shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub enum LowerChart {
-    /// The PI paper's fitted attention score against distance, per method.
-    #[default]
-    FittedScore,
-    /// RoFormer's long-term decay bound per method.
-    LongTermDecay,
-    /// ALiBi at `L'`: the last query's attention with and without slope scaling.
-    Alibi,
-    /// The survey's ViT accuracies against test resolution.
-    Survey,
-}
-
-/// The ALiBi tab's settings.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct AlibiSettings {
-    pub heads: usize,
-    pub head: usize,
-    pub all_heads: bool,
-}
-
-impl Default for AlibiSettings {
-    fn default() -> Self {
-        Self {
-            heads: crate::encoding::defaults::HEADS,
-            head: crate::encoding::defaults::HEADS - 1,
-            all_heads: false,
-        }
-    }
-}
-
-/// Distances the score and decay curves are evaluated at.
-const CURVE_POINTS: usize = 2048;
-
-/// The seed of the fitted score's random points.
-const FIT_SEED: u64 = 2023;
-
 /// What the view keeps between frames (its settings also between runs).
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct ContextView {
-    /// The shipped model's file name (assets/models), when no config file was opened.
+    /// The shipped model (assets/models) by file stem, when no config file was opened.
     pub model_file: String,
     /// `L'`.
     pub target: usize,
@@ -92,13 +52,17 @@ pub struct ContextView {
     pub methods: Vec<MethodEdit>,
     /// The method whose unseen angles the map shows.
     pub map_method: ScalingKind,
-    pub lower: LowerChart,
+    pub lower: ContextChart,
     pub alibi: AlibiSettings,
-    /// A config opened from a file (not kept between runs: the file may be gone).
+    /// A config opened from a file, and its path (not kept between runs: the file may be
+    /// gone).
     #[serde(skip)]
-    opened: Option<RopeModel>,
+    opened: Option<(std::path::PathBuf, RopeModel)>,
     #[serde(skip)]
     pending_dialog: Option<PendingDialog>,
+    /// A config path being typed.
+    #[serde(skip)]
+    pub path_text: String,
     /// Why the last file opened was refused.
     #[serde(skip)]
     pub file_error: Option<String>,
@@ -128,7 +92,7 @@ impl Default for ContextView {
             ScalingKind::Yarn,
         ];
         Self {
-            model_file: "llama-2-7b.json".to_owned(),
+            model_file: "llama-2-7b".to_owned(),
             target: 16_384,
             methods: METHODS
                 .iter()
@@ -138,10 +102,11 @@ impl Default for ContextView {
                 })
                 .collect(),
             map_method: ScalingKind::None,
-            lower: LowerChart::default(),
+            lower: ContextChart::default(),
             alibi: AlibiSettings::default(),
             opened: None,
             pending_dialog: None,
+            path_text: String::new(),
             file_error: None,
             heatmap: TableHeatmap::default(),
             curves: None,
@@ -150,18 +115,9 @@ impl Default for ContextView {
     }
 }
 
-/// The shipped models that use RoPE, by file name.
+/// The shipped models that use RoPE, by file stem.
 pub fn rope_models() -> &'static [(String, RopeModel)] {
-    static MODELS: std::sync::OnceLock<Vec<(String, RopeModel)>> = std::sync::OnceLock::new();
-    MODELS.get_or_init(|| {
-        MODEL_CONFIGS
-            .iter()
-            .filter_map(|(file, text)| {
-                let config = ModelConfig::parse(text).ok()?;
-                Some(((*file).to_owned(), RopeModel::of(&config)?))
-            })
-            .collect()
-    })
+    context::shipped_models()
 }
 
 fn short_name(name: &str) -> &str {
@@ -172,7 +128,7 @@ impl ContextView {
     /// The model drawn: the opened config, else the chosen shipped one (the first if that
     /// name is unknown).
     pub fn model(&self) -> RopeModel {
-        if let Some(model) = &self.opened {
+        if let Some((_, model)) = &self.opened {
             return model.clone();
         }
         let models = rope_models();
@@ -206,24 +162,58 @@ impl ContextView {
 
     /// The scaling `kind` uses for the model at `L'`, with the user's edits.
     pub fn method_scaling(&self, kind: ScalingKind) -> Result<RopeScaling, String> {
-        let model = self.model();
-        let mut scaling = model.method_scaling(kind, self.shown_target())?;
-        let edit = self.edit(kind);
-        let take = |slot: &mut Option<f64>, value: Option<f64>| {
-            if value.is_some() {
-                *slot = value;
-            }
+        self.model()
+            .resolved_scaling(kind, self.shown_target(), &self.edit(kind).overrides)
+    }
+
+    /// The view as a figure: what the export writes and `poslab figure context` draws.
+    pub fn figure(&self) -> ContextFigure {
+        let source = match &self.opened {
+            Some((path, _)) => ContextModelSource::File(path.clone()),
+            None => ContextModelSource::Shipped(
+                rope_models()
+                    .iter()
+                    .find(|(stem, _)| *stem == self.model_file)
+                    .or_else(|| rope_models().first())
+                    .map(|(stem, _)| stem.clone())
+                    .unwrap_or_default(),
+            ),
         };
-        take(&mut scaling.factor, edit.factor);
-        take(&mut scaling.low_freq_factor, edit.low_freq_factor);
-        take(&mut scaling.high_freq_factor, edit.high_freq_factor);
-        take(&mut scaling.beta_fast, edit.beta_fast);
-        take(&mut scaling.beta_slow, edit.beta_slow);
-        let freqs = model.frequencies(scaling.clone());
-        freqs
-            .validate(model.head_dim, model.base)
-            .map_err(|e| e.to_string())?;
-        Ok(scaling)
+        let chosen: Vec<(ScalingKind, &MethodEdit)> =
+            METHODS.iter().copied().zip(&self.methods).collect();
+        // What the command line reads back: ALiBi settings only with the ALiBi chart, and one
+        // head only when not all.
+        let alibi = match self.lower {
+            ContextChart::Alibi => AlibiSettings {
+                head: if self.alibi.all_heads {
+                    self.alibi.heads - 1
+                } else {
+                    self.alibi.head.min(self.alibi.heads - 1)
+                },
+                ..self.alibi
+            },
+            _ => AlibiSettings::default(),
+        };
+        ContextFigure {
+            source,
+            model: self.model(),
+            target: self.shown_target(),
+            shown: chosen
+                .iter()
+                .filter(|(kind, edit)| edit.shown && self.method_scaling(*kind).is_ok())
+                .map(|(kind, _)| *kind)
+                .collect(),
+            overrides: chosen
+                .iter()
+                .filter(|(kind, edit)| {
+                    !edit.overrides.is_empty() && self.method_scaling(*kind).is_ok()
+                })
+                .map(|(kind, edit)| (*kind, edit.overrides.clone()))
+                .collect(),
+            map: self.map_method,
+            chart: self.lower,
+            alibi,
+        }
     }
 
     /// Every method's curves (shown or not), recomputed when the model, `L'` or an edit
@@ -280,13 +270,7 @@ impl ContextView {
 
     /// The table the unseen-angle map draws, or why there is none.
     pub fn unseen_spec(&self) -> Result<TableSpec, String> {
-        let model = self.model();
-        let scaling = self.method_scaling(self.map_method)?;
-        Ok(TableSpec::RopeUnseen(Box::new(UnseenParams {
-            freqs: model.frequencies(scaling),
-            model,
-            seq: self.shown_target(),
-        })))
+        self.figure().unseen_spec()
     }
 
     /// Reads a config file as the model; a file that is not a RoPE model's config is refused
@@ -295,7 +279,7 @@ impl ContextView {
         match crate::table_args::config::read_config(path) {
             Ok(config) => match RopeModel::of(&config) {
                 Some(model) => {
-                    self.opened = Some(model);
+                    self.opened = Some((path.to_owned(), model));
                     self.file_error = None;
                 }
                 None => {
@@ -314,7 +298,7 @@ impl ContextView {
         let model = self.model();
         ui.horizontal_wrapped(|ui| {
             let label = match &self.opened {
-                Some(model) => format!("{} (opened)", short_name(&model.name)),
+                Some((_, model)) => format!("{} (opened)", short_name(&model.name)),
                 None => short_name(&model.name).to_owned(),
             };
             egui::ComboBox::from_label("Model")
@@ -351,6 +335,20 @@ impl ContextView {
                     "config.json",
                     &["json"],
                 ));
+            }
+            let path_box = ui
+                .add(
+                    egui::TextEdit::singleline(&mut self.path_text)
+                        .desired_width(160.0)
+                        .hint_text("or a config path, Enter"),
+                )
+                .on_hover_text("Type the path of a config.json and press Enter");
+            if path_box.lost_focus()
+                && ui.input(|i| i.key_pressed(egui::Key::Enter))
+                && !self.path_text.trim().is_empty()
+            {
+                let path = std::path::PathBuf::from(self.path_text.trim());
+                self.open_config(&path);
             }
             let mut target = self.shown_target();
             let slider = egui::Slider::new(&mut target, 2..=MAX_TARGET)
@@ -405,26 +403,38 @@ impl ContextView {
                     if kind == ScalingKind::None {
                         continue;
                     }
-                    let Ok(current) = self.method_scaling(kind) else {
+                    // The method's own values show in the boxes; an edit that makes the
+                    // method invalid keeps its row, with the reason, so it can be undone.
+                    let model = self.model();
+                    let Ok(own) = model.method_scaling(kind, self.shown_target()) else {
                         continue;
                     };
+                    let problem = self.method_scaling(kind).err();
                     let Some(edit) = self.methods.get_mut(k) else {
                         continue;
                     };
+                    let mut current = own;
+                    edit.overrides.apply(&mut current);
                     ui.label(method_label(kind));
-                    number_ui(ui, &mut edit.factor, current.factor, "factor", 1.0..=1024.0);
+                    number_ui(
+                        ui,
+                        &mut edit.overrides.factor,
+                        current.factor,
+                        "factor",
+                        1.0..=1024.0,
+                    );
                     ui.horizontal(|ui| match kind {
                         ScalingKind::Llama3 => {
                             number_ui(
                                 ui,
-                                &mut edit.low_freq_factor,
+                                &mut edit.overrides.low_freq_factor,
                                 current.low_freq_factor,
                                 "low_freq_factor",
                                 0.01..=1e3,
                             );
                             number_ui(
                                 ui,
-                                &mut edit.high_freq_factor,
+                                &mut edit.overrides.high_freq_factor,
                                 current.high_freq_factor,
                                 "high_freq_factor",
                                 0.01..=1e3,
@@ -433,14 +443,14 @@ impl ContextView {
                         ScalingKind::Yarn => {
                             number_ui(
                                 ui,
-                                &mut edit.beta_fast,
+                                &mut edit.overrides.beta_fast,
                                 current.beta_fast.or(Some(32.0)),
                                 "beta_fast",
                                 0.01..=1e3,
                             );
                             number_ui(
                                 ui,
-                                &mut edit.beta_slow,
+                                &mut edit.overrides.beta_slow,
                                 current.beta_slow.or(Some(1.0)),
                                 "beta_slow",
                                 0.01..=1e3,
@@ -454,6 +464,9 @@ impl ContextView {
                         }
                         _ => {}
                     });
+                    if let Some(problem) = problem {
+                        ui.colored_label(ui.visuals().error_fg_color, problem);
+                    }
                     ui.end_row();
                 }
             });
@@ -465,10 +478,7 @@ impl ContextView {
             .clicked()
         {
             for edit in &mut self.methods {
-                *edit = MethodEdit {
-                    shown: edit.shown,
-                    ..Default::default()
-                };
+                edit.overrides = MethodOverrides::default();
             }
         }
     }
@@ -691,7 +701,7 @@ fn fitted_score_ui(
         .collect();
     let response = Plot::new("context_fitted_score")
         .height(height)
-        .default_y_bounds(-5.0, 5.0)
+        .default_y_bounds(-SCORE_RANGE, SCORE_RANGE)
         .legend(
             Legend::default()
                 .position(egui_plot::Corner::LeftTop)
@@ -944,7 +954,17 @@ fn summary_ui(
 
 impl View for ContextView {
     fn export(&self, _: &crate::app::params::SharedParams) -> Option<crate::views::ViewExport> {
-        None
+        let figure = self.figure();
+        let data = figure.unseen_spec().ok();
+        let stem = match &figure.source {
+            ContextModelSource::Shipped(stem) => stem.clone(),
+            ContextModelSource::File(_) => "model".to_owned(),
+        };
+        Some(crate::views::ViewExport {
+            name: format!("context_{stem}_{}_{}", figure.target, figure.map.name()),
+            figure: crate::export::figure::FigureSpec::Context(Box::new(figure)),
+            data,
+        })
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
@@ -976,10 +996,10 @@ impl View for ContextView {
         ui.scope_builder(egui::UiBuilder::new().max_rect(survey_rect), |ui| {
             ui.horizontal(|ui| {
                 let choices = [
-                    (LowerChart::FittedScore, "Attention score", "The score q·k of a query and key at distance s is a(s) = Re Σ h_j exp(i s θ_j). Here the weights h_j are fitted to random values at distances in [0, L) (the worst case of Chen et al.'s Position Interpolation paper), then evaluated under each method up to L': extrapolated, nothing holds them; interpolated, every distance maps back into [0, L). Methods that change some frequencies and not others change the score even within L."),
-                    (LowerChart::LongTermDecay, "Long-term decay", "RoFormer's bound on |q·k| against distance under each method's frequencies, times the attention factor squared"),
-                    (LowerChart::Alibi, "ALiBi at L'", "An ALiBi model trained on L positions run at L': what its last query attends to with equal content scores, with the trained slopes and with every slope times L/L' (Al-Khateeb et al.'s slope scaling)"),
-                    (LowerChart::Survey, "ViT accuracy", "The survey's ImageNet-100 top-1 accuracy of four ViTs trained at 224 px, tested from 96 to 512 px"),
+                    (ContextChart::Score, "Attention score", "The score q·k of a query and key at distance s is a(s) = Re Σ h_j exp(i s θ_j). Here the weights h_j are fitted to random values at distances in [0, L) (the worst case of Chen et al.'s Position Interpolation paper), then evaluated under each method up to L': extrapolated, nothing holds them; interpolated, every distance maps back into [0, L). Methods that change some frequencies and not others change the score even within L."),
+                    (ContextChart::Decay, "Long-term decay", "RoFormer's bound on |q·k| against distance under each method's frequencies, times the attention factor squared"),
+                    (ContextChart::Alibi, "ALiBi at L'", "An ALiBi model trained on L positions run at L': what its last query attends to with equal content scores, with the trained slopes and with every slope times L/L' (Al-Khateeb et al.'s slope scaling)"),
+                    (ContextChart::Survey, "ViT accuracy", "The survey's ImageNet-100 top-1 accuracy of four ViTs trained at 224 px, tested from 96 to 512 px"),
                 ];
                 for (chart, label, tip) in choices {
                     ui.selectable_value(&mut self.lower, chart, label).on_hover_text(tip);
@@ -987,10 +1007,10 @@ impl View for ContextView {
             });
             let height = ui.available_height();
             match self.lower {
-                LowerChart::Survey => survey_ui(ui, height),
-                LowerChart::Alibi => alibi_ui(ui, &mut self.alibi, model.trained, target),
-                LowerChart::LongTermDecay => decay_ui(ui, self.curves(), &shown, &model, target, height),
-                LowerChart::FittedScore => {
+                ContextChart::Survey => survey_ui(ui, height),
+                ContextChart::Alibi => alibi_ui(ui, &mut self.alibi, model.trained, target),
+                ContextChart::Decay => decay_ui(ui, self.curves(), &shown, &model, target, height),
+                ContextChart::Score => {
                     let fit = self.fitted_score().cloned();
                     match fit {
                         Ok(fit) => fitted_score_ui(ui, &fit, self.curves(), &shown, &model, target, height),

@@ -18,7 +18,7 @@ use super::{
 };
 
 /// Heatmaps get at most this many cells along a side: more than a page shows.
-const MAX_CELLS: usize = 2048;
+pub(super) const MAX_CELLS: usize = 2048;
 /// The most panels a figure of every head draws (BLOOM-176B has 112 heads).
 const MAX_SMALL_MULTIPLES: usize = 128;
 /// Helix points per projected line, at most.
@@ -51,6 +51,8 @@ pub enum FigureSpec {
     Corkscrew(CorkscrewFigure),
     /// A table read from a file, next to poslab's reference and their difference.
     Check(CheckFigure),
+    /// The context-extension lab: wavelengths, unseen angles and one lower chart.
+    Context(Box<super::context::ContextFigure>),
 }
 
 /// What the Check view shows: a file, what it is compared with, the tolerance.
@@ -107,7 +109,7 @@ fn finite_range(values: &[f64]) -> (f64, f64) {
 
 /// A heatmap panel of `spec`'s `[rows, cols]` (of one head), at most `max_cells` a side; a
 /// cell standing for several of the table's shows their `reduce`, as the app's heatmaps do.
-fn heatmap_panel(
+pub(super) fn heatmap_panel(
     spec: &TableSpec,
     head: usize,
     title: String,
@@ -152,7 +154,11 @@ fn heatmap_panel(
     Ok((panel, range))
 }
 
-fn colorbar(style: &FigureStyle, (min, max): (f64, f64), label: &str) -> Option<ColorBar> {
+pub(super) fn colorbar(
+    style: &FigureStyle,
+    (min, max): (f64, f64),
+    label: &str,
+) -> Option<ColorBar> {
     let (min, max) = if min.is_finite() && max.is_finite() {
         style.colormap.range(min, max)
     } else {
@@ -383,10 +389,15 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
         }
         FigureSpec::Corkscrew(figure) => corkscrew_figure(figure, style)?,
         FigureSpec::Check(figure) => check_figure(figure, style)?,
+        FigureSpec::Context(figure) => super::context::build(figure, style)?,
     };
     // A comparison reads across: reference, file, difference side by side; so do the two patch
     // maps and their matrix.
-    let columns = matches!(spec, FigureSpec::Check(_) | FigureSpec::Patches { .. }).then_some(3);
+    let columns = matches!(
+        spec,
+        FigureSpec::Check(_) | FigureSpec::Patches { .. } | FigureSpec::Context(_)
+    )
+    .then_some(3);
     let mut figure = Figure {
         width: f64::from(style.width),
         height: f64::from(style.height),

@@ -25,6 +25,8 @@ pub enum FigureView {
     Corkscrew,
     /// A table from a file (--file) next to poslab's reference and their difference
     Check,
+    /// Context extension: wavelengths per method, unseen angles, and a --chart
+    Context,
 }
 
 /// The view's name on the command line.
@@ -137,6 +139,42 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
             push("atol", format!("{:e}", c.tolerance.abs));
             push("rtol", format!("{:e}", c.tolerance.rel));
             FigureView::Check
+        }
+        FigureSpec::Context(c) => {
+            use super::context::ContextModelSource;
+            push(
+                "model",
+                match &c.source {
+                    ContextModelSource::Shipped(stem) => stem.clone(),
+                    ContextModelSource::File(path) => path.display().to_string(),
+                },
+            );
+            push("target", c.target.to_string());
+            let shown: Vec<&str> = c.shown.iter().map(|k| k.name()).collect();
+            push("methods", shown.join(","));
+            push("map", c.map.name().to_owned());
+            let set: Vec<String> = c
+                .overrides
+                .iter()
+                .flat_map(|(kind, overrides)| overrides.words(*kind))
+                .collect();
+            if !set.is_empty() {
+                push("set", set.join(","));
+            }
+            push(
+                "chart",
+                c.chart
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_owned())
+                    .unwrap_or_default(),
+            );
+            if c.chart == super::context::ContextChart::Alibi {
+                push("heads", c.alibi.heads.to_string());
+                if !c.alibi.all_heads {
+                    push("head", c.alibi.head.to_string());
+                }
+            }
+            FigureView::Context
         }
         FigureSpec::Corkscrew(c) => {
             let vector = |v: ProbeVector| match v {

@@ -6,6 +6,7 @@
 
 mod build;
 mod command;
+pub mod context;
 mod draw;
 
 use std::path::Path;
