@@ -1605,3 +1605,46 @@ fn a_typed_config_path_sets_the_context_model_and_a_bad_one_says_why() {
     );
     assert!(words.contains(&good.display().to_string()), "{words:?}");
 }
+
+#[test]
+fn the_vision_lab_resamples_and_a_click_moves_the_query() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Context extension").click();
+    harness.run();
+    harness
+        .get_by_label("Vision transformers: larger images")
+        .click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::Slider, "run at")
+        .set_value_accesskit(20.0);
+    harness.run();
+    let at = harness
+        .state_mut()
+        .context_view()
+        .vision_patch_on_screen(1, 3, 15)
+        .expect("the map was drawn");
+    for pressed in [true, false] {
+        harness.event(poslab::egui::Event::PointerMoved(at));
+        harness.event(poslab::egui::Event::PointerButton {
+            pos: at,
+            button: poslab::egui::PointerButton::Primary,
+            pressed,
+            modifiers: Default::default(),
+        });
+        harness.step();
+    }
+    harness.run();
+    let view = harness.state_mut().context_view();
+    assert_eq!(view.vision.target_side, 20);
+    assert_eq!(view.vision.query, 15 * 20 + 3);
+    let expected = view.vision.maps().unwrap();
+    for (k, values) in [(0, &expected.resampled), (1, &expected.direct)] {
+        let shown = view.shown_vision_map(k).expect("a map is shown");
+        assert_eq!(&shown.values, values, "map {k}");
+    }
+    let difference = &expected.resampled - &expected.direct;
+    assert_eq!(view.shown_vision_map(2).unwrap().values, difference);
+    harness.snapshot("views/context_vision");
+}

@@ -250,3 +250,93 @@ fn the_shipped_survey_table_is_the_articles_cell_by_cell() {
     assert!(series.iter().all(|s| s.points.len() == SURVEY.len()));
     assert!(context::SURVEY_CSV.contains("Positional Embeddings in Transformer Models"));
 }
+
+#[test]
+fn the_vision_maps_are_the_engines_tables_compared_patch_by_patch() {
+    use poslab::encoding::context::VisionParams;
+    use poslab::encoding::grid::{GridParams, SinCos2dParams};
+    use poslab::encoding::resample::{ResampleMode, ResampleParams};
+    use poslab::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams};
+    let params = VisionParams {
+        train_side: 14,
+        target_side: 24,
+        dim: 64,
+        mode: ResampleMode::Bicubic,
+        antialias: true,
+        query: 5 * 24 + 17,
+    };
+    let maps = params.maps().unwrap();
+    let grid = GridParams {
+        grid_h: 24,
+        grid_w: 24,
+    };
+    // Made at 24 x 24: MAE's similarity in closed form (a mean of cosines of phase
+    // differences), the engine's patch-similarity table.
+    let closed = real(
+        cpu::compute(&TableSpec::PatchSimilarity(PatchSimilarityParams {
+            grid,
+            encoding: PatchEncoding::SinCos {
+                dim: 64,
+                base: 10_000.0,
+            },
+        }))
+        .unwrap(),
+    );
+    for p in 0..576 {
+        let (x, y) = (p % 24, p / 24);
+        let expected = closed[params.query * 576 + p];
+        assert!((maps.direct[[y, x]] - expected).abs() < 1e-12, "patch {p}");
+    }
+    // Resampled: dot products of rows of the engine's sincos-2d-resample table.
+    let trained = poslab::encoding::grid::sincos_2d(&SinCos2dParams {
+        grid: GridParams {
+            grid_h: 14,
+            grid_w: 14,
+        },
+        dim: 64,
+        prefix_rows: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let spec = TableSpec::SinCos2dResample {
+        input: trained,
+        params: ResampleParams {
+            from: (14, 14),
+            to: (24, 24),
+            prefix_rows: 1,
+            mode: ResampleMode::Bicubic,
+            antialias: true,
+        },
+    };
+    let table = real(cpu::compute(&spec).unwrap());
+    let row = |r: usize| &table[r * 64..(r + 1) * 64];
+    let q = row(1 + params.query);
+    for p in 0..576 {
+        let dot: f64 = q.iter().zip(row(1 + p)).map(|(a, b)| a * b).sum();
+        let (x, y) = (p % 24, p / 24);
+        assert!(
+            (maps.resampled[[y, x]] - dot / 32.0).abs() < 1e-12,
+            "patch {p}"
+        );
+    }
+    // The tables differ: a resampled table is not the one made for the grid.
+    let largest = (&maps.resampled - &maps.direct)
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(largest > 0.05, "{largest}");
+    // Resampling to the same grid changes nothing.
+    for mode in [ResampleMode::Bicubic, ResampleMode::Bilinear] {
+        let same = VisionParams {
+            target_side: 14,
+            query: 20,
+            mode,
+            ..params
+        }
+        .maps()
+        .unwrap();
+        let off = (&same.resampled - &same.direct)
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(off < 1e-12, "{mode:?}: {off}");
+    }
+}

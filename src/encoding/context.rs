@@ -521,6 +521,100 @@ impl UnseenParams {
     }
 }
 
+/// The vision half of the lab: MAE's 2D sin-cos table made for a ViT's training grid (with
+/// its CLS row), resampled to a larger grid as timm's `resample_abs_pos_embed` does, against
+/// the table made for the larger grid directly. Patches are 16 pixels: 14 x 14 is 224 px.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct VisionParams {
+    /// Patches along a side of the training grid.
+    pub train_side: usize,
+    /// Patches along a side of the grid the model is run at.
+    pub target_side: usize,
+    /// Embedding width, a multiple of 4.
+    pub dim: usize,
+    pub mode: super::resample::ResampleMode,
+    pub antialias: bool,
+    /// The query patch of the target grid, raster order.
+    pub query: usize,
+}
+
+impl Default for VisionParams {
+    fn default() -> Self {
+        Self {
+            train_side: 14,
+            target_side: 24,
+            dim: 768,
+            mode: super::resample::ResampleMode::Bicubic,
+            // timm's default.
+            antialias: true,
+            query: 12 * 24 + 12,
+        }
+    }
+}
+
+/// Pixels per patch side of the ViTs the lab speaks of (ViT-B/16).
+pub const PATCH_PIXELS: usize = 16;
+
+/// The query patch's similarity to every patch of the target grid, as `[side, side]` maps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VisionMaps {
+    /// The training grid's table resampled to the target grid.
+    pub resampled: ndarray::Array2<f64>,
+    /// The table made at the target grid.
+    pub direct: ndarray::Array2<f64>,
+}
+
+impl VisionParams {
+    pub fn target_grid(&self) -> super::grid::GridParams {
+        super::grid::GridParams {
+            grid_h: self.target_side,
+            grid_w: self.target_side,
+        }
+    }
+
+    fn table(&self, side: usize) -> Result<ndarray::Array2<f64>, ParamError> {
+        super::grid::sincos_2d(&super::grid::SinCos2dParams {
+            grid: super::grid::GridParams {
+                grid_h: side,
+                grid_w: side,
+            },
+            dim: self.dim,
+            prefix_rows: 1,
+            ..Default::default()
+        })
+    }
+
+    /// Both similarity maps: `PE[q] · PE[p] / (dim/2)` (MAE's sin-cos similarity), the CLS
+    /// row left out.
+    pub fn maps(&self) -> Result<VisionMaps, ParamError> {
+        let trained = self.table(self.train_side)?;
+        let resampled = super::resample::resample(
+            trained.view(),
+            &super::resample::ResampleParams {
+                from: (self.train_side, self.train_side),
+                to: (self.target_side, self.target_side),
+                prefix_rows: 1,
+                mode: self.mode,
+                antialias: self.antialias,
+            },
+        )?;
+        let direct = self.table(self.target_side)?;
+        let side = self.target_side;
+        super::check_count("query", self.query, 0..=side * side - 1)?;
+        let map = |table: &ndarray::Array2<f64>| {
+            let query = table.row(1 + self.query);
+            ndarray::Array2::from_shape_fn((side, side), |(y, x)| {
+                query.dot(&table.row(1 + y * side + x)) / (self.dim / 2) as f64
+            })
+        };
+        Ok(VisionMaps {
+            resampled: map(&resampled),
+            direct: map(&direct),
+        })
+    }
+}
+
 /// The survey's ImageNet-100 results (top-1 accuracy, %), as shipped in
 /// `assets/survey/imagenet100_resolution.csv`.
 pub const SURVEY_CSV: &str = include_str!("../../assets/survey/imagenet100_resolution.csv");

@@ -17,7 +17,17 @@ use ndarray::{Array2, ArrayView2};
 use super::{GRID_SIDE_RANGE, ParamError, check_count};
 
 /// The interpolation torch applies (`mode=` of `interpolate`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum ResampleMode {
     /// Two neighbours per axis (four with antialias when upsampling).
     Bilinear,

@@ -7,15 +7,18 @@ use egui_plot::{HLine, Legend, Line, Plot, PlotPoints, VLine};
 
 use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::encoding::context::{
-    self, METHODS, MethodOverrides, PairReach, RopeModel, SURVEY_TRAINING_RESOLUTION, method_label,
+    self, METHODS, MethodOverrides, PATCH_PIXELS, PairReach, RopeModel, SURVEY_TRAINING_RESOLUTION,
+    VisionMaps, VisionParams, method_label,
 };
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::engine::TableSpec;
+use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
 use crate::export::figure::context::{
     AlibiSettings, CURVE_POINTS, ContextChart, ContextFigure, ContextModelSource, FIT_SEED,
     SCORE_RANGE,
 };
 use crate::views::{View, ViewContext};
+use crate::widgets::grid_map::GridMap;
 use crate::widgets::heatmap::TableHeatmap;
 
 /// The longest target length the slider offers.
@@ -40,6 +43,16 @@ pub struct MethodCurves {
     pub attention: f64,
 }
 
+/// Which half of the lab is on screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum LabMode {
+    /// RoPE models run past their training length, and ALiBi.
+    #[default]
+    Text,
+    /// A ViT's position table at a larger image than it was trained on.
+    Vision,
+}
+
 /// What the view keeps between frames (its settings also between runs).
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -53,6 +66,12 @@ pub struct ContextView {
     /// The method whose unseen angles the map shows.
     pub map_method: ScalingKind,
     pub lower: ContextChart,
+    pub mode: LabMode,
+    pub vision: VisionParams,
+    #[serde(skip)]
+    vision_maps: Option<(VisionParams, Result<VisionMaps, String>)>,
+    #[serde(skip)]
+    grid_maps: [GridMap; 6],
     pub alibi: AlibiSettings,
     /// A config opened from a file, and its path (not kept between runs: the file may be
     /// gone).
@@ -103,6 +122,10 @@ impl Default for ContextView {
                 .collect(),
             map_method: ScalingKind::None,
             lower: ContextChart::default(),
+            mode: LabMode::default(),
+            vision: VisionParams::default(),
+            vision_maps: None,
+            grid_maps: Default::default(),
             alibi: AlibiSettings::default(),
             opened: None,
             pending_dialog: None,
@@ -952,6 +975,147 @@ fn summary_ui(
     ));
 }
 
+/// The head width of the RoPE maps of the vision half (ViT-B: 768 wide, 12 heads).
+const VIT_HEAD_DIM: usize = 64;
+
+impl ContextView {
+    /// The vision half's two similarity maps, computed once per setting.
+    pub fn vision_maps(&mut self) -> Result<&VisionMaps, String> {
+        if self.vision_maps.as_ref().map(|(p, _)| p) != Some(&self.vision) {
+            let maps = self.vision.maps().map_err(|e| e.to_string());
+            self.vision_maps = Some((self.vision, maps));
+        }
+        match self.vision_maps.as_ref().map(|(_, maps)| maps) {
+            Some(Ok(maps)) => Ok(maps),
+            Some(Err(reason)) => Err(reason.clone()),
+            None => Err("no maps".to_owned()),
+        }
+    }
+
+    /// Map `k` of the vision half as shown (0 resampled, 1 made, 2 difference, 3 axial RoPE,
+    /// 4 mixed RoPE, 5 2D ALiBi): `[side, side]`.
+    pub fn shown_vision_map(&self, k: usize) -> Option<&crate::widgets::heatmap::HeatmapData> {
+        self.grid_maps.get(k)?.data.as_ref()
+    }
+
+    /// Where the centre of patch `(x, y)` of vision map `k` was on screen last frame.
+    pub fn vision_patch_on_screen(&self, k: usize, x: usize, y: usize) -> Option<egui::Pos2> {
+        self.grid_maps.get(k)?.patch_on_screen(x, y)
+    }
+
+    fn vision_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        colormap: crate::widgets::colormap::Colormap,
+        engine: &crate::app::engine::AppEngine,
+    ) {
+        use crate::encoding::resample::ResampleMode;
+        let v = &mut self.vision;
+        ui.horizontal_wrapped(|ui| {
+            ui.add(egui::Slider::new(&mut v.train_side, 2..=64).text("trained grid"))
+                .on_hover_text("Patches along a side of the grid the ViT was trained on (14: 224 px at 16 px a patch)");
+            ui.add(egui::Slider::new(&mut v.target_side, 2..=64).text("run at"))
+                .on_hover_text("Patches along a side of the larger image (24: 384 px)");
+            ui.label(format!(
+                "{} px -> {} px",
+                v.train_side * PATCH_PIXELS,
+                v.target_side * PATCH_PIXELS
+            ));
+            let mut dim = v.dim;
+            if ui
+                .add(egui::DragValue::new(&mut dim).range(4..=4096).prefix("dim "))
+                .on_hover_text("Width of the MAE table, a multiple of 4 (ViT-B: 768)")
+                .changed()
+            {
+                v.dim = (dim / 4 * 4).max(4);
+            }
+            ui.radio_value(&mut v.mode, ResampleMode::Bicubic, "bicubic")
+                .on_hover_text("timm's default: torch's bicubic interpolate (Keys' cubic, a = -0.75; -0.5 with antialias)");
+            ui.radio_value(&mut v.mode, ResampleMode::Bilinear, "bilinear");
+            ui.checkbox(&mut v.antialias, "antialias")
+                .on_hover_text("torch's anti-aliased interpolation, timm's default (it matters when shrinking)");
+        });
+        ui.horizontal_wrapped(|ui| {
+            ui.add(
+                egui::DragValue::new(&mut self.alibi.heads)
+                    .range(1..=128)
+                    .prefix("2D ALiBi heads "),
+            );
+            self.alibi.head = self.alibi.head.min(self.alibi.heads - 1);
+            ui.add(egui::Slider::new(&mut self.alibi.head, 0..=self.alibi.heads - 1).text("head"));
+        });
+        let side = self.vision.target_side;
+        self.vision.query = self.vision.query.min(side * side - 1);
+        let grid = self.vision.target_grid();
+        let maps = match self.vision_maps().cloned() {
+            Ok(maps) => maps,
+            Err(reason) => {
+                ui.colored_label(ui.visuals().error_fg_color, reason);
+                return;
+            }
+        };
+        let difference = &maps.resampled - &maps.direct;
+        let largest = difference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let (qx, qy) = grid.patch_xy(self.vision.query);
+        ui.add(egui::Label::new(format!(
+            "Query patch ({qx}, {qy}) of {side} x {side}: the resampled table's similarities differ from those of the table made for this grid by up to {largest:.4}. Click a patch to move the query."
+        )).wrap());
+        let settings = PatchMapSettings {
+            dim: VIT_HEAD_DIM,
+            base: crate::encoding::defaults::BASE,
+            seed: 0,
+            loaded_freqs: None,
+        };
+        let titles = [
+            format!(
+                "MAE table made at {t} x {t}, resampled",
+                t = self.vision.train_side
+            ),
+            format!("MAE table made at {side} x {side}"),
+            "difference (resampled - made)".to_owned(),
+            "axial RoPE (rope-vit): nothing to resample".to_owned(),
+            "mixed RoPE (rope-vit, seed 0): nothing to resample".to_owned(),
+            format!("2D ALiBi, head {}: nothing to resample", self.alibi.head),
+        ];
+        // Within the window, however wide a row of controls made the panel.
+        let full = ui.available_rect_before_wrap().intersect(ui.clip_rect());
+        ui.allocate_rect(full, egui::Sense::hover());
+        let (top, bottom) = crate::widgets::layout::split_rows(full, 0.5, 8.0);
+        let cells = |row: egui::Rect| {
+            let (a, rest) = crate::widgets::layout::split_columns(row, 1.0 / 3.0, 8.0);
+            let (b, c) = crate::widgets::layout::split_columns(rest, 0.5, 8.0);
+            [a, b, c]
+        };
+        let rects: Vec<egui::Rect> = cells(top).into_iter().chain(cells(bottom)).collect();
+        let query = self.vision.query;
+        let mut clicked = None;
+        let (heads, head) = (self.alibi.heads, self.alibi.head);
+        for (k, (map, rect)) in self.grid_maps.iter_mut().zip(rects).enumerate() {
+            let ui = &mut ui.new_child(egui::UiBuilder::new().max_rect(rect));
+            ui.label(&titles[k]);
+            let id = format!("context_vision_{k}");
+            let picked = match k {
+                0 => map.ui_values(ui, &id, &maps.resampled, grid, query, colormap),
+                1 => map.ui_values(ui, &id, &maps.direct, grid, query, colormap),
+                2 => map.ui_values(ui, &id, &difference, grid, query, colormap),
+                _ => {
+                    let method = [
+                        PatchMethod::AxialRope,
+                        PatchMethod::MixedRope,
+                        PatchMethod::Alibi2d,
+                    ][k - 3];
+                    let spec = method.spec(grid, heads, head, &settings);
+                    map.ui(ui, &id, &spec, grid, query, colormap, engine)
+                }
+            };
+            clicked = clicked.or(picked);
+        }
+        if let Some(patch) = clicked {
+            self.vision.query = patch;
+        }
+    }
+}
+
 impl View for ContextView {
     fn export(&self, _: &crate::app::params::SharedParams) -> Option<crate::views::ViewExport> {
         let figure = self.figure();
@@ -970,6 +1134,18 @@ impl View for ContextView {
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
         let (colormap, engine, reduce) = (ctx.colormap, ctx.engine, ctx.reduce);
         let status = &mut *ctx.status;
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.mode, LabMode::Text, "Language models: RoPE, ALiBi")
+                .on_hover_text("A model trained on L positions run at L'");
+            ui.selectable_value(&mut self.mode, LabMode::Vision, "Vision transformers: larger images")
+                .on_hover_text("A ViT trained at one resolution run at a larger one: its position table resampled, against encodings that need none");
+        });
+        if self.mode == LabMode::Vision {
+            // The status bar speaks of the text half's map: not of these.
+            *status = crate::app::status::Status::default();
+            self.vision_ui(ui, colormap, engine);
+            return;
+        }
         self.poll_files(ui);
         self.controls_ui(ui);
         if let Some(error) = &self.file_error {

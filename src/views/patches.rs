@@ -3,15 +3,11 @@
 //! raster order with the query's row outlined.
 
 use crate::app::dialogs::{DialogAnswer, PendingDialog};
-use crate::app::engine::AppEngine;
 use crate::encoding::grid::GridParams;
 use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
-use crate::engine::{Strided, Table, TableSpec, Window};
 use crate::views::{View, ViewContext};
-use crate::widgets::colormap::Colormap;
-use crate::widgets::heatmap::{
-    HeatmapData, HeatmapTexture, Outline, TableHeatmap, colorbar_ui, heatmap_ui,
-};
+use crate::widgets::grid_map::GridMap;
+use crate::widgets::heatmap::{HeatmapData, Outline, TableHeatmap};
 
 /// Mixed RoPE frequencies loaded from a `.npy` file.
 pub struct LoadedFreqs {
@@ -74,11 +70,7 @@ impl Default for PatchView {
 impl PatchView {
     /// Where the centre of patch `(x, y)` of map `side` was on screen last frame.
     pub fn patch_on_screen(&self, side: usize, x: usize, y: usize) -> Option<egui::Pos2> {
-        let transform = self.maps[side].transform.as_ref()?;
-        Some(transform.position_from_point(&egui_plot::PlotPoint::new(
-            x as f64 + 0.5,
-            -(y as f64 + 0.5),
-        )))
+        self.maps[side].patch_on_screen(x, y)
     }
 
     /// The values of map `side` (0 or 1) as shown: `[grid_h, grid_w]`.
@@ -319,112 +311,5 @@ impl View for PatchView {
                 w = grid.grid_w
             ));
         }
-    }
-}
-
-/// One query's row of a `[P, P]` table, laid out as the patch grid.
-#[derive(Default)]
-struct GridMap {
-    texture: HeatmapTexture,
-    data: Option<HeatmapData>,
-    computed_for: Option<(TableSpec, usize, Colormap)>,
-    /// Where the map was drawn last frame, so that tests can click a patch.
-    transform: Option<egui_plot::PlotTransform>,
-}
-
-impl GridMap {
-    /// Draws the map; returns the patch clicked, if any.
-    #[allow(clippy::too_many_arguments)]
-    fn ui(
-        &mut self,
-        ui: &mut egui::Ui,
-        id: &str,
-        spec: &TableSpec,
-        grid: GridParams,
-        query: usize,
-        colormap: Colormap,
-        engine: &AppEngine,
-    ) -> Option<usize> {
-        let key = (spec.clone(), query, colormap);
-        if self.computed_for.as_ref() != Some(&key) {
-            let patches = grid.patches();
-            let window = Window {
-                heads: Strided::all(1),
-                rows: Strided {
-                    start: query,
-                    end: query + 1,
-                    step: 1,
-                },
-                cols: Strided::all(patches),
-            };
-            if let Ok((Table::Real(values), _)) = engine.compute_window(spec, &window)
-                && let Ok(values) = values.into_shape_with_order((grid.grid_h, grid.grid_w))
-            {
-                let data = HeatmapData {
-                    values,
-                    rows: Strided::all(grid.grid_h),
-                    cols: Strided::all(grid.grid_w),
-                };
-                self.texture.update(ui.ctx(), &data, colormap, None);
-                self.data = Some(data);
-            }
-            self.computed_for = Some(key);
-        }
-        let data = self.data.as_ref()?;
-        // The map as large as square patches allow, its colour bar beside it, as in the
-        // exported figure.
-        let area = ui.available_rect_before_wrap();
-        let colorbar_width = 84.0;
-        let (axes_x, axes_y) = (56.0, 44.0);
-        let scale = ((area.width() - colorbar_width - axes_x) / grid.grid_w as f32)
-            .min((area.height() - axes_y) / grid.grid_h as f32)
-            .max(1.0);
-        let map_rect = egui::Rect::from_min_size(
-            area.min,
-            egui::vec2(
-                grid.grid_w as f32 * scale + axes_x,
-                grid.grid_h as f32 * scale + axes_y,
-            ),
-        );
-        let colorbar_rect = egui::Rect::from_min_max(
-            egui::pos2(map_rect.right() + 8.0, map_rect.top()),
-            egui::pos2(map_rect.right() + colorbar_width, map_rect.bottom()),
-        );
-        let (qx, qy) = grid.patch_xy(query);
-        let response = ui
-            .scope_builder(egui::UiBuilder::new().max_rect(map_rect), |ui| {
-                heatmap_ui(
-                    ui,
-                    id,
-                    (data.rows, data.cols),
-                    self.texture.id(),
-                    ("patch column x", "patch row y"),
-                    (grid.grid_h, grid.grid_w),
-                    Some(Outline::Cell(qy, qx)),
-                    None,
-                    true,
-                )
-            })
-            .inner;
-        ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
-            ui.horizontal_top(|ui| {
-                colorbar_ui(
-                    ui,
-                    colormap,
-                    self.texture.range(),
-                    colorbar_rect.height() - 8.0,
-                );
-            });
-        });
-        ui.allocate_rect(map_rect.union(colorbar_rect), egui::Sense::hover());
-        self.transform = Some(response.transform);
-        if let Some((y, x)) = response.hovered {
-            let patch = y * grid.grid_w + x;
-            let value = data.values[[y, x]];
-            response.response.clone().on_hover_text_at_pointer(format!(
-                "patch {patch} (column {x}, row {y}): {value:.6}\nclick to make it the query"
-            ));
-        }
-        response.clicked.map(|(y, x)| y * grid.grid_w + x)
     }
 }

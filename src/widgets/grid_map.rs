@@ -1,0 +1,169 @@
+//! One query patch's row of a `[P, P]` table (or any values over a patch grid) drawn as the
+//! patch grid, square patches, the query outlined, a colour bar beside it; a click picks a
+//! patch.
+
+use ndarray::Array2;
+
+use crate::app::engine::AppEngine;
+use crate::encoding::grid::GridParams;
+use crate::engine::{Strided, Table, TableSpec, Window};
+use crate::widgets::colormap::Colormap;
+use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, Outline, colorbar_ui, heatmap_ui};
+
+/// What a map was last drawn from.
+#[derive(Clone, PartialEq)]
+enum MapSource {
+    Table(Box<TableSpec>),
+    Values(Array2<f64>),
+}
+
+/// A patch-grid map and what it keeps between frames.
+#[derive(Default)]
+pub struct GridMap {
+    texture: HeatmapTexture,
+    pub data: Option<HeatmapData>,
+    computed_for: Option<(MapSource, usize, Colormap)>,
+    /// Where the map was drawn last frame, so that tests can click a patch.
+    pub transform: Option<egui_plot::PlotTransform>,
+}
+
+impl GridMap {
+    /// Draws row `query` of `spec` (computed by the app's engine) as the grid; returns the
+    /// patch clicked, if any.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        id: &str,
+        spec: &TableSpec,
+        grid: GridParams,
+        query: usize,
+        colormap: Colormap,
+        engine: &AppEngine,
+    ) -> Option<usize> {
+        let key = (MapSource::Table(Box::new(spec.clone())), query, colormap);
+        if self.computed_for.as_ref() != Some(&key) {
+            let window = Window {
+                heads: Strided::all(1),
+                rows: Strided {
+                    start: query,
+                    end: query + 1,
+                    step: 1,
+                },
+                cols: Strided::all(grid.patches()),
+            };
+            if let Ok((Table::Real(values), _)) = engine.compute_window(spec, &window)
+                && let Ok(values) = values.into_shape_with_order((grid.grid_h, grid.grid_w))
+            {
+                self.show(ui.ctx(), values, colormap);
+            }
+            self.computed_for = Some(key);
+        }
+        self.draw(ui, id, grid, query, colormap)
+    }
+
+    /// Draws `values` (`[grid_h, grid_w]`) as the grid, `query` outlined; returns the patch
+    /// clicked, if any.
+    pub fn ui_values(
+        &mut self,
+        ui: &mut egui::Ui,
+        id: &str,
+        values: &Array2<f64>,
+        grid: GridParams,
+        query: usize,
+        colormap: Colormap,
+    ) -> Option<usize> {
+        let key = (MapSource::Values(values.clone()), query, colormap);
+        if self.computed_for.as_ref() != Some(&key) {
+            self.show(ui.ctx(), values.clone(), colormap);
+            self.computed_for = Some(key);
+        }
+        self.draw(ui, id, grid, query, colormap)
+    }
+
+    /// Where the centre of patch `(x, y)` was on screen last frame.
+    pub fn patch_on_screen(&self, x: usize, y: usize) -> Option<egui::Pos2> {
+        let transform = self.transform.as_ref()?;
+        Some(transform.position_from_point(&egui_plot::PlotPoint::new(
+            x as f64 + 0.5,
+            -(y as f64 + 0.5),
+        )))
+    }
+
+    fn show(&mut self, ctx: &egui::Context, values: Array2<f64>, colormap: Colormap) {
+        let (rows, cols) = values.dim();
+        let data = HeatmapData {
+            values,
+            rows: Strided::all(rows),
+            cols: Strided::all(cols),
+        };
+        self.texture.update(ctx, &data, colormap, None);
+        self.data = Some(data);
+    }
+
+    fn draw(
+        &mut self,
+        ui: &mut egui::Ui,
+        id: &str,
+        grid: GridParams,
+        query: usize,
+        colormap: Colormap,
+    ) -> Option<usize> {
+        let data = self.data.as_ref()?;
+        // The map as large as square patches allow, its colour bar beside it, as in the
+        // exported figure.
+        let area = ui.available_rect_before_wrap();
+        let colorbar_width = 84.0;
+        let (axes_x, axes_y) = (56.0, 44.0);
+        let scale = ((area.width() - colorbar_width - axes_x) / grid.grid_w as f32)
+            .min((area.height() - axes_y) / grid.grid_h as f32)
+            .max(1.0);
+        let map_rect = egui::Rect::from_min_size(
+            area.min,
+            egui::vec2(
+                grid.grid_w as f32 * scale + axes_x,
+                grid.grid_h as f32 * scale + axes_y,
+            ),
+        );
+        let colorbar_rect = egui::Rect::from_min_max(
+            egui::pos2(map_rect.right() + 8.0, map_rect.top()),
+            egui::pos2(map_rect.right() + colorbar_width, map_rect.bottom()),
+        );
+        let (qx, qy) = grid.patch_xy(query);
+        let response = ui
+            .scope_builder(egui::UiBuilder::new().max_rect(map_rect), |ui| {
+                heatmap_ui(
+                    ui,
+                    id,
+                    (data.rows, data.cols),
+                    self.texture.id(),
+                    ("patch column x", "patch row y"),
+                    (grid.grid_h, grid.grid_w),
+                    Some(Outline::Cell(qy, qx)),
+                    None,
+                    true,
+                )
+            })
+            .inner;
+        ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
+            ui.horizontal_top(|ui| {
+                colorbar_ui(
+                    ui,
+                    colormap,
+                    self.texture.range(),
+                    colorbar_rect.height() - 8.0,
+                );
+            });
+        });
+        ui.allocate_rect(map_rect.union(colorbar_rect), egui::Sense::hover());
+        self.transform = Some(response.transform);
+        if let Some((y, x)) = response.hovered {
+            let patch = y * grid.grid_w + x;
+            let value = data.values[[y, x]];
+            response.response.clone().on_hover_text_at_pointer(format!(
+                "patch {patch} (column {x}, row {y}): {value:.6}\nclick to make it the query"
+            ));
+        }
+        response.clicked.map(|(y, x)| y * grid.grid_w + x)
+    }
+}
