@@ -1,7 +1,9 @@
-//! Context extension: a RoPE model trained on `L` positions run at `L'`, under each scaling
-//! method. The wavelength of every pair per method against `L` and `L'`; the map of distances
-//! and pairs whose rotation angle training never produced (computed by the engine at any `L'`);
-//! a summary per method; and the survey's measured ViT accuracies against test resolution.
+//! Context extension, in two halves. Language models: a RoPE model trained on `L` positions
+//! run at `L'` under each scaling method (wavelength of every pair against `L` and `L'`, the
+//! engine's map of distances and pairs whose rotation angle training never produced, a summary
+//! per method, and as tabs the fitted attention score, the long-term decay, ALiBi at `L'` and
+//! the survey's ViT accuracies). Vision transformers: a ViT's MAE table resampled to a larger
+//! grid against the table made for it, beside the 2D encodings that need no resampling.
 
 use egui_plot::{HLine, Legend, Line, Plot, PlotPoints, VLine};
 
@@ -1118,6 +1120,10 @@ impl ContextView {
 
 impl View for ContextView {
     fn export(&self, _: &crate::app::params::SharedParams) -> Option<crate::views::ViewExport> {
+        // The vision half has no figure of its own yet.
+        if self.mode == LabMode::Vision {
+            return None;
+        }
         let figure = self.figure();
         let data = figure.unseen_spec().ok();
         let stem = match &figure.source {
