@@ -481,10 +481,19 @@ fn the_command_line_figure_equals_the_apps_export() {
         "RoPE corkscrew (3D)",
         "2D patch maps",
         "Context extension",
+        // The context view's other half: a tab within it.
+        "Vision transformers: larger images",
     ];
     for (index, view) in views.into_iter().enumerate() {
         harness.get_by_label(view).click();
         harness.run();
+        if view == "Vision transformers: larger images" {
+            harness
+                .get_by_role_and_label(Role::Slider, "run at")
+                .set_value_accesskit(18.0);
+            harness.get_by_label("bilinear").click();
+            harness.run();
+        }
         if view == "Context extension" {
             harness
                 .get_by_role_and_label(Role::Slider, "Target length L'")

@@ -2980,3 +2980,52 @@ fn the_context_figure_reads_a_model_and_refuses_what_does_not_apply() {
         refused(d.path(), &args, says);
     }
 }
+
+#[test]
+fn the_vision_figure_takes_its_grids_and_refuses_what_does_not_fit() {
+    let d = dir();
+    let out = d.path().join("vit.svg");
+    let o = path_str(&out);
+    ok(&[
+        "figure",
+        "context-vision",
+        "--trained-grid",
+        "7",
+        "--grid",
+        "12",
+        "--dim",
+        "32",
+        "--resample",
+        "bilinear",
+        "--antialias",
+        "false",
+        "--query",
+        "0",
+        "-o",
+        o,
+    ]);
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.contains("trained at 112 px run at 192 px: query patch (0, 0), bilinear"));
+    std::fs::remove_file(&out).unwrap();
+    for (words, says) in [
+        (vec!["--dim", "30"], "multiple of 4"),
+        (
+            vec!["--grid", "10", "--query", "100"],
+            "--query 100 is not allowed",
+        ),
+        (vec!["--grid", "65"], "--grid 65 is not allowed"),
+        (
+            vec!["--heads", "4", "--head", "4"],
+            "--head 4 is not allowed",
+        ),
+        (
+            vec!["--target", "100"],
+            "--target does not apply to the context-vision figure",
+        ),
+    ] {
+        let mut args = vec!["figure", "context-vision"];
+        args.extend(words);
+        args.extend(["-o", o]);
+        refused(d.path(), &args, says);
+    }
+}

@@ -220,6 +220,22 @@ pub struct FigureArgs {
     #[arg(long, value_enum, value_name = "CHART")]
     pub chart: Option<crate::export::figure::context::ContextChart>,
 
+    /// context-vision: patches along a side of the grid the ViT was trained on (default 14)
+    #[arg(long, value_name = "N")]
+    pub trained_grid: Option<i64>,
+
+    /// context-vision: patches along a side of the larger grid (default 24)
+    #[arg(long, value_name = "N")]
+    pub grid: Option<i64>,
+
+    /// context-vision: how the table is resampled, as timm's resample_abs_pos_embed
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub resample: Option<crate::encoding::resample::ResampleMode>,
+
+    /// context-vision: torch's anti-aliased interpolation (timm's default, true)
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub antialias: Option<bool>,
+
     /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
     /// and the point it looks at), as the app's export dialog prints it (default: framing the
     /// scene)
@@ -237,7 +253,8 @@ Examples:
   poslab figure patches --left mixed-rope --right sin-cos --query 0 -o patches.svg
   poslab figure corkscrew --pairs 0,8,16 --m 40 --n 32 -o corkscrew.svg
   poslab figure check --file cos.npy --as \"rope-angles --seq 4096 --dim 128\" -o check.png
-  poslab figure context --model llama-2-7b --target 16384 --methods none,linear,yarn --chart score -o ctx.svg";
+  poslab figure context --model llama-2-7b --target 16384 --methods none,linear,yarn --chart score -o ctx.svg
+  poslab figure context-vision --trained-grid 14 --grid 24 --query 0 -o vit.svg";
 
 /// The context-extension figure from the options, starting from the view's defaults.
 fn context_figure(
@@ -405,6 +422,16 @@ fn options_of(view: FigureView) -> &'static [&'static str] {
         FigureView::Context => &[
             "model", "target", "methods", "map", "set", "chart", "heads", "head",
         ],
+        FigureView::ContextVision => &[
+            "trained_grid",
+            "grid",
+            "dim",
+            "resample",
+            "antialias",
+            "query",
+            "heads",
+            "head",
+        ],
         FigureView::Corkscrew => &[
             "seq",
             "dim",
@@ -488,6 +515,42 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
     };
     let spec = match args.view {
         FigureView::Context => FigureSpec::Context(Box::new(context_figure(args)?)),
+        FigureView::ContextVision => {
+            let defaults = crate::encoding::context::VisionParams::default();
+            let train_side = count(
+                "trained_grid",
+                args.trained_grid,
+                defaults.train_side,
+                2..=64,
+            )?;
+            let target_side = count("grid", args.grid, defaults.target_side, 2..=64)?;
+            let patches = target_side * target_side;
+            let dim = count("dim", args.dim, defaults.dim, 4..=4096)?;
+            if dim % 4 != 0 {
+                return Err(CliError::usage(format!(
+                    "--dim {dim} is not allowed: the 2D sin-cos table needs a multiple of 4"
+                )));
+            }
+            let alibi = crate::export::figure::context::AlibiSettings::default();
+            let heads = count("heads", args.heads, alibi.heads, 1..=128)?;
+            FigureSpec::ContextVision(crate::export::figure::context::VisionFigure {
+                params: crate::encoding::context::VisionParams {
+                    train_side,
+                    target_side,
+                    dim,
+                    mode: args.resample.unwrap_or(defaults.mode),
+                    antialias: args.antialias.unwrap_or(defaults.antialias),
+                    query: count(
+                        "query",
+                        args.query,
+                        (target_side / 2) * target_side + target_side / 2,
+                        0..=patches - 1,
+                    )?,
+                },
+                heads,
+                head: count("head", args.head, heads - 1, 0..=heads - 1)?,
+            })
+        }
         FigureView::Check => {
             let file = args
                 .file

@@ -573,6 +573,25 @@ impl VisionParams {
         }
     }
 
+    /// The training grid's table resampled to the larger grid, as a table of the engine
+    /// (`sincos-2d-resample`): what the model holds after timm's resampling.
+    pub fn resample_spec(&self) -> crate::engine::TableSpec {
+        crate::engine::TableSpec::SinCos2dResample {
+            input: self.table(self.train_side).unwrap_or_default(),
+            params: self.resample_params(),
+        }
+    }
+
+    fn resample_params(&self) -> super::resample::ResampleParams {
+        super::resample::ResampleParams {
+            from: (self.train_side, self.train_side),
+            to: (self.target_side, self.target_side),
+            prefix_rows: 1,
+            mode: self.mode,
+            antialias: self.antialias,
+        }
+    }
+
     fn table(&self, side: usize) -> Result<ndarray::Array2<f64>, ParamError> {
         super::grid::sincos_2d(&super::grid::SinCos2dParams {
             grid: super::grid::GridParams {
@@ -589,16 +608,7 @@ impl VisionParams {
     /// row left out.
     pub fn maps(&self) -> Result<VisionMaps, ParamError> {
         let trained = self.table(self.train_side)?;
-        let resampled = super::resample::resample(
-            trained.view(),
-            &super::resample::ResampleParams {
-                from: (self.train_side, self.train_side),
-                to: (self.target_side, self.target_side),
-                prefix_rows: 1,
-                mode: self.mode,
-                antialias: self.antialias,
-            },
-        )?;
+        let resampled = super::resample::resample(trained.view(), &self.resample_params())?;
         let direct = self.table(self.target_side)?;
         let side = self.target_side;
         super::check_count("query", self.query, 0..=side * side - 1)?;

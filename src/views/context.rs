@@ -14,10 +14,9 @@ use crate::encoding::context::{
 };
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::engine::TableSpec;
-use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
 use crate::export::figure::context::{
     AlibiSettings, CURVE_POINTS, ContextChart, ContextFigure, ContextModelSource, FIT_SEED,
-    SCORE_RANGE,
+    SCORE_RANGE, VisionFigure,
 };
 use crate::views::{View, ViewContext};
 use crate::widgets::grid_map::GridMap;
@@ -977,10 +976,21 @@ fn summary_ui(
     ));
 }
 
-/// The head width of the RoPE maps of the vision half (ViT-B: 768 wide, 12 heads).
-const VIT_HEAD_DIM: usize = 64;
-
 impl ContextView {
+    /// The vision half as a figure.
+    pub fn vision_figure(&self) -> VisionFigure {
+        let side = self.vision.target_side;
+        let heads = self.alibi.heads.max(1);
+        VisionFigure {
+            params: VisionParams {
+                query: self.vision.query.min(side * side - 1),
+                ..self.vision
+            },
+            heads,
+            head: self.alibi.head.min(heads - 1),
+        }
+    }
+
     /// The vision half's two similarity maps, computed once per setting.
     pub fn vision_maps(&mut self) -> Result<&VisionMaps, String> {
         if self.vision_maps.as_ref().map(|(p, _)| p) != Some(&self.vision) {
@@ -1062,12 +1072,7 @@ impl ContextView {
         ui.add(egui::Label::new(format!(
             "Query patch ({qx}, {qy}) of {side} x {side}: the resampled table's similarities differ from those of the table made for this grid by up to {largest:.4}. Click a patch to move the query."
         )).wrap());
-        let settings = PatchMapSettings {
-            dim: VIT_HEAD_DIM,
-            base: crate::encoding::defaults::BASE,
-            seed: 0,
-            loaded_freqs: None,
-        };
+        let encodings = self.vision_figure().encoding_maps();
         let titles = [
             format!(
                 "MAE table made at {t} x {t}, resampled",
@@ -1075,9 +1080,9 @@ impl ContextView {
             ),
             format!("MAE table made at {side} x {side}"),
             "difference (resampled - made)".to_owned(),
-            "axial RoPE (rope-vit): nothing to resample".to_owned(),
-            "mixed RoPE (rope-vit, seed 0): nothing to resample".to_owned(),
-            format!("2D ALiBi, head {}: nothing to resample", self.alibi.head),
+            encodings[0].0.clone(),
+            encodings[1].0.clone(),
+            encodings[2].0.clone(),
         ];
         // Within the window, however wide a row of controls made the panel.
         let full = ui.available_rect_before_wrap().intersect(ui.clip_rect());
@@ -1091,7 +1096,6 @@ impl ContextView {
         let rects: Vec<egui::Rect> = cells(top).into_iter().chain(cells(bottom)).collect();
         let query = self.vision.query;
         let mut clicked = None;
-        let (heads, head) = (self.alibi.heads, self.alibi.head);
         for (k, (map, rect)) in self.grid_maps.iter_mut().zip(rects).enumerate() {
             let ui = &mut ui.new_child(egui::UiBuilder::new().max_rect(rect));
             ui.label(&titles[k]);
@@ -1100,15 +1104,7 @@ impl ContextView {
                 0 => map.ui_values(ui, &id, &maps.resampled, grid, query, colormap),
                 1 => map.ui_values(ui, &id, &maps.direct, grid, query, colormap),
                 2 => map.ui_values(ui, &id, &difference, grid, query, colormap),
-                _ => {
-                    let method = [
-                        PatchMethod::AxialRope,
-                        PatchMethod::MixedRope,
-                        PatchMethod::Alibi2d,
-                    ][k - 3];
-                    let spec = method.spec(grid, heads, head, &settings);
-                    map.ui(ui, &id, &spec, grid, query, colormap, engine)
-                }
+                _ => map.ui(ui, &id, &encodings[k - 3].1, grid, query, colormap, engine),
             };
             clicked = clicked.or(picked);
         }
@@ -1120,9 +1116,15 @@ impl ContextView {
 
 impl View for ContextView {
     fn export(&self, _: &crate::app::params::SharedParams) -> Option<crate::views::ViewExport> {
-        // The vision half has no figure of its own yet.
         if self.mode == LabMode::Vision {
-            return None;
+            let figure = self.vision_figure();
+            let p = figure.params;
+            return Some(crate::views::ViewExport {
+                name: format!("vit_{}_to_{}_query{}", p.train_side, p.target_side, p.query),
+                // The data: the training grid's table resampled, as a model would hold it.
+                data: Some(p.resample_spec()),
+                figure: crate::export::figure::FigureSpec::ContextVision(figure),
+            });
         }
         let figure = self.figure();
         let data = figure.unseen_spec().ok();

@@ -53,6 +53,8 @@ pub enum FigureSpec {
     Check(CheckFigure),
     /// The context-extension lab: wavelengths, unseen angles and one lower chart.
     Context(Box<super::context::ContextFigure>),
+    /// The context-extension lab's vision half.
+    ContextVision(super::context::VisionFigure),
 }
 
 /// What the Check view shows: a file, what it is compared with, the tolerance.
@@ -390,12 +392,16 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
         FigureSpec::Corkscrew(figure) => corkscrew_figure(figure, style)?,
         FigureSpec::Check(figure) => check_figure(figure, style)?,
         FigureSpec::Context(figure) => super::context::build(figure, style)?,
+        FigureSpec::ContextVision(figure) => super::context::build_vision(figure, style)?,
     };
     // A comparison reads across: reference, file, difference side by side; so do the two patch
     // maps and their matrix.
     let columns = matches!(
         spec,
-        FigureSpec::Check(_) | FigureSpec::Patches { .. } | FigureSpec::Context(_)
+        FigureSpec::Check(_)
+            | FigureSpec::Patches { .. }
+            | FigureSpec::Context(_)
+            | FigureSpec::ContextVision(_)
     )
     .then_some(3);
     let mut figure = Figure {
@@ -406,7 +412,10 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
         colorbar,
         columns,
     };
-    if matches!(spec, FigureSpec::Patches { .. }) {
+    if matches!(
+        spec,
+        FigureSpec::Patches { .. } | FigureSpec::ContextVision(_)
+    ) {
         super::draw::trim_to_square_panels(&mut figure);
     }
     Ok(figure)

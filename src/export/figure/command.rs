@@ -27,6 +27,9 @@ pub enum FigureView {
     Check,
     /// Context extension: wavelengths per method, unseen angles, and a --chart
     Context,
+    /// Context extension for ViTs: a position table resampled to a larger grid, and the 2D
+    /// encodings that need no resampling
+    ContextVision,
 }
 
 /// The view's name on the command line.
@@ -175,6 +178,24 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
                 }
             }
             FigureView::Context
+        }
+        FigureSpec::ContextVision(v) => {
+            let p = &v.params;
+            push("trained-grid", p.train_side.to_string());
+            push("grid", p.target_side.to_string());
+            push("dim", p.dim.to_string());
+            push(
+                "resample",
+                p.mode
+                    .to_possible_value()
+                    .map(|m| m.get_name().to_owned())
+                    .unwrap_or_default(),
+            );
+            push("antialias", p.antialias.to_string());
+            push("query", p.query.to_string());
+            push("heads", v.heads.to_string());
+            push("head", v.head.to_string());
+            FigureView::ContextVision
         }
         FigureSpec::Corkscrew(c) => {
             let vector = |v: ProbeVector| match v {

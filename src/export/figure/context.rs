@@ -435,3 +435,137 @@ fn alibi_panel(figure: &ContextFigure) -> Result<Panel, FigureError> {
         series,
     ))
 }
+
+/// The vision half's figure: the MAE table resampled and made at the larger grid, their
+/// difference, and the 2D encodings that need no resampling, for one query patch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VisionFigure {
+    pub params: context::VisionParams,
+    /// Heads of the 2D ALiBi map, and the head drawn.
+    pub heads: usize,
+    pub head: usize,
+}
+
+/// The head width of the vision half's RoPE maps (ViT-B: 768 wide, 12 heads).
+pub const VIT_HEAD_DIM: usize = 64;
+
+impl VisionFigure {
+    /// The three 2D encodings at the larger grid, as patch-map tables.
+    pub fn encoding_maps(&self) -> [(String, TableSpec); 3] {
+        use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
+        let grid = self.params.target_grid();
+        let settings = PatchMapSettings {
+            dim: VIT_HEAD_DIM,
+            base: crate::encoding::defaults::BASE,
+            seed: 0,
+            loaded_freqs: None,
+        };
+        let spec = |method: PatchMethod| method.spec(grid, self.heads, self.head, &settings);
+        [
+            (
+                "axial RoPE (rope-vit): nothing to resample".to_owned(),
+                spec(PatchMethod::AxialRope),
+            ),
+            (
+                "mixed RoPE (rope-vit, seed 0): nothing to resample".to_owned(),
+                spec(PatchMethod::MixedRope),
+            ),
+            (
+                format!("2D ALiBi, head {}: nothing to resample", self.head),
+                spec(PatchMethod::Alibi2d),
+            ),
+        ]
+    }
+}
+
+/// A patch-grid heatmap panel with a colour bar of its own, the query outlined.
+fn grid_panel(
+    style: &FigureStyle,
+    title: String,
+    values: Vec<f64>,
+    side: usize,
+    query: (usize, usize),
+) -> Panel {
+    let range = span(values.iter().copied());
+    Panel {
+        title,
+        equal_aspect: true,
+        colorbar: colorbar(style, range, "value"),
+        x: Axis::new("patch column x", -0.5, side as f64 - 0.5),
+        y: Axis::new("patch row y", -0.5, side as f64 - 0.5).downwards(),
+        content: Content::Heatmap {
+            values,
+            rows: side,
+            cols: side,
+            outlined: vec![(query.1, query.0)],
+        },
+    }
+}
+
+/// The vision figure's title and panels.
+pub(super) fn build_vision(
+    figure: &VisionFigure,
+    style: &FigureStyle,
+) -> Result<(String, Vec<Panel>, Option<ColorBar>), FigureError> {
+    use crate::engine::{Strided, Window, cpu};
+    let p = &figure.params;
+    alibi::check_head(figure.head, figure.heads)?;
+    let maps = p.maps()?;
+    let side = p.target_side;
+    let grid = p.target_grid();
+    let query = grid.patch_xy(p.query);
+    let flat = |a: &ndarray::Array2<f64>| a.iter().copied().collect::<Vec<f64>>();
+    let difference = &maps.resampled - &maps.direct;
+    let mut panels = vec![
+        grid_panel(
+            style,
+            format!("MAE table made at {t} x {t}, resampled", t = p.train_side),
+            flat(&maps.resampled),
+            side,
+            query,
+        ),
+        grid_panel(
+            style,
+            format!("MAE table made at {side} x {side}"),
+            flat(&maps.direct),
+            side,
+            query,
+        ),
+        grid_panel(
+            style,
+            "difference (resampled - made)".to_owned(),
+            flat(&difference),
+            side,
+            query,
+        ),
+    ];
+    for (title, spec) in figure.encoding_maps() {
+        let window = Window {
+            heads: Strided::all(1),
+            rows: Strided {
+                start: p.query,
+                end: p.query + 1,
+                step: 1,
+            },
+            cols: Strided::all(side * side),
+        };
+        let values = cpu::compute_window(&spec, &window)?
+            .into_real()
+            .into_iter()
+            .collect();
+        panels.push(grid_panel(style, title, values, side, query));
+    }
+    let mode = match p.mode {
+        crate::encoding::resample::ResampleMode::Bicubic => "bicubic",
+        crate::encoding::resample::ResampleMode::Bilinear => "bilinear",
+    };
+    let title = format!(
+        "A ViT trained at {} px run at {} px: query patch ({}, {}), {mode}{}",
+        p.train_side * context::PATCH_PIXELS,
+        side * context::PATCH_PIXELS,
+        query.0,
+        query.1,
+        if p.antialias { ", antialias" } else { "" }
+    );
+    Ok((title, panels, None))
+}
