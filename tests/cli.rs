@@ -2954,6 +2954,20 @@ fn the_context_figure_reads_a_model_and_refuses_what_does_not_apply() {
             "max_position_embeddings": 512}"#,
     )
     .unwrap();
+    // A head 2048 wide (its fitted score would be an SVD of 8192 x 4096), and a model trained
+    // on one position.
+    let wide = d.path().join("wide.json");
+    std::fs::write(
+        &wide,
+        r#"{"model_type": "llama", "hidden_size": 16384, "num_attention_heads": 8, "max_position_embeddings": 2048}"#,
+    )
+    .unwrap();
+    let short = d.path().join("short.json");
+    std::fs::write(
+        &short,
+        r#"{"model_type": "llama", "hidden_size": 512, "num_attention_heads": 8, "max_position_embeddings": 1}"#,
+    )
+    .unwrap();
     for (words, says) in [
         (vec!["--model", "gpt-5"], "not a shipped RoPE model"),
         (vec!["--model", path_str(&bert)], "does not use RoPE"),
@@ -2972,6 +2986,11 @@ fn the_context_figure_reads_a_model_and_refuses_what_does_not_apply() {
         (
             vec!["--seq", "64"],
             "--seq does not apply to the context figure",
+        ),
+        (vec!["--model", path_str(&wide)], "rotary widths up to 512"),
+        (
+            vec!["--model", path_str(&short)],
+            "--train-len 1 is not allowed",
         ),
     ] {
         let mut args = vec!["figure", "context"];

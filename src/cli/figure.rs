@@ -283,6 +283,9 @@ fn context_figure(
                     config.name
                 ))
             })?;
+            model
+                .validate()
+                .map_err(|e| CliError::usage(format!("--model {name}: {e}")))?;
             (ContextModelSource::File(path), model)
         }
         None => {

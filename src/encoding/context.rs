@@ -394,8 +394,12 @@ pub struct PairReach {
     pub unseen_distances: u64,
 }
 
-/// Each pair's reach under `freqs` (validated for `model`) at `target` positions.
+/// Each pair's reach under `freqs` (validated for `model`) at `target` positions; none for a
+/// model that is not valid (a trained length under 2).
 pub fn pair_reach(model: &RopeModel, freqs: &RopeFrequencies, target: usize) -> Vec<PairReach> {
+    if model.validate().is_err() {
+        return Vec::new();
+    }
     let rotary = model.rotary();
     let trained = inv_freq(rotary, model.base)
         .map(|t| t.to_vec())
@@ -434,8 +438,16 @@ pub struct FittedScore {
 }
 
 impl FittedScore {
-    /// Fits the weights for a validated `model`'s trained frequencies.
+    /// Fits the weights for a `model`'s trained frequencies.
     pub fn fit(model: &RopeModel, seed: u64) -> Result<Self, String> {
+        model.validate().map_err(|e| e.to_string())?;
+        // An SVD of 8 R x 2 R: a second at R = 512, far more beyond.
+        if model.rotary() > MAX_FITTED_ROTARY {
+            return Err(format!(
+                "the fitted score is drawn for rotary widths up to {MAX_FITTED_ROTARY} (this model rotates {})",
+                model.rotary()
+            ));
+        }
         let theta = inv_freq(model.rotary(), model.base).map_err(|e| e.to_string())?;
         let pairs = theta.len();
         let mut random = super::random::SplitMix64::new(seed);
@@ -482,6 +494,9 @@ impl FittedScore {
         attention * attention * sum
     }
 }
+
+/// The widest rotary width [`FittedScore::fit`] fits (real models rotate 256 at most).
+pub const MAX_FITTED_ROTARY: usize = 512;
 
 /// `count` distances spread evenly over `[0, seq - 1]` (every one when `seq <= count`).
 pub fn sample_distances(seq: usize, count: usize) -> Vec<f64> {

@@ -302,6 +302,9 @@ impl ContextView {
     pub fn open_config(&mut self, path: &std::path::Path) {
         match crate::table_args::config::read_config(path) {
             Ok(config) => match RopeModel::of(&config) {
+                Some(model) if let Err(problem) = model.validate() => {
+                    self.file_error = Some(format!("{}: {problem}", path.display()));
+                }
                 Some(model) => {
                     self.opened = Some((path.to_owned(), model));
                     self.file_error = None;
