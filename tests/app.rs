@@ -1657,3 +1657,76 @@ fn the_vision_lab_resamples_and_a_click_moves_the_query() {
     assert_eq!(view.shown_vision_map(2).unwrap().values, difference);
     harness.snapshot("views/context_vision");
 }
+
+#[test]
+fn a_learned_position_table_is_resampled_and_exported_as_the_command_line_draws_it() {
+    use poslab::app::export::{ExportFormat, write_export};
+    let folder = tempfile::tempdir().unwrap();
+    // [1, 1 + 6 x 6, 8]: timm's layout, CLS row first.
+    let mut random = poslab::encoding::random::SplitMix64::new(9);
+    let table = ndarray::Array3::from_shape_simple_fn((1, 37, 8), || random.next_unit() as f32);
+    let good = folder.path().join("pos_embed.npy");
+    ndarray_npy::write_npy(&good, &table).unwrap();
+    let bad = folder.path().join("bad.npy");
+    ndarray_npy::write_npy(&bad, &ndarray::Array2::<f32>::zeros((40, 8))).unwrap();
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Context extension").click();
+    harness.run();
+    harness
+        .get_by_label("Vision transformers: larger images")
+        .click();
+    harness.run();
+    let load = |harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path| {
+        harness.state_mut().context_view().table_path_text = path.display().to_string();
+        harness.run();
+        harness.get_by_label("Load").click();
+        harness.run();
+    };
+    load(&mut harness, &bad);
+    assert!(
+        harness.query_by_label_contains("has 40 rows").is_some(),
+        "a table of no square grid is explained"
+    );
+    assert!(!harness.state_mut().context_view().use_learned);
+    load(&mut harness, &good);
+    let view = harness.state_mut().context_view();
+    assert!(view.use_learned && view.learned_error.is_none());
+    let figure = view.vision_figure();
+    assert_eq!((figure.params.train_side, figure.params.dim), (6, 8));
+    let shown = view
+        .shown_vision_map(1)
+        .expect("the resampled map")
+        .values
+        .clone();
+    let poslab::views::context::VisionPanels::Learned(maps) = view.vision_maps().unwrap().clone()
+    else {
+        panic!("the learned table's maps")
+    };
+    assert_eq!(shown, maps.resampled);
+    // The export, and the command line it prints, draw the same figure.
+    let export = harness
+        .state()
+        .view_export()
+        .expect("the vision half exports");
+    let style = poslab::export::figure::FigureStyle::default();
+    let from_app = folder.path().join("app.svg");
+    write_export(
+        &export,
+        ExportFormat::Svg,
+        &style,
+        1.0,
+        poslab::export::RealDtype::F32,
+        &from_app,
+    )
+    .unwrap();
+    let from_cli = folder.path().join("cli.svg");
+    let words = poslab::export::figure::command_words(
+        &export.figure,
+        &style,
+        &from_cli.display().to_string(),
+    );
+    assert!(words.contains(&good.display().to_string()), "{words:?}");
+    assert_eq!(poslab::cli::run(&words), 0, "{words:?}");
+    assert!(std::fs::read(&from_app).unwrap() == std::fs::read(&from_cli).unwrap());
+}

@@ -3,6 +3,8 @@
 //! data is no match; `poslab check` and `poslab identify` exit 0, 1 or 2 as documented; bad and
 //! hostile files get a message, never a crash.
 
+mod common;
+
 use ndarray::{Array2, ArrayD, IxDyn, array};
 use poslab::check::identify::identify;
 use poslab::check::{Tolerance, compare};
@@ -274,21 +276,6 @@ fn run(args: &[&str]) -> (i32, String) {
     (output.status.code().unwrap_or(-1), text)
 }
 
-fn safetensors_file(path: &std::path::Path, tensors: &[(&str, &[f32], Vec<usize>)]) {
-    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
-        .iter()
-        .map(|(name, values, shape)| {
-            let bytes: &[u8] = bytemuck::cast_slice(values);
-            (
-                name.to_string(),
-                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes)
-                    .unwrap(),
-            )
-        })
-        .collect();
-    safetensors::tensor::serialize_to_file(views, None, path).unwrap();
-}
-
 #[test]
 fn check_and_identify_exit_as_documented() {
     let folder = tempfile::tempdir().unwrap();
@@ -391,7 +378,7 @@ fn check_and_identify_exit_as_documented() {
         0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625,
     ];
     let model = file("model.safetensors");
-    safetensors_file(
+    common::safetensors_file(
         std::path::Path::new(&model),
         &[
             ("slopes", &slopes, vec![8]),

@@ -2,6 +2,8 @@
 //! evaluated in f64, the per-pair counts against the map, each method's frequencies against
 //! Hugging Face's formulas, and the survey's ImageNet-100 table as the article prints it.
 
+mod common;
+
 use std::f64::consts::TAU;
 use std::sync::OnceLock;
 
@@ -339,4 +341,90 @@ fn the_vision_maps_are_the_engines_tables_compared_patch_by_patch() {
             .fold(0.0f64, |m, v| m.max(v.abs()));
         assert!(off < 1e-12, "{mode:?}: {off}");
     }
+}
+
+/// A learned-looking table: `[rows, dim]` seeded values.
+fn learned_table(rows: usize, dim: usize, seed: u64) -> ndarray::Array2<f64> {
+    let mut random = poslab::encoding::random::SplitMix64::new(seed);
+    ndarray::Array2::from_shape_simple_fn((rows, dim), || random.next_unit() - 0.5)
+}
+
+#[test]
+fn a_learned_table_is_read_with_its_grid_and_resampled_as_the_engine_does() {
+    use poslab::encoding::context::{LearnedTable, VisionParams};
+    use poslab::encoding::resample::ResampleMode;
+    let folder = tempfile::tempdir().unwrap();
+    // timm's [1, 1 + 7 x 7, 16] with a CLS row, in a .safetensors beside another tensor.
+    let table = learned_table(50, 16, 3);
+    let values: Vec<f32> = table.iter().map(|&v| v as f32).collect();
+    let other = vec![0.0f32; 12];
+    let path = folder.path().join("vit.safetensors");
+    common::safetensors_file(
+        &path,
+        &[
+            ("blocks.0.attn.qkv.weight", &other, vec![3, 4]),
+            ("pos_embed", &values, vec![1, 50, 16]),
+        ],
+    );
+    let (read, tensor) = poslab::import::read_position_table(&path, None, u64::MAX).unwrap();
+    assert_eq!(tensor.as_deref(), Some("pos_embed"));
+    assert_eq!(read.dim(), (50, 16));
+    let learned = LearnedTable::new(read.clone()).unwrap();
+    assert_eq!((learned.prefix, learned.side), (1, 7));
+    let params = VisionParams {
+        target_side: 11,
+        mode: ResampleMode::Bilinear,
+        antialias: false,
+        query: 3 * 11 + 9,
+        ..Default::default()
+    };
+    let maps = learned.maps(&params).unwrap();
+    // The resampled map: cosines between rows of the engine's sincos-2d-resample of the table.
+    let resampled = real(cpu::compute(&learned.resample_spec(&params)).unwrap());
+    let row = |r: usize| &resampled[r * 16..(r + 1) * 16];
+    let cosine = |a: &[f64], b: &[f64]| {
+        let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        dot / (norm(a) * norm(b))
+    };
+    for p in 0..121 {
+        let expected = cosine(row(1 + params.query), row(1 + p));
+        assert!(
+            (maps.resampled[[p / 11, p % 11]] - expected).abs() < 1e-12,
+            "patch {p}"
+        );
+    }
+    // The trained map: the query's place on the 7 x 7 grid, (9 * 7 / 11, 3 * 7 / 11) = (5, 1).
+    assert_eq!(maps.trained_query, (5, 1));
+    let trained_row = |r: usize| read.row(r).to_vec();
+    for p in 0..49 {
+        let expected = cosine(&trained_row(1 + 7 + 5), &trained_row(1 + p));
+        assert!(
+            (maps.trained[[p / 7, p % 7]] - expected).abs() < 1e-12,
+            "patch {p}"
+        );
+    }
+    // Grids from row counts: square, square plus a CLS row, or neither.
+    assert_eq!(
+        LearnedTable::new(learned_table(196, 4, 1)).unwrap().prefix,
+        0
+    );
+    assert_eq!(
+        LearnedTable::new(learned_table(197, 4, 1)).unwrap().side,
+        14
+    );
+    let error = LearnedTable::new(learned_table(50 + 3, 4, 1)).unwrap_err();
+    assert!(error.contains("53 rows"), "{error}");
+    let error = LearnedTable::new(learned_table(65 * 65, 2, 1)).unwrap_err();
+    assert!(error.contains("65 x 65"), "{error}");
+    // A file with several tensors, none named as a position embedding, names them.
+    let unnamed = folder.path().join("two.safetensors");
+    common::safetensors_file(
+        &unnamed,
+        &[("a", &other, vec![3, 4]), ("b", &other, vec![12])],
+    );
+    let error = poslab::import::read_position_table(&unnamed, None, u64::MAX).unwrap_err();
+    assert!(error.to_string().contains("name one of a, b"), "{error}");
+    let error = poslab::import::read_position_table(&unnamed, Some("b"), u64::MAX).unwrap_err();
+    assert!(error.to_string().contains("[rows, dim]"), "{error}");
 }

@@ -302,14 +302,17 @@ impl eframe::App for PoslabApp {
             }
         }
         // A table dropped on the window opens in the Check view (the patch maps take .npy
-        // frequencies themselves).
+        // frequencies themselves, the context lab's vision half a learned position table).
         let dropped_table = ui.input(|i| {
             i.raw
                 .dropped_files
                 .iter()
                 .any(|f| crate::import::tables::TableFormat::from_path(f.path()).is_some())
         });
-        if dropped_table && self.state.view != ViewKind::Patches {
+        let takes_tables = self.state.view == ViewKind::Patches
+            || (self.state.view == ViewKind::Context
+                && self.context.mode == crate::views::context::LabMode::Vision);
+        if dropped_table && !takes_tables {
             self.state.view = ViewKind::Check;
         }
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar_ui(ui));

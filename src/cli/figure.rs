@@ -426,6 +426,8 @@ fn options_of(view: FigureView) -> &'static [&'static str] {
             "model", "target", "methods", "map", "set", "chart", "heads", "head",
         ],
         FigureView::ContextVision => &[
+            "file",
+            "tensor",
             "trained_grid",
             "grid",
             "dim",
@@ -536,7 +538,32 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
             }
             let alibi = crate::export::figure::context::AlibiSettings::default();
             let heads = count("heads", args.heads, alibi.heads, 1..=128)?;
+            // A learned table brings its own grid and width.
+            let (learned, train_side, dim) = match &args.file {
+                Some(file) => {
+                    if args.trained_grid.is_some() || args.dim.is_some() {
+                        return Err(CliError::usage(
+                            "--trained-grid and --dim come from the --file table: leave them out",
+                        ));
+                    }
+                    let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
+                    let (table, tensor) =
+                        crate::import::read_position_table(file, args.tensor.as_deref(), max_bytes)
+                            .map_err(|e| CliError::usage(format!("--file {e}")))?;
+                    let cols = table.ncols();
+                    let learned = crate::encoding::context::LearnedTable::new(table)
+                        .map_err(|e| CliError::usage(format!("--file {}: {e}", file.display())))?;
+                    (Some((file.clone(), tensor)), learned.side, cols)
+                }
+                None if args.tensor.is_some() => {
+                    return Err(CliError::usage(
+                        "--tensor applies with --file: which tensor of a .safetensors file",
+                    ));
+                }
+                None => (None, train_side, dim),
+            };
             FigureSpec::ContextVision(crate::export::figure::context::VisionFigure {
+                learned,
                 params: crate::encoding::context::VisionParams {
                     train_side,
                     target_side,

@@ -568,6 +568,9 @@ impl Default for VisionParams {
     }
 }
 
+/// The largest grid side the vision half draws.
+pub const MAX_VISION_SIDE: usize = 64;
+
 /// Pixels per patch side of the ViTs the lab speaks of (ViT-B/16).
 pub const PATCH_PIXELS: usize = 16;
 
@@ -597,7 +600,7 @@ impl VisionParams {
         }
     }
 
-    fn resample_params(&self) -> super::resample::ResampleParams {
+    pub fn resample_params(&self) -> super::resample::ResampleParams {
         super::resample::ResampleParams {
             from: (self.train_side, self.train_side),
             to: (self.target_side, self.target_side),
@@ -636,6 +639,108 @@ impl VisionParams {
         Ok(VisionMaps {
             resampled: map(&resampled),
             direct: map(&direct),
+        })
+    }
+}
+
+/// A learned position table read from a file: `prefix` rows (a CLS token) before the patches
+/// of a `side x side` grid, in raster order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnedTable {
+    pub table: ndarray::Array2<f64>,
+    pub prefix: usize,
+    pub side: usize,
+}
+
+/// The query's cosine similarity to every patch: of the learned table at its own grid, and of
+/// it resampled to the larger grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnedMaps {
+    pub trained: ndarray::Array2<f64>,
+    pub resampled: ndarray::Array2<f64>,
+    /// The query's patch at the trained grid, `(x, y)`.
+    pub trained_query: (usize, usize),
+}
+
+impl LearnedTable {
+    /// The table's grid from its row count: a square number of patches, or one more (a CLS
+    /// row first, as ViT and DeiT store it).
+    pub fn new(table: ndarray::Array2<f64>) -> Result<Self, String> {
+        let rows = table.nrows();
+        let square = |n: usize| {
+            let side = (n as f64).sqrt().round() as usize;
+            (side >= 2 && side * side == n).then_some(side)
+        };
+        let (prefix, side) = match (square(rows), rows.checked_sub(1).and_then(square)) {
+            (Some(side), _) => (0, side),
+            (None, Some(side)) => (1, side),
+            (None, None) => {
+                return Err(format!(
+                    "has {rows} rows: a square grid of patches (196 = 14 x 14), or one more with a CLS row (197)"
+                ));
+            }
+        };
+        if side > MAX_VISION_SIDE {
+            return Err(format!(
+                "is a {side} x {side} grid: the lab draws grids of up to 64 x 64"
+            ));
+        }
+        if table.ncols() == 0 {
+            return Err("has no columns".to_owned());
+        }
+        Ok(Self {
+            table,
+            prefix,
+            side,
+        })
+    }
+
+    /// The resample to `params`' larger grid, as a table of the engine (`sincos-2d-resample`
+    /// takes any table).
+    pub fn resample_spec(&self, params: &VisionParams) -> crate::engine::TableSpec {
+        crate::engine::TableSpec::SinCos2dResample {
+            input: self.table.clone(),
+            params: super::resample::ResampleParams {
+                from: (self.side, self.side),
+                prefix_rows: self.prefix,
+                ..params.resample_params()
+            },
+        }
+    }
+
+    /// Both maps for the query of `params` (its grid, mode and antialias; the table's own
+    /// width). The trained map's query is the patch at the same place of the smaller grid.
+    pub fn maps(&self, params: &VisionParams) -> Result<LearnedMaps, ParamError> {
+        let target = params.target_side;
+        super::check_count("query", params.query, 0..=target * target - 1)?;
+        let resampled = super::resample::resample(
+            self.table.view(),
+            &super::resample::ResampleParams {
+                from: (self.side, self.side),
+                prefix_rows: self.prefix,
+                ..params.resample_params()
+            },
+        )?;
+        let (qx, qy) = (params.query % target, params.query / target);
+        let trained_query = (qx * self.side / target, qy * self.side / target);
+        let map = |table: &ndarray::Array2<f64>, prefix: usize, side: usize, query: usize| {
+            let q = table.row(prefix + query);
+            let q_norm = q.dot(&q).sqrt();
+            ndarray::Array2::from_shape_fn((side, side), |(y, x)| {
+                let p = table.row(prefix + y * side + x);
+                let norms = q_norm * p.dot(&p).sqrt();
+                if norms > 0.0 { q.dot(&p) / norms } else { 0.0 }
+            })
+        };
+        Ok(LearnedMaps {
+            trained: map(
+                &self.table,
+                self.prefix,
+                self.side,
+                trained_query.1 * self.side + trained_query.0,
+            ),
+            resampled: map(&resampled, self.prefix, target, params.query),
+            trained_query,
         })
     }
 }

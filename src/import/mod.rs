@@ -31,6 +31,62 @@ fn problem(path: &Path, problem: impl Into<String>) -> ImportError {
     }
 }
 
+/// Reads a learned position table (a ViT's `pos_embed`, `[1, rows, dim]` or `[rows, dim]`) from
+/// a `.npy` or `.safetensors` file. Of a file holding several tensors, `tensor` names one; by
+/// default the one whose name says it is a position embedding. Returns the `[rows, dim]`
+/// table and the tensor read, if named.
+pub fn read_position_table(
+    path: &Path,
+    tensor: Option<&str>,
+    max_bytes: u64,
+) -> Result<(ndarray::Array2<f64>, Option<String>), ImportError> {
+    use tables::{TableFormat, list_tensors, read_table};
+    let tensor = match (tensor, TableFormat::from_path(path)) {
+        (Some(name), _) => Some(name.to_owned()),
+        (None, Some(TableFormat::Safetensors)) => {
+            let tensors = list_tensors(path, max_bytes)?;
+            let is_position = |name: &str| {
+                let name = name.to_ascii_lowercase();
+                name.contains("pos_embed") || name.contains("position_embedding")
+            };
+            match tensors.iter().find(|t| is_position(&t.name)) {
+                Some(t) => Some(t.name.clone()),
+                None if tensors.len() == 1 => Some(tensors[0].name.clone()),
+                None => {
+                    let names: Vec<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
+                    return Err(problem(
+                        path,
+                        format!(
+                            "holds no tensor named like a position embedding (pos_embed, position_embeddings): name one of {}",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        _ => None,
+    };
+    let values = read_table(path, tensor.as_deref(), max_bytes)?;
+    // timm stores [1, rows, dim]: the leading ones go.
+    let shape: Vec<usize> = values.shape().to_vec();
+    let kept: Vec<usize> = match shape.iter().position(|&n| n != 1) {
+        Some(first) if shape.len() - first >= 2 => shape[first..].to_vec(),
+        _ => shape.clone(),
+    };
+    if kept.len() != 2 {
+        return Err(problem(
+            path,
+            format!(
+                "holds a table of shape {shape:?}: a position table is [rows, dim] (or timm's [1, rows, dim])"
+            ),
+        ));
+    }
+    let table = values
+        .into_shape_with_order((kept[0], kept[1]))
+        .map_err(|e| problem(path, e.to_string()))?;
+    Ok((table, tensor))
+}
+
 /// Reads a `<f2`, `<f4` or `<f8` (or big-endian) `.npy` array as f64, refusing NaN and infinities.
 pub fn read_npy_f64(path: &Path, max_bytes: u64) -> Result<ArrayD<f64>, ImportError> {
     let bytes = read_bytes(path, max_bytes)?;

@@ -358,3 +358,19 @@ impl ClampTo for Strided {
         }
     }
 }
+
+/// Writes `.safetensors` holding f32 tensors `(name, values, shape)`.
+pub fn safetensors_file(path: &std::path::Path, tensors: &[(&str, &[f32], Vec<usize>)]) {
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
+        .iter()
+        .map(|(name, values, shape)| {
+            let bytes: &[u8] = bytemuck::cast_slice(values);
+            (
+                name.to_string(),
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes)
+                    .unwrap(),
+            )
+        })
+        .collect();
+    safetensors::tensor::serialize_to_file(views, None, path).unwrap();
+}

@@ -181,9 +181,20 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
         }
         FigureSpec::ContextVision(v) => {
             let p = &v.params;
-            push("trained-grid", p.train_side.to_string());
+            match &v.learned {
+                // The table's grid and width are the file's.
+                Some((file, tensor)) => {
+                    push("file", file.display().to_string());
+                    if let Some(tensor) = tensor {
+                        push("tensor", tensor.clone());
+                    }
+                }
+                None => {
+                    push("trained-grid", p.train_side.to_string());
+                    push("dim", p.dim.to_string());
+                }
+            }
             push("grid", p.target_side.to_string());
-            push("dim", p.dim.to_string());
             push(
                 "resample",
                 p.mode

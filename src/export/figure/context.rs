@@ -440,7 +440,10 @@ fn alibi_panel(figure: &ContextFigure) -> Result<Panel, FigureError> {
 /// difference, and the 2D encodings that need no resampling, for one query patch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VisionFigure {
+    /// With a learned table, its grid and width are the table's (`train_side`, `dim`).
     pub params: context::VisionParams,
+    /// A learned table's file and tensor, drawn instead of MAE's sin-cos table.
+    pub learned: Option<(PathBuf, Option<String>)>,
     /// Heads of the 2D ALiBi map, and the head drawn.
     pub heads: usize,
     pub head: usize,
@@ -510,13 +513,98 @@ pub(super) fn build_vision(
     use crate::engine::{Strided, Window, cpu};
     let p = &figure.params;
     alibi::check_head(figure.head, figure.heads)?;
-    let maps = p.maps()?;
     let side = p.target_side;
     let grid = p.target_grid();
     let query = grid.patch_xy(p.query);
+    let mut panels = match &figure.learned {
+        Some((file, tensor)) => learned_panels(style, p, file, tensor.as_deref())?,
+        None => mae_panels(style, p)?,
+    };
+    for (title, spec) in figure.encoding_maps() {
+        let window = Window {
+            heads: Strided::all(1),
+            rows: Strided {
+                start: p.query,
+                end: p.query + 1,
+                step: 1,
+            },
+            cols: Strided::all(side * side),
+        };
+        let values = cpu::compute_window(&spec, &window)?
+            .into_real()
+            .into_iter()
+            .collect();
+        panels.push(grid_panel(style, title, values, side, query));
+    }
+    let mode = match p.mode {
+        crate::encoding::resample::ResampleMode::Bicubic => "bicubic",
+        crate::encoding::resample::ResampleMode::Bilinear => "bilinear",
+    };
+    let table = match &figure.learned {
+        Some((file, _)) => format!(
+            "the learned table of {}",
+            file.file_name().map_or_else(
+                || file.display().to_string(),
+                |n| n.to_string_lossy().into_owned()
+            )
+        ),
+        None => "MAE's table".to_owned(),
+    };
+    let title = format!(
+        "A ViT trained at {} px run at {} px, {table}: query patch ({}, {}), {mode}{}",
+        p.train_side * context::PATCH_PIXELS,
+        side * context::PATCH_PIXELS,
+        query.0,
+        query.1,
+        if p.antialias { ", antialias" } else { "" }
+    );
+    Ok((title, panels, None))
+}
+
+/// The learned table's panels: its similarity map at its own grid and resampled.
+fn learned_panels(
+    style: &FigureStyle,
+    p: &context::VisionParams,
+    file: &std::path::Path,
+    tensor: Option<&str>,
+) -> Result<Vec<Panel>, FigureError> {
+    let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
+    let (table, _) = crate::import::read_position_table(file, tensor, max_bytes)
+        .map_err(|e| FigureError::Input(e.to_string()))?;
+    let learned = context::LearnedTable::new(table)
+        .map_err(|e| FigureError::Input(format!("{}: {e}", file.display())))?;
+    let maps = learned.maps(p)?;
+    let flat = |a: &ndarray::Array2<f64>| a.iter().copied().collect::<Vec<f64>>();
+    let side = p.target_side;
+    Ok(vec![
+        grid_panel(
+            style,
+            format!(
+                "learned table at its {s} x {s} grid (cosine)",
+                s = learned.side
+            ),
+            flat(&maps.trained),
+            learned.side,
+            maps.trained_query,
+        ),
+        grid_panel(
+            style,
+            format!("resampled to {side} x {side} (cosine)"),
+            flat(&maps.resampled),
+            side,
+            p.target_grid().patch_xy(p.query),
+        ),
+    ])
+}
+
+/// MAE's panels: its table resampled, made at the larger grid, and their difference.
+fn mae_panels(style: &FigureStyle, p: &context::VisionParams) -> Result<Vec<Panel>, FigureError> {
+    let maps = p.maps()?;
+    let side = p.target_side;
+    let query = p.target_grid().patch_xy(p.query);
     let flat = |a: &ndarray::Array2<f64>| a.iter().copied().collect::<Vec<f64>>();
     let difference = &maps.resampled - &maps.direct;
-    let mut panels = vec![
+    Ok(vec![
         grid_panel(
             style,
             format!("MAE table made at {t} x {t}, resampled", t = p.train_side),
@@ -538,34 +626,5 @@ pub(super) fn build_vision(
             side,
             query,
         ),
-    ];
-    for (title, spec) in figure.encoding_maps() {
-        let window = Window {
-            heads: Strided::all(1),
-            rows: Strided {
-                start: p.query,
-                end: p.query + 1,
-                step: 1,
-            },
-            cols: Strided::all(side * side),
-        };
-        let values = cpu::compute_window(&spec, &window)?
-            .into_real()
-            .into_iter()
-            .collect();
-        panels.push(grid_panel(style, title, values, side, query));
-    }
-    let mode = match p.mode {
-        crate::encoding::resample::ResampleMode::Bicubic => "bicubic",
-        crate::encoding::resample::ResampleMode::Bilinear => "bilinear",
-    };
-    let title = format!(
-        "A ViT trained at {} px run at {} px: query patch ({}, {}), {mode}{}",
-        p.train_side * context::PATCH_PIXELS,
-        side * context::PATCH_PIXELS,
-        query.0,
-        query.1,
-        if p.antialias { ", antialias" } else { "" }
-    );
-    Ok((title, panels, None))
+    ])
 }
