@@ -70,6 +70,8 @@ pub struct ContextView {
     pub lower: ContextChart,
     pub mode: LabMode,
     pub vision: VisionParams,
+    /// The vision half's bottom row shows the survey's accuracies instead of the encodings.
+    pub vision_survey: bool,
     #[serde(skip)]
     vision_maps: Option<(VisionKey, Result<VisionPanels, String>)>,
     /// A learned position table opened (not kept between runs: the file may be gone).
@@ -140,6 +142,7 @@ impl Default for ContextView {
             lower: ContextChart::default(),
             mode: LabMode::default(),
             vision: VisionParams::default(),
+            vision_survey: false,
             vision_maps: None,
             learned: None,
             use_learned: false,
@@ -1313,6 +1316,23 @@ impl ContextView {
         let full = ui.available_rect_before_wrap().intersect(ui.clip_rect());
         ui.allocate_rect(full, egui::Sense::hover());
         let (top, bottom) = crate::widgets::layout::split_rows(full, 0.5, 8.0);
+        // The bottom row: the encodings that need no table, or what the survey measured.
+        let tabs = egui::Rect::from_min_size(bottom.min, egui::vec2(bottom.width(), 22.0));
+        let bottom =
+            egui::Rect::from_min_max(egui::pos2(bottom.left(), bottom.top() + 24.0), bottom.max);
+        ui.scope_builder(egui::UiBuilder::new().max_rect(tabs), |ui| {
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut self.vision_survey, false, "Encodings with no table")
+                    .on_hover_text("Axial and mixed RoPE and 2D ALiBi at the larger grid: computed from positions, so nothing to resample");
+                ui.selectable_value(&mut self.vision_survey, true, "The survey's accuracies")
+                    .on_hover_text("Top-1 on ImageNet-100 of four ViTs trained at 224 px and tested from 96 to 512 px: the learned table resampled, no position encoding, 2D mixed RoPE, 2D ALiBi");
+            });
+        });
+        if self.vision_survey {
+            ui.scope_builder(egui::UiBuilder::new().max_rect(bottom), |ui| {
+                survey_ui(ui, bottom.height());
+            });
+        }
         let cells = |row: egui::Rect| {
             let (a, rest) = crate::widgets::layout::split_columns(row, 1.0 / 3.0, 8.0);
             let (b, c) = crate::widgets::layout::split_columns(rest, 0.5, 8.0);
@@ -1335,6 +1355,7 @@ impl ContextView {
                     ui.add(egui::Label::new("A learned table has no version made for the larger grid: training made it at one size only.").wrap());
                     None
                 }
+                _ if self.vision_survey => None,
                 _ => {
                     ui.label(&encodings[k - 3].0);
                     map.ui(ui, &id, &encodings[k - 3].1, grid, query, colormap, engine)
