@@ -107,6 +107,12 @@ pub struct ContextView {
     heatmap: TableHeatmap,
     #[serde(skip)]
     curves: Option<(CurvesKey, Vec<MethodCurves>)>,
+    #[serde(skip)]
+    #[allow(clippy::type_complexity)]
+    lower_cache: Option<(
+        (CurvesKey, ContextChart),
+        std::sync::Arc<Vec<(String, Vec<[f64; 2]>)>>,
+    )>,
     /// The fitted score of the model it was fitted for.
     #[serde(skip)]
     fit: Option<(RopeModel, Result<context::FittedScore, String>)>,
@@ -158,6 +164,7 @@ impl Default for ContextView {
             file_error: None,
             heatmap: TableHeatmap::default(),
             curves: None,
+            lower_cache: None,
             fit: None,
         }
     }
@@ -314,6 +321,37 @@ impl ContextView {
             Some(Err(reason)) => Err(reason.clone()),
             None => Err("no model".to_owned()),
         }
+    }
+
+    /// The lines of the score or decay chart, computed when the model, `L'`, the methods or
+    /// the chart change rather than every frame (a frame would take millions of sines).
+    fn lower_lines(&mut self, chart: ContextChart) -> std::sync::Arc<Vec<(String, Vec<[f64; 2]>)>> {
+        let key = (
+            CurvesKey {
+                model: self.model(),
+                target: self.shown_target(),
+                methods: self.methods.clone(),
+            },
+            chart,
+        );
+        if let Some((cached, lines)) = &self.lower_cache
+            && *cached == key
+        {
+            return lines.clone();
+        }
+        let shown: Vec<bool> = self.methods.iter().map(|m| m.shown).collect();
+        let (model, target) = (key.0.model.clone(), key.0.target);
+        let lines = match chart {
+            ContextChart::Score => match self.fitted_score().cloned() {
+                Ok(fit) => score_lines(&fit, self.curves(), &shown, &model, target),
+                Err(_) => Vec::new(),
+            },
+            ContextChart::Decay => decay_lines(self.curves(), &shown, target),
+            ContextChart::Alibi | ContextChart::Survey => Vec::new(),
+        };
+        let lines = std::sync::Arc::new(lines);
+        self.lower_cache = Some((key, lines.clone()));
+        lines
     }
 
     /// The table the unseen-angle map draws, or why there is none.
@@ -712,44 +750,12 @@ fn wavelength_ui(
 fn fitted_score_ui(
     ui: &mut egui::Ui,
     fit: &context::FittedScore,
-    curves: &[MethodCurves],
-    shown: &[bool],
+    lines: &[(String, Vec<[f64; 2]>)],
     model: &RopeModel,
     target: usize,
     height: f32,
 ) {
-    let distances = context::sample_distances(target, CURVE_POINTS);
     let last_trained = (model.trained - 1) as f64;
-    let lines: Vec<(String, Vec<[f64; 2]>)> = curves
-        .iter()
-        .zip(shown)
-        .filter(|(curve, visible)| **visible && !curve.theta.is_empty())
-        .map(|(curve, _)| {
-            let points: Vec<[f64; 2]> = distances
-                .iter()
-                .map(|&s| [s, fit.score(&curve.theta, s, curve.attention)])
-                .collect();
-            let past = points
-                .iter()
-                .filter(|p| p[0] > last_trained)
-                .map(|p| p[1].abs())
-                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-            let label = match past {
-                Some(largest) if largest >= 1e3 => {
-                    format!(
-                        "{}: |a| up to {largest:.2e} past L",
-                        method_label(curve.kind)
-                    )
-                }
-                Some(largest) => format!(
-                    "{}: |a| up to {largest:.3} past L",
-                    method_label(curve.kind)
-                ),
-                None => method_label(curve.kind).to_owned(),
-            };
-            (label, points)
-        })
-        .collect();
     let response = Plot::new("context_fitted_score")
         .height(height)
         .default_y_bounds(-SCORE_RANGE, SCORE_RANGE)
@@ -773,7 +779,7 @@ fn fitted_score_ui(
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
             for (label, points) in lines {
-                plot_ui.line(Line::new(label, PlotPoints::from(points)).width(1.2));
+                plot_ui.line(Line::new(label.clone(), PlotPoints::from(points.clone())).width(1.2));
             }
             let fitted: Vec<[f64; 2]> = fit.points.iter().map(|&(s, v)| [s, v]).collect();
             plot_ui.points(
@@ -784,15 +790,7 @@ fn fitted_score_ui(
 }
 
 /// RoFormer's long-term decay bound per shown method (times the attention factor squared).
-fn decay_ui(
-    ui: &mut egui::Ui,
-    curves: &[MethodCurves],
-    shown: &[bool],
-    model: &RopeModel,
-    target: usize,
-    height: f32,
-) {
-    let distances = context::sample_distances(target, CURVE_POINTS / 4);
+fn decay_ui(ui: &mut egui::Ui, lines: &[(String, Vec<[f64; 2]>)], model: &RopeModel, height: f32) {
     let response = Plot::new("context_decay")
         .height(height)
         .legend(
@@ -811,22 +809,73 @@ fn decay_ui(
                 VLine::new(format!("L = {}", model.trained), (model.trained - 1) as f64)
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
-            for (curve, &visible) in curves.iter().zip(shown) {
-                if !visible || curve.theta.is_empty() {
-                    continue;
-                }
-                let bound = crate::encoding::rope::long_term_decay_of(&curve.theta, &distances);
-                let factor = curve.attention * curve.attention;
-                let points: Vec<[f64; 2]> = distances
-                    .iter()
-                    .zip(bound)
-                    .map(|(&r, b)| [r, b * factor])
-                    .collect();
-                plot_ui
-                    .line(Line::new(method_label(curve.kind), PlotPoints::from(points)).width(1.2));
+            for (label, points) in lines {
+                plot_ui.line(Line::new(label.clone(), PlotPoints::from(points.clone())).width(1.2));
             }
         });
     crate::widgets::layout::record_plot(ui.ctx(), "context_decay", &response.transform);
+}
+
+/// Each shown method's fitted score at distances up to `L'`, named with its largest value
+/// past `L`.
+fn score_lines(
+    fit: &context::FittedScore,
+    curves: &[MethodCurves],
+    shown: &[bool],
+    model: &RopeModel,
+    target: usize,
+) -> Vec<(String, Vec<[f64; 2]>)> {
+    let distances = context::sample_distances(target, CURVE_POINTS);
+    let last_trained = (model.trained - 1) as f64;
+    curves
+        .iter()
+        .zip(shown)
+        .filter(|(curve, visible)| **visible && !curve.theta.is_empty())
+        .map(|(curve, _)| {
+            let points: Vec<[f64; 2]> = distances
+                .iter()
+                .map(|&s| [s, fit.score(&curve.theta, s, curve.attention)])
+                .collect();
+            let past = points
+                .iter()
+                .filter(|p| p[0] > last_trained)
+                .map(|p| p[1].abs())
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+            let name = method_label(curve.kind);
+            let label = match past {
+                Some(largest) if largest >= 1e3 => {
+                    format!("{name}: |a| up to {largest:.2e} past L")
+                }
+                Some(largest) => format!("{name}: |a| up to {largest:.3} past L"),
+                None => name.to_owned(),
+            };
+            (label, points)
+        })
+        .collect()
+}
+
+/// Each shown method's long-term decay bound times its attention factor squared.
+fn decay_lines(
+    curves: &[MethodCurves],
+    shown: &[bool],
+    target: usize,
+) -> Vec<(String, Vec<[f64; 2]>)> {
+    let distances = context::sample_distances(target, CURVE_POINTS / 4);
+    curves
+        .iter()
+        .zip(shown)
+        .filter(|(curve, visible)| **visible && !curve.theta.is_empty())
+        .map(|(curve, _)| {
+            let bound = crate::encoding::rope::long_term_decay_of(&curve.theta, &distances);
+            let factor = curve.attention * curve.attention;
+            let points = distances
+                .iter()
+                .zip(bound)
+                .map(|(&r, b)| [r, b * factor])
+                .collect();
+            (method_label(curve.kind).to_owned(), points)
+        })
+        .collect()
 }
 
 /// ALiBi at `L'`: the last query's attention over key distances for one head (log scale), or
@@ -1451,11 +1500,17 @@ impl View for ContextView {
             match self.lower {
                 ContextChart::Survey => survey_ui(ui, height),
                 ContextChart::Alibi => alibi_ui(ui, &mut self.alibi, model.trained, target),
-                ContextChart::Decay => decay_ui(ui, self.curves(), &shown, &model, target, height),
+                ContextChart::Decay => {
+                    let lines = self.lower_lines(ContextChart::Decay);
+                    decay_ui(ui, &lines, &model, height);
+                }
                 ContextChart::Score => {
                     let fit = self.fitted_score().cloned();
                     match fit {
-                        Ok(fit) => fitted_score_ui(ui, &fit, self.curves(), &shown, &model, target, height),
+                        Ok(fit) => {
+                            let lines = self.lower_lines(ContextChart::Score);
+                            fitted_score_ui(ui, &fit, &lines, &model, target, height);
+                        }
                         Err(reason) => {
                             ui.label(reason);
                         }
