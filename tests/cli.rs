@@ -3024,7 +3024,9 @@ fn the_vision_figure_takes_its_grids_and_refuses_what_does_not_fit() {
         o,
     ]);
     let svg = std::fs::read_to_string(&out).unwrap();
-    assert!(svg.contains("trained at 112 px run at 192 px: query patch (0, 0), bilinear"));
+    assert!(
+        svg.contains("trained at 112 px run at 192 px, MAE's table: query patch (0, 0), bilinear")
+    );
     std::fs::remove_file(&out).unwrap();
     for (words, says) in [
         (vec!["--dim", "30"], "multiple of 4"),
