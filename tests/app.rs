@@ -734,6 +734,21 @@ fn settle_check(harness: &mut Harness<'_, PoslabApp>) {
     harness.run();
 }
 
+/// A press and release of the primary button at `pos`, as a mouse click arrives.
+fn click_at(harness: &mut Harness<'_, PoslabApp>, pos: poslab::egui::Pos2) {
+    for pressed in [true, false] {
+        harness.event(poslab::egui::Event::PointerMoved(pos));
+        harness.event(poslab::egui::Event::PointerButton {
+            pos,
+            button: poslab::egui::PointerButton::Primary,
+            pressed,
+            modifiers: Default::default(),
+        });
+        harness.step();
+    }
+    harness.run();
+}
+
 #[test]
 fn clicking_a_patch_makes_it_the_query() {
     let mut harness = harness();
@@ -746,17 +761,7 @@ fn clicking_a_patch_makes_it_the_query() {
         .patch_view()
         .patch_on_screen(1, 3, 10)
         .expect("the map was drawn");
-    for pressed in [true, false] {
-        harness.event(poslab::egui::Event::PointerMoved(target));
-        harness.event(poslab::egui::Event::PointerButton {
-            pos: target,
-            button: poslab::egui::PointerButton::Primary,
-            pressed,
-            modifiers: Default::default(),
-        });
-        harness.step();
-    }
-    harness.run();
+    click_at(&mut harness, target);
     let view = harness.state().patch_view();
     assert_eq!(view.query, 10 * 14 + 3);
     // The left map (Euclidean distance) now measures from there.
@@ -1634,17 +1639,7 @@ fn the_vision_lab_resamples_and_a_click_moves_the_query() {
         .context_view()
         .vision_patch_on_screen(1, 3, 15)
         .expect("the map was drawn");
-    for pressed in [true, false] {
-        harness.event(poslab::egui::Event::PointerMoved(at));
-        harness.event(poslab::egui::Event::PointerButton {
-            pos: at,
-            button: poslab::egui::PointerButton::Primary,
-            pressed,
-            modifiers: Default::default(),
-        });
-        harness.step();
-    }
-    harness.run();
+    click_at(&mut harness, at);
     let view = harness.state_mut().context_view();
     assert_eq!(view.vision.target_side, 20);
     assert_eq!(view.vision.query, 15 * 20 + 3);

@@ -4,35 +4,18 @@
 
 mod common;
 
+use common::{gpu, real};
+
 use std::f64::consts::TAU;
-use std::sync::OnceLock;
 
 use poslab::encoding::context::{
     self, METHODS, RopeModel, UnseenParams, pair_reach, survey_series,
 };
 use poslab::encoding::rope_scaling::ScalingKind;
-use poslab::engine::gpu::GpuEngine;
-use poslab::engine::{Strided, Table, TableSpec, Window, cpu};
-use poslab::views::context::rope_models;
-
-fn gpu() -> &'static GpuEngine {
-    static ENGINE: OnceLock<GpuEngine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        GpuEngine::new_headless().unwrap_or_else(|e| {
-            panic!("GPU tests need an adapter (on Debian: mesa-vulkan-drivers): {e}")
-        })
-    })
-}
-
-fn real(table: Table) -> Vec<f64> {
-    match table {
-        Table::Real(values) => values.iter().copied().collect(),
-        Table::Index(_) => panic!("expected a real table"),
-    }
-}
+use poslab::engine::{Strided, TableSpec, Window, cpu};
 
 fn model(file: &str) -> RopeModel {
-    rope_models()
+    poslab::encoding::context::shipped_models()
         .iter()
         .find(|(name, _)| name == file)
         .map(|(_, model)| model.clone())

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::sync::OnceLock;
+use common::gpu;
 
 use ndarray::{Array2, ArrayD};
 
@@ -12,17 +12,7 @@ use common::{every_kind, slice, windows_of};
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
 use poslab::encoding::rope::{RopeLayout, RopeParams};
 use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
-use poslab::engine::gpu::GpuEngine;
 use poslab::engine::{Table, TableSpec, Window, cpu};
-
-fn gpu() -> &'static GpuEngine {
-    static ENGINE: OnceLock<GpuEngine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        GpuEngine::new_headless().unwrap_or_else(|e| {
-            panic!("GPU tests need an adapter (on Debian: mesa-vulkan-drivers): {e}")
-        })
-    })
-}
 
 fn assert_parity(what: &str, gpu: &Table, cpu: &Table) {
     match (gpu, cpu) {
@@ -163,7 +153,9 @@ fn positions_up_to_a_million_stay_exact() {
 #[test]
 fn small_tiles_give_the_same_tables() {
     // Tiles of 4 KiB force tiling across rows, heads and columns at small sizes.
-    let tiny = GpuEngine::new_headless().unwrap().with_max_tile_bytes(4096);
+    let tiny = poslab::engine::gpu::GpuEngine::new_headless()
+        .unwrap()
+        .with_max_tile_bytes(4096);
     for spec in every_kind() {
         let what = format!("{} in 4 KiB tiles", spec.kind_name());
         assert_parity(

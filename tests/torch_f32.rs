@@ -4,31 +4,14 @@
 
 mod common;
 
-use std::sync::OnceLock;
+use common::{gpu, real};
 
 use ndarray::Array2;
 
 use poslab::encoding::rope::{CachePart, RopeLayout, RopeParams};
 use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use poslab::encoding::torch_f32::Arithmetic;
-use poslab::engine::gpu::GpuEngine;
-use poslab::engine::{Strided, Table, TableSpec, Window, cpu};
-
-fn gpu() -> &'static GpuEngine {
-    static ENGINE: OnceLock<GpuEngine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        GpuEngine::new_headless().unwrap_or_else(|e| {
-            panic!("GPU tests need an adapter (on Debian: mesa-vulkan-drivers): {e}")
-        })
-    })
-}
-
-fn real(table: Table) -> Vec<f64> {
-    match table {
-        Table::Real(values) => values.iter().copied().collect(),
-        Table::Index(_) => panic!("expected a real table"),
-    }
-}
+use poslab::engine::{Strided, TableSpec, Window, cpu};
 
 fn torch_kinds() -> Vec<TableSpec> {
     let q = Array2::from_shape_fn((40, 16), |(r, c)| {

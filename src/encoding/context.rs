@@ -498,6 +498,45 @@ impl FittedScore {
 /// The widest rotary width [`FittedScore::fit`] fits (real models rotate 256 at most).
 pub const MAX_FITTED_ROTARY: usize = 512;
 
+/// Distances a score curve is evaluated at, at most; a decay curve takes a quarter as many
+/// (each of its points sums over every pair twice).
+pub const CURVE_POINTS: usize = 2048;
+
+/// `fit`'s score at up to [`CURVE_POINTS`] distances over `[0, target)`, under frequencies
+/// `theta` and `attention`: `(s, a(s))`.
+pub fn score_curve(
+    fit: &FittedScore,
+    theta: &[f64],
+    attention: f64,
+    target: usize,
+) -> Vec<[f64; 2]> {
+    sample_distances(target, CURVE_POINTS)
+        .into_iter()
+        .map(|s| [s, fit.score(theta, s, attention)])
+        .collect()
+}
+
+/// RoFormer's long-term decay bound under frequencies `theta`, times `attention²`, at up to
+/// [`CURVE_POINTS`]` / 4` distances over `[0, target)`: `(r, bound)`.
+pub fn decay_curve(theta: &[f64], attention: f64, target: usize) -> Vec<[f64; 2]> {
+    let distances = sample_distances(target, CURVE_POINTS / 4);
+    let bound = super::rope::long_term_decay_of(theta, &distances);
+    distances
+        .iter()
+        .zip(bound)
+        .map(|(&r, b)| [r, b * attention * attention])
+        .collect()
+}
+
+/// The largest `|y|` of the points whose `x` is past `after`, if any is.
+pub fn largest_past(points: &[[f64; 2]], after: f64) -> Option<f64> {
+    points
+        .iter()
+        .filter(|p| p[0] > after)
+        .map(|p| p[1].abs())
+        .reduce(f64::max)
+}
+
 /// `count` distances spread evenly over `[0, seq - 1]` (every one when `seq <= count`).
 pub fn sample_distances(seq: usize, count: usize) -> Vec<f64> {
     let last = seq.saturating_sub(1);

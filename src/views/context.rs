@@ -16,8 +16,8 @@ use crate::encoding::grid::GridParams;
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::engine::TableSpec;
 use crate::export::figure::context::{
-    AlibiSettings, CURVE_POINTS, ContextChart, ContextFigure, ContextModelSource, FIT_SEED,
-    SCORE_RANGE, VisionFigure,
+    AlibiSettings, ContextChart, ContextFigure, ContextModelSource, FIT_SEED, SCORE_RANGE,
+    VisionFigure,
 };
 use crate::views::{View, ViewContext};
 use crate::widgets::grid_map::GridMap;
@@ -170,27 +170,26 @@ impl Default for ContextView {
     }
 }
 
-/// The shipped models that use RoPE, by file stem.
-pub fn rope_models() -> &'static [(String, RopeModel)] {
-    context::shipped_models()
-}
-
 fn short_name(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
 impl ContextView {
-    /// The model drawn: the opened config, else the chosen shipped one (the first if that
-    /// name is unknown).
+    /// The chosen shipped model, by stem (the first if that name is unknown).
+    fn shipped(&self) -> Option<&'static (String, RopeModel)> {
+        let models = context::shipped_models();
+        models
+            .iter()
+            .find(|(stem, _)| *stem == self.model_file)
+            .or_else(|| models.first())
+    }
+
+    /// The model drawn: the opened config, else the chosen shipped one.
     pub fn model(&self) -> RopeModel {
         if let Some((_, model)) = &self.opened {
             return model.clone();
         }
-        let models = rope_models();
-        models
-            .iter()
-            .find(|(file, _)| *file == self.model_file)
-            .or_else(|| models.first())
+        self.shipped()
             .map(|(_, model)| model.clone())
             .unwrap_or_else(|| RopeModel {
                 name: "RoPE, head dim 128".to_owned(),
@@ -226,10 +225,7 @@ impl ContextView {
         let source = match &self.opened {
             Some((path, _)) => ContextModelSource::File(path.clone()),
             None => ContextModelSource::Shipped(
-                rope_models()
-                    .iter()
-                    .find(|(stem, _)| *stem == self.model_file)
-                    .or_else(|| rope_models().first())
+                self.shipped()
                     .map(|(stem, _)| stem.clone())
                     .unwrap_or_default(),
             ),
@@ -393,7 +389,7 @@ impl ContextView {
             egui::ComboBox::from_label("Model")
                 .selected_text(label)
                 .show_ui(ui, |ui| {
-                    for (file, rope) in rope_models() {
+                    for (file, rope) in context::shipped_models() {
                         let chosen = self.opened.is_none() && self.model_file == *file;
                         if ui
                             .selectable_label(chosen, short_name(&rope.name))
@@ -766,7 +762,7 @@ fn fitted_score_ui(
         )
         .x_axis_label(format!(
             "distance s = m - n (a point every {:.0} positions)",
-            (target as f64 / CURVE_POINTS as f64).max(1.0)
+            (target as f64 / context::CURVE_POINTS as f64).max(1.0)
         ))
         .x_grid_spacer(crate::widgets::layout::nice_ticks)
         .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
@@ -825,24 +821,15 @@ fn score_lines(
     model: &RopeModel,
     target: usize,
 ) -> Vec<(String, Vec<[f64; 2]>)> {
-    let distances = context::sample_distances(target, CURVE_POINTS);
     let last_trained = (model.trained - 1) as f64;
     curves
         .iter()
         .zip(shown)
         .filter(|(curve, visible)| **visible && !curve.theta.is_empty())
         .map(|(curve, _)| {
-            let points: Vec<[f64; 2]> = distances
-                .iter()
-                .map(|&s| [s, fit.score(&curve.theta, s, curve.attention)])
-                .collect();
-            let past = points
-                .iter()
-                .filter(|p| p[0] > last_trained)
-                .map(|p| p[1].abs())
-                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+            let points = context::score_curve(fit, &curve.theta, curve.attention, target);
             let name = method_label(curve.kind);
-            let label = match past {
+            let label = match context::largest_past(&points, last_trained) {
                 Some(largest) if largest >= 1e3 => {
                     format!("{name}: |a| up to {largest:.2e} past L")
                 }
@@ -860,19 +847,12 @@ fn decay_lines(
     shown: &[bool],
     target: usize,
 ) -> Vec<(String, Vec<[f64; 2]>)> {
-    let distances = context::sample_distances(target, CURVE_POINTS / 4);
     curves
         .iter()
         .zip(shown)
         .filter(|(curve, visible)| **visible && !curve.theta.is_empty())
         .map(|(curve, _)| {
-            let bound = crate::encoding::rope::long_term_decay_of(&curve.theta, &distances);
-            let factor = curve.attention * curve.attention;
-            let points = distances
-                .iter()
-                .zip(bound)
-                .map(|(&r, b)| [r, b * factor])
-                .collect();
+            let points = context::decay_curve(&curve.theta, curve.attention, target);
             (method_label(curve.kind).to_owned(), points)
         })
         .collect()
@@ -936,7 +916,7 @@ fn alibi_ui(ui: &mut egui::Ui, settings: &mut AlibiSettings, trained: usize, tar
         return;
     }
     let slope = slopes[settings.head];
-    let distances = context::sample_distances(target, CURVE_POINTS);
+    let distances = context::sample_distances(target, context::CURVE_POINTS);
     let response = plot
         .x_axis_label(format!(
             "key distance k from the last query (position {last})"

@@ -374,3 +374,22 @@ pub fn safetensors_file(path: &std::path::Path, tensors: &[(&str, &[f32], Vec<us
         .collect();
     safetensors::tensor::serialize_to_file(views, None, path).unwrap();
 }
+
+/// The GPU engine on the machine's adapter, shared by a test binary; a GPU test fails, never
+/// skips, where there is none.
+pub fn gpu() -> &'static poslab::engine::gpu::GpuEngine {
+    static ENGINE: std::sync::OnceLock<poslab::engine::gpu::GpuEngine> = std::sync::OnceLock::new();
+    ENGINE.get_or_init(|| {
+        poslab::engine::gpu::GpuEngine::new_headless().unwrap_or_else(|e| {
+            panic!("GPU tests need an adapter (on Debian: mesa-vulkan-drivers): {e}")
+        })
+    })
+}
+
+/// A real table's values in C order.
+pub fn real(table: poslab::engine::Table) -> Vec<f64> {
+    match table {
+        poslab::engine::Table::Real(values) => values.iter().copied().collect(),
+        poslab::engine::Table::Index(_) => panic!("expected a real table"),
+    }
+}

@@ -100,7 +100,7 @@ fn cell_axis(label: &str, range: Strided) -> Axis {
     Axis::new(label, first, first + (range.len() * range.step) as f64)
 }
 
-fn finite_range(values: &[f64]) -> (f64, f64) {
+pub(super) fn finite_range(values: &[f64]) -> (f64, f64) {
     values
         .iter()
         .filter(|v| v.is_finite())

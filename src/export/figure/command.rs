@@ -34,7 +34,13 @@ pub enum FigureView {
 
 /// The view's name on the command line.
 pub fn view_name(view: FigureView) -> String {
-    view.to_possible_value()
+    value_name(view)
+}
+
+/// How the command line spells a value of one of its enums.
+fn value_name(value: impl ValueEnum) -> String {
+    value
+        .to_possible_value()
         .map(|v| v.get_name().to_owned())
         .unwrap_or_default()
 }
@@ -110,11 +116,7 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
             head,
             settings,
         } => {
-            let method = |m: PatchMethod| {
-                m.to_possible_value()
-                    .map(|v| v.get_name().to_owned())
-                    .unwrap_or_default()
-            };
+            let method = |m: PatchMethod| value_name(m);
             push("grid-h", grid.grid_h.to_string());
             push("grid-w", grid.grid_w.to_string());
             push("query", query.to_string());
@@ -164,13 +166,7 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
             if !set.is_empty() {
                 push("set", set.join(","));
             }
-            push(
-                "chart",
-                c.chart
-                    .to_possible_value()
-                    .map(|v| v.get_name().to_owned())
-                    .unwrap_or_default(),
-            );
+            push("chart", value_name(c.chart));
             if c.chart == super::context::ContextChart::Alibi {
                 push("heads", c.alibi.heads.to_string());
                 if !c.alibi.all_heads {
@@ -195,13 +191,7 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
                 }
             }
             push("grid", p.target_side.to_string());
-            push(
-                "resample",
-                p.mode
-                    .to_possible_value()
-                    .map(|m| m.get_name().to_owned())
-                    .unwrap_or_default(),
-            );
+            push("resample", value_name(p.mode));
             push("antialias", p.antialias.to_string());
             push("query", p.query.to_string());
             push("heads", v.heads.to_string());
@@ -258,12 +248,7 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
         words.extend(["--height".into(), style.height.to_string()]);
     }
     if style.colormap != defaults.colormap {
-        let name = style
-            .colormap
-            .to_possible_value()
-            .map(|v| v.get_name().to_owned())
-            .unwrap_or_default();
-        words.extend(["--colormap".into(), name]);
+        words.extend(["--colormap".into(), value_name(style.colormap)]);
     }
     if style.reduce != defaults.reduce {
         words.extend(["--reduce".into(), style.reduce.label().to_owned()]);

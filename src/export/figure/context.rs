@@ -12,7 +12,7 @@ use crate::encoding::context::{
 use crate::encoding::rope_scaling::{RopeFrequencies, ScalingKind};
 use crate::engine::TableSpec;
 
-use super::build::{MAX_CELLS, colorbar, heatmap_panel};
+use super::build::{MAX_CELLS, colorbar, finite_range, heatmap_panel};
 use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};
 
 /// Where the model comes from, as the command line names it.
@@ -82,9 +82,6 @@ pub struct ContextFigure {
     pub chart: ContextChart,
     pub alibi: AlibiSettings,
 }
-
-/// Distances the score and decay curves are evaluated at.
-pub const CURVE_POINTS: usize = 2048;
 
 /// The seed of the fitted score's random points.
 pub const FIT_SEED: u64 = 2023;
@@ -178,12 +175,9 @@ fn mark(name: String, x: f64, (low, high): (f64, f64)) -> Series {
     }
 }
 
+/// The finite values' range, padded by 5% (a range of 0 to 1 when none is finite).
 fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (low, high) = values
-        .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        });
+    let (low, high) = finite_range(&values.collect::<Vec<f64>>());
     if low.is_finite() {
         let pad = (high - low).abs().max(1e-9) * 0.05;
         (low - pad, high + pad)
@@ -280,26 +274,15 @@ fn lower_panel(
     Ok(match figure.chart {
         ContextChart::Score => {
             let fit = FittedScore::fit(model, FIT_SEED).map_err(FigureError::Input)?;
-            let distances = context::sample_distances(target, CURVE_POINTS);
             let range = (-SCORE_RANGE, SCORE_RANGE);
             let mut series: Vec<Series> = methods
                 .iter()
                 .map(|(kind, theta, attention)| {
-                    let values: Vec<f64> = distances
-                        .iter()
-                        .map(|&s| fit.score(theta, s, *attention))
-                        .collect();
-                    let past = distances
-                        .iter()
-                        .zip(&values)
-                        .filter(|(s, _)| **s > last_trained)
-                        .map(|(_, v)| v.abs())
-                        .fold(0.0, f64::max);
-                    let points = distances
-                        .iter()
-                        .zip(&values)
-                        .map(|(&s, v)| [s, v.clamp(range.0, range.1)])
-                        .collect();
+                    let mut points = context::score_curve(&fit, theta, *attention, target);
+                    let past = context::largest_past(&points, last_trained).unwrap_or(0.0);
+                    for p in &mut points {
+                        p[1] = p[1].clamp(range.0, range.1);
+                    }
                     let name = format!("{}, |a| ≤ {past:.3e} past L", method_label(*kind));
                     line(name, points, method_color(*kind))
                 })
@@ -319,16 +302,10 @@ fn lower_panel(
             )
         }
         ContextChart::Decay => {
-            let distances = context::sample_distances(target, CURVE_POINTS / 4);
             let mut series: Vec<Series> = methods
                 .iter()
                 .map(|(kind, theta, attention)| {
-                    let bound = crate::encoding::rope::long_term_decay_of(theta, &distances);
-                    let points = distances
-                        .iter()
-                        .zip(bound)
-                        .map(|(&r, b)| [r, b * attention * attention])
-                        .collect();
+                    let points = context::decay_curve(theta, *attention, target);
                     line(method_label(*kind).to_owned(), points, method_color(*kind))
                 })
                 .collect();
@@ -404,7 +381,7 @@ fn alibi_panel(figure: &ContextFigure) -> Result<Panel, FigureError> {
         ));
     }
     let slope = slopes[settings.head];
-    let distances = context::sample_distances(target, CURVE_POINTS);
+    let distances = context::sample_distances(target, context::CURVE_POINTS);
     let mut series: Vec<Series> = variants
         .iter()
         .map(|&(name, factor, color)| {
