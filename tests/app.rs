@@ -419,15 +419,7 @@ fn mixed_rope_frequencies_load_from_a_file() {
     harness.get_by_label("mixed RoPE similarity").click();
     harness.run();
     let load = |harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path| {
-        harness.get_by_role(Role::TextInput).click();
-        harness.run();
-        // Replace what the field holds.
-        harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
-        harness.run();
-        harness
-            .get_by_role(Role::TextInput)
-            .type_text(&path.display().to_string());
-        harness.run();
+        replace_the_text(harness, &path.display().to_string());
         harness.get_by_label("Load").click();
         harness.run();
     };
@@ -731,6 +723,16 @@ fn settle_check(harness: &mut Harness<'_, PoslabApp>) {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    harness.run();
+}
+
+/// Replaces what the view's one text box holds with `text`, typed.
+fn replace_the_text(harness: &mut Harness<'_, PoslabApp>, text: &str) {
+    harness.get_by_role(Role::TextInput).click();
+    harness.run();
+    harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
+    harness.run();
+    harness.get_by_role(Role::TextInput).type_text(text);
     harness.run();
 }
 
@@ -1576,14 +1578,7 @@ fn a_typed_config_path_sets_the_context_model_and_a_bad_one_says_why() {
     harness.get_by_label("Context extension").click();
     harness.run();
     let type_path = |harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path| {
-        harness.get_by_role(Role::TextInput).click();
-        harness.run();
-        harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
-        harness.run();
-        harness
-            .get_by_role(Role::TextInput)
-            .type_text(&path.display().to_string());
-        harness.run();
+        replace_the_text(harness, &path.display().to_string());
         harness.key_press(poslab::egui::Key::Enter);
         harness.run();
     };
