@@ -324,6 +324,8 @@ impl eframe::App for PoslabApp {
             });
         let status_index = self.status_index();
         egui::CentralPanel::default().show(ui, |ui| {
+            let kind = self.state.view;
+            crate::widgets::explainer::explainer_ui(ui, kind.label(), &kind.explanation());
             self.view_size = ui.available_size();
             let view: &mut dyn View = match self.state.view {
                 ViewKind::Sinusoidal => &mut self.sinusoidal,

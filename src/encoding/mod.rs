@@ -24,6 +24,7 @@ pub mod rope;
 pub mod rope2d;
 pub mod rope_scaling;
 pub mod similarity2d;
+pub mod skew;
 pub mod sinusoidal;
 pub mod torch_f32;
 

@@ -1,8 +1,10 @@
-//! Relative position indices: T5's logarithmic buckets and Shaw et al.'s clipped distances.
-//! Both are integer tables that select a learned bias or embedding per (query, key) pair.
+//! Relative position indices: T5's logarithmic buckets and Shaw et al.'s clipped distances,
+//! integer tables that select a learned bias or embedding per (query, key) pair; and 2D
+//! relative offsets on a patch grid, with the logits of row and column embeddings summed.
 
 use ndarray::Array2;
 
+use super::grid::GridParams;
 use super::{ParamError, SEQ_RANGE, check_count, fill_2d};
 
 /// Parameters of the T5 bucket table.
@@ -64,7 +66,8 @@ impl T5BucketParams {
         Ok(())
     }
 
-    fn buckets_per_direction(&self) -> usize {
+    /// Buckets for each sign of the offset (all of them when unidirectional).
+    pub fn buckets_per_direction(&self) -> usize {
         if self.bidirectional {
             self.num_buckets / 2
         } else {
@@ -72,8 +75,9 @@ impl T5BucketParams {
         }
     }
 
-    /// Offsets below this get a bucket of their own.
-    fn max_exact(&self) -> usize {
+    /// Distances below this get a bucket of their own (the exact region); from it up to
+    /// `max_distance`, buckets widen logarithmically; beyond, all share the last bucket.
+    pub fn max_exact(&self) -> usize {
         self.buckets_per_direction() / 2
     }
 
@@ -102,6 +106,42 @@ impl T5BucketParams {
             (max_exact as i64 + scaled as i64).min(buckets - 1)
         };
         bucket as i32
+    }
+}
+
+/// The offsets `key - query` that share one T5 bucket: `from ..= to`, `None` where the range
+/// runs on without end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BucketRange {
+    pub bucket: i32,
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+}
+
+impl T5BucketParams {
+    /// Every bucket's offsets, from the most negative offset to the most positive. Beyond
+    /// `max_distance` nothing changes, so the offsets scanned stop one past it.
+    pub fn bucket_ranges(&self) -> Vec<BucketRange> {
+        let reach = self.max_distance as i64 + 1;
+        let mut ranges: Vec<BucketRange> = Vec::new();
+        for offset in -reach..=reach {
+            let bucket = self.bucket(offset);
+            match ranges.last_mut() {
+                Some(last) if last.bucket == bucket => last.to = Some(offset),
+                _ => ranges.push(BucketRange {
+                    bucket,
+                    from: Some(offset),
+                    to: Some(offset),
+                }),
+            }
+        }
+        if let Some(first) = ranges.first_mut() {
+            first.from = None;
+        }
+        if let Some(last) = ranges.last_mut() {
+            last.to = None;
+        }
+        ranges
     }
 }
 
@@ -143,4 +183,71 @@ pub fn relative_clip(params: &RelativeClipParams) -> Result<Array2<i32>, ParamEr
     Ok(fill_2d(params.seq, params.seq, |i, j| {
         params.index(j as i64 - i as i64)
     }))
+}
+
+/// The offset `(dy, dx)` from patch `query` to patch `key` on `grid` (rows down, columns right).
+pub fn offset_2d(grid: &GridParams, query: usize, key: usize) -> (i64, i64) {
+    let (qx, qy) = grid.patch_xy(query);
+    let (kx, ky) = grid.patch_xy(key);
+    (ky as i64 - qy as i64, kx as i64 - qx as i64)
+}
+
+/// 2D relative logits as Stand-Alone Self-Attention and the Bottleneck Transformer make them:
+/// one table of `2H - 1` row-offset embeddings and one of `2W - 1` column-offset embeddings;
+/// the query's logit for a key at `(dy, dx)` is `q · r_row[dy] + q · r_col[dx]`. Here with a
+/// random query and random embeddings (unit variance scaled by `d^(-1/2)`, as at
+/// initialisation), which is enough to show the logit's shape: a sum of a row term and a
+/// column term.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Relative2dLogits {
+    pub grid: GridParams,
+    /// `q · r_row[dy]` at index `dy + H - 1`.
+    pub row_terms: Vec<f64>,
+    /// `q · r_col[dx]` at index `dx + W - 1`.
+    pub col_terms: Vec<f64>,
+}
+
+impl Relative2dLogits {
+    pub fn random(grid: GridParams, dim: usize, seed: u64) -> Result<Self, ParamError> {
+        grid.validate()?;
+        check_count("dim", dim, 1..=4096)?;
+        let mut rng = super::random::SplitMix64::new(seed);
+        // Uniform on [-sqrt(3), sqrt(3)] has unit variance.
+        let scale = 3f64.sqrt() / (dim as f64).sqrt();
+        let vector = |rng: &mut super::random::SplitMix64| -> Vec<f64> {
+            (0..dim).map(|_| (2.0 * rng.next_unit() - 1.0) * scale).collect()
+        };
+        let query = vector(&mut rng);
+        let terms = |count: usize, rng: &mut super::random::SplitMix64| -> Vec<f64> {
+            (0..count)
+                .map(|_| {
+                    let embedding = vector(rng);
+                    query.iter().zip(&embedding).map(|(q, r)| q * r).sum()
+                })
+                .collect()
+        };
+        let row_terms = terms(2 * grid.grid_h - 1, &mut rng);
+        let col_terms = terms(2 * grid.grid_w - 1, &mut rng);
+        Ok(Self {
+            grid,
+            row_terms,
+            col_terms,
+        })
+    }
+
+    /// The logit of the key at `(dy, dx)` from the query.
+    pub fn logit(&self, dy: i64, dx: i64) -> f64 {
+        let row = (dy + self.grid.grid_h as i64 - 1) as usize;
+        let col = (dx + self.grid.grid_w as i64 - 1) as usize;
+        self.row_terms[row] + self.col_terms[col]
+    }
+
+    /// Every key's logit from patch `query`, `[grid_h, grid_w]`.
+    pub fn map(&self, query: usize) -> Array2<f64> {
+        let grid = self.grid;
+        fill_2d(grid.grid_h, grid.grid_w, |y, x| {
+            let (dy, dx) = offset_2d(&grid, query, y * grid.grid_w + x);
+            self.logit(dy, dx)
+        })
+    }
 }

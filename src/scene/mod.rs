@@ -1,5 +1,8 @@
-//! 3D scenes: geometry built from the encodings (in f64, handed to the GPU as f32) and the
-//! camera that looks at it. No GPU objects and no UI live here.
+//! What views draw, built from the encodings: 3D scenes (geometry in f64, handed to the GPU as
+//! f32, and the camera that looks at it) and boards of labelled cells for the teaching views.
+//! No GPU objects and no UI live here.
 
+pub mod board;
 pub mod camera;
 pub mod corkscrew;
+pub mod relative;

@@ -5,6 +5,7 @@ pub mod check;
 pub mod context;
 pub mod corkscrew;
 pub mod dot_decay;
+pub mod explain;
 pub mod patches;
 pub mod sinusoidal;
 

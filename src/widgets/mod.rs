@@ -1,8 +1,9 @@
 //! Reusable drawing pieces: the heatmap with its colour bar, patch-grid maps, the colour maps,
-//! and the 3D canvas.
+//! the 3D canvas, and the panel that explains a view.
 
 pub mod canvas3d;
 pub mod colormap;
+pub mod explainer;
 pub mod grid_map;
 pub mod heatmap;
 pub mod layout;
