@@ -16,6 +16,7 @@ use crate::views::context::ContextView;
 use crate::views::corkscrew::CorkscrewView;
 use crate::views::dot_decay::DotDecayView;
 use crate::views::patches::PatchView;
+use crate::views::relative::RelativeView;
 use crate::views::sinusoidal::SinusoidalView;
 use crate::views::{View, ViewContext, ViewKind};
 use crate::widgets::colormap::Colormap;
@@ -53,6 +54,7 @@ pub struct PoslabApp {
     patches: PatchView,
     corkscrew: CorkscrewView,
     context: ContextView,
+    relative: RelativeView,
     check: CheckView,
     export: export::ExportWindow,
     /// The central panel's size last frame: the export's default figure size.
@@ -75,6 +77,7 @@ impl PoslabApp {
             patches: PatchView::default(),
             corkscrew: CorkscrewView::default(),
             context: ContextView::default(),
+            relative: RelativeView::default(),
             check: CheckView::default(),
             export: export::ExportWindow::default(),
             view_size: egui::vec2(1000.0, 700.0),
@@ -104,6 +107,7 @@ impl PoslabApp {
         self.patches = restored(storage, &view_key(ViewKind::Patches));
         self.corkscrew = restored(storage, &view_key(ViewKind::Corkscrew));
         self.context = restored(storage, &view_key(ViewKind::Context));
+        self.relative = restored(storage, &view_key(ViewKind::Relative));
     }
 
     /// Hides the adapter's name and the timings, which differ between machines.
@@ -135,6 +139,11 @@ impl PoslabApp {
     /// The context-extension view, for tests.
     pub fn context_view(&mut self) -> &mut ContextView {
         &mut self.context
+    }
+
+    /// The Relative positions view, for tests.
+    pub fn relative_view(&mut self) -> &mut RelativeView {
+        &mut self.relative
     }
 
     /// The RoPE corkscrew's view, for tests.
@@ -185,6 +194,7 @@ impl PoslabApp {
             ViewKind::Patches => &self.patches,
             ViewKind::Corkscrew => &self.corkscrew,
             ViewKind::Context => &self.context,
+            ViewKind::Relative => &self.relative,
             ViewKind::Check => &self.check,
         }
     }
@@ -334,6 +344,7 @@ impl eframe::App for PoslabApp {
                 ViewKind::Patches => &mut self.patches,
                 ViewKind::Corkscrew => &mut self.corkscrew,
                 ViewKind::Context => &mut self.context,
+                ViewKind::Relative => &mut self.relative,
                 ViewKind::Check => &mut self.check,
             };
             let mut ctx = ViewContext {
@@ -364,6 +375,7 @@ impl eframe::App for PoslabApp {
         eframe::set_value(storage, &view_key(ViewKind::Patches), &self.patches);
         eframe::set_value(storage, &view_key(ViewKind::Corkscrew), &self.corkscrew);
         eframe::set_value(storage, &view_key(ViewKind::Context), &self.context);
+        eframe::set_value(storage, &view_key(ViewKind::Relative), &self.relative);
     }
 }
 

@@ -236,6 +236,36 @@ pub struct FigureArgs {
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
     pub antialias: Option<bool>,
 
+    /// relative: which panel
+    #[arg(long, value_enum, value_name = "PANEL")]
+    pub panel: Option<crate::scene::relative::RelativePanel>,
+
+    /// relative: the sequence length L (offsets, shaw, alibi: 2 to 32, default 8; t5: 2 to 256,
+    /// default 48; skew: 2 to 12, default 5)
+    #[arg(long, value_name = "L")]
+    pub tokens: Option<i64>,
+
+    /// relative --panel shaw: the clipping distance K (default 3)
+    #[arg(long, value_name = "K")]
+    pub max_relative: Option<i64>,
+
+    /// relative --panel t5: number of buckets (default 32)
+    #[arg(long, value_name = "N")]
+    pub num_buckets: Option<i64>,
+
+    /// relative --panel t5: the distance from which all offsets share the last bucket (default
+    /// 128)
+    #[arg(long, value_name = "N")]
+    pub max_distance: Option<i64>,
+
+    /// relative --panel t5: encoder (true, the default) or decoder (false) buckets
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub bidirectional: Option<bool>,
+
+    /// relative --panel skew: the step of the trick, 1 (relative logits) to 6 (sliced)
+    #[arg(long, value_name = "K")]
+    pub stage: Option<i64>,
+
     /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
     /// and the point it looks at), as the app's export dialog prints it (default: framing the
     /// scene)
@@ -254,7 +284,9 @@ Examples:
   poslab figure corkscrew --pairs 0,8,16 --m 40 --n 32 -o corkscrew.svg
   poslab figure check --file cos.npy --as \"rope-angles --seq 4096 --dim 128\" -o check.png
   poslab figure context --model llama-2-7b --target 16384 --methods none,linear,yarn --chart score -o ctx.svg
-  poslab figure context-vision --trained-grid 14 --grid 24 --query 0 -o vit.svg";
+  poslab figure context-vision --trained-grid 14 --grid 24 --query 0 -o vit.svg
+  poslab figure relative --panel skew --tokens 5 --stage 5 -o skew.svg
+  poslab figure relative --panel t5 --tokens 64 --bidirectional false -o t5.png";
 
 /// The context-extension figure from the options, starting from the view's defaults.
 fn context_figure(
@@ -380,6 +412,86 @@ fn context_figure(
     Ok(figure)
 }
 
+/// The Relative positions figure from the options, starting from the view's defaults.
+fn relative_figure(
+    args: &FigureArgs,
+) -> Result<crate::export::figure::relative::RelativeFigure, CliError> {
+    use crate::scene::relative::{
+        DIM_RANGE, GRID_RANGE, RelativePanel, RelativeSettings, SKEW_TOKENS_RANGE,
+        T5_TOKENS_RANGE, TOKENS_RANGE,
+    };
+    let panel = args.panel.unwrap_or_default();
+    let given: Vec<(&str, bool)> = vec![
+        ("tokens", args.tokens.is_some()),
+        ("max_relative", args.max_relative.is_some()),
+        ("num_buckets", args.num_buckets.is_some()),
+        ("max_distance", args.max_distance.is_some()),
+        ("bidirectional", args.bidirectional.is_some()),
+        ("heads", args.heads.is_some()),
+        ("head", args.head.is_some()),
+        ("mode", args.mode.is_some()),
+        ("stage", args.stage.is_some()),
+        ("dim", args.dim.is_some()),
+        ("grid_h", args.grid_h.is_some()),
+        ("grid_w", args.grid_w.is_some()),
+        ("query", args.query.is_some()),
+        ("seed", args.seed.is_some()),
+    ];
+    let accepted: &[&str] = match panel {
+        RelativePanel::Offsets => &["tokens"],
+        RelativePanel::Shaw => &["tokens", "max_relative"],
+        RelativePanel::T5 => &["tokens", "num_buckets", "max_distance", "bidirectional"],
+        RelativePanel::Alibi => &["tokens", "heads", "head", "mode"],
+        RelativePanel::Skew => &["tokens", "stage", "dim"],
+        RelativePanel::TwoD => &["grid_h", "grid_w", "query", "dim", "seed"],
+    };
+    if let Some((id, _)) = given.iter().find(|(id, set)| *set && !accepted.contains(id)) {
+        let list: Vec<String> = accepted.iter().map(|id| flag(id)).collect();
+        return Err(CliError::usage(format!(
+            "{} does not apply to --panel {}; its options are {}",
+            flag(id),
+            crate::export::figure::value_name(panel),
+            list.join(" ")
+        )));
+    }
+    let d = RelativeSettings::default();
+    let mut s = d;
+    match panel {
+        RelativePanel::Offsets | RelativePanel::Shaw | RelativePanel::Alibi => {
+            s.tokens = count("tokens", args.tokens, d.tokens, TOKENS_RANGE)?;
+        }
+        RelativePanel::T5 => {
+            s.t5_tokens = count("tokens", args.tokens, d.t5_tokens, T5_TOKENS_RANGE)?
+        }
+        RelativePanel::Skew => {
+            s.skew_tokens = count("tokens", args.tokens, d.skew_tokens, SKEW_TOKENS_RANGE)?
+        }
+        RelativePanel::TwoD => {}
+    }
+    s.max_relative = count(
+        "max_relative",
+        args.max_relative,
+        d.max_relative,
+        0..=TOKENS_RANGE.end() - 1,
+    )?;
+    s.num_buckets = count("num_buckets", args.num_buckets, d.num_buckets, 2..=128)?;
+    s.max_distance = count("max_distance", args.max_distance, d.max_distance, 2..=1024)?;
+    s.bidirectional = args.bidirectional.unwrap_or(d.bidirectional);
+    s.heads = count("heads", args.heads, d.heads, 1..=64)?;
+    s.head = count("head", args.head, d.head, 0..=s.heads - 1)?;
+    s.causal = args.mode.unwrap_or(AlibiMode::Causal) == AlibiMode::Causal;
+    s.stage = count("stage", args.stage, 1, 1..=6)? - 1;
+    s.dim = count("dim", args.dim, d.dim, DIM_RANGE)?;
+    s.grid.grid_h = count("grid_h", args.grid_h, d.grid.grid_h, GRID_RANGE)?;
+    s.grid.grid_w = count("grid_w", args.grid_w, d.grid.grid_w, GRID_RANGE)?;
+    let centre = (s.grid.grid_h / 2) * s.grid.grid_w + s.grid.grid_w / 2;
+    s.query = count("query", args.query, centre, 0..=s.grid.patches() - 1)?;
+    s.seed = args.seed.unwrap_or(d.seed);
+    s.validate(panel)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    Ok(crate::export::figure::relative::RelativeFigure { panel, settings: s })
+}
+
 fn parse_probe(text: &str) -> Result<ProbeVector, String> {
     match text {
         "unit-pairs" => Ok(ProbeVector::UnitPairs),
@@ -436,6 +548,23 @@ fn options_of(view: FigureView) -> &'static [&'static str] {
             "query",
             "heads",
             "head",
+        ],
+        FigureView::Relative => &[
+            "panel",
+            "tokens",
+            "max_relative",
+            "num_buckets",
+            "max_distance",
+            "bidirectional",
+            "heads",
+            "head",
+            "mode",
+            "stage",
+            "dim",
+            "grid_h",
+            "grid_w",
+            "query",
+            "seed",
         ],
         FigureView::Corkscrew => &[
             "seq",
@@ -520,6 +649,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
     };
     let spec = match args.view {
         FigureView::Context => FigureSpec::Context(Box::new(context_figure(args)?)),
+        FigureView::Relative => FigureSpec::Relative(relative_figure(args)?),
         FigureView::ContextVision => {
             let defaults = crate::encoding::context::VisionParams::default();
             let train_side = count(

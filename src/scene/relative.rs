@@ -224,7 +224,7 @@ pub fn boards(panel: RelativePanel, settings: &RelativeSettings) -> Result<Vec<B
     Ok(match panel {
         RelativePanel::Offsets => vec![offsets_board(settings.tokens)],
         RelativePanel::Shaw => shaw_boards(&settings.shaw()),
-        RelativePanel::T5 => vec![t5_board(&settings.t5())],
+        RelativePanel::T5 => vec![t5_board(&settings.t5()), t5_ranges_board(&settings.t5())],
         RelativePanel::Alibi => vec![alibi_board(settings)?],
         RelativePanel::Skew => vec![skew_board(settings.skew_tokens, settings.skew_stage())?],
         RelativePanel::TwoD => two_d_boards(settings)?,
@@ -352,7 +352,7 @@ fn t5_board(params: &T5BucketParams) -> Board {
             c.short_label = c.label.clone();
             c.region = region;
             c.detail = format!(
-                "query {i}, key {j}: offset {} → bucket {bucket} ({} region)",
+                "query {i}, key {j}: offset {} is in bucket {bucket} ({} region)",
                 signed_label(offset),
                 region_name[region as usize]
             );
@@ -368,6 +368,43 @@ pub fn bucket_range_text(range: &BucketRange) -> String {
         (None, Some(b)) => format!("≤ {}", signed_label(b)),
         (Some(a), None) => format!("≥ {}", signed_label(a)),
         (None, None) => "every offset".to_owned(),
+    }
+}
+
+/// Every bucket with the offsets it holds, one row each, from the most negative offset.
+fn t5_ranges_board(params: &T5BucketParams) -> Board {
+    let region_name = ["exact", "log", "last", "later"];
+    let cells: Vec<BoardCell> = params
+        .bucket_ranges()
+        .iter()
+        .enumerate()
+        .map(|(row, range)| {
+            let offset = range.from.or(range.to).unwrap_or(0);
+            let region = t5_region(params, offset);
+            let mut c = cell(1, row, 0);
+            c.value = Some(f64::from(range.bucket));
+            c.label = format!("{}: {}", range.bucket, bucket_range_text(range));
+            c.short_label = range.bucket.to_string();
+            c.region = region;
+            c.detail = format!(
+                "bucket {} holds the offsets {} ({} region)",
+                range.bucket,
+                bucket_range_text(range),
+                region_name[region as usize]
+            );
+            c
+        })
+        .collect();
+    Board {
+        title: "Bucket: offsets j − i".into(),
+        rows: cells.len(),
+        cols: 1,
+        range: Board::value_range(&cells),
+        cells,
+        row_name: String::new(),
+        col_name: String::new(),
+        numbered: false,
+        value_name: "bucket".into(),
     }
 }
 
@@ -468,11 +505,15 @@ pub fn skew_board(len: usize, stage: SkewStage) -> Result<Board, ParamError> {
     let flat = rows == 1;
     let max_offset = (len - 1) as f64;
     Ok(Board {
-        title: format!("{} → [{}]", stage.title(), shape_text(stage, len)),
+        title: format!("{}: [{}]", stage.title(), shape_text(stage, len)),
         rows,
         cols,
         cells,
-        row_name: if flat { String::new() } else { "row".into() },
+        row_name: match stage {
+            _ if flat => String::new(),
+            SkewStage::Reshaped => "row".into(),
+            _ => "query i".into(),
+        },
         col_name: match stage {
             SkewStage::Relative => "column o + L − 1 (offset o)".into(),
             SkewStage::Sliced => "key j".into(),
@@ -498,7 +539,7 @@ pub fn skew_cost_text(len: usize, dim: usize) -> String {
     let cost = SkewCost::new(len, dim);
     format!(
         "Memory for L = {len}, d = {dim}: gathering r(j−i) for every pair is [L, L, d] = {} values; \
-         the skew trick needs q·Rᵀ [L, 2L−1] and its padded copy, {} values ({}× less)",
+         the skew trick needs q·R^T [L, 2L−1] and its padded copy, {} values ({}× less)",
         cost.gathered_embeddings,
         cost.skew_values,
         number_label(cost.gathered_embeddings as f64 / cost.skew_values as f64, 1)

@@ -101,6 +101,20 @@ impl ViewKind {
                     "Switch to Vision and raise the grid to 24: the resampled table is not the one the formula gives for that grid.",
                 ],
             },
+            ViewKind::Relative => Explanation {
+                formula: "logit(i, j) = q_i·k_j + b(j − i): Shaw adds q_i·w[clip(j − i, −K, K)], T5 a learned bias per bucket(j − i), ALiBi −m·|j − i|",
+                reading: "Every board is the attention matrix's shape: query i down, key j across, one labelled cell per pair (hover for what it holds). \
+                          Colour follows the number in the cell. White borders separate regions: clipped offsets, T5's exact and logarithmic buckets, \
+                          the part of the skew trick's array that the final slice keeps.",
+                convention: "Clipping as Shaw, Uszkoreit and Vaswani (2018); buckets as Hugging Face T5's _relative_position_bucket (in float32, as torch computes it); \
+                             ALiBi slopes as ofirpress; the skew trick as Music Transformer's, in the pad-flatten-pad-reshape-slice form of lucidrains' relative_to_absolute; \
+                             2D offsets as Stand-Alone Self-Attention and the Bottleneck Transformer (row and column embeddings summed).",
+                try_these: &[
+                    "Offsets: every diagonal holds one number; a relative scheme can only tell the diagonals apart.",
+                    "T5: untick Bidirectional and every later key falls into bucket 0, with the query itself.",
+                    "Skew trick: press Play, then watch row i slide i places right at the reshape, lining each offset up under its key.",
+                ],
+            },
             ViewKind::Check => Explanation {
                 formula: "difference = loaded − reference; a file matches when |loaded − reference| ≤ atol + rtol·|reference| everywhere \
                           (or, for float32, when it equals PyTorch's own float32 computation to the contract's ulps)",

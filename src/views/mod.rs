@@ -7,6 +7,7 @@ pub mod corkscrew;
 pub mod dot_decay;
 pub mod explain;
 pub mod patches;
+pub mod relative;
 pub mod sinusoidal;
 
 use serde::{Deserialize, Serialize};
@@ -60,12 +61,14 @@ pub enum ViewKind {
     Corkscrew,
     Context,
     Check,
+    Relative,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 7] = [
+    pub const ALL: [ViewKind; 8] = [
         ViewKind::Sinusoidal,
         ViewKind::DotDecay,
+        ViewKind::Relative,
         ViewKind::Alibi,
         ViewKind::Corkscrew,
         ViewKind::Patches,
@@ -82,6 +85,7 @@ impl ViewKind {
             ViewKind::Corkscrew => "RoPE corkscrew (3D)",
             ViewKind::Context => "Context extension",
             ViewKind::Check => "Check a table",
+            ViewKind::Relative => "Relative positions",
         }
     }
 
@@ -109,6 +113,9 @@ impl ViewKind {
             ViewKind::Check => {
                 "Open (Ctrl+O) or drop a .npy, .csv or .safetensors table · Identify it, or compare it with a kind"
             }
+            ViewKind::Relative => {
+                "Pick a scheme above the boards · hover a cell for what it holds · skew trick: the arrow keys step, Space plays"
+            }
         }
     }
 
@@ -135,6 +142,9 @@ impl ViewKind {
             (ViewKind::Patches, Seq | Start) => {
                 Some("The patch maps take their positions from the patch grid set in the view")
             }
+            (ViewKind::Relative, _) => Some(
+                "The relative view sets its own small lengths in the view, so that every cell can be read",
+            ),
             (ViewKind::Context, _) => Some(
                 "The context-extension lab takes the head width, base and lengths from the model chosen in the view",
             ),

@@ -55,6 +55,8 @@ pub enum FigureSpec {
     Context(Box<super::context::ContextFigure>),
     /// The context-extension lab's vision half.
     ContextVision(super::context::VisionFigure),
+    /// The Relative positions view: one panel's boards.
+    Relative(super::relative::RelativeFigure),
 }
 
 /// What the Check view shows: a file, what it is compared with, the tolerance.
@@ -393,6 +395,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
         FigureSpec::Check(figure) => check_figure(figure, style)?,
         FigureSpec::Context(figure) => super::context::build(figure, style)?,
         FigureSpec::ContextVision(figure) => super::context::build_vision(figure, style)?,
+        FigureSpec::Relative(figure) => super::relative::build(figure, style)?,
     };
     // A comparison reads across: reference, file, difference side by side; so do the two patch
     // maps and their matrix.
@@ -403,7 +406,17 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
             | FigureSpec::Context(_)
             | FigureSpec::ContextVision(_)
     )
-    .then_some(3);
+    .then_some(3)
+    .or(match spec {
+        // The boards of a panel side by side.
+        FigureSpec::Relative(figure) => Some(match figure.panel {
+            crate::scene::relative::RelativePanel::TwoD => 3,
+            crate::scene::relative::RelativePanel::Shaw
+            | crate::scene::relative::RelativePanel::T5 => 2,
+            _ => 1,
+        }),
+        _ => None,
+    });
     let mut figure = Figure {
         width: f64::from(style.width),
         height: f64::from(style.height),

@@ -30,6 +30,9 @@ pub enum FigureView {
     /// Context extension for ViTs: a position table resampled to a larger grid, and the 2D
     /// encodings that need no resampling
     ContextVision,
+    /// Relative positions: offsets, Shaw's clipping, T5 buckets, ALiBi, the skew trick
+    /// (--stage), 2D offsets (--panel)
+    Relative,
 }
 
 /// The view's name on the command line.
@@ -38,7 +41,7 @@ pub fn view_name(view: FigureView) -> String {
 }
 
 /// How the command line spells a value of one of its enums.
-fn value_name(value: impl ValueEnum) -> String {
+pub fn value_name(value: impl ValueEnum) -> String {
     value
         .to_possible_value()
         .map(|v| v.get_name().to_owned())
@@ -197,6 +200,43 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
             push("heads", v.heads.to_string());
             push("head", v.head.to_string());
             FigureView::ContextVision
+        }
+        FigureSpec::Relative(r) => {
+            use crate::scene::relative::RelativePanel;
+            let s = &r.settings;
+            push("panel", value_name(r.panel));
+            match r.panel {
+                RelativePanel::Offsets => push("tokens", s.tokens.to_string()),
+                RelativePanel::Shaw => {
+                    push("tokens", s.tokens.to_string());
+                    push("max-relative", s.max_relative.to_string());
+                }
+                RelativePanel::T5 => {
+                    push("tokens", s.t5_tokens.to_string());
+                    push("num-buckets", s.num_buckets.to_string());
+                    push("max-distance", s.max_distance.to_string());
+                    push("bidirectional", s.bidirectional.to_string());
+                }
+                RelativePanel::Alibi => {
+                    push("tokens", s.tokens.to_string());
+                    push("heads", s.heads.to_string());
+                    push("head", s.head.to_string());
+                    push("mode", value_name(s.alibi_mode()));
+                }
+                RelativePanel::Skew => {
+                    push("tokens", s.skew_tokens.to_string());
+                    push("stage", (s.skew_stage().index() + 1).to_string());
+                    push("dim", s.dim.to_string());
+                }
+                RelativePanel::TwoD => {
+                    push("grid-h", s.grid.grid_h.to_string());
+                    push("grid-w", s.grid.grid_w.to_string());
+                    push("query", s.query.to_string());
+                    push("dim", s.dim.to_string());
+                    push("seed", s.seed.to_string());
+                }
+            }
+            FigureView::Relative
         }
         FigureSpec::Corkscrew(c) => {
             let vector = |v: ProbeVector| match v {

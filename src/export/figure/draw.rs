@@ -316,7 +316,7 @@ fn panel_group(
     ));
 
     // Grid lines and ticks.
-    let is_heatmap = matches!(panel.content, Content::Heatmap { .. });
+    let is_heatmap = matches!(panel.content, Content::Heatmap { .. } | Content::Board(_));
     if !panel.x.hidden {
         let mut axis = Group::new().set("id", format!("axis-x-{index}"));
         for tick in ticks(panel.x.min, panel.x.max, (plot.w / 80.0).max(2.0) as usize) {
@@ -426,6 +426,9 @@ fn panel_group(
                         .set("stroke-width", 2.0),
                 );
             }
+        }
+        Content::Board(board) => {
+            content = content.add(board_group(board, plot, colorbar).set("id", format!("board-{index}")));
         }
         Content::Plot(series) => {
             for (k, s) in series.iter().enumerate() {
@@ -587,6 +590,49 @@ fn legend(series: &[super::Series], plot: Area) -> Group {
                     .set("stroke-width", 3.0),
             )
             .add(text(x - 24.0, y, 12.0, "end", s.name.clone()));
+    }
+    group
+}
+
+/// A board's cells as rectangles with their labels (where they fit, by the app's rule), the
+/// borders between regions in white, outlined cells in red.
+fn board_group(board: &crate::scene::board::Board, plot: Area, colorbar: Option<&ColorBar>) -> Group {
+    use crate::widgets::board::{cell_color, label_color, label_fitting};
+    let colormap = colorbar.map_or(crate::widgets::colormap::Colormap::Viridis, |c| c.colormap);
+    let (cell_w, cell_h) = (plot.w / board.cols.max(1) as f64, plot.h / board.rows.max(1) as f64);
+    let mut group = Group::new();
+    for cell in &board.cells {
+        let (x, y) = (plot.x + cell.col as f64 * cell_w, plot.y + cell.row as f64 * cell_h);
+        let fill = cell_color(colormap, board.range, cell.value);
+        let gap = (cell_w.min(cell_h) * 0.04).min(1.0);
+        let mut rect = Rectangle::new()
+            .set("x", x + gap)
+            .set("y", y + gap)
+            .set("width", (cell_w - 2.0 * gap).max(0.1))
+            .set("height", (cell_h - 2.0 * gap).max(0.1))
+            .set("fill", hex([fill.r(), fill.g(), fill.b()]));
+        if cell.outlined {
+            rect = rect.set("stroke", "#ff5050").set("stroke-width", 2.5);
+        }
+        group = group.add(rect);
+        if let Some((label, size)) = label_fitting(cell, cell_w as f32, cell_h as f32) {
+            let ink = label_color(fill);
+            group = group.add(
+                text(x + cell_w / 2.0, y + cell_h / 2.0 + f64::from(size) * 0.35, f64::from(size), "middle", label)
+                    .set("fill", hex([ink.r(), ink.g(), ink.b()])),
+            );
+        }
+    }
+    for [a, b] in board.region_borders() {
+        group = group.add(
+            Line::new()
+                .set("x1", plot.x + a[0] * cell_w)
+                .set("y1", plot.y + a[1] * cell_h)
+                .set("x2", plot.x + b[0] * cell_w)
+                .set("y2", plot.y + b[1] * cell_h)
+                .set("stroke", "#ffffff")
+                .set("stroke-width", (cell_w.min(cell_h) / 12.0).clamp(1.5, 3.0)),
+        );
     }
     group
 }

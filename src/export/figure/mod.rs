@@ -8,11 +8,12 @@ mod build;
 mod command;
 pub mod context;
 mod draw;
+pub mod relative;
 
 use std::path::Path;
 
 pub use build::{CheckFigure, CorkscrewFigure, FigureSpec, build_figure, helix_color};
-pub use command::{FigureView, command_line, command_words, view_name};
+pub use command::{FigureView, command_line, command_words, value_name, view_name};
 
 use crate::export::AtomicFile;
 use crate::widgets::colormap::Colormap;
@@ -151,6 +152,9 @@ pub enum Content {
     },
     /// Curves and point sets in data coordinates.
     Plot(Vec<Series>),
+    /// A board of labelled cells filling the plot area, cell `(row, col)` centred on `(col,
+    /// row)` of the axes, coloured on the board's own range.
+    Board(crate::scene::board::Board),
     /// Lines already projected to the plot area, in `[0, 1]` across and down.
     Projected {
         lines: Vec<ProjectedLine>,
