@@ -417,8 +417,8 @@ fn relative_figure(
     args: &FigureArgs,
 ) -> Result<crate::export::figure::relative::RelativeFigure, CliError> {
     use crate::scene::relative::{
-        DIM_RANGE, GRID_RANGE, RelativePanel, RelativeSettings, SKEW_TOKENS_RANGE,
-        T5_TOKENS_RANGE, TOKENS_RANGE,
+        DIM_RANGE, GRID_RANGE, RelativePanel, RelativeSettings, SKEW_TOKENS_RANGE, T5_TOKENS_RANGE,
+        TOKENS_RANGE,
     };
     let panel = args.panel.unwrap_or_default();
     let given: Vec<(&str, bool)> = vec![
@@ -445,7 +445,10 @@ fn relative_figure(
         RelativePanel::Skew => &["tokens", "stage", "dim"],
         RelativePanel::TwoD => &["grid_h", "grid_w", "query", "dim", "seed"],
     };
-    if let Some((id, _)) = given.iter().find(|(id, set)| *set && !accepted.contains(id)) {
+    if let Some((id, _)) = given
+        .iter()
+        .find(|(id, set)| *set && !accepted.contains(id))
+    {
         let list: Vec<String> = accepted.iter().map(|id| flag(id)).collect();
         return Err(CliError::usage(format!(
             "{} does not apply to --panel {}; its options are {}",

@@ -24,8 +24,8 @@ pub mod rope;
 pub mod rope2d;
 pub mod rope_scaling;
 pub mod similarity2d;
-pub mod skew;
 pub mod sinusoidal;
+pub mod skew;
 pub mod torch_f32;
 
 use std::fmt::Display;

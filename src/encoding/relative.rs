@@ -215,7 +215,9 @@ impl Relative2dLogits {
         // Uniform on [-sqrt(3), sqrt(3)] has unit variance.
         let scale = 3f64.sqrt() / (dim as f64).sqrt();
         let vector = |rng: &mut super::random::SplitMix64| -> Vec<f64> {
-            (0..dim).map(|_| (2.0 * rng.next_unit() - 1.0) * scale).collect()
+            (0..dim)
+                .map(|_| (2.0 * rng.next_unit() - 1.0) * scale)
+                .collect()
         };
         let query = vector(&mut rng);
         let terms = |count: usize, rng: &mut super::random::SplitMix64| -> Vec<f64> {

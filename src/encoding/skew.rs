@@ -136,9 +136,15 @@ pub fn stage_cells(len: usize, stage: SkewStage) -> Result<Vec<SkewCell>, ParamE
             .flat_map(|r| (0..cols).map(move |c| (r, c)))
             .map(|(r, c)| cell(r * width + c, r, c))
             .collect(),
-        SkewStage::ColumnPadded => (0..rows * cols).map(|id| cell(id, id / cols, id % cols)).collect(),
-        SkewStage::Flattened | SkewStage::FlatPadded => (0..cols).map(|id| cell(id, 0, id)).collect(),
-        SkewStage::Reshaped => (0..rows * cols).map(|id| cell(id, id / cols, id % cols)).collect(),
+        SkewStage::ColumnPadded => (0..rows * cols)
+            .map(|id| cell(id, id / cols, id % cols))
+            .collect(),
+        SkewStage::Flattened | SkewStage::FlatPadded => {
+            (0..cols).map(|id| cell(id, 0, id)).collect()
+        }
+        SkewStage::Reshaped => (0..rows * cols)
+            .map(|id| cell(id, id / cols, id % cols))
+            .collect(),
         SkewStage::Sliced => {
             let step = 2 * len - 1;
             (0..rows)
@@ -158,7 +164,10 @@ pub fn relative_to_absolute(logits: &Array2<f64>) -> Result<Array2<f64>, ParamEr
         return Err(ParamError::new(
             "relative logits",
             width,
-            format!("must have 2L - 1 = {} columns for L = {len} rows", 2 * len - 1),
+            format!(
+                "must have 2L - 1 = {} columns for L = {len} rows",
+                2 * len - 1
+            ),
         ));
     }
     let mut padded = Array2::<f64>::zeros((len, 2 * len));

@@ -51,7 +51,10 @@ impl Board {
     /// The smallest and largest value of its cells (`(0, 1)` when none has one), for a board
     /// whose colours span its own values.
     pub fn value_range(cells: &[BoardCell]) -> (f64, f64) {
-        let values = cells.iter().filter_map(|c| c.value).filter(|v| v.is_finite());
+        let values = cells
+            .iter()
+            .filter_map(|c| c.value)
+            .filter(|v| v.is_finite());
         let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
         });
@@ -102,7 +105,11 @@ pub fn number_label(value: f64, digits: usize) -> String {
     } else {
         let text = format!("{value:.digits$}");
         let text = text.trim_end_matches('0').trim_end_matches('.');
-        if text == "-0" { "0".to_owned() } else { text.to_owned() }
+        if text == "-0" {
+            "0".to_owned()
+        } else {
+            text.to_owned()
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use super::board::{Board, BoardCell, number_label, signed_label};
 use crate::encoding::alibi::{self, AlibiMode};
 use crate::encoding::grid::GridParams;
 use crate::encoding::relative::{
-    BucketRange, RelativeClipParams, Relative2dLogits, T5BucketParams, offset_2d,
+    BucketRange, Relative2dLogits, RelativeClipParams, T5BucketParams, offset_2d,
 };
 use crate::encoding::skew::{self, SkewContent, SkewCost, SkewStage};
 use crate::encoding::{ParamError, check_count};
@@ -48,7 +48,7 @@ impl RelativePanel {
             RelativePanel::Offsets => "Offsets j − i",
             RelativePanel::Shaw => "Shaw: clipped",
             RelativePanel::T5 => "T5 buckets",
-            RelativePanel::Alibi => "ALiBi",
+            RelativePanel::Alibi => "ALiBi bias",
             RelativePanel::Skew => "Skew trick",
             RelativePanel::TwoD => "2D offsets",
         }
@@ -149,7 +149,11 @@ impl RelativeSettings {
             RelativePanel::Offsets => check_count("tokens", self.tokens, TOKENS_RANGE),
             RelativePanel::Shaw => {
                 check_count("tokens", self.tokens, TOKENS_RANGE)?;
-                check_count("max-relative", self.max_relative, 0..=TOKENS_RANGE.end() - 1)
+                check_count(
+                    "max-relative",
+                    self.max_relative,
+                    0..=TOKENS_RANGE.end() - 1,
+                )
             }
             RelativePanel::T5 => {
                 check_count("tokens", self.t5_tokens, T5_TOKENS_RANGE)?;
@@ -585,7 +589,7 @@ fn two_d_boards(settings: &RelativeSettings) -> Result<Vec<Board>, ParamError> {
         }
     };
     let offsets = make(
-        format!("(dy, dx) from the query (row {qy}, column {qx})"),
+        format!("(dy, dx) from ({qy}, {qx}); dy picks r_row"),
         "row offset dy",
         &|dy, dx, c| {
             c.value = Some(dy as f64);
@@ -593,16 +597,13 @@ fn two_d_boards(settings: &RelativeSettings) -> Result<Vec<Board>, ParamError> {
             c.short_label = c.label.clone();
         },
     );
-    let columns = make("column offset dx picks r_col".into(), "dx", &|_, dx, c| {
+    let columns = make("dx picks r_col".into(), "column offset dx", &|_, dx, c| {
         c.value = Some(dx as f64);
         c.label = signed_label(dx);
         c.short_label = c.label.clone();
     });
     let sum = make(
-        format!(
-            "q·r_row[dy] + q·r_col[dx] (random init, d = {}, seed {})",
-            settings.dim, settings.seed
-        ),
+        "logit q·r_row[dy] + q·r_col[dx]".to_owned(),
         "logit",
         &|dy, dx, c| {
             let value = logits.logit(dy, dx);

@@ -10,7 +10,7 @@ use crate::scene::relative::{
     TOKENS_RANGE,
 };
 use crate::views::{View, ViewContext};
-use crate::widgets::board::board_ui;
+use crate::widgets::board::{BoardLayout, board_ui};
 
 /// Seconds a skew stage takes to turn into the next.
 const STAGE_SECONDS: f64 = 0.9;
@@ -35,6 +35,9 @@ pub struct RelativeView {
     /// When the skew animation last moved on, while playing.
     #[serde(skip)]
     playing_since: Option<f64>,
+    /// Where each board's cells were drawn last frame, so that tests can click a cell.
+    #[serde(skip)]
+    layouts: Vec<BoardLayout>,
 }
 
 impl RelativeView {
@@ -46,6 +49,13 @@ impl RelativeView {
     /// Why the settings could not be drawn, if they could not.
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
+    }
+
+    /// The centre of cell `(row, col)` of board `board` as drawn last frame.
+    pub fn cell_on_screen(&self, board: usize, row: usize, col: usize) -> Option<egui::Pos2> {
+        self.layouts
+            .get(board)
+            .map(|layout| layout.cell_rect(row, col).center())
     }
 
     /// Whether the skew animation is between two stages.
@@ -118,13 +128,13 @@ impl RelativeView {
             RelativePanel::Alibi => {
                 tokens_slider(ui, &mut s.tokens, TOKENS_RANGE);
                 if ui
-                    .add(egui::Slider::new(&mut s.heads, 1..=64).text("Heads"))
+                    .add(egui::Slider::new(&mut s.heads, 1..=64).text("Heads H"))
                     .on_hover_text("The slopes depend on the number of heads")
                     .changed()
                 {
                     s.head = s.head.min(s.heads - 1);
                 }
-                ui.add(egui::Slider::new(&mut s.head, 0..=s.heads - 1).text("Head"))
+                ui.add(egui::Slider::new(&mut s.head, 0..=s.heads - 1).text("Head h"))
                     .on_hover_text("The head whose slope multiplies the distances");
                 ui.checkbox(&mut s.causal, "Causal")
                     .on_hover_text("Mask later keys with −∞, as a decoder does");
@@ -259,8 +269,16 @@ fn caption(panel: RelativePanel, settings: &RelativeSettings) -> String {
         ),
         RelativePanel::T5 => {
             let t5 = settings.t5();
+            let unused = if t5.bidirectional {
+                format!(
+                    " Bucket {} is never used: offset 0 counts as an earlier key (the reference tests offset > 0).",
+                    t5.buckets_per_direction()
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "T5 learns one scalar bias per bucket and head. Distances below {} get a bucket each (exact); up to {} buckets widen logarithmically; beyond, all share the last. White borders separate the regions.",
+                "T5 learns one scalar bias per bucket and head. Distances below {} get a bucket each (exact); up to {} buckets widen logarithmically (truncated, so the last bucket can start earlier); beyond, all share the last. White borders separate the regions.{unused}",
                 t5.max_exact(),
                 t5.max_distance
             )
@@ -271,8 +289,10 @@ fn caption(panel: RelativePanel, settings: &RelativeSettings) -> String {
             relative::skew_cost_text(settings.skew_tokens, settings.dim)
         ),
         RelativePanel::TwoD => format!(
-            "Each key patch is (dy, dx) away from the query (red outline; click a patch to move it). {}",
-            relative::two_d_count_text(settings.grid)
+            "Each key patch is (dy, dx) away from the query (red outline; click a patch to move it). {} The logits use a random query and random embeddings (d = {}, seed {}), as at initialisation: whatever training learns, the map stays a row term plus a column term.",
+            relative::two_d_count_text(settings.grid),
+            settings.dim,
+            settings.seed
         ),
     }
 }
@@ -339,6 +359,7 @@ impl View for RelativeView {
             (_, n) => vec![1.0 / n.max(1) as f32; n],
         };
         let mut left = area.left();
+        self.layouts.clear();
         let mut hovered_shaw_index: Option<usize> = None;
         for (index, (board, share)) in boards.iter().zip(&shares).enumerate() {
             let width = area.width() * share;
@@ -362,6 +383,7 @@ impl View for RelativeView {
                 cell.outlined = true;
             }
             let response = board_ui(ui, rect, &board, colormap, from);
+            self.layouts.push(response.layout);
             if panel == RelativePanel::Shaw
                 && index == 0
                 && let Some(hovered) = response.hovered

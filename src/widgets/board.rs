@@ -55,7 +55,10 @@ impl BoardLayout {
         let across = (rect.width() - margin - 4.0) / board.cols.max(1) as f32;
         let down = (rect.height() - TITLE_HEIGHT - margin - 18.0) / board.rows.max(1) as f32;
         let cell = if board.cols == 1 {
-            egui::vec2(across.clamp(1.0, 4.0 * MAX_CELL), down.clamp(1.0, MAX_CELL / 2.0))
+            egui::vec2(
+                across.clamp(1.0, 4.0 * MAX_CELL),
+                down.clamp(1.0, MAX_CELL / 2.0),
+            )
         } else {
             egui::Vec2::splat(across.min(down).clamp(1.0, MAX_CELL))
         };
@@ -121,15 +124,26 @@ pub fn board_ui(
     match animating {
         None => {
             for cell in &board.cells {
-                draw_cell(&painter, cell, layout.cell_rect(cell.row, cell.col), board.range, colormap, 1.0);
+                draw_cell(
+                    &painter,
+                    cell,
+                    layout.cell_rect(cell.row, cell.col),
+                    board.range,
+                    colormap,
+                    1.0,
+                );
             }
             for [a, b] in board.region_borders() {
                 let to_screen = |p: [f64; 2]| {
-                    layout.origin + egui::vec2(p[0] as f32 * layout.cell.x, p[1] as f32 * layout.cell.y)
+                    layout.origin
+                        + egui::vec2(p[0] as f32 * layout.cell.x, p[1] as f32 * layout.cell.y)
                 };
                 painter.line_segment(
                     [to_screen(a), to_screen(b)],
-                    egui::Stroke::new((layout.cell.min_elem() / 12.0).clamp(1.5, 3.0), egui::Color32::WHITE),
+                    egui::Stroke::new(
+                        (layout.cell.min_elem() / 12.0).clamp(1.5, 3.0),
+                        egui::Color32::WHITE,
+                    ),
                 );
             }
         }
@@ -162,7 +176,10 @@ pub fn board_ui(
     if !board.col_name.is_empty() {
         let bottom = layout.origin.y + board.rows as f32 * layout.cell.y + 2.0;
         painter.text(
-            egui::pos2(layout.origin.x + board.cols as f32 * layout.cell.x / 2.0, bottom),
+            egui::pos2(
+                layout.origin.x + board.cols as f32 * layout.cell.x / 2.0,
+                bottom,
+            ),
             egui::Align2::CENTER_TOP,
             &board.col_name,
             egui::FontId::proportional(12.0),
@@ -171,7 +188,8 @@ pub fn board_ui(
     }
     let pointer = response.hover_pos();
     let hovered_at = pointer.and_then(|p| layout.cell_at(board, p));
-    let hovered = hovered_at.and_then(|(r, c)| board.cells.iter().position(|x| x.row == r && x.col == c));
+    let hovered =
+        hovered_at.and_then(|(r, c)| board.cells.iter().position(|x| x.row == r && x.col == c));
     if let Some(index) = hovered
         && animating.is_none()
     {
@@ -185,7 +203,9 @@ pub fn board_ui(
     }
     let clicked = if response.clicked() { hovered_at } else { None };
     let response = match hovered {
-        Some(index) if animating.is_none() => response.on_hover_text(board.cells[index].detail.clone()),
+        Some(index) if animating.is_none() => {
+            response.on_hover_text(board.cells[index].detail.clone())
+        }
         _ => response,
     };
     BoardResponse {
@@ -217,7 +237,10 @@ fn draw_cell(
         painter.rect_stroke(
             inner,
             0.0,
-            egui::Stroke::new(2.5, egui::Color32::from_rgb(255, 80, 80).gamma_multiply(opacity)),
+            egui::Stroke::new(
+                2.5,
+                egui::Color32::from_rgb(255, 80, 80).gamma_multiply(opacity),
+            ),
             egui::StrokeKind::Inside,
         );
     }

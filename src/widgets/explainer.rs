@@ -32,7 +32,11 @@ pub fn explainer_ui(ui: &mut egui::Ui, id: &str, explanation: &Explanation) {
                                 egui::RichText::new(explanation.formula).monospace(),
                             );
                             row(ui, "Reading it", egui::RichText::new(explanation.reading));
-                            row(ui, "Convention", egui::RichText::new(explanation.convention));
+                            row(
+                                ui,
+                                "Convention",
+                                egui::RichText::new(explanation.convention),
+                            );
                             ui.strong("Try");
                             ui.vertical(|ui| {
                                 for idea in explanation.try_these {

@@ -428,7 +428,8 @@ fn panel_group(
             }
         }
         Content::Board(board) => {
-            content = content.add(board_group(board, plot, colorbar).set("id", format!("board-{index}")));
+            content =
+                content.add(board_group(board, plot, colorbar).set("id", format!("board-{index}")));
         }
         Content::Plot(series) => {
             for (k, s) in series.iter().enumerate() {
@@ -596,13 +597,23 @@ fn legend(series: &[super::Series], plot: Area) -> Group {
 
 /// A board's cells as rectangles with their labels (where they fit, by the app's rule), the
 /// borders between regions in white, outlined cells in red.
-fn board_group(board: &crate::scene::board::Board, plot: Area, colorbar: Option<&ColorBar>) -> Group {
+fn board_group(
+    board: &crate::scene::board::Board,
+    plot: Area,
+    colorbar: Option<&ColorBar>,
+) -> Group {
     use crate::widgets::board::{cell_color, label_color, label_fitting};
     let colormap = colorbar.map_or(crate::widgets::colormap::Colormap::Viridis, |c| c.colormap);
-    let (cell_w, cell_h) = (plot.w / board.cols.max(1) as f64, plot.h / board.rows.max(1) as f64);
+    let (cell_w, cell_h) = (
+        plot.w / board.cols.max(1) as f64,
+        plot.h / board.rows.max(1) as f64,
+    );
     let mut group = Group::new();
     for cell in &board.cells {
-        let (x, y) = (plot.x + cell.col as f64 * cell_w, plot.y + cell.row as f64 * cell_h);
+        let (x, y) = (
+            plot.x + cell.col as f64 * cell_w,
+            plot.y + cell.row as f64 * cell_h,
+        );
         let fill = cell_color(colormap, board.range, cell.value);
         let gap = (cell_w.min(cell_h) * 0.04).min(1.0);
         let mut rect = Rectangle::new()
@@ -618,8 +629,14 @@ fn board_group(board: &crate::scene::board::Board, plot: Area, colorbar: Option<
         if let Some((label, size)) = label_fitting(cell, cell_w as f32, cell_h as f32) {
             let ink = label_color(fill);
             group = group.add(
-                text(x + cell_w / 2.0, y + cell_h / 2.0 + f64::from(size) * 0.35, f64::from(size), "middle", label)
-                    .set("fill", hex([ink.r(), ink.g(), ink.b()])),
+                text(
+                    x + cell_w / 2.0,
+                    y + cell_h / 2.0 + f64::from(size) * 0.35,
+                    f64::from(size),
+                    "middle",
+                    label,
+                )
+                .set("fill", hex([ink.r(), ink.g(), ink.b()])),
             );
         }
     }

@@ -62,7 +62,11 @@ fn board_panel(board: Board, style: &FigureStyle) -> Panel {
         } else {
             x
         },
-        y: if list || !board.numbered { y.hidden() } else { y },
+        y: if list || !board.numbered {
+            y.hidden()
+        } else {
+            y
+        },
         content: Content::Board(board),
     }
 }
