@@ -417,8 +417,8 @@ fn relative_figure(
     args: &FigureArgs,
 ) -> Result<crate::export::figure::relative::RelativeFigure, CliError> {
     use crate::scene::relative::{
-        DIM_RANGE, GRID_RANGE, RelativePanel, RelativeSettings, SKEW_TOKENS_RANGE, T5_TOKENS_RANGE,
-        TOKENS_RANGE,
+        DIM_RANGE, GRID_RANGE, HEADS_RANGE, MAX_DISTANCE_RANGE, NUM_BUCKETS_RANGE, RelativePanel,
+        RelativeSettings, SKEW_TOKENS_RANGE, T5_TOKENS_RANGE, TOKENS_RANGE,
     };
     let panel = args.panel.unwrap_or_default();
     let given: Vec<(&str, bool)> = vec![
@@ -477,10 +477,20 @@ fn relative_figure(
         d.max_relative,
         0..=TOKENS_RANGE.end() - 1,
     )?;
-    s.num_buckets = count("num_buckets", args.num_buckets, d.num_buckets, 2..=128)?;
-    s.max_distance = count("max_distance", args.max_distance, d.max_distance, 2..=1024)?;
+    s.num_buckets = count(
+        "num_buckets",
+        args.num_buckets,
+        d.num_buckets,
+        NUM_BUCKETS_RANGE,
+    )?;
+    s.max_distance = count(
+        "max_distance",
+        args.max_distance,
+        d.max_distance,
+        MAX_DISTANCE_RANGE,
+    )?;
     s.bidirectional = args.bidirectional.unwrap_or(d.bidirectional);
-    s.heads = count("heads", args.heads, d.heads, 1..=64)?;
+    s.heads = count("heads", args.heads, d.heads, HEADS_RANGE)?;
     s.head = count("head", args.head, d.head, 0..=s.heads - 1)?;
     s.causal = args.mode.unwrap_or(AlibiMode::Causal) == AlibiMode::Causal;
     s.stage = count("stage", args.stage, 1, 1..=6)? - 1;

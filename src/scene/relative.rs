@@ -113,6 +113,9 @@ pub const T5_TOKENS_RANGE: std::ops::RangeInclusive<usize> = 2..=256;
 pub const SKEW_TOKENS_RANGE: std::ops::RangeInclusive<usize> = 2..=12;
 pub const GRID_RANGE: std::ops::RangeInclusive<usize> = 2..=12;
 pub const DIM_RANGE: std::ops::RangeInclusive<usize> = 1..=1024;
+pub const NUM_BUCKETS_RANGE: std::ops::RangeInclusive<usize> = 2..=128;
+pub const MAX_DISTANCE_RANGE: std::ops::RangeInclusive<usize> = 2..=1024;
+pub const HEADS_RANGE: std::ops::RangeInclusive<usize> = 1..=64;
 
 impl RelativeSettings {
     pub fn t5(&self) -> T5BucketParams {
@@ -143,6 +146,27 @@ impl RelativeSettings {
         SkewStage::from_index(self.stage)
     }
 
+    /// Every setting moved into the range the view's controls offer (settings read back from
+    /// a file may hold anything); T5's combination of buckets and distance is left to
+    /// [`Self::validate`], which says what is wrong with it.
+    pub fn clamped(mut self) -> Self {
+        let clamp = |v: usize, r: std::ops::RangeInclusive<usize>| v.clamp(*r.start(), *r.end());
+        self.tokens = clamp(self.tokens, TOKENS_RANGE);
+        self.max_relative = self.max_relative.min(TOKENS_RANGE.end() - 1);
+        self.t5_tokens = clamp(self.t5_tokens, T5_TOKENS_RANGE);
+        self.num_buckets = clamp(self.num_buckets, NUM_BUCKETS_RANGE);
+        self.max_distance = clamp(self.max_distance, MAX_DISTANCE_RANGE);
+        self.heads = clamp(self.heads, HEADS_RANGE);
+        self.head = self.head.min(self.heads - 1);
+        self.skew_tokens = clamp(self.skew_tokens, SKEW_TOKENS_RANGE);
+        self.stage = self.stage.min(SkewStage::ALL.len() - 1);
+        self.grid.grid_h = clamp(self.grid.grid_h, GRID_RANGE);
+        self.grid.grid_w = clamp(self.grid.grid_w, GRID_RANGE);
+        self.query = self.query.min(self.grid.patches() - 1);
+        self.dim = clamp(self.dim, DIM_RANGE);
+        self
+    }
+
     /// Checks the settings `panel` uses.
     pub fn validate(&self, panel: RelativePanel) -> Result<(), ParamError> {
         match panel {
@@ -157,11 +181,13 @@ impl RelativeSettings {
             }
             RelativePanel::T5 => {
                 check_count("tokens", self.t5_tokens, T5_TOKENS_RANGE)?;
+                check_count("num-buckets", self.num_buckets, NUM_BUCKETS_RANGE)?;
+                check_count("max-distance", self.max_distance, MAX_DISTANCE_RANGE)?;
                 self.t5().validate()
             }
             RelativePanel::Alibi => {
                 check_count("tokens", self.tokens, TOKENS_RANGE)?;
-                alibi::slopes(self.heads)?;
+                check_count("heads", self.heads, HEADS_RANGE)?;
                 alibi::check_head(self.head, self.heads)
             }
             RelativePanel::Skew => {
@@ -625,4 +651,39 @@ pub fn two_d_count_text(grid: GridParams) -> String {
         2 * h - 1 + 2 * w - 1,
         (2 * h - 1) * (2 * w - 1)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_from_a_bad_file_are_clamped_to_what_every_panel_draws() {
+        let bad = RelativeSettings {
+            tokens: 0,
+            max_relative: 1 << 40,
+            t5_tokens: usize::MAX,
+            num_buckets: 0,
+            max_distance: 0,
+            bidirectional: false,
+            heads: 0,
+            head: 99,
+            causal: true,
+            skew_tokens: 1000,
+            stage: 99,
+            grid: GridParams {
+                grid_h: 0,
+                grid_w: 1 << 20,
+            },
+            query: usize::MAX,
+            dim: 0,
+            seed: 1,
+        };
+        let fixed = bad.clamped();
+        for panel in RelativePanel::ALL {
+            fixed.validate(panel).unwrap();
+            assert!(!boards(panel, &fixed).unwrap().is_empty());
+            assert!(boards(panel, &bad).is_err(), "{panel:?}");
+        }
+    }
 }

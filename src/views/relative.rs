@@ -6,8 +6,8 @@
 use crate::encoding::skew::SkewStage;
 use crate::scene::board::Board;
 use crate::scene::relative::{
-    self, GRID_RANGE, RelativePanel, RelativeSettings, SKEW_TOKENS_RANGE, T5_TOKENS_RANGE,
-    TOKENS_RANGE,
+    self, DIM_RANGE, GRID_RANGE, HEADS_RANGE, MAX_DISTANCE_RANGE, NUM_BUCKETS_RANGE, RelativePanel,
+    RelativeSettings, SKEW_TOKENS_RANGE, T5_TOKENS_RANGE, TOKENS_RANGE,
 };
 use crate::views::{View, ViewContext};
 use crate::widgets::board::{BoardLayout, board_ui};
@@ -113,10 +113,10 @@ impl RelativeView {
             }
             RelativePanel::T5 => {
                 tokens_slider(ui, &mut s.t5_tokens, T5_TOKENS_RANGE);
-                ui.add(egui::Slider::new(&mut s.num_buckets, 2..=128).text("Buckets"))
+                ui.add(egui::Slider::new(&mut s.num_buckets, NUM_BUCKETS_RANGE).text("Buckets"))
                     .on_hover_text("num_buckets: T5 uses 32; bidirectional models split them between earlier and later keys");
                 ui.add(
-                    egui::Slider::new(&mut s.max_distance, 2..=1024)
+                    egui::Slider::new(&mut s.max_distance, MAX_DISTANCE_RANGE)
                         .logarithmic(true)
                         .text("Max distance"),
                 )
@@ -128,7 +128,7 @@ impl RelativeView {
             RelativePanel::Alibi => {
                 tokens_slider(ui, &mut s.tokens, TOKENS_RANGE);
                 if ui
-                    .add(egui::Slider::new(&mut s.heads, 1..=64).text("Heads H"))
+                    .add(egui::Slider::new(&mut s.heads, HEADS_RANGE).text("Heads H"))
                     .on_hover_text("The slopes depend on the number of heads")
                     .changed()
                 {
@@ -143,7 +143,7 @@ impl RelativeView {
                 if tokens_slider(ui, &mut s.skew_tokens, SKEW_TOKENS_RANGE).changed() {
                     self.playing_since = None;
                 }
-                ui.add(egui::Slider::new(&mut s.dim, 1..=1024).logarithmic(true).text("Head width d"))
+                ui.add(egui::Slider::new(&mut s.dim, DIM_RANGE).logarithmic(true).text("Head width d"))
                     .on_hover_text("The query and embedding width, for the memory comparison");
             }
             RelativePanel::TwoD => {
@@ -161,7 +161,7 @@ impl RelativeView {
                     s.grid.grid_w = w;
                     s.query = y.min(h - 1) * w + x.min(w - 1);
                 }
-                ui.add(egui::Slider::new(&mut s.dim, 1..=1024).logarithmic(true).text("Head width d"))
+                ui.add(egui::Slider::new(&mut s.dim, DIM_RANGE).logarithmic(true).text("Head width d"))
                     .on_hover_text("Width of the query and the random embeddings");
                 ui.add(egui::DragValue::new(&mut s.seed).prefix("seed "))
                     .on_hover_text("Seed of the random query and embeddings");
@@ -320,6 +320,7 @@ impl View for RelativeView {
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
         let colormap = ctx.colormap;
+        self.settings = self.settings.clamped();
         let now = ui.input(|i| i.time);
         ui.horizontal_wrapped(|ui| {
             for panel in RelativePanel::ALL {

@@ -346,10 +346,32 @@ impl GpuEngine {
             wgpu::PollType::Poll
         };
         self.device.poll(poll).map_err(super::readback_error)?;
-        let answer = match pending.answer.try_recv() {
-            Ok(answer) => answer,
-            Err(std::sync::mpsc::TryRecvError::Empty) => return Ok(false),
-            Err(error) => return Err(super::readback_error(error)),
+        let answer = if wait {
+            // The work is done, but another thread's poll may be the one running the mapping
+            // callback, and it may not have sent the answer yet: wait for it (a few seconds at
+            // most, polling again meanwhile).
+            let mut tries = 0;
+            loop {
+                match pending
+                    .answer
+                    .recv_timeout(std::time::Duration::from_millis(20))
+                {
+                    Ok(answer) => break answer,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) if tries < 250 => {
+                        tries += 1;
+                        self.device
+                            .poll(wgpu::PollType::Poll)
+                            .map_err(super::readback_error)?;
+                    }
+                    Err(error) => return Err(super::readback_error(error)),
+                }
+            }
+        } else {
+            match pending.answer.try_recv() {
+                Ok(answer) => answer,
+                Err(std::sync::mpsc::TryRecvError::Empty) => return Ok(false),
+                Err(error) => return Err(super::readback_error(error)),
+            }
         };
         answer.map_err(super::readback_error)?;
         let slice = pending.readable.slice(..8);
