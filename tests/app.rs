@@ -1,6 +1,9 @@
 //! The app driven through AccessKit with egui_kittest, on a real wgpu device (lavapipe in CI):
 //! what it shows must follow the controls, and agree with the CPU engine.
 
+mod common;
+
+use common::click_at;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use poslab::egui::accesskit::Role;
@@ -456,8 +459,6 @@ fn mixed_rope_frequencies_load_from_a_file() {
 /// makes the same figure, byte for byte, as the app's export.
 #[test]
 fn the_command_line_figure_equals_the_apps_export() {
-    use poslab::app::export::{ExportFormat, write_export};
-    use poslab::export::RealDtype;
     use poslab::export::figure::FigureStyle;
     let folder = tempfile::tempdir().unwrap();
     let mut harness = harness();
@@ -519,28 +520,7 @@ fn the_command_line_figure_equals_the_apps_export() {
             // Not the default, so that the command line must carry it.
             reduce: poslab::engine::reduce::Reduce::Max,
         };
-        let from_app = folder.path().join(format!("app{index}.svg"));
-        write_export(
-            &export,
-            ExportFormat::Svg,
-            &style,
-            1.0,
-            RealDtype::F32,
-            &from_app,
-        )
-        .unwrap();
-        let from_cli = folder.path().join(format!("cli{index}.svg"));
-        let words = poslab::export::figure::command_words(
-            &export.figure,
-            &style,
-            &from_cli.display().to_string(),
-        );
-        assert_eq!(poslab::cli::run(&words), 0, "{words:?}");
-        let (a, b) = (
-            std::fs::read(&from_app).unwrap(),
-            std::fs::read(&from_cli).unwrap(),
-        );
-        assert!(a == b, "{view}: the figures differ; {words:?}");
+        common::assert_command_line_figure_equals_export(&export, &style, folder.path(), view);
     }
 }
 
@@ -733,21 +713,6 @@ fn replace_the_text(harness: &mut Harness<'_, PoslabApp>, text: &str) {
     harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
     harness.run();
     harness.get_by_role(Role::TextInput).type_text(text);
-    harness.run();
-}
-
-/// A press and release of the primary button at `pos`, as a mouse click arrives.
-fn click_at(harness: &mut Harness<'_, PoslabApp>, pos: poslab::egui::Pos2) {
-    for pressed in [true, false] {
-        harness.event(poslab::egui::Event::PointerMoved(pos));
-        harness.event(poslab::egui::Event::PointerButton {
-            pos,
-            button: poslab::egui::PointerButton::Primary,
-            pressed,
-            modifiers: Default::default(),
-        });
-        harness.step();
-    }
     harness.run();
 }
 

@@ -2,6 +2,9 @@
 //! view, whose boards must hold what the engine's tables hold and what the formulas say,
 //! driven through AccessKit as a user would.
 
+mod common;
+
+use common::click_at;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use ndarray::Array2;
@@ -316,21 +319,6 @@ fn the_2d_board_holds_each_patchs_offset_and_a_click_moves_the_query() {
     assert_eq!(shown[0].cell(0, 0).unwrap().label, "-3,-6");
 }
 
-/// A press and release of the primary button at `pos`, as a mouse click arrives.
-fn click_at(harness: &mut Harness<'_, PoslabApp>, pos: poslab::egui::Pos2) {
-    for pressed in [true, false] {
-        harness.event(poslab::egui::Event::PointerMoved(pos));
-        harness.event(poslab::egui::Event::PointerButton {
-            pos,
-            button: poslab::egui::PointerButton::Primary,
-            pressed,
-            modifiers: Default::default(),
-        });
-        harness.step();
-    }
-    harness.run();
-}
-
 #[test]
 fn bad_relative_settings_say_why_and_keep_the_boards() {
     let mut harness = harness();
@@ -364,8 +352,6 @@ fn relative_view_snapshots() {
 
 #[test]
 fn the_relative_figures_from_the_command_line_equal_the_apps_export() {
-    use poslab::app::export::{ExportFormat, write_export};
-    use poslab::export::RealDtype;
     use poslab::export::figure::FigureStyle;
     let folder = tempfile::tempdir().unwrap();
     let mut harness = harness();
@@ -406,30 +392,13 @@ fn the_relative_figures_from_the_command_line_equal_the_apps_export() {
             title: None,
             reduce: Default::default(),
         };
-        let from_app = folder.path().join(format!("app{index}.svg"));
-        write_export(
+        let svg = common::assert_command_line_figure_equals_export(
             &export,
-            ExportFormat::Svg,
             &style,
-            1.0,
-            RealDtype::F32,
-            &from_app,
-        )
-        .unwrap();
-        let from_cli = folder.path().join(format!("cli{index}.svg"));
-        let words = poslab::export::figure::command_words(
-            &export.figure,
-            &style,
-            &from_cli.display().to_string(),
+            folder.path(),
+            &format!("relative{index}"),
         );
-        assert_eq!(poslab::cli::run(&words), 0, "{words:?}");
-        let (a, b) = (
-            std::fs::read(&from_app).unwrap(),
-            std::fs::read(&from_cli).unwrap(),
-        );
-        assert!(a == b, "{panel}: the figures differ; {words:?}");
         // What the board says is in the figure.
-        let svg = String::from_utf8(a).unwrap();
         let board = &boards(&mut harness)[0];
         assert!(
             svg.contains(&board.title.replace('&', "&amp;")),

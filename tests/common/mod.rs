@@ -393,3 +393,56 @@ pub fn real(table: poslab::engine::Table) -> Vec<f64> {
         poslab::engine::Table::Index(_) => panic!("expected a real table"),
     }
 }
+
+/// Writes `export`'s figure in `style` as the app's export window does and as the `poslab
+/// figure` command it prints does, into `folder` under `name`; asserts that the two files are
+/// the same, byte for byte, and returns the SVG.
+pub fn assert_command_line_figure_equals_export(
+    export: &poslab::views::ViewExport,
+    style: &poslab::export::figure::FigureStyle,
+    folder: &std::path::Path,
+    name: &str,
+) -> String {
+    use poslab::app::export::{ExportFormat, write_export};
+    let from_app = folder.join(format!("app_{name}.svg"));
+    write_export(
+        export,
+        ExportFormat::Svg,
+        style,
+        1.0,
+        poslab::export::RealDtype::F32,
+        &from_app,
+    )
+    .unwrap();
+    let from_cli = folder.join(format!("cli_{name}.svg"));
+    let words = poslab::export::figure::command_words(
+        &export.figure,
+        style,
+        &from_cli.display().to_string(),
+    );
+    assert_eq!(poslab::cli::run(&words), 0, "{words:?}");
+    let (a, b) = (
+        std::fs::read(&from_app).unwrap(),
+        std::fs::read(&from_cli).unwrap(),
+    );
+    assert!(a == b, "{name}: the figures differ; {words:?}");
+    String::from_utf8(a).unwrap()
+}
+
+/// A press and release of the primary button at `pos` in the app, as a mouse click arrives.
+pub fn click_at(
+    harness: &mut egui_kittest::Harness<'_, poslab::app::PoslabApp>,
+    pos: poslab::egui::Pos2,
+) {
+    for pressed in [true, false] {
+        harness.event(poslab::egui::Event::PointerMoved(pos));
+        harness.event(poslab::egui::Event::PointerButton {
+            pos,
+            button: poslab::egui::PointerButton::Primary,
+            pressed,
+            modifiers: Default::default(),
+        });
+        harness.step();
+    }
+    harness.run();
+}
