@@ -3050,3 +3050,63 @@ fn the_vision_figure_takes_its_grids_and_refuses_what_does_not_fit() {
         refused(d.path(), &args, says);
     }
 }
+
+#[test]
+fn the_relative_figure_draws_each_panel_and_refuses_what_does_not_apply() {
+    let d = dir();
+    for panel in ["offsets", "shaw", "t5", "alibi", "skew", "2d"] {
+        let svg = d.path().join(format!("{panel}.svg"));
+        ok(&["figure", "relative", "--panel", panel, "-o", path_str(&svg)]);
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.contains("<svg"), "{panel}");
+    }
+    // The skew trick's last stage has one labelled cell per (query, key): 5 x 5.
+    let svg = d.path().join("sliced.svg");
+    ok(&[
+        "figure",
+        "relative",
+        "--panel",
+        "skew",
+        "--stage",
+        "6",
+        "-o",
+        path_str(&svg),
+    ]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // Each text element's content is a line of its own.
+    let lines: std::collections::HashSet<&str> = text.lines().collect();
+    for i in 0..5i64 {
+        for j in 0..5i64 {
+            let o = j - i;
+            let label = format!("q{i}·r{}{o}", if o > 0 { "+" } else { "" });
+            assert!(lines.contains(label.as_str()), "{label}");
+        }
+    }
+    let out = d.path().join("x.svg");
+    let out = path_str(&out);
+    let cases: &[(&[&str], &str)] = &[
+        (&["--panel", "skew", "--stage", "0"], "--stage 0"),
+        (&["--panel", "skew", "--stage", "7"], "--stage 7"),
+        (&["--panel", "skew", "--tokens", "13"], "--tokens 13"),
+        (&["--panel", "skew", "--dim", "0"], "use 1 to 1024"),
+        (
+            &["--panel", "offsets", "--stage", "2"],
+            "--stage does not apply",
+        ),
+        (&["--panel", "t5", "--max-distance", "4"], "use 9 to 1024"),
+        (&["--panel", "t5", "--num-buckets", "3"], "use 4 to 128"),
+        (&["--panel", "2d", "--query", "25"], "--query 25"),
+        (
+            &["--panel", "alibi", "--heads", "4", "--head", "4"],
+            "--head 4",
+        ),
+        (&["--panel", "alibi", "--seq", "4"], "--seq does not apply"),
+        (&["--panel", "nope"], "--panel"),
+    ];
+    for (args, expected) in cases {
+        let mut words = vec!["figure", "relative"];
+        words.extend_from_slice(args);
+        words.extend_from_slice(&["-o", out]);
+        refused(d.path(), &words, expected);
+    }
+}

@@ -648,6 +648,10 @@ fn count(
 /// The figure's specification from the options, starting from the app's defaults.
 pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
     use crate::encoding::defaults;
+    // Its options have ranges of their own (--dim 1 to 1024, not the tables' 2 to 2^20).
+    if args.view == FigureView::Relative {
+        return Ok(FigureSpec::Relative(relative_figure(args)?));
+    }
     let seq = count("seq", args.seq, defaults::SEQ, 1..=1 << 30)?;
     let dim = count("dim", args.dim, defaults::DIM, 2..=1 << 20)?;
     let base = args.base.unwrap_or(defaults::BASE);

@@ -183,7 +183,31 @@ impl RelativeSettings {
                 check_count("tokens", self.t5_tokens, T5_TOKENS_RANGE)?;
                 check_count("num-buckets", self.num_buckets, NUM_BUCKETS_RANGE)?;
                 check_count("max-distance", self.max_distance, MAX_DISTANCE_RANGE)?;
-                self.t5().validate()
+                let t5 = self.t5();
+                if t5.bidirectional && t5.num_buckets < 4 {
+                    return Err(ParamError::new(
+                        "num-buckets",
+                        t5.num_buckets,
+                        format!(
+                            "use 4 to {} for bidirectional buckets, which split them between earlier and later keys",
+                            NUM_BUCKETS_RANGE.end()
+                        ),
+                    ));
+                }
+                let exact = t5.max_exact();
+                if t5.max_distance <= exact {
+                    return Err(ParamError::new(
+                        "max-distance",
+                        t5.max_distance,
+                        format!(
+                            "use {} to {}: past the {exact} exact buckets (num-buckets / {})",
+                            exact + 1,
+                            MAX_DISTANCE_RANGE.end(),
+                            if t5.bidirectional { 4 } else { 2 }
+                        ),
+                    ));
+                }
+                t5.validate()
             }
             RelativePanel::Alibi => {
                 check_count("tokens", self.tokens, TOKENS_RANGE)?;
