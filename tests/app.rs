@@ -667,28 +667,13 @@ fn the_check_view_identifies_and_compares_a_file() {
     assert!(!outcome.matches, "{}", outcome.report);
 
     // Its figure: the export and the command line it prints give the same file.
-    use poslab::app::export::{ExportFormat, write_export};
     let export = harness
         .state()
         .view_export()
         .expect("the Check view exports its figure");
     assert!(export.data.is_none(), "the data is the user's own file");
     let style = poslab::export::figure::FigureStyle::default();
-    let (from_app, from_cli) = (folder.join("app.svg"), folder.join("cli.svg"));
-    write_export(
-        &export,
-        ExportFormat::Svg,
-        &style,
-        1.0,
-        poslab::export::RealDtype::F32,
-        &from_app,
-    )
-    .unwrap();
-    let words =
-        poslab::export::figure::command_words(&export.figure, &style, from_cli.to_str().unwrap());
-    assert_eq!(poslab::cli::run(&words), 0, "{words:?}");
-    assert!(std::fs::read(&from_app).unwrap() == std::fs::read(&from_cli).unwrap());
-    let svg = std::fs::read_to_string(&from_app).unwrap();
+    let svg = common::assert_command_line_figure_equals_export(&export, &style, folder, "check");
     assert!(svg.contains("pe.npy: MISMATCH with sinusoidal --seq 64 --dim 16"));
 }
 
@@ -1615,7 +1600,6 @@ fn the_vision_lab_resamples_and_a_click_moves_the_query() {
 
 #[test]
 fn a_learned_position_table_is_resampled_and_exported_as_the_command_line_draws_it() {
-    use poslab::app::export::{ExportFormat, write_export};
     let folder = tempfile::tempdir().unwrap();
     // [1, 1 + 6 x 6, 8]: timm's layout, CLS row first.
     let mut random = poslab::encoding::random::SplitMix64::new(9);
@@ -1665,23 +1649,7 @@ fn a_learned_position_table_is_resampled_and_exported_as_the_command_line_draws_
         .view_export()
         .expect("the vision half exports");
     let style = poslab::export::figure::FigureStyle::default();
-    let from_app = folder.path().join("app.svg");
-    write_export(
-        &export,
-        ExportFormat::Svg,
-        &style,
-        1.0,
-        poslab::export::RealDtype::F32,
-        &from_app,
-    )
-    .unwrap();
-    let from_cli = folder.path().join("cli.svg");
-    let words = poslab::export::figure::command_words(
-        &export.figure,
-        &style,
-        &from_cli.display().to_string(),
-    );
+    let words = poslab::export::figure::command_words(&export.figure, &style, "cli.svg");
     assert!(words.contains(&good.display().to_string()), "{words:?}");
-    assert_eq!(poslab::cli::run(&words), 0, "{words:?}");
-    assert!(std::fs::read(&from_app).unwrap() == std::fs::read(&from_cli).unwrap());
+    common::assert_command_line_figure_equals_export(&export, &style, folder.path(), "learned");
 }
