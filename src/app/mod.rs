@@ -18,6 +18,7 @@ use crate::views::dot_decay::DotDecayView;
 use crate::views::patches::PatchView;
 use crate::views::relative::RelativeView;
 use crate::views::sinusoidal::SinusoidalView;
+use crate::views::tour::TourView;
 use crate::views::{View, ViewContext, ViewKind};
 use crate::widgets::colormap::Colormap;
 use engine::AppEngine;
@@ -55,6 +56,7 @@ pub struct PoslabApp {
     corkscrew: CorkscrewView,
     context: ContextView,
     relative: RelativeView,
+    tour: TourView,
     check: CheckView,
     export: export::ExportWindow,
     /// The central panel's size last frame: the export's default figure size.
@@ -78,6 +80,7 @@ impl PoslabApp {
             corkscrew: CorkscrewView::default(),
             context: ContextView::default(),
             relative: RelativeView::default(),
+            tour: TourView::default(),
             check: CheckView::default(),
             export: export::ExportWindow::default(),
             view_size: egui::vec2(1000.0, 700.0),
@@ -108,6 +111,7 @@ impl PoslabApp {
         self.corkscrew = restored(storage, &view_key(ViewKind::Corkscrew));
         self.context = restored(storage, &view_key(ViewKind::Context));
         self.relative = restored(storage, &view_key(ViewKind::Relative));
+        self.tour = restored(storage, &view_key(ViewKind::Tour));
     }
 
     /// Hides the adapter's name and the timings, which differ between machines.
@@ -144,6 +148,11 @@ impl PoslabApp {
     /// The Relative positions view, for tests.
     pub fn relative_view(&mut self) -> &mut RelativeView {
         &mut self.relative
+    }
+
+    /// The tour "From counting to sinusoids", for tests.
+    pub fn tour_view(&mut self) -> &mut TourView {
+        &mut self.tour
     }
 
     /// The RoPE corkscrew's view, for tests.
@@ -195,6 +204,7 @@ impl PoslabApp {
             ViewKind::Corkscrew => &self.corkscrew,
             ViewKind::Context => &self.context,
             ViewKind::Relative => &self.relative,
+            ViewKind::Tour => &self.tour,
             ViewKind::Check => &self.check,
         }
     }
@@ -345,6 +355,7 @@ impl eframe::App for PoslabApp {
                 ViewKind::Corkscrew => &mut self.corkscrew,
                 ViewKind::Context => &mut self.context,
                 ViewKind::Relative => &mut self.relative,
+                ViewKind::Tour => &mut self.tour,
                 ViewKind::Check => &mut self.check,
             };
             let mut ctx = ViewContext {
@@ -376,6 +387,7 @@ impl eframe::App for PoslabApp {
         eframe::set_value(storage, &view_key(ViewKind::Corkscrew), &self.corkscrew);
         eframe::set_value(storage, &view_key(ViewKind::Context), &self.context);
         eframe::set_value(storage, &view_key(ViewKind::Relative), &self.relative);
+        eframe::set_value(storage, &view_key(ViewKind::Tour), &self.tour);
     }
 }
 

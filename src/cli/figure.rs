@@ -266,6 +266,18 @@ pub struct FigureArgs {
     #[arg(long, value_name = "K")]
     pub stage: Option<i64>,
 
+    /// tour: the step, 1 (counting) to 9 (the dials that turn)
+    #[arg(long, value_name = "N")]
+    pub step: Option<i64>,
+
+    /// tour --step 7: the shift Δ of the translation matrix T(Δ), 0 to 10000 (default 10)
+    #[arg(long, value_name = "Δ")]
+    pub delta: Option<i64>,
+
+    /// tour --step 6: the pair whose circle is drawn (default 8)
+    #[arg(long, value_name = "I")]
+    pub pair: Option<i64>,
+
     /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
     /// and the point it looks at), as the app's export dialog prints it (default: framing the
     /// scene)
@@ -286,7 +298,8 @@ Examples:
   poslab figure context --model llama-2-7b --target 16384 --methods none,linear,yarn --chart score -o ctx.svg
   poslab figure context-vision --trained-grid 14 --grid 24 --query 0 -o vit.svg
   poslab figure relative --panel skew --tokens 5 --stage 5 -o skew.svg
-  poslab figure relative --panel t5 --tokens 64 --bidirectional false -o t5.png";
+  poslab figure relative --panel t5 --tokens 64 --bidirectional false -o t5.png
+  poslab figure tour --step 8 --seq 256 --dim 128 --anchor 128 -o dot.svg";
 
 /// The context-extension figure from the options, starting from the view's defaults.
 fn context_figure(
@@ -505,6 +518,67 @@ fn relative_figure(
     Ok(crate::export::figure::relative::RelativeFigure { panel, settings: s })
 }
 
+/// The tour's figure from the options, starting from the view's defaults; options the step
+/// does not read are refused.
+fn tour_figure(args: &FigureArgs) -> Result<crate::export::figure::tour::TourFigure, CliError> {
+    use crate::scene::tour::{
+        BASE_RANGE, DELTA_RANGE, DIM_RANGE, LENGTH_RANGE, TourSettings, TourStep,
+    };
+    let number = count("step", args.step, 1, 1..=TourStep::ALL.len())?;
+    let step = TourStep::from_number(number)
+        .ok_or_else(|| CliError::usage(format!("--step {number}: use 1 to 9")))?;
+    let uses = step.uses();
+    let given = [
+        ("dim", args.dim.is_some(), uses.dim),
+        ("base", args.base.is_some(), uses.base),
+        ("delta", args.delta.is_some(), uses.delta),
+        ("anchor", args.anchor.is_some(), uses.anchor),
+        ("pair", args.pair.is_some(), uses.pair),
+    ];
+    if let Some((id, _, _)) = given.iter().find(|(_, given, used)| *given && !*used) {
+        return Err(CliError::usage(format!(
+            "{} does not apply to --step {number} ({}): it does not depend on it",
+            flag(id),
+            step.title()
+        )));
+    }
+    let d = TourSettings::default();
+    let length = count("seq", args.seq, d.length, LENGTH_RANGE)?;
+    let dim = count("dim", args.dim, d.dim, DIM_RANGE)?;
+    if dim % 2 != 0 {
+        return Err(CliError::usage(format!(
+            "--dim {dim} is not allowed: the sinusoidal table is made of sine-cosine pairs, use an even number"
+        )));
+    }
+    let base = args.base.unwrap_or(d.base);
+    if !(base.is_finite() && BASE_RANGE.contains(&base)) {
+        return Err(CliError::usage(format!(
+            "--base {base} is not allowed: use {} to {}",
+            BASE_RANGE.start(),
+            BASE_RANGE.end()
+        )));
+    }
+    let delta = count(
+        "delta",
+        args.delta,
+        d.delta as usize,
+        *DELTA_RANGE.start() as usize..=*DELTA_RANGE.end() as usize,
+    )? as u64;
+    let anchor = count("anchor", args.anchor, d.anchor.min(length - 1), 0..=length - 1)?;
+    let pair = count("pair", args.pair, d.pair.min(dim / 2 - 1), 0..=dim / 2 - 1)?;
+    Ok(crate::export::figure::tour::TourFigure {
+        step,
+        settings: TourSettings {
+            dim,
+            base,
+            length,
+            delta,
+            anchor,
+            pair,
+        },
+    })
+}
+
 fn parse_probe(text: &str) -> Result<ProbeVector, String> {
     match text {
         "unit-pairs" => Ok(ProbeVector::UnitPairs),
@@ -579,6 +653,7 @@ fn options_of(view: FigureView) -> &'static [&'static str] {
             "query",
             "seed",
         ],
+        FigureView::Tour => &["step", "seq", "dim", "base", "delta", "anchor", "pair"],
         FigureView::Corkscrew => &[
             "seq",
             "dim",
@@ -652,6 +727,9 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
     if args.view == FigureView::Relative {
         return Ok(FigureSpec::Relative(relative_figure(args)?));
     }
+    if args.view == FigureView::Tour {
+        return Ok(FigureSpec::Tour(tour_figure(args)?));
+    }
     let seq = count("seq", args.seq, defaults::SEQ, 1..=1 << 30)?;
     let dim = count("dim", args.dim, defaults::DIM, 2..=1 << 20)?;
     let base = args.base.unwrap_or(defaults::BASE);
@@ -667,6 +745,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
     let spec = match args.view {
         FigureView::Context => FigureSpec::Context(Box::new(context_figure(args)?)),
         FigureView::Relative => FigureSpec::Relative(relative_figure(args)?),
+        FigureView::Tour => FigureSpec::Tour(tour_figure(args)?),
         FigureView::ContextVision => {
             let defaults = crate::encoding::context::VisionParams::default();
             let train_side = count(

@@ -17,6 +17,7 @@ pub mod binary;
 pub mod context;
 pub mod exact_angle;
 pub mod grid;
+pub mod guesses;
 pub mod random;
 pub mod relative;
 pub mod resample;

@@ -347,6 +347,61 @@ pub fn offsets_table(values: &SinusoidalValues, lowest: i64, highest: i64) -> Ve
         .collect()
 }
 
+/// The `[dim, dim]` matrix `T(Δ)` that moves every row by `delta` positions, acting on rows
+/// from the right: `PE[p + Δ] = PE[p] · T(Δ)`. Each frequency's sine and cosine columns form a
+/// 2 x 2 rotation by `w_i·Δ` (angle addition), every other entry is 0; the angles are exact,
+/// as the table's own.
+pub fn translation_matrix(params: &SinusoidalParams, delta: u64) -> Result<Array2<f64>, ParamError> {
+    params.validate()?;
+    let pairs = params.dim / 2;
+    let mut t = Array2::<f64>::zeros((params.dim, params.dim));
+    for (i, turns) in params.turns().iter().enumerate() {
+        let (sin, cos) = exact_angle::sin_cos(turns.at(delta));
+        let (s, c) = match params.layout {
+            SinusoidalLayout::Interleaved => (2 * i, 2 * i + 1),
+            SinusoidalLayout::Split => (i, pairs + i),
+        };
+        // new sin = sin·cos φ + cos·sin φ; new cos = cos·cos φ - sin·sin φ.
+        t[[s, s]] = cos;
+        t[[c, s]] = sin;
+        t[[s, c]] = -sin;
+        t[[c, c]] = cos;
+    }
+    Ok(t)
+}
+
+/// `PE[p] · T` for the rows of `table` (`[seq, dim]`), skipping the entries of `t` that are 0
+/// (a block-diagonal `T` costs `4·dim` products a row instead of `dim²`).
+pub fn shifted_rows(table: &Array2<f64>, t: &Array2<f64>) -> Array2<f64> {
+    let dim = t.nrows();
+    let nonzero: Vec<Vec<(usize, f64)>> = (0..dim)
+        .map(|col| {
+            (0..dim)
+                .filter(|&k| t[[k, col]] != 0.0)
+                .map(|k| (k, t[[k, col]]))
+                .collect()
+        })
+        .collect();
+    fill_2d(table.nrows(), dim, |p, col| {
+        nonzero[col].iter().map(|&(k, v)| table[[p, k]] * v).sum()
+    })
+}
+
+/// The largest `|PE[p + Δ] - PE[p] · T(Δ)|` over the table's rows and columns: 0 but for
+/// rounding, at any `Δ`.
+pub fn translation_error(params: &SinusoidalParams, delta: u64) -> Result<f64, ParamError> {
+    let start = params.start.checked_add(delta).ok_or_else(|| {
+        ParamError::new("delta", delta, "the shifted positions must stay below 2^53")
+    })?;
+    let moved = table(params)?;
+    let shifted = table(&SinusoidalParams { start, ..*params })?;
+    let via_matrix = shifted_rows(&moved, &translation_matrix(params, delta)?);
+    Ok(shifted
+        .iter()
+        .zip(via_matrix.iter())
+        .fold(0.0, |worst, (a, b)| worst.max((a - b).abs())))
+}
+
 /// Checks that a dot-decay anchor names a row of the table.
 pub fn check_anchor(anchor: usize, seq: usize) -> Result<(), ParamError> {
     if anchor < seq {

@@ -101,6 +101,25 @@ pub fn has_closed_form(spec: &TableSpec, reduce: Reduce) -> bool {
     )
 }
 
+/// A table already in memory reduced to the bins of `rows` x `cols`: each bin's `reduce`
+/// (a table a view holds itself, drawn at about one value per pixel).
+pub fn reduce_array(
+    values: &ndarray::Array2<f64>,
+    rows: &Strided,
+    cols: &Strided,
+    reduce: Reduce,
+) -> ndarray::Array2<f64> {
+    ndarray::Array2::from_shape_fn((rows.len(), cols.len()), |(r, c)| {
+        let mut acc = Accumulator::default();
+        for row in bin(rows, r) {
+            for col in bin(cols, c) {
+                acc.add(values[[row, col]]);
+            }
+        }
+        acc.value(reduce)
+    })
+}
+
 /// The reduction of some cells: finite ones only.
 #[derive(Debug, Clone, Copy)]
 pub struct Accumulator {

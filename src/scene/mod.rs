@@ -6,3 +6,4 @@ pub mod board;
 pub mod camera;
 pub mod corkscrew;
 pub mod relative;
+pub mod tour;

@@ -115,6 +115,20 @@ impl ViewKind {
                     "Skew trick: press Play, then watch row i slide i places right at the reshape, lining each offset up under its key.",
                 ],
             },
+            ViewKind::Tour => Explanation {
+                formula: "from PE[p] = p, through bits and sines, to PE[p, 2i] = sin(p·ω_i), PE[p, 2i+1] = cos(p·ω_i), ω_i = base^(−2i/d), with PE[p + Δ] = PE[p]·T(Δ)",
+                reading: "Nine steps, each a guess at a position code and what is wrong with it, or a property of the final table. \
+                          Curves: position or offset across, the code's value up. Heatmaps: positions down, columns across, colour the value \
+                          (−1 to +1 for sines, 0 to 1 for bits; T(Δ)'s rows and columns are the table's columns). The orange line under the text is measured on the settings above.",
+                convention: "The final table is Vaswani et al.'s (sine and cosine interleaved, frequencies base^(−2i/d)), as poslab's sinusoidal table and the annotated transformer; \
+                             the binary table is poslab's binary table, least significant bit first. The steps follow Kernes' \"Master Positional Encoding: Part I\", \
+                             whose figure is the dot product at d = 128, L = 256 anchored at 128 (step 8's defaults).",
+                try_these: &[
+                    "Step 3: raise L past a power of two and watch one more column start to flip.",
+                    "Step 7: drag Δ to 10000; the largest error of PE[p]·T(Δ) stays at the last bits of a float64.",
+                    "Step 9: drag the base down to 100 and the white edge sweeps right: more dials turn within the same length.",
+                ],
+            },
             ViewKind::Check => Explanation {
                 formula: "difference = loaded − reference; a file matches when |loaded − reference| ≤ atol + rtol·|reference| everywhere \
                           (or, for float32, when it equals PyTorch's own float32 computation to the contract's ulps)",

@@ -9,6 +9,7 @@ pub mod explain;
 pub mod patches;
 pub mod relative;
 pub mod sinusoidal;
+pub mod tour;
 
 use serde::{Deserialize, Serialize};
 
@@ -62,10 +63,12 @@ pub enum ViewKind {
     Context,
     Check,
     Relative,
+    Tour,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 8] = [
+    pub const ALL: [ViewKind; 9] = [
+        ViewKind::Tour,
         ViewKind::Sinusoidal,
         ViewKind::DotDecay,
         ViewKind::Relative,
@@ -86,6 +89,7 @@ impl ViewKind {
             ViewKind::Context => "Context extension",
             ViewKind::Check => "Check a table",
             ViewKind::Relative => "Relative positions",
+            ViewKind::Tour => "From counting to sinusoids",
         }
     }
 
@@ -112,6 +116,9 @@ impl ViewKind {
             }
             ViewKind::Check => {
                 "Open (Ctrl+O) or drop a .npy, .csv or .safetensors table · Identify it, or compare it with a kind"
+            }
+            ViewKind::Tour => {
+                "Step with Prev and Next, the step list or the arrow keys · every slider works in every step that uses it · hover a cell for its value"
             }
             ViewKind::Relative => {
                 "Pick a scheme above the boards · hover a cell for what it holds · skew trick: the arrow keys step, Space plays"
@@ -142,6 +149,9 @@ impl ViewKind {
             (ViewKind::Patches, Seq | Start) => {
                 Some("The patch maps take their positions from the patch grid set in the view")
             }
+            (ViewKind::Tour, _) => Some(
+                "The tour sets its own length, width and base above its pictures, so that they stay with the lesson",
+            ),
             (ViewKind::Relative, _) => Some(
                 "The relative view sets its own small lengths in the view, so that every cell can be read",
             ),

@@ -1,6 +1,7 @@
 //! Reusable drawing pieces: the heatmap with its colour bar, patch-grid maps, the colour maps,
 //! the 3D canvas, and the panel that explains a view.
 
+pub mod array_heatmap;
 pub mod board;
 pub mod canvas3d;
 pub mod colormap;

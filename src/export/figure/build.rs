@@ -57,6 +57,8 @@ pub enum FigureSpec {
     ContextVision(super::context::VisionFigure),
     /// The Relative positions view: one panel's boards.
     Relative(super::relative::RelativeFigure),
+    /// A step of the tour "From counting to sinusoids".
+    Tour(super::tour::TourFigure),
 }
 
 /// What the Check view shows: a file, what it is compared with, the tolerance.
@@ -153,6 +155,7 @@ pub(super) fn heatmap_panel(
             rows: window.rows.len(),
             cols: window.cols.len(),
             outlined: Vec::new(),
+            overlay: Vec::new(),
         },
     };
     Ok((panel, range))
@@ -366,6 +369,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
                         rows: grid.grid_h,
                         cols: grid.grid_w,
                         outlined: vec![(qy, qx)],
+                        overlay: Vec::new(),
                     },
                 });
             }
@@ -396,6 +400,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
         FigureSpec::Context(figure) => super::context::build(figure, style)?,
         FigureSpec::ContextVision(figure) => super::context::build_vision(figure, style)?,
         FigureSpec::Relative(figure) => super::relative::build(figure, style)?,
+        FigureSpec::Tour(figure) => super::tour::build(figure, style)?,
     };
     // A comparison reads across: reference, file, difference side by side; so do the two patch
     // maps and their matrix.
@@ -415,6 +420,8 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
             | crate::scene::relative::RelativePanel::T5 => 2,
             _ => 1,
         }),
+        // A step's panels side by side.
+        FigureSpec::Tour(_) => Some(2),
         _ => None,
     });
     let mut figure = Figure {
@@ -647,6 +654,7 @@ fn check_figure(
                 rows: row_range.len(),
                 cols: col_range.len(),
                 outlined: Vec::new(),
+                overlay: Vec::new(),
             },
         });
     }

@@ -33,6 +33,8 @@ pub enum FigureView {
     /// Relative positions: offsets, Shaw's clipping, T5 buckets, ALiBi, the skew trick
     /// (--stage), 2D offsets (--panel)
     Relative,
+    /// The tour "From counting to sinusoids", one step (--step 1 to 9)
+    Tour,
 }
 
 /// The view's name on the command line.
@@ -237,6 +239,28 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
                 }
             }
             FigureView::Relative
+        }
+        FigureSpec::Tour(t) => {
+            let s = &t.settings;
+            let uses = t.step.uses();
+            push("step", (t.step.index() + 1).to_string());
+            push("seq", s.length.to_string());
+            if uses.dim {
+                push("dim", s.dim.to_string());
+            }
+            if uses.base {
+                push("base", s.base.to_string());
+            }
+            if uses.delta {
+                push("delta", s.delta.to_string());
+            }
+            if uses.anchor {
+                push("anchor", s.anchor.to_string());
+            }
+            if uses.pair {
+                push("pair", s.pair.to_string());
+            }
+            FigureView::Tour
         }
         FigureSpec::Corkscrew(c) => {
             let vector = |v: ProbeVector| match v {

@@ -478,6 +478,7 @@ fn grid_panel(
             rows: side,
             cols: side,
             outlined: vec![(query.1, query.0)],
+            overlay: Vec::new(),
         },
     }
 }

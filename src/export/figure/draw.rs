@@ -398,6 +398,7 @@ fn panel_group(
             rows,
             cols,
             outlined,
+            overlay,
         } => {
             let colorbar = colorbar.cloned().unwrap_or(ColorBar {
                 colormap: crate::widgets::colormap::Colormap::Viridis,
@@ -426,63 +427,17 @@ fn panel_group(
                         .set("stroke-width", 2.0),
                 );
             }
+            if !overlay.is_empty() {
+                content = content.add(series_group(overlay, index, &x_scale, &y_scale, plot));
+                group = group.add(legend(overlay, plot));
+            }
         }
         Content::Board(board) => {
             content =
                 content.add(board_group(board, plot, colorbar).set("id", format!("board-{index}")));
         }
         Content::Plot(series) => {
-            for (k, s) in series.iter().enumerate() {
-                let id = format!("series-{index}-{k}");
-                let color = hex(s.color);
-                match s.style {
-                    SeriesStyle::Line { width } => {
-                        let points: Vec<String> = s
-                            .points
-                            .iter()
-                            .filter(|p| p[1].is_finite())
-                            .map(|p| format!("{:.2},{:.2}", x_scale.px(p[0]), y_scale.px(p[1])))
-                            .collect();
-                        content = content.add(
-                            Polyline::new()
-                                .set("id", id)
-                                .set("points", points.join(" "))
-                                .set("fill", "none")
-                                .set("stroke", color)
-                                .set("stroke-width", width)
-                                .set("stroke-linejoin", "round"),
-                        );
-                    }
-                    SeriesStyle::Dots { radius } => {
-                        let mut dots = Group::new().set("id", id);
-                        for p in s.points.iter().filter(|p| p[1].is_finite()) {
-                            dots = dots.add(
-                                Circle::new()
-                                    .set("cx", x_scale.px(p[0]))
-                                    .set("cy", y_scale.px(p[1]))
-                                    .set("r", radius)
-                                    .set("fill", color.clone()),
-                            );
-                        }
-                        content = content.add(dots);
-                    }
-                    SeriesStyle::HorizontalLine => {
-                        if let Some(p) = s.points.first() {
-                            let y = y_scale.px(p[1]);
-                            content = content.add(
-                                Line::new()
-                                    .set("id", id)
-                                    .set("x1", plot.x)
-                                    .set("x2", plot.x + plot.w)
-                                    .set("y1", y)
-                                    .set("y2", y)
-                                    .set("stroke", color)
-                                    .set("stroke-dasharray", "6 4"),
-                            );
-                        }
-                    }
-                }
-            }
+            content = content.add(series_group(series, index, &x_scale, &y_scale, plot));
             group = group.add(legend(series, plot));
         }
         Content::Projected {
@@ -740,4 +695,61 @@ fn colorbar_group(colorbar: &ColorBar, area: Area) -> Group {
         "start",
         colorbar.label.clone(),
     ))
+}
+
+/// Curves and point sets in data coordinates, clipped by the caller.
+fn series_group(series: &[super::Series], index: usize, x_scale: &Scale, y_scale: &Scale, plot: Area) -> Group {
+    let mut group = Group::new();
+    for (k, s) in series.iter().enumerate() {
+        let id = format!("series-{index}-{k}");
+        let color = hex(s.color);
+        match s.style {
+            SeriesStyle::Line { width } => {
+                let points: Vec<String> = s
+                    .points
+                    .iter()
+                    .filter(|p| p[1].is_finite())
+                    .map(|p| format!("{:.2},{:.2}", x_scale.px(p[0]), y_scale.px(p[1])))
+                    .collect();
+                group = group.add(
+                    Polyline::new()
+                        .set("id", id)
+                        .set("points", points.join(" "))
+                        .set("fill", "none")
+                        .set("stroke", color)
+                        .set("stroke-width", width)
+                        .set("stroke-linejoin", "round"),
+                );
+            }
+            SeriesStyle::Dots { radius } => {
+                let mut dots = Group::new().set("id", id);
+                for p in s.points.iter().filter(|p| p[1].is_finite()) {
+                    dots = dots.add(
+                        Circle::new()
+                            .set("cx", x_scale.px(p[0]))
+                            .set("cy", y_scale.px(p[1]))
+                            .set("r", radius)
+                            .set("fill", color.clone()),
+                    );
+                }
+                group = group.add(dots);
+            }
+            SeriesStyle::HorizontalLine => {
+                if let Some(p) = s.points.first() {
+                    let y = y_scale.px(p[1]);
+                    group = group.add(
+                        Line::new()
+                            .set("id", id)
+                            .set("x1", plot.x)
+                            .set("x2", plot.x + plot.w)
+                            .set("y1", y)
+                            .set("y2", y)
+                            .set("stroke", color)
+                            .set("stroke-dasharray", "6 4"),
+                    );
+                }
+            }
+        }
+    }
+    group
 }

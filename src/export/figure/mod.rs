@@ -9,6 +9,7 @@ mod command;
 pub mod context;
 mod draw;
 pub mod relative;
+pub mod tour;
 
 use std::path::Path;
 
@@ -149,6 +150,8 @@ pub enum Content {
         cols: usize,
         /// Cells to outline, as `(row, col)`.
         outlined: Vec<(usize, usize)>,
+        /// Lines over the cells, in the axes' coordinates.
+        overlay: Vec<Series>,
     },
     /// Curves and point sets in data coordinates.
     Plot(Vec<Series>),

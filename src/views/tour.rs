@@ -1,0 +1,333 @@
+//! The tour "From counting to sinusoids": a step list, Prev and Next (and the arrow keys), the
+//! settings every step shares, and the step's formula, text, measured line and panels, all
+//! built by `scene::tour`.
+
+use egui_plot::{Legend, Line, Plot, PlotPoint, PlotPoints, Points};
+
+use crate::engine::TableSpec;
+use crate::scene::tour::{
+    self, BASE_RANGE, DELTA_RANGE, DIM_RANGE, LENGTH_RANGE, TourCurves, TourFrame, TourHeatmap,
+    TourPanel, TourSettings, TourStep,
+};
+use crate::views::{View, ViewContext, ViewExport};
+use crate::widgets::array_heatmap::ArrayHeatmap;
+
+/// What the view keeps between frames (the step and settings also between runs).
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct TourView {
+    pub step: TourStep,
+    pub settings: TourSettings,
+    /// The frame drawn, the settings it was built for, and a number that changes with it.
+    #[serde(skip)]
+    shown: Option<(TourStep, TourSettings, TourFrame, u64)>,
+    #[serde(skip)]
+    error: Option<String>,
+    #[serde(skip)]
+    heatmaps: [ArrayHeatmap; 2],
+}
+
+fn color([r, g, b]: [u8; 3]) -> egui::Color32 {
+    egui::Color32::from_rgb(r, g, b)
+}
+
+impl TourView {
+    /// The frame drawn now.
+    pub fn shown_frame(&self) -> Option<&TourFrame> {
+        self.shown.as_ref().map(|(_, _, frame, _)| frame)
+    }
+
+    /// Why the settings could not be drawn, if they could not.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    fn update(&mut self) {
+        if self
+            .shown
+            .as_ref()
+            .is_some_and(|(step, s, _, _)| *step == self.step && *s == self.settings)
+        {
+            return;
+        }
+        let generation = self.shown.as_ref().map_or(0, |(_, _, _, g)| g + 1);
+        match tour::frame(self.step, &self.settings) {
+            Ok(frame) => {
+                self.shown = Some((self.step, self.settings, frame, generation));
+                self.error = None;
+            }
+            Err(e) => {
+                self.error = Some(e.to_string());
+                if let Some((step, settings, _, _)) = &mut self.shown {
+                    (*step, *settings) = (self.step, self.settings);
+                }
+            }
+        }
+    }
+
+    fn steps_ui(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            if ui
+                .add_enabled(self.step.previous().is_some(), egui::Button::new("Prev"))
+                .on_hover_text("The previous step (←)")
+                .clicked()
+                && let Some(step) = self.step.previous()
+            {
+                self.step = step;
+            }
+            if ui
+                .add_enabled(self.step.next().is_some(), egui::Button::new("Next"))
+                .on_hover_text("The next step (→)")
+                .clicked()
+                && let Some(step) = self.step.next()
+            {
+                self.step = step;
+            }
+        });
+        ui.add_space(4.0);
+        for step in TourStep::ALL {
+            ui.selectable_value(&mut self.step, step, step.title());
+        }
+    }
+
+    /// ← and → move between steps, unless a control has the keys.
+    fn keys(&mut self, ui: &egui::Ui) {
+        if ui.ctx().memory(|m| m.focused().is_some()) {
+            return;
+        }
+        ui.input(|i| {
+            if i.key_pressed(egui::Key::ArrowRight)
+                && let Some(step) = self.step.next()
+            {
+                self.step = step;
+            }
+            if i.key_pressed(egui::Key::ArrowLeft)
+                && let Some(step) = self.step.previous()
+            {
+                self.step = step;
+            }
+        });
+    }
+
+    fn controls_ui(&mut self, ui: &mut egui::Ui) {
+        let uses = self.step.uses();
+        let s = &mut self.settings;
+        let unused = "This step does not depend on it; it is kept for the steps that do";
+        ui.spacing_mut().slider_width = 110.0;
+        ui.horizontal(|ui| {
+            ui.add(
+                egui::Slider::new(&mut s.length, LENGTH_RANGE)
+                    .logarithmic(true)
+                    .text("Length L"),
+            )
+            .on_hover_text("Positions 0 to L - 1: the rows of every table");
+            ui.add_enabled_ui(uses.dim, |ui| {
+                ui.add(
+                    egui::Slider::new(&mut s.dim, DIM_RANGE)
+                        .step_by(2.0)
+                        .text("Width d"),
+                )
+                .on_hover_text("Columns of the tables (even: the final table is made of sine-cosine pairs)")
+                .on_disabled_hover_text(unused);
+            });
+            ui.add_enabled_ui(uses.base, |ui| {
+                ui.add(
+                    egui::Slider::new(&mut s.base, BASE_RANGE)
+                        .logarithmic(true)
+                        .text("Base"),
+                )
+                .on_hover_text("The slowest frequency is about 1/base: 10000 in the original transformer")
+                .on_disabled_hover_text(unused);
+            });
+        });
+        if !(uses.delta || uses.anchor || uses.pair) {
+            return;
+        }
+        ui.horizontal(|ui| {
+            if uses.delta {
+                ui.add(
+                    egui::Slider::new(&mut s.delta, DELTA_RANGE)
+                        .logarithmic(true)
+                        .text("Shift Δ"),
+                )
+                .on_hover_text("How far T(Δ) moves every row");
+            }
+            if uses.anchor {
+                let last = s.length - 1;
+                ui.add(egui::Slider::new(&mut s.anchor, 0..=last).text("Row a"))
+                    .on_hover_text("The row compared with the others (the article anchors at 128)");
+            }
+            if uses.pair {
+                let last = s.dim / 2 - 1;
+                ui.add(egui::Slider::new(&mut s.pair, 0..=last).text("Pair i"))
+                    .on_hover_text("The frequency whose circle is drawn: columns 2i and 2i+1");
+            }
+        });
+    }
+
+    fn heatmap_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        index: usize,
+        map: &TourHeatmap,
+        generation: u64,
+        ctx: &ViewContext<'_>,
+    ) {
+        ui.label(egui::RichText::new(&map.title).strong());
+        let id = format!("tour_{}_{index}", self.step.index());
+        let (rows, cols) = map.values.dim();
+        // A square matrix (T) keeps square cells, so that its blocks read as 2 x 2.
+        self.heatmaps[index].square_cells = rows == cols;
+        let Some(response) = self.heatmaps[index].ui(
+            ui,
+            &id,
+            &map.values,
+            generation,
+            map.range,
+            (&map.col_name, &map.row_name),
+            ctx.reduce,
+            ctx.colormap,
+        ) else {
+            return;
+        };
+        if map.overlay.len() >= 2 {
+            let points: Vec<egui::Pos2> = map
+                .overlay
+                .iter()
+                .map(|&[x, y]| response.transform.position_from_point(&PlotPoint::new(x, -y)))
+                .collect();
+            // Within the table, where the line means something.
+            let table = egui::Rect::from_two_pos(
+                response.transform.position_from_point(&PlotPoint::new(0.0, 0.0)),
+                response
+                    .transform
+                    .position_from_point(&PlotPoint::new(cols as f64, -(rows as f64))),
+            );
+            ui.painter()
+                .with_clip_rect(response.transform.frame().intersect(table))
+                .add(egui::Shape::line(points, egui::Stroke::new(2.0, egui::Color32::WHITE)));
+        }
+        if let Some((row, col)) = response.hovered {
+            let value = map.values[[row, col]];
+            response.show_hover(format!(
+                "{} {row}, {} {col}: {value:.6}",
+                map.row_name, map.col_name
+            ));
+        }
+    }
+}
+
+fn curves_ui(ui: &mut egui::Ui, index: usize, curves: &TourCurves) {
+    ui.label(egui::RichText::new(&curves.title).strong());
+    let mut plot = Plot::new(format!("tour_curves_{index}"))
+        .legend(Legend::default())
+        .x_axis_label(curves.x_name.clone())
+        .y_axis_label(curves.y_name.clone());
+    if curves.equal_aspect {
+        plot = plot
+            .data_aspect(1.0)
+            .include_x(-1.1)
+            .include_x(1.1)
+            .include_y(-1.1)
+            .include_y(1.1);
+    }
+    let response = plot.show(ui, |plot_ui| {
+        for curve in &curves.curves {
+            let points = PlotPoints::from(curve.points.clone());
+            if curve.dots {
+                plot_ui.points(
+                    Points::new(curve.name.clone(), points)
+                        .radius(2.5)
+                        .color(color(curve.color)),
+                );
+            } else {
+                plot_ui.line(
+                    Line::new(curve.name.clone(), points)
+                        .width(2.0)
+                        .color(color(curve.color)),
+                );
+            }
+        }
+    });
+    crate::widgets::layout::record_plot(
+        ui.ctx(),
+        &format!("tour_curves_{index}"),
+        &response.transform,
+    );
+}
+
+impl View for TourView {
+    fn export(&self, _shared: &crate::app::params::SharedParams) -> Option<ViewExport> {
+        let settings = self.settings.clamped();
+        let params = settings.sinusoidal();
+        let data = match self.step {
+            TourStep::Binary => Some(TableSpec::Binary(
+                crate::encoding::binary::BinaryParams {
+                    seq: settings.length,
+                    dim: settings.dim,
+                    start: 0,
+                },
+            )),
+            TourStep::Pairs | TourStep::Dials => Some(TableSpec::Sinusoidal(params)),
+            TourStep::DotProduct => Some(TableSpec::DotDecay {
+                params,
+                anchor: settings.anchor,
+            }),
+            _ => None,
+        };
+        Some(ViewExport {
+            figure: crate::export::figure::FigureSpec::Tour(crate::export::figure::tour::TourFigure {
+                step: self.step,
+                settings,
+            }),
+            data,
+            name: format!("tour_step{}", self.step.index() + 1),
+        })
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        self.settings = self.settings.clamped();
+        self.keys(ui);
+        let area = ui.available_rect_before_wrap();
+        let list_width = 210.0_f32.min(area.width() * 0.3);
+        let list_rect = egui::Rect::from_min_size(area.min, egui::vec2(list_width, area.height()));
+        let main_rect = egui::Rect::from_min_max(
+            egui::pos2(area.left() + list_width + 12.0, area.top()),
+            area.max,
+        );
+        ui.scope_builder(egui::UiBuilder::new().max_rect(list_rect), |ui| {
+            self.steps_ui(ui);
+        });
+        ui.scope_builder(egui::UiBuilder::new().max_rect(main_rect), |ui| {
+            self.controls_ui(ui);
+            self.update();
+            if let Some(error) = &self.error {
+                ui.colored_label(ui.visuals().error_fg_color, error);
+            }
+            let Some((_, _, frame, generation)) = &self.shown else {
+                return;
+            };
+            let (frame, generation) = (frame.clone(), *generation);
+            ui.heading(frame.step.title());
+            ui.add(egui::Label::new(egui::RichText::new(&frame.formula).monospace().strong()).wrap());
+            ui.add(egui::Label::new(frame.text).wrap());
+            ui.label(egui::RichText::new(&frame.measured).color(ui.visuals().warn_fg_color));
+            ui.add_space(4.0);
+            let panels_rect = ui.available_rect_before_wrap();
+            ui.allocate_rect(panels_rect, egui::Sense::hover());
+            let count = frame.panels.len().max(1);
+            let width = panels_rect.width() / count as f32;
+            for (index, panel) in frame.panels.iter().enumerate() {
+                let rect = egui::Rect::from_min_size(
+                    egui::pos2(panels_rect.left() + index as f32 * width, panels_rect.top()),
+                    egui::vec2(width - 12.0, panels_rect.height()),
+                );
+                ui.scope_builder(egui::UiBuilder::new().max_rect(rect), |ui| match panel {
+                    TourPanel::Heatmap(map) => self.heatmap_ui(ui, index, map, generation, ctx),
+                    TourPanel::Curves(curves) => curves_ui(ui, index, curves),
+                });
+            }
+        });
+        ui.allocate_rect(area, egui::Sense::hover());
+    }
+}
