@@ -112,57 +112,28 @@ impl TourView {
     fn controls_ui(&mut self, ui: &mut egui::Ui) {
         let uses = self.step.uses();
         let s = &mut self.settings;
-        let unused = "This step does not depend on it; it is kept for the steps that do";
+        // Length, width and base are always there (disabled where a step ignores them), so
+        // that the controls do not jump between steps.
+        let mut shown = vec![TourControl::Length, TourControl::Dim, TourControl::Base];
+        shown.extend(
+            [
+                (uses.delta, TourControl::Delta),
+                (uses.anchor, TourControl::Anchor),
+                (uses.pair, TourControl::Pair),
+            ]
+            .into_iter()
+            .filter_map(|(used, control)| used.then_some(control)),
+        );
         ui.spacing_mut().slider_width = 110.0;
-        ui.horizontal(|ui| {
-            ui.add(
-                egui::Slider::new(&mut s.length, LENGTH_RANGE)
-                    .logarithmic(true)
-                    .text("Length L"),
-            )
-            .on_hover_text("Positions 0 to L - 1: the rows of every table");
-            ui.add_enabled_ui(uses.dim, |ui| {
-                ui.add(
-                    egui::Slider::new(&mut s.dim, DIM_RANGE)
-                        .step_by(2.0)
-                        .text("Width d"),
-                )
-                .on_hover_text("Columns of the tables (even: the final table is made of sine-cosine pairs)")
-                .on_disabled_hover_text(unused);
+        // A slider with its value and name takes about this much; rows hold what fits.
+        let across = ((ui.available_width() / 260.0).floor() as usize).clamp(1, 3);
+        for row in shown.chunks(across) {
+            ui.horizontal(|ui| {
+                for control in row {
+                    control.ui(ui, s, uses);
+                }
             });
-            ui.add_enabled_ui(uses.base, |ui| {
-                ui.add(
-                    egui::Slider::new(&mut s.base, BASE_RANGE)
-                        .logarithmic(true)
-                        .text("Base"),
-                )
-                .on_hover_text("The slowest frequency is about 1/base: 10000 in the original transformer")
-                .on_disabled_hover_text(unused);
-            });
-        });
-        if !(uses.delta || uses.anchor || uses.pair) {
-            return;
         }
-        ui.horizontal(|ui| {
-            if uses.delta {
-                ui.add(
-                    egui::Slider::new(&mut s.delta, DELTA_RANGE)
-                        .logarithmic(true)
-                        .text("Shift Δ"),
-                )
-                .on_hover_text("How far T(Δ) moves every row");
-            }
-            if uses.anchor {
-                let last = s.length - 1;
-                ui.add(egui::Slider::new(&mut s.anchor, 0..=last).text("Row a"))
-                    .on_hover_text("The row compared with the others (the article anchors at 128)");
-            }
-            if uses.pair {
-                let last = s.dim / 2 - 1;
-                ui.add(egui::Slider::new(&mut s.pair, 0..=last).text("Pair i"))
-                    .on_hover_text("The frequency whose circle is drawn: columns 2i and 2i+1");
-            }
-        });
     }
 
     fn heatmap_ui(
@@ -289,7 +260,7 @@ impl View for TourView {
         self.settings = self.settings.clamped();
         self.keys(ui);
         let area = ui.available_rect_before_wrap();
-        let list_width = 210.0_f32.min(area.width() * 0.3);
+        let list_width = 195.0_f32.min(area.width() * 0.3);
         let list_rect = egui::Rect::from_min_size(area.min, egui::vec2(list_width, area.height()));
         let main_rect = egui::Rect::from_min_max(
             egui::pos2(area.left() + list_width + 12.0, area.top()),
@@ -329,5 +300,76 @@ impl View for TourView {
             }
         });
         ui.allocate_rect(area, egui::Sense::hover());
+    }
+}
+
+/// The tour's controls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TourControl {
+    Length,
+    Dim,
+    Base,
+    Delta,
+    Anchor,
+    Pair,
+}
+
+impl TourControl {
+    fn ui(self, ui: &mut egui::Ui, s: &mut TourSettings, uses: tour::Uses) {
+        let unused = "This step does not depend on it; it is kept for the steps that do";
+        match self {
+            TourControl::Length => {
+                ui.add(
+                    egui::Slider::new(&mut s.length, LENGTH_RANGE)
+                        .logarithmic(true)
+                        .text("Length L"),
+                )
+                .on_hover_text("Positions 0 to L - 1: the rows of every table");
+            }
+            TourControl::Dim => {
+                ui.add_enabled_ui(uses.dim, |ui| {
+                    ui.add(
+                        egui::Slider::new(&mut s.dim, DIM_RANGE)
+                            .step_by(2.0)
+                            .text("Width d"),
+                    )
+                    .on_hover_text(
+                        "Columns of the tables (even: the final table is made of sine-cosine pairs)",
+                    )
+                    .on_disabled_hover_text(unused);
+                });
+            }
+            TourControl::Base => {
+                ui.add_enabled_ui(uses.base, |ui| {
+                    ui.add(
+                        egui::Slider::new(&mut s.base, BASE_RANGE)
+                            .logarithmic(true)
+                            .text("Frequency base"),
+                    )
+                    .on_hover_text(
+                        "The slowest frequency is about 1/base: 10000 in the original transformer",
+                    )
+                    .on_disabled_hover_text(unused);
+                });
+            }
+            TourControl::Delta => {
+                ui.add(
+                    egui::Slider::new(&mut s.delta, DELTA_RANGE)
+                        .logarithmic(true)
+                        .text("Shift Δ"),
+                )
+                .on_hover_text("How far T(Δ) moves every row");
+            }
+            TourControl::Anchor => {
+                let last = s.length - 1;
+                ui.add(egui::Slider::new(&mut s.anchor, 0..=last).text("Row a"))
+                    .on_hover_text("The row compared with the others (the article anchors at 128)");
+            }
+            TourControl::Pair => {
+                let last = s.dim / 2 - 1;
+                ui.add(egui::Slider::new(&mut s.pair, 0..=last).text("Pair i"))
+                    .on_hover_text("The frequency whose circle is drawn: columns 2i and 2i+1");
+            }
+        }
     }
 }
