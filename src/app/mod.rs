@@ -15,6 +15,7 @@ use crate::views::check::CheckView;
 use crate::views::context::ContextView;
 use crate::views::corkscrew::CorkscrewView;
 use crate::views::dot_decay::DotDecayView;
+use crate::views::learned::LearnedView;
 use crate::views::patches::PatchView;
 use crate::views::relative::RelativeView;
 use crate::views::sinusoidal::SinusoidalView;
@@ -57,6 +58,7 @@ pub struct PoslabApp {
     context: ContextView,
     relative: RelativeView,
     tour: TourView,
+    learned: LearnedView,
     check: CheckView,
     export: export::ExportWindow,
     /// The central panel's size last frame: the export's default figure size.
@@ -81,6 +83,7 @@ impl PoslabApp {
             context: ContextView::default(),
             relative: RelativeView::default(),
             tour: TourView::default(),
+            learned: LearnedView::default(),
             check: CheckView::default(),
             export: export::ExportWindow::default(),
             view_size: egui::vec2(1000.0, 700.0),
@@ -112,6 +115,7 @@ impl PoslabApp {
         self.context = restored(storage, &view_key(ViewKind::Context));
         self.relative = restored(storage, &view_key(ViewKind::Relative));
         self.tour = restored(storage, &view_key(ViewKind::Tour));
+        self.learned = restored(storage, &view_key(ViewKind::Learned));
     }
 
     /// Hides the adapter's name and the timings, which differ between machines.
@@ -148,6 +152,11 @@ impl PoslabApp {
     /// The Relative positions view, for tests.
     pub fn relative_view(&mut self) -> &mut RelativeView {
         &mut self.relative
+    }
+
+    /// The Learned tables view, for tests.
+    pub fn learned_view(&mut self) -> &mut LearnedView {
+        &mut self.learned
     }
 
     /// The tour "From counting to sinusoids", for tests.
@@ -205,6 +214,7 @@ impl PoslabApp {
             ViewKind::Context => &self.context,
             ViewKind::Relative => &self.relative,
             ViewKind::Tour => &self.tour,
+            ViewKind::Learned => &self.learned,
             ViewKind::Check => &self.check,
         }
     }
@@ -330,6 +340,7 @@ impl eframe::App for PoslabApp {
                 .any(|f| crate::import::tables::TableFormat::from_path(f.path()).is_some())
         });
         let takes_tables = self.state.view == ViewKind::Patches
+            || self.state.view == ViewKind::Learned
             || (self.state.view == ViewKind::Context
                 && self.context.mode == crate::views::context::LabMode::Vision);
         if dropped_table && !takes_tables {
@@ -356,6 +367,7 @@ impl eframe::App for PoslabApp {
                 ViewKind::Context => &mut self.context,
                 ViewKind::Relative => &mut self.relative,
                 ViewKind::Tour => &mut self.tour,
+                ViewKind::Learned => &mut self.learned,
                 ViewKind::Check => &mut self.check,
             };
             let mut ctx = ViewContext {
@@ -388,6 +400,7 @@ impl eframe::App for PoslabApp {
         eframe::set_value(storage, &view_key(ViewKind::Context), &self.context);
         eframe::set_value(storage, &view_key(ViewKind::Relative), &self.relative);
         eframe::set_value(storage, &view_key(ViewKind::Tour), &self.tour);
+        eframe::set_value(storage, &view_key(ViewKind::Learned), &self.learned);
     }
 }
 

@@ -266,6 +266,10 @@ pub struct FigureArgs {
     #[arg(long, value_name = "K")]
     pub stage: Option<i64>,
 
+    /// learned: the columns drawn against position, such as 0,1,2,3 (default: the first four)
+    #[arg(long, value_name = "C,C,...")]
+    pub columns: Option<String>,
+
     /// tour: the step, 1 (counting) to 9 (the dials that turn)
     #[arg(long, value_name = "N")]
     pub step: Option<i64>,
@@ -518,6 +522,34 @@ fn relative_figure(
     Ok(crate::export::figure::relative::RelativeFigure { panel, settings: s })
 }
 
+/// The learned table's figure: the file must hold a table; the columns must be its own.
+fn learned_figure(
+    args: &FigureArgs,
+) -> Result<crate::export::figure::learned::LearnedFigure, CliError> {
+    use crate::scene::learned::{self, LearnedSource};
+    let path = args.file.clone().ok_or_else(|| {
+        CliError::usage("the learned figure needs --file: a .npy or .safetensors position table")
+    })?;
+    let source = LearnedSource {
+        path,
+        tensor: args.tensor.clone(),
+    };
+    let (table, tensor) = learned::read(&source).map_err(|e| CliError::usage(format!("--file {e}")))?;
+    let dim = table.ncols();
+    let columns = match &args.columns {
+        Some(text) => learned::parse_columns(text, dim)
+            .map_err(|e| CliError::usage(format!("--columns {text}: {e}")))?,
+        None => learned::default_columns(dim),
+    };
+    Ok(crate::export::figure::learned::LearnedFigure {
+        source: LearnedSource {
+            path: source.path,
+            tensor: tensor.or(source.tensor),
+        },
+        columns,
+    })
+}
+
 /// The tour's figure from the options, starting from the view's defaults; options the step
 /// does not read are refused.
 fn tour_figure(args: &FigureArgs) -> Result<crate::export::figure::tour::TourFigure, CliError> {
@@ -654,6 +686,7 @@ fn options_of(view: FigureView) -> &'static [&'static str] {
             "seed",
         ],
         FigureView::Tour => &["step", "seq", "dim", "base", "delta", "anchor", "pair"],
+        FigureView::Learned => &["file", "tensor", "columns"],
         FigureView::Corkscrew => &[
             "seq",
             "dim",
@@ -730,6 +763,9 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
     if args.view == FigureView::Tour {
         return Ok(FigureSpec::Tour(tour_figure(args)?));
     }
+    if args.view == FigureView::Learned {
+        return learned_figure(args).map(FigureSpec::Learned);
+    }
     let seq = count("seq", args.seq, defaults::SEQ, 1..=1 << 30)?;
     let dim = count("dim", args.dim, defaults::DIM, 2..=1 << 20)?;
     let base = args.base.unwrap_or(defaults::BASE);
@@ -746,6 +782,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
         FigureView::Context => FigureSpec::Context(Box::new(context_figure(args)?)),
         FigureView::Relative => FigureSpec::Relative(relative_figure(args)?),
         FigureView::Tour => FigureSpec::Tour(tour_figure(args)?),
+        FigureView::Learned => FigureSpec::Learned(learned_figure(args)?),
         FigureView::ContextVision => {
             let defaults = crate::encoding::context::VisionParams::default();
             let train_side = count(

@@ -18,6 +18,7 @@ pub mod context;
 pub mod exact_angle;
 pub mod grid;
 pub mod guesses;
+pub mod learned;
 pub mod random;
 pub mod relative;
 pub mod resample;

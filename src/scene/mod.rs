@@ -5,5 +5,6 @@
 pub mod board;
 pub mod camera;
 pub mod corkscrew;
+pub mod learned;
 pub mod relative;
 pub mod tour;

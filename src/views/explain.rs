@@ -129,6 +129,20 @@ impl ViewKind {
                     "Step 9: drag the base down to 100 and the white edge sweeps right: more dials turn within the same length.",
                 ],
             },
+            ViewKind::Learned => Explanation {
+                formula: "similarity(i, j) = PE[i]·PE[j] / (|PE[i]| |PE[j]|);  PCA: PE − mean = U S V^T, row i drawn at (U S)[i, 0..3]",
+                reading: "Top row: the learned table; bottom row: the sinusoidal table of the same size. Left: the cosine similarity of every pair of rows \
+                          (position i down, j across, −1 to +1). Middle: every row projected on the directions of largest variance, joined in position order \
+                          (axes say how much of the variance each carries). Right: the chosen columns against position.",
+                convention: "A learned table is read as stored: [positions, dim] (GPT-2's wpe, BERT's position_embeddings) or timm's [1, positions, dim], \
+                             float16, bfloat16, float32 or float64; the principal components come from nalgebra's singular value decomposition of the centred rows. \
+                             The sinusoidal table is Vaswani et al.'s with base 10000.",
+                try_these: &[
+                    "Open GPT-2's wpe: its rows trace a smooth helix-like curve, as the sinusoidal rows do, though nobody asked for one.",
+                    "Compare the similarity matrices: a band along the diagonal means near positions look alike.",
+                    "Switch to 3D and orbit: a curve that winds round is a set of frequencies, as in the sinusoidal table.",
+                ],
+            },
             ViewKind::Check => Explanation {
                 formula: "difference = loaded − reference; a file matches when |loaded − reference| ≤ atol + rtol·|reference| everywhere \
                           (or, for float32, when it equals PyTorch's own float32 computation to the contract's ulps)",

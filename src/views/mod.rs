@@ -6,6 +6,7 @@ pub mod context;
 pub mod corkscrew;
 pub mod dot_decay;
 pub mod explain;
+pub mod learned;
 pub mod patches;
 pub mod relative;
 pub mod sinusoidal;
@@ -64,10 +65,11 @@ pub enum ViewKind {
     Check,
     Relative,
     Tour,
+    Learned,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 9] = [
+    pub const ALL: [ViewKind; 10] = [
         ViewKind::Tour,
         ViewKind::Sinusoidal,
         ViewKind::DotDecay,
@@ -75,6 +77,7 @@ impl ViewKind {
         ViewKind::Alibi,
         ViewKind::Corkscrew,
         ViewKind::Patches,
+        ViewKind::Learned,
         ViewKind::Context,
         ViewKind::Check,
     ];
@@ -90,6 +93,7 @@ impl ViewKind {
             ViewKind::Check => "Check a table",
             ViewKind::Relative => "Relative positions",
             ViewKind::Tour => "From counting to sinusoids",
+            ViewKind::Learned => "Learned tables",
         }
     }
 
@@ -116,6 +120,9 @@ impl ViewKind {
             }
             ViewKind::Check => {
                 "Open (Ctrl+O) or drop a .npy, .csv or .safetensors table · Identify it, or compare it with a kind"
+            }
+            ViewKind::Learned => {
+                "Open (button), type or drop a .npy or .safetensors position table · hover the similarity for two rows' cosine · 3D: drag to orbit"
             }
             ViewKind::Tour => {
                 "Step with Prev and Next, the step list or the arrow keys · every slider works in every step that uses it · hover a cell for its value"
@@ -149,6 +156,9 @@ impl ViewKind {
             (ViewKind::Patches, Seq | Start) => {
                 Some("The patch maps take their positions from the patch grid set in the view")
             }
+            (ViewKind::Learned, _) => Some(
+                "A learned table brings its own positions and width; the sinusoidal table beside it takes the same size",
+            ),
             (ViewKind::Tour, _) => Some(
                 "The tour sets its own length, width and base above its pictures, so that they stay with the lesson",
             ),

@@ -59,6 +59,8 @@ pub enum FigureSpec {
     Relative(super::relative::RelativeFigure),
     /// A step of the tour "From counting to sinusoids".
     Tour(super::tour::TourFigure),
+    /// A learned position table beside the sinusoidal one.
+    Learned(super::learned::LearnedFigure),
 }
 
 /// What the Check view shows: a file, what it is compared with, the tolerance.
@@ -401,6 +403,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
         FigureSpec::ContextVision(figure) => super::context::build_vision(figure, style)?,
         FigureSpec::Relative(figure) => super::relative::build(figure, style)?,
         FigureSpec::Tour(figure) => super::tour::build(figure, style)?,
+        FigureSpec::Learned(figure) => super::learned::build(figure, style)?,
     };
     // A comparison reads across: reference, file, difference side by side; so do the two patch
     // maps and their matrix.
@@ -422,6 +425,7 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
         }),
         // A step's panels side by side.
         FigureSpec::Tour(_) => Some(2),
+        FigureSpec::Learned(_) => Some(3),
         _ => None,
     });
     let mut figure = Figure {

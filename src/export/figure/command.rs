@@ -35,6 +35,9 @@ pub enum FigureView {
     Relative,
     /// The tour "From counting to sinusoids", one step (--step 1 to 9)
     Tour,
+    /// A learned position table (--file, --tensor) beside the sinusoidal one: similarity,
+    /// principal components, --columns against position
+    Learned,
 }
 
 /// The view's name on the command line.
@@ -239,6 +242,15 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
                 }
             }
             FigureView::Relative
+        }
+        FigureSpec::Learned(l) => {
+            push("file", l.source.path.display().to_string());
+            if let Some(tensor) = &l.source.tensor {
+                push("tensor", tensor.clone());
+            }
+            let columns: Vec<String> = l.columns.iter().map(|c| c.to_string()).collect();
+            push("columns", columns.join(","));
+            FigureView::Learned
         }
         FigureSpec::Tour(t) => {
             let s = &t.settings;

@@ -8,6 +8,7 @@ mod build;
 mod command;
 pub mod context;
 mod draw;
+pub mod learned;
 pub mod relative;
 pub mod tour;
 

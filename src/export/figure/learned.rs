@@ -1,0 +1,137 @@
+//! The Learned tables view as a figure: for the learned table and the sinusoidal table of its
+//! size, the similarity matrix, the rows on their first two principal components and the
+//! chosen columns against position (the app's 3D projection is drawn in 2D here).
+
+use super::build::{MAX_CELLS, finite_range};
+use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};
+use crate::engine::Strided;
+use crate::engine::reduce::reduce_array;
+use crate::scene::learned::{self, COLUMN_COLORS, LearnedSource, TableAnalysis};
+
+/// What the view shows: the file (and tensor) and the columns drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnedFigure {
+    pub source: LearnedSource,
+    pub columns: Vec<usize>,
+}
+
+/// The figure's title and its six panels, three a row.
+pub fn build(
+    figure: &LearnedFigure,
+    style: &FigureStyle,
+) -> Result<(String, Vec<Panel>, Option<ColorBar>), FigureError> {
+    let analysis = learned::analyse(&figure.source).map_err(FigureError::Input)?;
+    let dim = analysis.learned.table.ncols();
+    if let Some(&bad) = figure.columns.iter().find(|&&c| c >= dim) {
+        return Err(FigureError::Input(format!(
+            "--columns {bad}: the table has columns 0 to {}",
+            dim - 1
+        )));
+    }
+    let mut panels = Vec::new();
+    for table in [&analysis.learned, &analysis.sinusoidal] {
+        panels.push(similarity_panel(table, style));
+        panels.push(projection_panel(table));
+        panels.push(columns_panel(table, &figure.columns));
+    }
+    let (positions, _) = analysis.learned.table.dim();
+    let title = format!(
+        "Learned position table {} ({positions} x {dim}) beside the sinusoidal one",
+        analysis.learned.name
+    );
+    Ok((title, panels, None))
+}
+
+fn similarity_panel(t: &TableAnalysis, style: &FigureStyle) -> Panel {
+    let n = t.similarity.nrows();
+    let bins = Strided {
+        step: n.div_ceil(MAX_CELLS).max(1),
+        ..Strided::all(n)
+    };
+    let values = reduce_array(&t.similarity, &bins, &bins, style.reduce);
+    Panel {
+        title: format!("{}: cosine similarity", t.name),
+        equal_aspect: true,
+        colorbar: Some(ColorBar {
+            colormap: style.colormap,
+            min: -1.0,
+            max: 1.0,
+            label: "cos".into(),
+        }),
+        x: Axis::new("position j", -0.5, values.ncols() as f64 - 0.5),
+        y: Axis::new("position i", -0.5, values.nrows() as f64 - 0.5).downwards(),
+        content: Content::Heatmap {
+            values: values.iter().copied().collect(),
+            rows: values.nrows(),
+            cols: values.ncols(),
+            outlined: Vec::new(),
+            overlay: Vec::new(),
+        },
+    }
+}
+
+/// `(low, high)` widened by 5% on each side.
+fn padded(values: &[f64]) -> (f64, f64) {
+    let (low, high) = finite_range(values);
+    let pad = (high - low).abs().max(1e-9) * 0.05;
+    (low - pad, high + pad)
+}
+
+fn projection_panel(t: &TableAnalysis) -> Panel {
+    let points = learned::projection_2d(&t.principal);
+    let (x0, x1) = padded(&points.iter().map(|p| p[0]).collect::<Vec<_>>());
+    let (y0, y1) = padded(&points.iter().map(|p| p[1]).collect::<Vec<_>>());
+    let ends = vec![points[0], points[points.len() - 1]];
+    Panel {
+        title: "rows on their principal components".into(),
+        equal_aspect: false,
+        colorbar: None,
+        x: Axis::new(learned::component_name(&t.principal, 0), x0, x1),
+        y: Axis::new(learned::component_name(&t.principal, 1), y0, y1),
+        content: Content::Plot(vec![
+            Series {
+                name: "rows in position order".into(),
+                points,
+                color: COLUMN_COLORS[0],
+                style: SeriesStyle::Line { width: 1.5 },
+            },
+            Series {
+                name: "first and last position".into(),
+                points: ends,
+                color: COLUMN_COLORS[1],
+                style: SeriesStyle::Dots { radius: 3.5 },
+            },
+        ]),
+    }
+}
+
+fn columns_panel(t: &TableAnalysis, columns: &[usize]) -> Panel {
+    let series: Vec<Series> = columns
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c < t.table.ncols())
+        .map(|(k, &c)| Series {
+            name: format!("column {c}"),
+            points: learned::column_curve(&t.table, c),
+            color: COLUMN_COLORS[k % COLUMN_COLORS.len()],
+            style: SeriesStyle::Line { width: 1.5 },
+        })
+        .collect();
+    let values: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p[1]))
+        .collect();
+    let (y0, y1) = if values.is_empty() {
+        (-1.0, 1.0)
+    } else {
+        padded(&values)
+    };
+    Panel {
+        title: "columns against position".into(),
+        equal_aspect: false,
+        colorbar: None,
+        x: Axis::new("position p", 0.0, (t.table.nrows() - 1).max(1) as f64),
+        y: Axis::new("value", y0, y1),
+        content: Content::Plot(series),
+    }
+}

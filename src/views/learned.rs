@@ -1,0 +1,455 @@
+//! Learned tables: open, type or drop a `.npy` or `.safetensors` position table, pick its
+//! tensor, and see its similarity matrix, its rows on their first principal components (2D, or
+//! 3D to orbit) and chosen columns against position, with the sinusoidal table of the same size
+//! beside it. The reading and the decomposition run on a worker thread (seconds for a
+//! thousand rows); a file that cannot be used says why and leaves the view as it was.
+
+use std::sync::mpsc::{Receiver, channel};
+
+use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
+
+use crate::app::dialogs::{DialogAnswer, PendingDialog};
+use crate::scene::camera::OrbitCamera;
+use crate::scene::learned::{
+    self, COLUMN_COLORS, LearnedAnalysis, LearnedSource, TableAnalysis,
+};
+use crate::views::{View, ViewContext, ViewExport};
+use crate::widgets::array_heatmap::ArrayHeatmap;
+
+/// What a worker sends back: the file's candidate tensors, and the analysis or why not.
+type Answer = (Vec<String>, Result<LearnedAnalysis, String>);
+
+/// What the view keeps between frames (the file, tensor and columns also between runs).
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct LearnedView {
+    /// The file last opened, reopened when the app starts again.
+    pub path: Option<std::path::PathBuf>,
+    pub tensor: Option<String>,
+    /// The columns drawn against position, as typed.
+    pub columns_text: String,
+    /// Principal components in 3D (dragged to orbit) rather than 2D.
+    pub three_d: bool,
+    #[serde(skip)]
+    path_text: String,
+    #[serde(skip)]
+    tensors: Vec<String>,
+    #[serde(skip)]
+    analysis: Option<(LearnedAnalysis, u64)>,
+    #[serde(skip)]
+    pending: Option<(LearnedSource, Receiver<Answer>)>,
+    #[serde(skip)]
+    error: Option<String>,
+    #[serde(skip)]
+    dialog: Option<PendingDialog>,
+    #[serde(skip)]
+    heatmaps: [ArrayHeatmap; 2],
+    #[serde(skip)]
+    camera: Option<OrbitCamera>,
+    #[serde(skip)]
+    reopened: bool,
+}
+
+fn color([r, g, b]: [u8; 3]) -> egui::Color32 {
+    egui::Color32::from_rgb(r, g, b)
+}
+
+impl LearnedView {
+    /// The analysis drawn now.
+    pub fn shown(&self) -> Option<&LearnedAnalysis> {
+        self.analysis.as_ref().map(|(a, _)| a)
+    }
+
+    /// Why the last file could not be used, if it could not.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// The tensors offered for the file.
+    pub fn tensors(&self) -> &[String] {
+        &self.tensors
+    }
+
+    /// Whether a file is being read.
+    pub fn is_loading(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Waits for the file being read (tests).
+    pub fn wait(&mut self) {
+        if let Some((_, receiver)) = self.pending.take()
+            && let Ok(answer) = receiver.recv()
+        {
+            self.take(answer);
+        }
+    }
+
+    /// Reads `source` on a worker thread; the view keeps what it shows until it is done.
+    pub fn open(&mut self, ctx: &egui::Context, source: LearnedSource) {
+        let (sender, receiver) = channel();
+        let ctx = ctx.clone();
+        let job = source.clone();
+        std::thread::spawn(move || {
+            let tensors = learned::table_tensors(&job.path);
+            let _ = sender.send((tensors, learned::analyse(&job)));
+            ctx.request_repaint();
+        });
+        self.path_text = source.path.display().to_string();
+        self.pending = Some((source, receiver));
+    }
+
+    fn take(&mut self, (tensors, result): Answer) {
+        match result {
+            Ok(analysis) => {
+                let generation = self.analysis.as_ref().map_or(0, |(_, g)| g + 1);
+                self.path = Some(analysis.source.path.clone());
+                self.tensor = analysis.tensor.clone();
+                self.path_text = analysis.source.path.display().to_string();
+                let dim = analysis.learned.table.ncols();
+                if learned::parse_columns(&self.columns_text, dim).is_err() {
+                    self.columns_text = columns_text(&learned::default_columns(dim));
+                }
+                self.analysis = Some((analysis, generation));
+                self.tensors = tensors;
+                self.error = None;
+            }
+            Err(reason) => {
+                // The tensors of a file that names none as a position table are the choice.
+                if !tensors.is_empty() {
+                    self.tensors = tensors;
+                }
+                self.error = Some(reason);
+            }
+        }
+    }
+
+    fn poll(&mut self) {
+        let Some((_, receiver)) = &self.pending else {
+            return;
+        };
+        // A small table is done within a frame or two: wait that long rather than flash.
+        match receiver.recv_timeout(std::time::Duration::from_millis(30)) {
+            Ok(answer) => {
+                self.pending = None;
+                self.take(answer);
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                self.pending = None;
+                self.error = Some("reading the table stopped without an answer".into());
+            }
+        }
+    }
+
+    fn source_ui(&mut self, ui: &mut egui::Ui) {
+        if let Some(dialog) = &self.dialog {
+            match dialog.poll() {
+                DialogAnswer::Waiting => {}
+                DialogAnswer::Chosen(path) => {
+                    self.dialog = None;
+                    self.open(ui.ctx(), LearnedSource { path, tensor: None });
+                }
+                DialogAnswer::Cancelled => self.dialog = None,
+            }
+        }
+        let dropped = ui.ctx().input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .find(|path| learned::is_table_file(path))
+        });
+        if let Some(path) = dropped {
+            self.open(ui.ctx(), LearnedSource { path, tensor: None });
+        }
+        ui.horizontal(|ui| {
+            if ui
+                .add_enabled(self.dialog.is_none(), egui::Button::new("Open table…"))
+                .on_hover_text("A learned position table, [positions, dim] (or timm's [1, positions, dim]), from a .npy or .safetensors file; or drop one on the window")
+                .clicked()
+            {
+                self.dialog = Some(PendingDialog::open_file(
+                    ui.ctx(),
+                    "Learned position table",
+                    "Tables",
+                    &["npy", "safetensors"],
+                ));
+            }
+            let label = ui.label("or path:");
+            let field = ui
+                .add(
+                    egui::TextEdit::singleline(&mut self.path_text)
+                        .hint_text("type a path and press Enter")
+                        .desired_width(ui.available_width() - 60.0),
+                )
+                .labelled_by(label.id);
+            let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            if (ui.button("Load").clicked() || entered) && !self.path_text.trim().is_empty() {
+                let path = std::path::PathBuf::from(self.path_text.trim());
+                self.open(ui.ctx(), LearnedSource { path, tensor: None });
+            }
+        });
+        ui.horizontal(|ui| {
+            if self.tensors.len() > 1 {
+                let chosen = self.tensor.clone();
+                let mut picked = None;
+                egui::ComboBox::from_label("Tensor")
+                    .selected_text(chosen.as_deref().unwrap_or("choose one"))
+                    .show_ui(ui, |ui| {
+                        for name in &self.tensors {
+                            if ui
+                                .selectable_label(chosen.as_deref() == Some(name.as_str()), name)
+                                .clicked()
+                            {
+                                picked = Some(name.clone());
+                            }
+                        }
+                    })
+                    .response
+                    .on_hover_text("The file holds several tables: the one to draw");
+                let path = self
+                    .pending
+                    .as_ref()
+                    .map(|(s, _)| s.path.clone())
+                    .or_else(|| self.analysis.as_ref().map(|(a, _)| a.source.path.clone()))
+                    .or_else(|| Some(std::path::PathBuf::from(self.path_text.trim())));
+                if let (Some(tensor), Some(path)) = (picked, path) {
+                    self.open(
+                        ui.ctx(),
+                        LearnedSource {
+                            path,
+                            tensor: Some(tensor),
+                        },
+                    );
+                }
+                ui.separator();
+            }
+            let label = ui.label("Columns");
+            ui.add(egui::TextEdit::singleline(&mut self.columns_text).desired_width(110.0))
+                .labelled_by(label.id)
+                .on_hover_text("Columns drawn against position, such as 0, 1, 2, 3 (up to 8)");
+            ui.separator();
+            ui.radio_value(&mut self.three_d, false, "2D")
+                .on_hover_text("Rows on the first two principal components");
+            ui.radio_value(&mut self.three_d, true, "3D")
+                .on_hover_text("Rows on the first three principal components: drag to orbit, scroll to zoom");
+            if self.pending.is_some() {
+                ui.separator();
+                ui.spinner();
+                ui.label("reading the table and its principal components…");
+            }
+        });
+    }
+
+    fn similarity_ui(&mut self, ui: &mut egui::Ui, index: usize, t: &TableAnalysis, generation: u64, ctx: &ViewContext<'_>) {
+        ui.label(egui::RichText::new(format!("{}: cosine similarity of rows", t.name)).strong());
+        self.heatmaps[index].square_cells = true;
+        if let Some(response) = self.heatmaps[index].ui(
+            ui,
+            &format!("learned_similarity_{index}"),
+            &t.similarity,
+            generation,
+            (-1.0, 1.0),
+            ("position j", "position i"),
+            ctx.reduce,
+            ctx.colormap,
+        ) && let Some((i, j)) = response.hovered
+        {
+            response.show_hover(format!("rows {i} and {j}: cos = {:.4}", t.similarity[[i, j]]));
+        }
+    }
+
+    fn projection_ui(&mut self, ui: &mut egui::Ui, index: usize, t: &TableAnalysis, colormap: crate::widgets::colormap::Colormap) {
+        let p = &t.principal;
+        ui.label(egui::RichText::new("Rows on their principal components").strong());
+        if !self.three_d {
+            let points = learned::projection_2d(p);
+            let ends = vec![points[0], points[points.len() - 1]];
+            Plot::new(format!("learned_pca_{index}"))
+                .legend(Legend::default())
+                .data_aspect(1.0)
+                .x_axis_label(learned::component_name(p, 0))
+                .y_axis_label(learned::component_name(p, 1))
+                .show(ui, |plot_ui| {
+                    plot_ui.line(
+                        Line::new("rows in position order", PlotPoints::from(points.clone()))
+                            .color(color(COLUMN_COLORS[0])),
+                    );
+                    plot_ui.points(
+                        Points::new("first and last position", PlotPoints::from(ends))
+                            .radius(4.0)
+                            .color(color(COLUMN_COLORS[1])),
+                    );
+                });
+            return;
+        }
+        // 3D: the first three components scaled into a unit cube, coloured by position.
+        let rect = ui.available_rect_before_wrap();
+        let response = ui.allocate_rect(rect, egui::Sense::drag());
+        let size = [rect.width(), rect.height()];
+        let camera = self.camera.get_or_insert_with(|| {
+            OrbitCamera::framing(glam::Vec3::splat(1.0), size[0] / size[1].max(1.0))
+        });
+        if response.dragged() {
+            let d = response.drag_delta();
+            camera.orbit([d.x, d.y], size[1]);
+        }
+        if response.hovered() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+            if scroll != 0.0 {
+                camera.zoom((-scroll * 0.002).exp());
+            }
+        }
+        let projections = &p.projections;
+        let k = projections.ncols();
+        let scale = projections.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+        let point = |row: usize| {
+            let c = |n: usize| if n < k { (projections[[row, n]] / scale) as f32 } else { 0.0 };
+            glam::Vec3::new(c(0), c(1), c(2))
+        };
+        let painter = ui.painter_at(rect);
+        let at = |v: glam::Vec3| {
+            camera
+                .project(v, size)
+                .map(|[x, y]| rect.min + egui::vec2(x, y))
+        };
+        for (axis, name) in [(glam::Vec3::X, "PC1"), (glam::Vec3::Y, "PC2"), (glam::Vec3::Z, "PC3")] {
+            if let (Some(a), Some(b)) = (at(-axis), at(axis)) {
+                painter.line_segment([a, b], egui::Stroke::new(1.0, egui::Color32::GRAY));
+                painter.text(b, egui::Align2::LEFT_BOTTOM, name, egui::FontId::proportional(12.0), egui::Color32::GRAY);
+            }
+        }
+        let rows = projections.nrows();
+        for row in 1..rows {
+            if let (Some(a), Some(b)) = (at(point(row - 1)), at(point(row))) {
+                let t = row as f32 / (rows - 1).max(1) as f32;
+                painter.line_segment([a, b], egui::Stroke::new(2.0, colormap.color(f64::from(t))));
+            }
+        }
+        painter.text(
+            rect.left_bottom() + egui::vec2(4.0, -4.0),
+            egui::Align2::LEFT_BOTTOM,
+            format!("colour: position 0 to {} · drag to orbit", rows - 1),
+            egui::FontId::proportional(12.0),
+            ui.visuals().weak_text_color(),
+        );
+    }
+
+    fn columns_ui(&self, ui: &mut egui::Ui, index: usize, t: &TableAnalysis, columns: &[usize]) {
+        ui.label(egui::RichText::new("Columns against position").strong());
+        Plot::new(format!("learned_columns_{index}"))
+            .legend(Legend::default())
+            .x_axis_label("position p")
+            .y_axis_label("value")
+            .show(ui, |plot_ui| {
+                for (k, &column) in columns.iter().enumerate() {
+                    if column < t.table.ncols() {
+                        plot_ui.line(
+                            Line::new(format!("column {column}"), PlotPoints::from(learned::column_curve(&t.table, column)))
+                                .color(color(COLUMN_COLORS[k % COLUMN_COLORS.len()])),
+                        );
+                    }
+                }
+            });
+    }
+}
+
+/// Columns as the text field shows them.
+fn columns_text(columns: &[usize]) -> String {
+    columns
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl View for LearnedView {
+    fn export(&self, _shared: &crate::app::params::SharedParams) -> Option<ViewExport> {
+        let (analysis, _) = self.analysis.as_ref()?;
+        let dim = analysis.learned.table.ncols();
+        let columns = learned::parse_columns(&self.columns_text, dim)
+            .unwrap_or_else(|_| learned::default_columns(dim));
+        Some(ViewExport {
+            figure: crate::export::figure::FigureSpec::Learned(
+                crate::export::figure::learned::LearnedFigure {
+                    source: LearnedSource {
+                        path: analysis.source.path.clone(),
+                        tensor: analysis.tensor.clone(),
+                    },
+                    columns,
+                },
+            ),
+            data: None,
+            name: "learned_table".into(),
+        })
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        if !self.reopened {
+            self.reopened = true;
+            if let Some(path) = self.path.clone()
+                && self.pending.is_none()
+                && self.analysis.is_none()
+            {
+                let tensor = self.tensor.clone();
+                self.open(ui.ctx(), LearnedSource { path, tensor });
+            }
+        }
+        self.poll();
+        self.source_ui(ui);
+        if let Some(error) = &self.error {
+            ui.colored_label(ui.visuals().error_fg_color, error);
+        }
+        let Some((analysis, generation)) = &self.analysis else {
+            ui.add_space(40.0);
+            ui.vertical_centered(|ui| {
+                ui.label("Open a learned position table, [positions, dim]: GPT-2's transformer.wpe.weight, BERT's embeddings.position_embeddings.weight, a ViT's pos_embed.");
+                ui.label("From PyTorch: numpy.save(\"wpe.npy\", model.transformer.wpe.weight.detach().float().numpy()), or any .safetensors checkpoint.");
+            });
+            return;
+        };
+        let (analysis, generation) = (analysis.clone(), *generation);
+        let dim = analysis.learned.table.ncols();
+        let columns = match learned::parse_columns(&self.columns_text, dim) {
+            Ok(columns) => columns,
+            Err(reason) => {
+                ui.colored_label(ui.visuals().error_fg_color, format!("Columns: {reason}"));
+                learned::default_columns(dim)
+            }
+        };
+        let (positions, _) = analysis.learned.table.dim();
+        let shares: Vec<String> = analysis
+            .learned
+            .principal
+            .explained
+            .iter()
+            .map(|s| format!("{:.1}%", s * 100.0))
+            .collect();
+        ctx.status.scene = Some(format!(
+            "{}: {positions} positions x {dim}; PC1 to PC3 carry {} of the variance",
+            analysis.learned.name,
+            shares.join(", ")
+        ));
+        let area = ui.available_rect_before_wrap();
+        ui.allocate_rect(area, egui::Sense::hover());
+        // The similarity matrix keeps square cells and a colour bar: it gets the widest share.
+        let shares = [0.38, 0.31, 0.31];
+        let cell_h = area.height() / 2.0;
+        for (row, table) in [&analysis.learned, &analysis.sinusoidal].into_iter().enumerate() {
+            let mut left = area.left();
+            for (col, share) in shares.into_iter().enumerate() {
+                let width = area.width() * share;
+                let rect = egui::Rect::from_min_size(
+                    egui::pos2(left, area.top() + row as f32 * cell_h),
+                    egui::vec2(width - 10.0, cell_h - 8.0),
+                );
+                left += width;
+                ui.scope_builder(egui::UiBuilder::new().max_rect(rect), |ui| match col {
+                    0 => self.similarity_ui(ui, row, table, generation, ctx),
+                    1 => self.projection_ui(ui, row, table, ctx.colormap),
+                    _ => self.columns_ui(ui, row, table, &columns),
+                });
+            }
+        }
+    }
+}

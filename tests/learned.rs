@@ -1,0 +1,351 @@
+//! Learned tables: the principal components of a table built from three known directions, the
+//! view reading a typed `.npy` and a `.safetensors` tensor chosen by name through AccessKit
+//! (its similarity against its own rows' cosines, the sinusoidal twin against the engine's
+//! similarity table), bad files refused with their reason while the view keeps what it showed,
+//! its snapshot, and its figure from the command line.
+
+mod common;
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use ndarray::{Array1, Array2};
+use poslab::egui::accesskit::Role;
+
+use poslab::app::{PoslabApp, wgpu_setup};
+use poslab::encoding::learned::principal_components;
+use poslab::encoding::random::SplitMix64;
+use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::engine::{TableSpec, cpu};
+
+fn harness() -> Harness<'static, PoslabApp> {
+    Harness::builder()
+        .with_max_steps(4000)
+        .with_size([1100.0, 720.0])
+        .wgpu_setup(wgpu_setup())
+        .build_eframe(|cc| PoslabApp::new(cc).hide_machine_details())
+}
+
+/// Unit vectors, each orthogonal to the ones before (Gram-Schmidt on random vectors).
+fn orthonormal(count: usize, dim: usize, seed: u64) -> Vec<Array1<f64>> {
+    let mut random = SplitMix64::new(seed);
+    let mut out: Vec<Array1<f64>> = Vec::new();
+    while out.len() < count {
+        let mut v = Array1::from_shape_fn(dim, |_| random.next_unit() - 0.5);
+        for u in &out {
+            let along = v.dot(u);
+            v = v - u * along;
+        }
+        let norm = v.dot(&v).sqrt();
+        out.push(v / norm);
+    }
+    out
+}
+
+/// A smooth table that looks learned: a few slow waves mixed into every column, and noise.
+fn learned_like(positions: usize, dim: usize) -> Array2<f64> {
+    let mut random = SplitMix64::new(7);
+    let mix = Array2::from_shape_fn((6, dim), |_| random.next_unit() - 0.5);
+    Array2::from_shape_fn((positions, dim), |(p, c)| {
+        let t = p as f64 / positions as f64 * std::f64::consts::TAU;
+        let waves = [t.sin(), t.cos(), (2.0 * t).sin(), (2.0 * t).cos(), (3.0 * t).sin(), (3.0 * t).cos()];
+        waves.iter().enumerate().map(|(k, w)| w * mix[[k, c]]).sum::<f64>() * 0.2
+            + 0.01 * ((p * 31 + c * 17) % 13) as f64
+    })
+}
+
+/// Writes `table` as a little-endian float32 `.npy`.
+fn write_npy(path: &std::path::Path, table: &Array2<f64>) {
+    let mut bytes = poslab::export::npy_header(&[table.nrows(), table.ncols()], false, poslab::export::RealDtype::F32);
+    for v in table.iter() {
+        bytes.extend_from_slice(&(*v as f32).to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// The table as float32 reads it back.
+fn as_f32(table: &Array2<f64>) -> Array2<f64> {
+    table.mapv(|v| f64::from(v as f32))
+}
+
+fn cosine(a: ndarray::ArrayView1<f64>, b: ndarray::ArrayView1<f64>) -> f64 {
+    a.dot(&b) / (a.dot(&a).sqrt() * b.dot(&b).sqrt())
+}
+
+#[test]
+fn principal_components_recover_three_known_directions() {
+    let (positions, dim) = (240, 10);
+    let directions = orthonormal(3, dim, 42);
+    let mean = Array1::from_shape_fn(dim, |c| 0.3 * c as f64 - 1.0);
+    // Over whole periods these three are uncorrelated with zero mean: variances 9/2, 4/2, 1/2.
+    let amplitude = |k: usize, p: usize| {
+        let t = p as f64 / positions as f64 * std::f64::consts::TAU;
+        match k {
+            0 => 3.0 * t.sin(),
+            1 => 2.0 * t.cos(),
+            _ => (2.0 * t).sin(),
+        }
+    };
+    let table = Array2::from_shape_fn((positions, dim), |(p, c)| {
+        mean[c] + (0..3).map(|k| amplitude(k, p) * directions[k][c]).sum::<f64>()
+    });
+    let principal = principal_components(&table, 3);
+    for c in 0..dim {
+        assert!((principal.mean[c] - mean[c]).abs() < 1e-12);
+    }
+    for k in 0..3 {
+        let found = principal.components.row(k);
+        let along = found.dot(&directions[k]);
+        assert!((along.abs() - 1.0).abs() < 1e-10, "component {k}: {along}");
+        let sign = along.signum();
+        for p in 0..positions {
+            let want = sign * amplitude(k, p);
+            assert!(
+                (principal.projections[[p, k]] - want).abs() < 1e-10,
+                "component {k}, position {p}"
+            );
+        }
+    }
+    for (share, want) in principal.explained.iter().zip([9.0, 4.0, 1.0]) {
+        assert!((share - want / 14.0).abs() < 1e-12, "{share}");
+    }
+}
+
+#[test]
+fn the_view_draws_a_typed_table_and_a_named_tensor_beside_the_sinusoidal_one() {
+    let folder = tempfile::tempdir().unwrap();
+    let (positions, dim) = (96, 24);
+    let table = learned_like(positions, dim);
+    let npy = folder.path().join("wpe.npy");
+    write_npy(&npy, &table);
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Learned tables").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "or path:")
+        .click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "or path:")
+        .type_text(npy.to_str().unwrap());
+    harness.run();
+    harness.get_by_label("Load").click();
+    harness.run();
+    harness.state_mut().learned_view().wait();
+    harness.run();
+    let shown = harness
+        .state_mut()
+        .learned_view()
+        .shown()
+        .expect("the table is drawn")
+        .clone();
+    let stored = as_f32(&table);
+    assert_eq!(shown.learned.table, stored);
+    for ((i, j), &v) in shown.learned.similarity.indexed_iter() {
+        let want = cosine(stored.row(i), stored.row(j));
+        assert!((v - want).abs() < 1e-12, "({i}, {j})");
+    }
+    // The sinusoidal twin: its cosine is the engine's PE[i]·PE[j] over d/2 (every row's
+    // length is sqrt(d/2)).
+    let params = SinusoidalParams {
+        seq: positions,
+        dim,
+        base: 10_000.0,
+        start: 0,
+        layout: SinusoidalLayout::Interleaved,
+        spacing: Spacing::Vaswani,
+    };
+    let engine = cpu::compute(&TableSpec::Similarity(params)).unwrap().into_real();
+    for ((i, j), &v) in shown.sinusoidal.similarity.indexed_iter() {
+        assert!((v - engine[[i, j]] / (dim / 2) as f64).abs() < 1e-12, "({i}, {j})");
+    }
+    assert_eq!(
+        harness
+            .query_all_by_label_contains("cosine similarity of rows")
+            .count(),
+        2,
+        "the learned table's and the sinusoidal one's"
+    );
+
+    // A safetensors file with two tensors: the one named like a position embedding is read.
+    let model = folder.path().join("model.safetensors");
+    let other = learned_like(10, 3);
+    let f32s = |t: &Array2<f64>| t.iter().map(|&v| v as f32).collect::<Vec<f32>>();
+    let (a, b) = (f32s(&other), f32s(&table));
+    common::safetensors_file(
+        &model,
+        &[
+            ("wte.weight", &a, vec![10, 3]),
+            ("position_embeddings.weight", &b, vec![1, positions, dim]),
+        ],
+    );
+    let ctx = harness.ctx.clone();
+    harness.state_mut().learned_view().open(
+        &ctx,
+        poslab::scene::learned::LearnedSource {
+            path: model.clone(),
+            tensor: None,
+        },
+    );
+    harness.state_mut().learned_view().wait();
+    harness.run();
+    let view = harness.state_mut().learned_view();
+    assert_eq!(view.shown().unwrap().tensor.as_deref(), Some("position_embeddings.weight"));
+    assert_eq!(view.tensors().len(), 2);
+    assert_eq!(view.shown().unwrap().learned.table, stored);
+    // Choosing the other tensor by name in the menu draws it.
+    harness.get_by_label("Tensor").click();
+    harness.run();
+    harness.get_by_label("wte.weight").click();
+    harness.run();
+    harness.state_mut().learned_view().wait();
+    harness.run();
+    let view = harness.state_mut().learned_view();
+    assert_eq!(view.shown().unwrap().tensor.as_deref(), Some("wte.weight"));
+    assert_eq!(view.shown().unwrap().learned.table, as_f32(&other));
+}
+
+#[test]
+fn bad_files_say_why_and_keep_the_table_drawn() {
+    let folder = tempfile::tempdir().unwrap();
+    let good = folder.path().join("good.npy");
+    write_npy(&good, &learned_like(32, 8));
+    let one_row = folder.path().join("one_row.npy");
+    write_npy(&one_row, &learned_like(1, 8));
+    let text = folder.path().join("text.npy");
+    std::fs::write(&text, "this is not an array").unwrap();
+    let with_nan = folder.path().join("nan.npy");
+    let mut nan = learned_like(16, 4);
+    nan[[3, 2]] = f64::NAN;
+    write_npy(&with_nan, &nan);
+    let vector = folder.path().join("vector.npy");
+    let mut bytes = poslab::export::npy_header(&[5], false, poslab::export::RealDtype::F32);
+    bytes.extend(std::iter::repeat_n(0u8, 20));
+    std::fs::write(&vector, bytes).unwrap();
+    let cases = [
+        (folder.path().join("missing.npy"), "missing.npy"),
+        (one_row, "2 to 4096 rows"),
+        (text, "text.npy"),
+        (with_nan, "NaN"),
+        (vector, "[rows, dim]"),
+        (folder.path().to_path_buf(), ""),
+    ];
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Learned tables").click();
+    harness.run();
+    let open = |harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path| {
+        let ctx = harness.ctx.clone();
+        harness.state_mut().learned_view().open(
+            &ctx,
+            poslab::scene::learned::LearnedSource {
+                path: path.to_owned(),
+                tensor: None,
+            },
+        );
+        harness.state_mut().learned_view().wait();
+        harness.run();
+    };
+    open(&mut harness, &good);
+    let before = harness.state_mut().learned_view().shown().unwrap().clone();
+    for (path, says) in cases {
+        open(&mut harness, &path);
+        let view = harness.state_mut().learned_view();
+        let error = view.error().unwrap_or_else(|| panic!("{} is refused", path.display())).to_owned();
+        assert!(error.contains(says), "{}: {error}", path.display());
+        assert!(!error.contains('\n'), "one line: {error}");
+        assert_eq!(view.shown(), Some(&before), "the table stays drawn");
+        assert!(harness.query_by_label_contains(&error).is_some());
+    }
+    // A good file clears the message.
+    open(&mut harness, &good);
+    assert!(harness.state_mut().learned_view().error().is_none());
+}
+
+#[test]
+fn learned_view_snapshot() {
+    let folder = tempfile::tempdir().unwrap();
+    let npy = folder.path().join("wpe.npy");
+    write_npy(&npy, &learned_like(128, 32));
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Learned tables").click();
+    harness.run();
+    harness.snapshot("views/learned_empty");
+    let ctx = harness.ctx.clone();
+    harness.state_mut().learned_view().open(
+        &ctx,
+        poslab::scene::learned::LearnedSource {
+            path: npy,
+            tensor: None,
+        },
+    );
+    harness.state_mut().learned_view().wait();
+    harness.run();
+    // The path differs from run to run: the field is emptied before the picture.
+    harness
+        .get_by_role_and_label(Role::TextInput, "or path:")
+        .click();
+    harness.run();
+    harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
+    harness.key_press(poslab::egui::Key::Backspace);
+    harness.get_by_label("Learned tables").click();
+    harness.run();
+    harness.snapshot("views/learned");
+}
+
+#[test]
+fn the_learned_figure_from_the_command_line_equals_the_apps_export() {
+    use poslab::export::figure::FigureStyle;
+    let folder = tempfile::tempdir().unwrap();
+    let npy = folder.path().join("wpe.npy");
+    write_npy(&npy, &learned_like(64, 16));
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Learned tables").click();
+    harness.run();
+    assert!(harness.state().view_export().is_none(), "nothing to export before a table");
+    let ctx = harness.ctx.clone();
+    harness.state_mut().learned_view().open(
+        &ctx,
+        poslab::scene::learned::LearnedSource {
+            path: npy,
+            tensor: None,
+        },
+    );
+    harness.state_mut().learned_view().wait();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "Columns")
+        .click();
+    harness.run();
+    harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
+    harness
+        .get_by_role_and_label(Role::TextInput, "Columns")
+        .type_text("3, 7");
+    harness.run();
+    let export = harness.state().view_export().expect("the table exports");
+    let style = FigureStyle {
+        width: 1200,
+        height: 700,
+        ..FigureStyle::default()
+    };
+    let svg = common::assert_command_line_figure_equals_export(&export, &style, folder.path(), "learned");
+    assert!(svg.contains("column 7") && !svg.contains("column 0"));
+    // A column the table does not have is refused before anything is drawn.
+    let words: Vec<String> = [
+        "poslab", "figure", "learned", "--file",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        folder.path().join("wpe.npy").display().to_string(),
+        "--columns".into(),
+        "16".into(),
+        "-o".into(),
+        folder.path().join("x.svg").display().to_string(),
+    ])
+    .collect();
+    assert_eq!(poslab::cli::run(&words), 2);
+    assert!(!folder.path().join("x.svg").exists());
+}
