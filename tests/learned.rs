@@ -47,15 +47,31 @@ fn learned_like(positions: usize, dim: usize) -> Array2<f64> {
     let mix = Array2::from_shape_fn((6, dim), |_| random.next_unit() - 0.5);
     Array2::from_shape_fn((positions, dim), |(p, c)| {
         let t = p as f64 / positions as f64 * std::f64::consts::TAU;
-        let waves = [t.sin(), t.cos(), (2.0 * t).sin(), (2.0 * t).cos(), (3.0 * t).sin(), (3.0 * t).cos()];
-        waves.iter().enumerate().map(|(k, w)| w * mix[[k, c]]).sum::<f64>() * 0.2
+        let waves = [
+            t.sin(),
+            t.cos(),
+            (2.0 * t).sin(),
+            (2.0 * t).cos(),
+            (3.0 * t).sin(),
+            (3.0 * t).cos(),
+        ];
+        waves
+            .iter()
+            .enumerate()
+            .map(|(k, w)| w * mix[[k, c]])
+            .sum::<f64>()
+            * 0.2
             + 0.01 * ((p * 31 + c * 17) % 13) as f64
     })
 }
 
 /// Writes `table` as a little-endian float32 `.npy`.
 fn write_npy(path: &std::path::Path, table: &Array2<f64>) {
-    let mut bytes = poslab::export::npy_header(&[table.nrows(), table.ncols()], false, poslab::export::RealDtype::F32);
+    let mut bytes = poslab::export::npy_header(
+        &[table.nrows(), table.ncols()],
+        false,
+        poslab::export::RealDtype::F32,
+    );
     for v in table.iter() {
         bytes.extend_from_slice(&(*v as f32).to_le_bytes());
     }
@@ -86,15 +102,18 @@ fn principal_components_recover_three_known_directions() {
         }
     };
     let table = Array2::from_shape_fn((positions, dim), |(p, c)| {
-        mean[c] + (0..3).map(|k| amplitude(k, p) * directions[k][c]).sum::<f64>()
+        mean[c]
+            + (0..3)
+                .map(|k| amplitude(k, p) * directions[k][c])
+                .sum::<f64>()
     });
     let principal = principal_components(&table, 3);
     for c in 0..dim {
         assert!((principal.mean[c] - mean[c]).abs() < 1e-12);
     }
-    for k in 0..3 {
+    for (k, direction) in directions.iter().enumerate() {
         let found = principal.components.row(k);
-        let along = found.dot(&directions[k]);
+        let along = found.dot(direction);
         assert!((along.abs() - 1.0).abs() < 1e-10, "component {k}: {along}");
         let sign = along.signum();
         for p in 0..positions {
@@ -155,9 +174,14 @@ fn the_view_draws_a_typed_table_and_a_named_tensor_beside_the_sinusoidal_one() {
         layout: SinusoidalLayout::Interleaved,
         spacing: Spacing::Vaswani,
     };
-    let engine = cpu::compute(&TableSpec::Similarity(params)).unwrap().into_real();
+    let engine = cpu::compute(&TableSpec::Similarity(params))
+        .unwrap()
+        .into_real();
     for ((i, j), &v) in shown.sinusoidal.similarity.indexed_iter() {
-        assert!((v - engine[[i, j]] / (dim / 2) as f64).abs() < 1e-12, "({i}, {j})");
+        assert!(
+            (v - engine[[i, j]] / (dim / 2) as f64).abs() < 1e-12,
+            "({i}, {j})"
+        );
     }
     assert_eq!(
         harness
@@ -190,7 +214,10 @@ fn the_view_draws_a_typed_table_and_a_named_tensor_beside_the_sinusoidal_one() {
     harness.state_mut().learned_view().wait();
     harness.run();
     let view = harness.state_mut().learned_view();
-    assert_eq!(view.shown().unwrap().tensor.as_deref(), Some("position_embeddings.weight"));
+    assert_eq!(
+        view.shown().unwrap().tensor.as_deref(),
+        Some("position_embeddings.weight")
+    );
     assert_eq!(view.tensors().len(), 2);
     assert_eq!(view.shown().unwrap().learned.table, stored);
     // Choosing the other tensor by name in the menu draws it.
@@ -251,7 +278,10 @@ fn bad_files_say_why_and_keep_the_table_drawn() {
     for (path, says) in cases {
         open(&mut harness, &path);
         let view = harness.state_mut().learned_view();
-        let error = view.error().unwrap_or_else(|| panic!("{} is refused", path.display())).to_owned();
+        let error = view
+            .error()
+            .unwrap_or_else(|| panic!("{} is refused", path.display()))
+            .to_owned();
         assert!(error.contains(says), "{}: {error}", path.display());
         assert!(!error.contains('\n'), "one line: {error}");
         assert_eq!(view.shown(), Some(&before), "the table stays drawn");
@@ -304,7 +334,10 @@ fn the_learned_figure_from_the_command_line_equals_the_apps_export() {
     harness.run();
     harness.get_by_label("Learned tables").click();
     harness.run();
-    assert!(harness.state().view_export().is_none(), "nothing to export before a table");
+    assert!(
+        harness.state().view_export().is_none(),
+        "nothing to export before a table"
+    );
     let ctx = harness.ctx.clone();
     harness.state_mut().learned_view().open(
         &ctx,
@@ -330,22 +363,21 @@ fn the_learned_figure_from_the_command_line_equals_the_apps_export() {
         height: 700,
         ..FigureStyle::default()
     };
-    let svg = common::assert_command_line_figure_equals_export(&export, &style, folder.path(), "learned");
+    let svg =
+        common::assert_command_line_figure_equals_export(&export, &style, folder.path(), "learned");
     assert!(svg.contains("column 7") && !svg.contains("column 0"));
     // A column the table does not have is refused before anything is drawn.
-    let words: Vec<String> = [
-        "poslab", "figure", "learned", "--file",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([
-        folder.path().join("wpe.npy").display().to_string(),
-        "--columns".into(),
-        "16".into(),
-        "-o".into(),
-        folder.path().join("x.svg").display().to_string(),
-    ])
-    .collect();
+    let words: Vec<String> = ["poslab", "figure", "learned", "--file"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            folder.path().join("wpe.npy").display().to_string(),
+            "--columns".into(),
+            "16".into(),
+            "-o".into(),
+            folder.path().join("x.svg").display().to_string(),
+        ])
+        .collect();
     assert_eq!(poslab::cli::run(&words), 2);
     assert!(!folder.path().join("x.svg").exists());
 }

@@ -208,9 +208,7 @@ fn every_step_holds_what_its_formula_says() {
                     assert_eq!(p[0], (2 * i + 1) as f64);
                     assert!((p[1] * omega(i) - 1.0).abs() < 1e-12);
                 }
-                let turning = (0..dim / 2)
-                    .filter(|&i| 99.0 * omega(i) >= 1.0)
-                    .count();
+                let turning = (0..dim / 2).filter(|&i| 99.0 * omega(i) >= 1.0).count();
                 assert!(
                     frame
                         .measured
@@ -309,7 +307,7 @@ fn tour_snapshots() {
             harness.get_by_label("Next").click();
             harness.run();
         }
-        harness.snapshot(&format!("views/tour_{}", k + 1));
+        harness.snapshot(format!("views/tour_{}", k + 1));
     }
 }
 
@@ -319,7 +317,9 @@ fn the_tour_figures_from_the_command_line_equal_the_apps_export() {
     let folder = tempfile::tempdir().unwrap();
     let mut harness = harness();
     open_tour(&mut harness);
-    harness.get_by_label("6. Pair each sine with a cosine").click();
+    harness
+        .get_by_label("6. Pair each sine with a cosine")
+        .click();
     harness.run();
     set_slider(&mut harness, "Length L", 64.0);
     set_slider(&mut harness, "Width d", 32.0);

@@ -534,7 +534,8 @@ fn learned_figure(
         path,
         tensor: args.tensor.clone(),
     };
-    let (table, tensor) = learned::read(&source).map_err(|e| CliError::usage(format!("--file {e}")))?;
+    let (table, tensor) =
+        learned::read(&source).map_err(|e| CliError::usage(format!("--file {e}")))?;
     let dim = table.ncols();
     let columns = match &args.columns {
         Some(text) => learned::parse_columns(text, dim)
@@ -596,7 +597,12 @@ fn tour_figure(args: &FigureArgs) -> Result<crate::export::figure::tour::TourFig
         d.delta as usize,
         *DELTA_RANGE.start() as usize..=*DELTA_RANGE.end() as usize,
     )? as u64;
-    let anchor = count("anchor", args.anchor, d.anchor.min(length - 1), 0..=length - 1)?;
+    let anchor = count(
+        "anchor",
+        args.anchor,
+        d.anchor.min(length - 1),
+        0..=length - 1,
+    )?;
     let pair = count("pair", args.pair, d.pair.min(dim / 2 - 1), 0..=dim / 2 - 1)?;
     Ok(crate::export::figure::tour::TourFigure {
         step,

@@ -25,7 +25,9 @@ pub fn check_table(table: &Array2<f64>) -> Result<(), String> {
         ));
     }
     if let Some(((row, col), _)) = table.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        return Err(format!("holds a value that is not finite at row {row}, column {col}"));
+        return Err(format!(
+            "holds a value that is not finite at row {row}, column {col}"
+        ));
     }
     Ok(())
 }
@@ -83,10 +85,10 @@ pub fn principal_components(table: &Array2<f64>, k: usize) -> Principal {
             Some(v_t) => v_t.row(index).iter().copied().collect(),
             None => vec![0.0; dim],
         };
-        let largest = row
-            .iter()
-            .copied()
-            .fold(0.0f64, |best, v| if v.abs() > best.abs() { v } else { best });
+        let largest = row.iter().copied().fold(
+            0.0f64,
+            |best, v| if v.abs() > best.abs() { v } else { best },
+        );
         let sign = if largest < 0.0 { -1.0 } else { 1.0 };
         for (c, v) in row.iter().enumerate() {
             components[[n, c]] = sign * v;

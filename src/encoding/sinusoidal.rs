@@ -351,7 +351,10 @@ pub fn offsets_table(values: &SinusoidalValues, lowest: i64, highest: i64) -> Ve
 /// from the right: `PE[p + Δ] = PE[p] · T(Δ)`. Each frequency's sine and cosine columns form a
 /// 2 x 2 rotation by `w_i·Δ` (angle addition), every other entry is 0; the angles are exact,
 /// as the table's own.
-pub fn translation_matrix(params: &SinusoidalParams, delta: u64) -> Result<Array2<f64>, ParamError> {
+pub fn translation_matrix(
+    params: &SinusoidalParams,
+    delta: u64,
+) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
     let pairs = params.dim / 2;
     let mut t = Array2::<f64>::zeros((params.dim, params.dim));

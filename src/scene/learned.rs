@@ -82,10 +82,10 @@ pub fn analyse(source: &LearnedSource) -> Result<LearnedAnalysis, String> {
     let (positions, dim) = table.dim();
     let params = sinusoidal_of_size(positions, dim);
     let sinusoidal = sinusoidal::table(&params).map_err(|e| e.to_string())?;
-    let file = source
-        .path
-        .file_name()
-        .map_or_else(|| source.path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let file = source.path.file_name().map_or_else(
+        || source.path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let name = match &tensor {
         Some(tensor) => format!("{file}: {tensor}"),
         None => file,
@@ -128,14 +128,18 @@ pub fn parse_columns(text: &str, dim: usize) -> Result<Vec<usize>, String> {
         .split([',', ' '])
         .filter(|w| !w.is_empty())
         .map(|w| {
-            w.parse::<usize>()
-                .ok()
-                .filter(|&c| c < dim)
-                .ok_or_else(|| format!("{w:?} is not a column: use whole numbers from 0 to {}", dim.saturating_sub(1)))
+            w.parse::<usize>().ok().filter(|&c| c < dim).ok_or_else(|| {
+                format!(
+                    "{w:?} is not a column: use whole numbers from 0 to {}",
+                    dim.saturating_sub(1)
+                )
+            })
         })
         .collect::<Result<_, _>>()?;
     if columns.is_empty() || columns.len() > MAX_COLUMNS {
-        return Err(format!("name 1 to {MAX_COLUMNS} columns, such as 0, 1, 2, 3"));
+        return Err(format!(
+            "name 1 to {MAX_COLUMNS} columns, such as 0, 1, 2, 3"
+        ));
     }
     Ok(columns)
 }

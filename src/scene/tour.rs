@@ -70,7 +70,9 @@ impl TourStep {
 
     /// Step `number` (1 for the first), as `poslab figure tour --step` counts.
     pub fn from_number(number: usize) -> Option<Self> {
-        number.checked_sub(1).and_then(|k| Self::ALL.get(k).copied())
+        number
+            .checked_sub(1)
+            .and_then(|k| Self::ALL.get(k).copied())
     }
 
     pub fn next(self) -> Option<Self> {
@@ -189,7 +191,7 @@ impl TourSettings {
     pub fn validate(&self) -> Result<(), ParamError> {
         check_count("length", self.length, LENGTH_RANGE)?;
         check_count("dim", self.dim, DIM_RANGE)?;
-        if self.dim % 2 != 0 {
+        if !self.dim.is_multiple_of(2) {
             return Err(ParamError::new(
                 "dim",
                 self.dim,
@@ -334,9 +336,7 @@ fn grouped(value: f64) -> String {
 
 /// The position at which pair `i`'s angle reaches one radian: `base^(2i/d)`.
 pub fn turn_position(settings: &TourSettings, pair: usize) -> f64 {
-    settings
-        .base
-        .powf((2 * pair) as f64 / settings.dim as f64)
+    settings.base.powf((2 * pair) as f64 / settings.dim as f64)
 }
 
 /// How many pairs turn by at least a radian within the length (positions `0..L`).
@@ -433,7 +433,10 @@ pub fn frame(step: TourStep, settings: &TourSettings) -> Result<TourFrame, Param
         TourStep::BinarySines => {
             let table = guesses::binary_sines(length, s.dim);
             let peaking = (0..s.dim)
-                .take_while(|&j| (length - 1) as f64 * guesses::binary_frequency(j) >= std::f64::consts::FRAC_PI_2)
+                .take_while(|&j| {
+                    (length - 1) as f64 * guesses::binary_frequency(j)
+                        >= std::f64::consts::FRAC_PI_2
+                })
                 .count();
             frame(
                 "PE[p, j] = sin(p · π / 2^(j+1))".into(),
@@ -451,8 +454,8 @@ pub fn frame(step: TourStep, settings: &TourSettings) -> Result<TourFrame, Param
         }
         TourStep::GeometricSines => {
             let table = guesses::geometric_sines(length, s.dim, s.base);
-            let slowest = std::f64::consts::TAU
-                / guesses::geometric_frequency(s.dim - 1, s.dim, s.base);
+            let slowest =
+                std::f64::consts::TAU / guesses::geometric_frequency(s.dim - 1, s.dim, s.base);
             frame(
                 "PE[p, j] = sin(p · base^(-j/d))".into(),
                 "Nothing forces the speeds to halve. Spread them geometrically from 1 radian per step down towards 1/base instead: the fastest dial still tells neighbours apart, the slowest needs about 2π·base positions for one turn, so no position repeats within any length in use, and the speed still falls steadily from column to column.",

@@ -10,9 +10,7 @@ use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
 use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::scene::camera::OrbitCamera;
-use crate::scene::learned::{
-    self, COLUMN_COLORS, LearnedAnalysis, LearnedSource, TableAnalysis,
-};
+use crate::scene::learned::{self, COLUMN_COLORS, LearnedAnalysis, LearnedSource, TableAnalysis};
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::array_heatmap::ArrayHeatmap;
 
@@ -231,8 +229,9 @@ impl LearnedView {
             ui.separator();
             ui.radio_value(&mut self.three_d, false, "2D")
                 .on_hover_text("Rows on the first two principal components");
-            ui.radio_value(&mut self.three_d, true, "3D")
-                .on_hover_text("Rows on the first three principal components: drag to orbit, scroll to zoom");
+            ui.radio_value(&mut self.three_d, true, "3D").on_hover_text(
+                "Rows on the first three principal components: drag to orbit, scroll to zoom",
+            );
             if self.pending.is_some() {
                 ui.separator();
                 ui.spinner();
@@ -241,7 +240,14 @@ impl LearnedView {
         });
     }
 
-    fn similarity_ui(&mut self, ui: &mut egui::Ui, index: usize, t: &TableAnalysis, generation: u64, ctx: &ViewContext<'_>) {
+    fn similarity_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        index: usize,
+        t: &TableAnalysis,
+        generation: u64,
+        ctx: &ViewContext<'_>,
+    ) {
         ui.label(egui::RichText::new(format!("{}: cosine similarity of rows", t.name)).strong());
         self.heatmaps[index].square_cells = true;
         if let Some(response) = self.heatmaps[index].ui(
@@ -255,11 +261,20 @@ impl LearnedView {
             ctx.colormap,
         ) && let Some((i, j)) = response.hovered
         {
-            response.show_hover(format!("rows {i} and {j}: cos = {:.4}", t.similarity[[i, j]]));
+            response.show_hover(format!(
+                "rows {i} and {j}: cos = {:.4}",
+                t.similarity[[i, j]]
+            ));
         }
     }
 
-    fn projection_ui(&mut self, ui: &mut egui::Ui, index: usize, t: &TableAnalysis, colormap: crate::widgets::colormap::Colormap) {
+    fn projection_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        index: usize,
+        t: &TableAnalysis,
+        colormap: crate::widgets::colormap::Colormap,
+    ) {
         let p = &t.principal;
         ui.label(egui::RichText::new("Rows on their principal components").strong());
         if !self.three_d {
@@ -302,9 +317,18 @@ impl LearnedView {
         }
         let projections = &p.projections;
         let k = projections.ncols();
-        let scale = projections.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+        let scale = projections
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()))
+            .max(1e-300);
         let point = |row: usize| {
-            let c = |n: usize| if n < k { (projections[[row, n]] / scale) as f32 } else { 0.0 };
+            let c = |n: usize| {
+                if n < k {
+                    (projections[[row, n]] / scale) as f32
+                } else {
+                    0.0
+                }
+            };
             glam::Vec3::new(c(0), c(1), c(2))
         };
         let painter = ui.painter_at(rect);
@@ -313,10 +337,20 @@ impl LearnedView {
                 .project(v, size)
                 .map(|[x, y]| rect.min + egui::vec2(x, y))
         };
-        for (axis, name) in [(glam::Vec3::X, "PC1"), (glam::Vec3::Y, "PC2"), (glam::Vec3::Z, "PC3")] {
+        for (axis, name) in [
+            (glam::Vec3::X, "PC1"),
+            (glam::Vec3::Y, "PC2"),
+            (glam::Vec3::Z, "PC3"),
+        ] {
             if let (Some(a), Some(b)) = (at(-axis), at(axis)) {
                 painter.line_segment([a, b], egui::Stroke::new(1.0, egui::Color32::GRAY));
-                painter.text(b, egui::Align2::LEFT_BOTTOM, name, egui::FontId::proportional(12.0), egui::Color32::GRAY);
+                painter.text(
+                    b,
+                    egui::Align2::LEFT_BOTTOM,
+                    name,
+                    egui::FontId::proportional(12.0),
+                    egui::Color32::GRAY,
+                );
             }
         }
         let rows = projections.nrows();
@@ -345,8 +379,11 @@ impl LearnedView {
                 for (k, &column) in columns.iter().enumerate() {
                     if column < t.table.ncols() {
                         plot_ui.line(
-                            Line::new(format!("column {column}"), PlotPoints::from(learned::column_curve(&t.table, column)))
-                                .color(color(COLUMN_COLORS[k % COLUMN_COLORS.len()])),
+                            Line::new(
+                                format!("column {column}"),
+                                PlotPoints::from(learned::column_curve(&t.table, column)),
+                            )
+                            .color(color(COLUMN_COLORS[k % COLUMN_COLORS.len()])),
                         );
                     }
                 }
@@ -435,7 +472,10 @@ impl View for LearnedView {
         // The similarity matrix keeps square cells and a colour bar: it gets the widest share.
         let shares = [0.38, 0.31, 0.31];
         let cell_h = area.height() / 2.0;
-        for (row, table) in [&analysis.learned, &analysis.sinusoidal].into_iter().enumerate() {
+        for (row, table) in [&analysis.learned, &analysis.sinusoidal]
+            .into_iter()
+            .enumerate()
+        {
             let mut left = area.left();
             for (col, share) in shares.into_iter().enumerate() {
                 let width = area.width() * share;

@@ -165,18 +165,27 @@ impl TourView {
             let points: Vec<egui::Pos2> = map
                 .overlay
                 .iter()
-                .map(|&[x, y]| response.transform.position_from_point(&PlotPoint::new(x, -y)))
+                .map(|&[x, y]| {
+                    response
+                        .transform
+                        .position_from_point(&PlotPoint::new(x, -y))
+                })
                 .collect();
             // Within the table, where the line means something.
             let table = egui::Rect::from_two_pos(
-                response.transform.position_from_point(&PlotPoint::new(0.0, 0.0)),
+                response
+                    .transform
+                    .position_from_point(&PlotPoint::new(0.0, 0.0)),
                 response
                     .transform
                     .position_from_point(&PlotPoint::new(cols as f64, -(rows as f64))),
             );
             ui.painter()
                 .with_clip_rect(response.transform.frame().intersect(table))
-                .add(egui::Shape::line(points, egui::Stroke::new(2.0, egui::Color32::WHITE)));
+                .add(egui::Shape::line(
+                    points,
+                    egui::Stroke::new(2.0, egui::Color32::WHITE),
+                ));
         }
         if let Some((row, col)) = response.hovered {
             let value = map.values[[row, col]];
@@ -232,13 +241,11 @@ impl View for TourView {
         let settings = self.settings.clamped();
         let params = settings.sinusoidal();
         let data = match self.step {
-            TourStep::Binary => Some(TableSpec::Binary(
-                crate::encoding::binary::BinaryParams {
-                    seq: settings.length,
-                    dim: settings.dim,
-                    start: 0,
-                },
-            )),
+            TourStep::Binary => Some(TableSpec::Binary(crate::encoding::binary::BinaryParams {
+                seq: settings.length,
+                dim: settings.dim,
+                start: 0,
+            })),
             TourStep::Pairs | TourStep::Dials => Some(TableSpec::Sinusoidal(params)),
             TourStep::DotProduct => Some(TableSpec::DotDecay {
                 params,
@@ -247,10 +254,12 @@ impl View for TourView {
             _ => None,
         };
         Some(ViewExport {
-            figure: crate::export::figure::FigureSpec::Tour(crate::export::figure::tour::TourFigure {
-                step: self.step,
-                settings,
-            }),
+            figure: crate::export::figure::FigureSpec::Tour(
+                crate::export::figure::tour::TourFigure {
+                    step: self.step,
+                    settings,
+                },
+            ),
             data,
             name: format!("tour_step{}", self.step.index() + 1),
         })
@@ -280,7 +289,9 @@ impl View for TourView {
             };
             let (frame, generation) = (frame.clone(), *generation);
             ui.heading(frame.step.title());
-            ui.add(egui::Label::new(egui::RichText::new(&frame.formula).monospace().strong()).wrap());
+            ui.add(
+                egui::Label::new(egui::RichText::new(&frame.formula).monospace().strong()).wrap(),
+            );
             ui.add(egui::Label::new(frame.text).wrap());
             ui.label(egui::RichText::new(&frame.measured).color(ui.visuals().warn_fg_color));
             ui.add_space(4.0);

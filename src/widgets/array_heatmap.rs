@@ -7,7 +7,9 @@ use egui_plot::PlotBounds;
 use ndarray::Array2;
 
 use super::colormap::Colormap;
-use super::heatmap::{HeatmapData, HeatmapResponse, HeatmapTexture, colorbar_ui, heatmap_ui, visible_range};
+use super::heatmap::{
+    HeatmapData, HeatmapResponse, HeatmapTexture, colorbar_ui, heatmap_ui, visible_range,
+};
 use crate::engine::Strided;
 use crate::engine::reduce::{Reduce, reduce_array};
 

@@ -698,7 +698,13 @@ fn colorbar_group(colorbar: &ColorBar, area: Area) -> Group {
 }
 
 /// Curves and point sets in data coordinates, clipped by the caller.
-fn series_group(series: &[super::Series], index: usize, x_scale: &Scale, y_scale: &Scale, plot: Area) -> Group {
+fn series_group(
+    series: &[super::Series],
+    index: usize,
+    x_scale: &Scale,
+    y_scale: &Scale,
+    plot: Area,
+) -> Group {
     let mut group = Group::new();
     for (k, s) in series.iter().enumerate() {
         let id = format!("series-{index}-{k}");

@@ -85,8 +85,16 @@ fn heatmap_panel(map: &TourHeatmap, style: &FigureStyle) -> Panel {
 }
 
 fn curves_panel(curves: &TourCurves) -> Panel {
-    let xs: Vec<f64> = curves.curves.iter().flat_map(|c| c.points.iter().map(|p| p[0])).collect();
-    let ys: Vec<f64> = curves.curves.iter().flat_map(|c| c.points.iter().map(|p| p[1])).collect();
+    let xs: Vec<f64> = curves
+        .curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p[0]))
+        .collect();
+    let ys: Vec<f64> = curves
+        .curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p[1]))
+        .collect();
     let padded = |(low, high): (f64, f64)| {
         let pad = (high - low).abs().max(1e-9) * 0.05;
         (low - pad, high + pad)
