@@ -11,18 +11,28 @@ use egui_kittest::kittest::Queryable;
 use ndarray::{Array1, Array2};
 use poslab::egui::accesskit::Role;
 
-use poslab::app::{PoslabApp, wgpu_setup};
+use poslab::app::PoslabApp;
 use poslab::encoding::learned::principal_components;
 use poslab::encoding::random::SplitMix64;
 use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use poslab::engine::{TableSpec, cpu};
 
 fn harness() -> Harness<'static, PoslabApp> {
-    Harness::builder()
-        .with_max_steps(4000)
-        .with_size([1100.0, 720.0])
-        .wgpu_setup(wgpu_setup())
-        .build_eframe(|cc| PoslabApp::new(cc).hide_machine_details())
+    common::app_harness()
+}
+
+/// Opens `path` in the Learned tables view as a drop or the dialog does, and waits for it.
+fn open_and_wait(harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path) {
+    let ctx = harness.ctx.clone();
+    harness.state_mut().learned_view().open(
+        &ctx,
+        poslab::scene::learned::LearnedSource {
+            path: path.to_owned(),
+            tensor: None,
+        },
+    );
+    harness.state_mut().learned_view().wait();
+    harness.run();
 }
 
 /// Unit vectors, each orthogonal to the ones before (Gram-Schmidt on random vectors).
@@ -203,16 +213,7 @@ fn the_view_draws_a_typed_table_and_a_named_tensor_beside_the_sinusoidal_one() {
             ("position_embeddings.weight", &b, vec![1, positions, dim]),
         ],
     );
-    let ctx = harness.ctx.clone();
-    harness.state_mut().learned_view().open(
-        &ctx,
-        poslab::scene::learned::LearnedSource {
-            path: model.clone(),
-            tensor: None,
-        },
-    );
-    harness.state_mut().learned_view().wait();
-    harness.run();
+    open_and_wait(&mut harness, &model);
     let view = harness.state_mut().learned_view();
     assert_eq!(
         view.shown().unwrap().tensor.as_deref(),
@@ -261,22 +262,10 @@ fn bad_files_say_why_and_keep_the_table_drawn() {
     harness.run();
     harness.get_by_label("Learned tables").click();
     harness.run();
-    let open = |harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path| {
-        let ctx = harness.ctx.clone();
-        harness.state_mut().learned_view().open(
-            &ctx,
-            poslab::scene::learned::LearnedSource {
-                path: path.to_owned(),
-                tensor: None,
-            },
-        );
-        harness.state_mut().learned_view().wait();
-        harness.run();
-    };
-    open(&mut harness, &good);
+    open_and_wait(&mut harness, &good);
     let before = harness.state_mut().learned_view().shown().unwrap().clone();
     for (path, says) in cases {
-        open(&mut harness, &path);
+        open_and_wait(&mut harness, &path);
         let view = harness.state_mut().learned_view();
         let error = view
             .error()
@@ -288,7 +277,7 @@ fn bad_files_say_why_and_keep_the_table_drawn() {
         assert!(harness.query_by_label_contains(&error).is_some());
     }
     // A good file clears the message.
-    open(&mut harness, &good);
+    open_and_wait(&mut harness, &good);
     assert!(harness.state_mut().learned_view().error().is_none());
 }
 
@@ -302,16 +291,7 @@ fn learned_view_snapshot() {
     harness.get_by_label("Learned tables").click();
     harness.run();
     harness.snapshot("views/learned_empty");
-    let ctx = harness.ctx.clone();
-    harness.state_mut().learned_view().open(
-        &ctx,
-        poslab::scene::learned::LearnedSource {
-            path: npy,
-            tensor: None,
-        },
-    );
-    harness.state_mut().learned_view().wait();
-    harness.run();
+    open_and_wait(&mut harness, &npy);
     // The path differs from run to run: the field is emptied before the picture.
     harness
         .get_by_role_and_label(Role::TextInput, "or path:")
@@ -338,16 +318,7 @@ fn the_learned_figure_from_the_command_line_equals_the_apps_export() {
         harness.state().view_export().is_none(),
         "nothing to export before a table"
     );
-    let ctx = harness.ctx.clone();
-    harness.state_mut().learned_view().open(
-        &ctx,
-        poslab::scene::learned::LearnedSource {
-            path: npy,
-            tensor: None,
-        },
-    );
-    harness.state_mut().learned_view().wait();
-    harness.run();
+    open_and_wait(&mut harness, &npy);
     harness
         .get_by_role_and_label(Role::TextInput, "Columns")
         .click();

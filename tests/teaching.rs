@@ -10,7 +10,7 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use ndarray::Array2;
 use poslab::egui::accesskit::Role;
 
-use poslab::app::{PoslabApp, wgpu_setup};
+use poslab::app::PoslabApp;
 use poslab::encoding::random::SplitMix64;
 use poslab::encoding::relative::{RelativeClipParams, T5BucketParams};
 use poslab::encoding::skew::{self, SkewContent, SkewStage};
@@ -19,11 +19,7 @@ use poslab::scene::board::Board;
 use poslab::views::ViewKind;
 
 fn harness() -> Harness<'static, PoslabApp> {
-    Harness::builder()
-        .with_max_steps(4000)
-        .with_size([1100.0, 720.0])
-        .wgpu_setup(wgpu_setup())
-        .build_eframe(|cc| PoslabApp::new(cc).hide_machine_details())
+    common::app_harness()
 }
 
 fn open_relative(harness: &mut Harness<'_, PoslabApp>, panel: &str) {

@@ -10,7 +10,7 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use ndarray::Array2;
 use poslab::egui::accesskit::Role;
 
-use poslab::app::{PoslabApp, wgpu_setup};
+use poslab::app::PoslabApp;
 use poslab::encoding::binary::BinaryParams;
 use poslab::encoding::sinusoidal::{
     self, SinusoidalLayout, SinusoidalParams, Spacing, translation_error, translation_matrix,
@@ -19,11 +19,7 @@ use poslab::engine::{TableSpec, cpu};
 use poslab::scene::tour::{TourCurves, TourFrame, TourHeatmap, TourPanel, TourStep};
 
 fn harness() -> Harness<'static, PoslabApp> {
-    Harness::builder()
-        .with_max_steps(4000)
-        .with_size([1100.0, 720.0])
-        .wgpu_setup(wgpu_setup())
-        .build_eframe(|cc| PoslabApp::new(cc).hide_machine_details())
+    common::app_harness()
 }
 
 fn open_tour(harness: &mut Harness<'_, PoslabApp>) {

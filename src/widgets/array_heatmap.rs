@@ -8,7 +8,8 @@ use ndarray::Array2;
 
 use super::colormap::Colormap;
 use super::heatmap::{
-    HeatmapData, HeatmapResponse, HeatmapTexture, colorbar_ui, heatmap_ui, visible_range,
+    HeatmapData, HeatmapResponse, HeatmapTexture, colorbar_ui, heatmap_layout, heatmap_ui,
+    visible_range,
 };
 use crate::engine::Strided;
 use crate::engine::reduce::{Reduce, reduce_array};
@@ -76,23 +77,7 @@ impl ArrayHeatmap {
             self.shown = Some((row_bins, col_bins));
         }
         let full = ui.available_rect_before_wrap();
-        let colorbar_width = 90.0;
-        let mut heatmap_rect = egui::Rect::from_min_max(
-            full.min,
-            egui::pos2(full.max.x - colorbar_width, full.max.y),
-        );
-        if self.square_cells {
-            let (axes_x, axes_y) = (64.0, 44.0);
-            let scale = ((heatmap_rect.width() - axes_x) / cols as f32)
-                .min((heatmap_rect.height() - axes_y) / rows as f32)
-                .max(0.0);
-            heatmap_rect.set_width(cols as f32 * scale + axes_x);
-            heatmap_rect.set_height(rows as f32 * scale + axes_y);
-        }
-        let colorbar_rect = egui::Rect::from_min_max(
-            egui::pos2(heatmap_rect.max.x + 8.0, full.min.y),
-            egui::pos2(heatmap_rect.max.x + colorbar_width, heatmap_rect.max.y),
-        );
+        let (heatmap_rect, colorbar_rect) = heatmap_layout(full, (rows, cols), self.square_cells);
         let mut result = None;
         ui.scope_builder(egui::UiBuilder::new().max_rect(heatmap_rect), |ui| {
             if let Some(shown) = self.shown {

@@ -261,6 +261,34 @@ pub fn visible_range(low: f64, high: f64, total: usize, pixels: f32) -> Strided 
     Strided { start, end, step }
 }
 
+/// Where a heatmap of `rows` x `cols` and its colour bar go in `full`: the bar on the right;
+/// with `square_cells`, the heatmap only as large as square cells fill, so that the bar sits
+/// beside the matrix and no empty band is left above or below it.
+pub fn heatmap_layout(
+    full: egui::Rect,
+    (rows, cols): (usize, usize),
+    square_cells: bool,
+) -> (egui::Rect, egui::Rect) {
+    let colorbar_width = 90.0;
+    let mut heatmap_rect = egui::Rect::from_min_max(
+        full.min,
+        egui::pos2(full.max.x - colorbar_width, full.max.y),
+    );
+    if square_cells {
+        let (axes_x, axes_y) = (64.0, 44.0);
+        let scale = ((heatmap_rect.width() - axes_x) / cols as f32)
+            .min((heatmap_rect.height() - axes_y) / rows as f32)
+            .max(0.0);
+        heatmap_rect.set_width(cols as f32 * scale + axes_x);
+        heatmap_rect.set_height(rows as f32 * scale + axes_y);
+    }
+    let colorbar_rect = egui::Rect::from_min_max(
+        egui::pos2(heatmap_rect.max.x + 8.0, full.min.y),
+        egui::pos2(heatmap_rect.max.x + colorbar_width, heatmap_rect.max.y),
+    );
+    (heatmap_rect, colorbar_rect)
+}
+
 /// A vertical colour bar with the range it spans.
 pub fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: (f64, f64), height: f32) {
     let (rect, _) = ui.allocate_exact_size(egui::vec2(18.0, height), egui::Sense::hover());
@@ -552,25 +580,7 @@ impl TableHeatmap {
         }
         self.poll_range(ui.ctx(), engine, status);
         let full = ui.available_rect_before_wrap();
-        let colorbar_width = 90.0;
-        let mut heatmap_rect = egui::Rect::from_min_max(
-            full.min,
-            egui::pos2(full.max.x - colorbar_width, full.max.y),
-        );
-        if self.square_cells {
-            // Only as large as square cells fill, so that the colour bar sits beside the
-            // matrix and no empty band is left above or below it.
-            let (axes_x, axes_y) = (64.0, 44.0);
-            let scale = ((heatmap_rect.width() - axes_x) / cols as f32)
-                .min((heatmap_rect.height() - axes_y) / rows as f32)
-                .max(0.0);
-            heatmap_rect.set_width(cols as f32 * scale + axes_x);
-            heatmap_rect.set_height(rows as f32 * scale + axes_y);
-        }
-        let colorbar_rect = egui::Rect::from_min_max(
-            egui::pos2(heatmap_rect.max.x + 8.0, full.min.y),
-            egui::pos2(heatmap_rect.max.x + colorbar_width, heatmap_rect.max.y),
-        );
+        let (heatmap_rect, colorbar_rect) = heatmap_layout(full, (rows, cols), self.square_cells);
         let mut result = None;
         let texture = match &self.gpu {
             Some((_, id)) => Some(*id),

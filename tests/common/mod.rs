@@ -446,3 +446,14 @@ pub fn click_at(
     }
     harness.run();
 }
+
+/// The app in a 1100 x 720 window on the GPU engine, machine details hidden (snapshots differ
+/// from machine to machine otherwise).
+pub fn app_harness() -> egui_kittest::Harness<'static, poslab::app::PoslabApp> {
+    egui_kittest::Harness::builder()
+        // A heatmap's colour range arrives from the device some frames after its texture.
+        .with_max_steps(4000)
+        .with_size([1100.0, 720.0])
+        .wgpu_setup(poslab::app::wgpu_setup())
+        .build_eframe(|cc| poslab::app::PoslabApp::new(cc).hide_machine_details())
+}
