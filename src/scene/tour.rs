@@ -414,12 +414,24 @@ pub fn frame(step: TourStep, settings: &TourSettings) -> Result<TourFrame, Param
                 dim: s.dim,
                 start: 0,
             })?;
-            let changing = guesses::changing_bits(length).min(s.dim);
+            let needed = guesses::changing_bits(length);
+            let changing = needed.min(s.dim);
+            // Too few bits to count to L: the code repeats.
+            let repeats = if needed > s.dim {
+                format!(
+                    " {} bits count only to {}: from position {} on, the code repeats an earlier one.",
+                    s.dim,
+                    grouped(2f64.powi(s.dim as i32) - 1.0),
+                    grouped(2f64.powi(s.dim as i32))
+                )
+            } else {
+                String::new()
+            };
             frame(
                 "PE[p, j] = bit j of p = floor(p / 2^j) mod 2".into(),
                 "Write the position in binary, one column per bit: every value is 0 or 1 at any length, and d columns count to 2^d. Bit 0 flips at every step, bit j every 2^j steps. But the code jumps: 7 (0111) and 8 (1000) differ in four columns although they are neighbours, and nothing lies between two positions.",
                 format!(
-                    "At L = {length}, only bits 0 to {} change; the other {} of {} columns stay 0.",
+                    "At L = {length}, only bits 0 to {} change; the other {} of {} columns stay 0.{repeats}",
                     changing.saturating_sub(1),
                     s.dim - changing,
                     s.dim
@@ -572,19 +584,24 @@ pub fn frame(step: TourStep, settings: &TourSettings) -> Result<TourFrame, Param
                 .enumerate()
                 .map(|(j, v)| [j as f64 - a, v / peak])
                 .collect();
+            // The nearest offset, either side, where it drops below half; and the farthest row.
             let half = normalised
                 .iter()
-                .filter(|p| p[0] > 0.0 && p[1] < 0.5)
-                .map(|p| p[0])
-                .next();
+                .filter(|p| p[0] != 0.0 && p[1] < 0.5)
+                .map(|p| p[0].abs())
+                .reduce(f64::min);
+            let farthest = normalised
+                .iter()
+                .copied()
+                .max_by(|a, b| a[0].abs().total_cmp(&b[0].abs()))
+                .unwrap_or([0.0, 1.0]);
             frame(
                 "PE[a] · PE[a + k] = Σ_i cos(k·ω_i), divided by its peak d/2".into(),
                 "The dot product of two rows is a sum of cosines of k·ω_i: it depends on the distance k only, not on a. At k = 0 every pair agrees and the sum is d/2; further apart the fast pairs fall out of step and the sum drops, with ripples, so near positions look alike without anything being trained. The article draws this at d = 128, L = 256, anchored at 128.",
                 match half {
                     Some(k) => format!(
-                        "It falls below half its peak at k = {k}, and reads {:.3} at k = {} (the last row).",
-                        normalised.last().map_or(0.0, |p| p[1]),
-                        length - 1 - s.anchor
+                        "It first falls below half its peak at k = ±{k}, and reads {:.3} at the farthest row, k = {}.",
+                        farthest[1], farthest[0]
                     ),
                     None => format!(
                         "It stays above half its peak at every k within L = {length}: the pairs are too slow to fall out of step."
