@@ -8,7 +8,10 @@ use ndarray::{Array1, Array2};
 /// The most positions and columns a learned table may have here: its `[P, P]` similarity
 /// matrix and the sinusoidal one beside it take 256 MiB at 4096 positions.
 pub const MAX_POSITIONS: usize = 4096;
-pub const MAX_DIM: usize = 65_536;
+pub const MAX_DIM: usize = 16_384;
+/// The most work a decomposition may take, `P · D · min(P, D)`: about 20 s on two cores (GPT-2
+/// XL's 1024 x 1600 table is 1.7e9, about 6 s).
+pub const MAX_WORK: f64 = 6e9;
 
 /// Checks that `table` can be drawn: at least 2 positions and 1 column, within the limits,
 /// every value finite.
@@ -22,6 +25,12 @@ pub fn check_table(table: &Array2<f64>) -> Result<(), String> {
     if !(1..=MAX_DIM).contains(&dim) {
         return Err(format!(
             "holds {dim} columns: a learned position table has 1 to {MAX_DIM}"
+        ));
+    }
+    let work = positions as f64 * dim as f64 * positions.min(dim) as f64;
+    if work > MAX_WORK {
+        return Err(format!(
+            "holds a {positions} x {dim} table, too large to decompose here: P·D·min(P, D) is {work:.1e}, at most {MAX_WORK:.0e} (GPT-2 XL's 1024 x 1600 is 1.7e9)"
         ));
     }
     if let Some(((row, col), _)) = table.indexed_iter().find(|(_, v)| !v.is_finite()) {
@@ -103,5 +112,29 @@ pub fn principal_components(table: &Array2<f64>, k: usize) -> Principal {
         components,
         projections,
         explained,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_too_large_to_decompose_are_refused_up_front() {
+        let large = Array2::<f64>::zeros((4096, 2048));
+        let reason = check_table(&large).unwrap_err();
+        assert!(reason.contains("too large to decompose"), "{reason}");
+        assert!(check_table(&Array2::<f64>::zeros((1024, 1600))).is_ok());
+        assert!(check_table(&Array2::<f64>::zeros((1, 8))).is_err());
+        assert!(check_table(&Array2::<f64>::zeros((8, 0))).is_err());
+    }
+
+    #[test]
+    fn a_zero_row_has_no_direction_and_a_similarity_of_zero() {
+        let table = ndarray::array![[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]];
+        let similarity = cosine_similarity(&table);
+        assert_eq!(similarity[[0, 1]], 0.0);
+        assert_eq!(similarity[[1, 1]], 1.0);
+        assert_eq!(similarity[[1, 2]], 0.0);
     }
 }
