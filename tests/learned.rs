@@ -256,7 +256,14 @@ fn bad_files_say_why_and_keep_the_table_drawn() {
         (text, "text.npy"),
         (with_nan, "NaN"),
         (vector, "[rows, dim]"),
-        (folder.path().to_path_buf(), ""),
+        (
+            folder.path().to_path_buf(),
+            "use a .npy or .safetensors file",
+        ),
+        (
+            folder.path().join("table.csv"),
+            "use a .npy or .safetensors file",
+        ),
     ];
     let mut harness = harness();
     harness.run();

@@ -47,6 +47,12 @@ fn max_bytes() -> u64 {
 
 /// Reads the table of `source`: `[positions, dim]`, or timm's `[1, positions, dim]`.
 pub fn read(source: &LearnedSource) -> Result<(Array2<f64>, Option<String>), String> {
+    if !is_table_file(&source.path) {
+        return Err(format!(
+            "{}: is not a learned table poslab reads: use a .npy or .safetensors file",
+            source.path.display()
+        ));
+    }
     let (table, tensor) =
         crate::import::read_position_table(&source.path, source.tensor.as_deref(), max_bytes())
             .map_err(|e| e.to_string())?;

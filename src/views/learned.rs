@@ -223,9 +223,13 @@ impl LearnedView {
                 ui.separator();
             }
             let label = ui.label("Columns");
-            ui.add(egui::TextEdit::singleline(&mut self.columns_text).desired_width(110.0))
-                .labelled_by(label.id)
-                .on_hover_text("Columns drawn against position, such as 0, 1, 2, 3 (up to 8)");
+            ui.add_enabled(
+                self.analysis.is_some(),
+                egui::TextEdit::singleline(&mut self.columns_text).desired_width(110.0),
+            )
+            .labelled_by(label.id)
+            .on_disabled_hover_text("Open a table first: its columns are offered then")
+            .on_hover_text("Columns drawn against position, such as 0, 1, 2, 3 (up to 8)");
             ui.separator();
             ui.radio_value(&mut self.three_d, false, "2D")
                 .on_hover_text("Rows on the first two principal components");
