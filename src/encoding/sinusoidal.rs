@@ -390,19 +390,41 @@ pub fn shifted_rows(table: &Array2<f64>, t: &Array2<f64>) -> Array2<f64> {
     })
 }
 
-/// The largest `|PE[p + Δ] - PE[p] · T(Δ)|` over the table's rows and columns: 0 but for
-/// rounding, at any `Δ`.
-pub fn translation_error(params: &SinusoidalParams, delta: u64) -> Result<f64, ParamError> {
+/// `T(Δ)` applied to the table, next to the table computed at the shifted positions.
+pub struct Translation {
+    pub matrix: Array2<f64>,
+    /// `PE[p + Δ]`, computed directly.
+    pub shifted: Array2<f64>,
+    /// `PE[p] · T(Δ)`.
+    pub via_matrix: Array2<f64>,
+    /// The largest `|PE[p + Δ] - PE[p] · T(Δ)|`: 0 but for rounding, at any `Δ`.
+    pub error: f64,
+}
+
+/// Moves every row of the table by `delta` with `T(Δ)` and compares with the shifted table.
+pub fn translate(params: &SinusoidalParams, delta: u64) -> Result<Translation, ParamError> {
     let start = params.start.checked_add(delta).ok_or_else(|| {
         ParamError::new("delta", delta, "the shifted positions must stay below 2^53")
     })?;
     let moved = table(params)?;
     let shifted = table(&SinusoidalParams { start, ..*params })?;
-    let via_matrix = shifted_rows(&moved, &translation_matrix(params, delta)?);
-    Ok(shifted
+    let matrix = translation_matrix(params, delta)?;
+    let via_matrix = shifted_rows(&moved, &matrix);
+    let error = shifted
         .iter()
         .zip(via_matrix.iter())
-        .fold(0.0, |worst, (a, b)| worst.max((a - b).abs())))
+        .fold(0.0f64, |worst, (a, b)| worst.max((a - b).abs()));
+    Ok(Translation {
+        matrix,
+        shifted,
+        via_matrix,
+        error,
+    })
+}
+
+/// The largest `|PE[p + Δ] - PE[p] · T(Δ)|` over the table's rows and columns.
+pub fn translation_error(params: &SinusoidalParams, delta: u64) -> Result<f64, ParamError> {
+    translate(params, delta).map(|t| t.error)
 }
 
 /// Checks that a dot-decay anchor names a row of the table.

@@ -527,17 +527,12 @@ pub fn frame(step: TourStep, settings: &TourSettings) -> Result<TourFrame, Param
         }
         TourStep::Translation => {
             let params = s.sinusoidal();
-            let t = sinusoidal::translation_matrix(&params, s.delta)?;
-            let table = sinusoidal::table(&params)?;
-            let shifted = sinusoidal::table(&SinusoidalParams {
-                start: s.delta,
-                ..params
-            })?;
-            let via_matrix = sinusoidal::shifted_rows(&table, &t);
-            let error = shifted
-                .iter()
-                .zip(via_matrix.iter())
-                .fold(0.0f64, |worst, (a, b)| worst.max((a - b).abs()));
+            let sinusoidal::Translation {
+                matrix: t,
+                shifted,
+                via_matrix,
+                error,
+            } = sinusoidal::translate(&params, s.delta)?;
             let a = s.anchor;
             frame(
                 "PE[p + Δ] = PE[p] · T(Δ),  T(Δ) = diag(R(ω_0·Δ), ..., R(ω_(d/2-1)·Δ)),  R(φ) = [cos φ, -sin φ; sin φ, cos φ]".into(),

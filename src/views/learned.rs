@@ -13,6 +13,7 @@ use crate::scene::camera::OrbitCamera;
 use crate::scene::learned::{self, COLUMN_COLORS, LearnedAnalysis, LearnedSource, TableAnalysis};
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::array_heatmap::ArrayHeatmap;
+use crate::widgets::colormap::rgb;
 
 /// What a worker sends back: the file's candidate tensors, and the analysis or why not.
 type Answer = (Vec<String>, Result<LearnedAnalysis, String>);
@@ -46,10 +47,6 @@ pub struct LearnedView {
     camera: Option<OrbitCamera>,
     #[serde(skip)]
     reopened: bool,
-}
-
-fn color([r, g, b]: [u8; 3]) -> egui::Color32 {
-    egui::Color32::from_rgb(r, g, b)
 }
 
 impl LearnedView {
@@ -292,12 +289,12 @@ impl LearnedView {
                 .show(ui, |plot_ui| {
                     plot_ui.line(
                         Line::new("rows in position order", PlotPoints::from(points.clone()))
-                            .color(color(COLUMN_COLORS[0])),
+                            .color(rgb(COLUMN_COLORS[0])),
                     );
                     plot_ui.points(
                         Points::new("first and last position", PlotPoints::from(ends))
                             .radius(4.0)
-                            .color(color(COLUMN_COLORS[1])),
+                            .color(rgb(COLUMN_COLORS[1])),
                     );
                 });
             return;
@@ -387,7 +384,7 @@ impl LearnedView {
                                 format!("column {column}"),
                                 PlotPoints::from(learned::column_curve(&t.table, column)),
                             )
-                            .color(color(COLUMN_COLORS[k % COLUMN_COLORS.len()])),
+                            .color(rgb(COLUMN_COLORS[k % COLUMN_COLORS.len()])),
                         );
                     }
                 }
@@ -441,7 +438,8 @@ impl View for LearnedView {
         if let Some(error) = &self.error {
             ui.colored_label(ui.visuals().error_fg_color, error);
         }
-        let Some((analysis, generation)) = &self.analysis else {
+        // Taken out while it is drawn (the panels borrow the view), put back below.
+        let Some((analysis, generation)) = self.analysis.take() else {
             ui.add_space(40.0);
             ui.vertical_centered(|ui| {
                 ui.label("Open a learned position table, [positions, dim]: GPT-2's transformer.wpe.weight, BERT's embeddings.position_embeddings.weight, a ViT's pos_embed.");
@@ -449,7 +447,6 @@ impl View for LearnedView {
             });
             return;
         };
-        let (analysis, generation) = (analysis.clone(), *generation);
         let dim = analysis.learned.table.ncols();
         let columns = match learned::parse_columns(&self.columns_text, dim) {
             Ok(columns) => columns,
@@ -495,5 +492,6 @@ impl View for LearnedView {
                 });
             }
         }
+        self.analysis = Some((analysis, generation));
     }
 }

@@ -11,6 +11,7 @@ use crate::scene::tour::{
 };
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::array_heatmap::ArrayHeatmap;
+use crate::widgets::colormap::rgb;
 
 /// What the view keeps between frames (the step and settings also between runs).
 #[derive(Default, serde::Serialize, serde::Deserialize)]
@@ -25,10 +26,6 @@ pub struct TourView {
     error: Option<String>,
     #[serde(skip)]
     heatmaps: [ArrayHeatmap; 2],
-}
-
-fn color([r, g, b]: [u8; 3]) -> egui::Color32 {
-    egui::Color32::from_rgb(r, g, b)
 }
 
 impl TourView {
@@ -135,65 +132,66 @@ impl TourView {
             });
         }
     }
+}
 
-    fn heatmap_ui(
-        &mut self,
-        ui: &mut egui::Ui,
-        index: usize,
-        map: &TourHeatmap,
-        generation: u64,
-        ctx: &ViewContext<'_>,
-    ) {
-        ui.label(egui::RichText::new(&map.title).strong());
-        let id = format!("tour_{}_{index}", self.step.index());
-        let (rows, cols) = map.values.dim();
-        // A square matrix (T) keeps square cells, so that its blocks read as 2 x 2.
-        self.heatmaps[index].square_cells = rows == cols;
-        let Some(response) = self.heatmaps[index].ui(
-            ui,
-            &id,
-            &map.values,
-            generation,
-            map.range,
-            (&map.col_name, &map.row_name),
-            ctx.reduce,
-            ctx.colormap,
-        ) else {
-            return;
-        };
-        if map.overlay.len() >= 2 {
-            let points: Vec<egui::Pos2> = map
-                .overlay
-                .iter()
-                .map(|&[x, y]| {
-                    response
-                        .transform
-                        .position_from_point(&PlotPoint::new(x, -y))
-                })
-                .collect();
-            // Within the table, where the line means something.
-            let table = egui::Rect::from_two_pos(
+/// Panel `index` of step `step` as a heatmap, drawn by `heatmap`.
+fn heatmap_ui(
+    ui: &mut egui::Ui,
+    heatmap: &mut ArrayHeatmap,
+    (step, index): (TourStep, usize),
+    map: &TourHeatmap,
+    generation: u64,
+    ctx: &ViewContext<'_>,
+) {
+    ui.label(egui::RichText::new(&map.title).strong());
+    let id = format!("tour_{}_{index}", step.index());
+    let (rows, cols) = map.values.dim();
+    // A square matrix (T) keeps square cells, so that its blocks read as 2 x 2.
+    heatmap.square_cells = rows == cols;
+    let Some(response) = heatmap.ui(
+        ui,
+        &id,
+        &map.values,
+        generation,
+        map.range,
+        (&map.col_name, &map.row_name),
+        ctx.reduce,
+        ctx.colormap,
+    ) else {
+        return;
+    };
+    if map.overlay.len() >= 2 {
+        let points: Vec<egui::Pos2> = map
+            .overlay
+            .iter()
+            .map(|&[x, y]| {
                 response
                     .transform
-                    .position_from_point(&PlotPoint::new(0.0, 0.0)),
-                response
-                    .transform
-                    .position_from_point(&PlotPoint::new(cols as f64, -(rows as f64))),
-            );
-            ui.painter()
-                .with_clip_rect(response.transform.frame().intersect(table))
-                .add(egui::Shape::line(
-                    points,
-                    egui::Stroke::new(2.0, egui::Color32::WHITE),
-                ));
-        }
-        if let Some((row, col)) = response.hovered {
-            let value = map.values[[row, col]];
-            response.show_hover(format!(
-                "{} {row}, {} {col}: {value:.6}",
-                map.row_name, map.col_name
+                    .position_from_point(&PlotPoint::new(x, -y))
+            })
+            .collect();
+        // Within the table, where the line means something.
+        let table = egui::Rect::from_two_pos(
+            response
+                .transform
+                .position_from_point(&PlotPoint::new(0.0, 0.0)),
+            response
+                .transform
+                .position_from_point(&PlotPoint::new(cols as f64, -(rows as f64))),
+        );
+        ui.painter()
+            .with_clip_rect(response.transform.frame().intersect(table))
+            .add(egui::Shape::line(
+                points,
+                egui::Stroke::new(2.0, egui::Color32::WHITE),
             ));
-        }
+    }
+    if let Some((row, col)) = response.hovered {
+        let value = map.values[[row, col]];
+        response.show_hover(format!(
+            "{} {row}, {} {col}: {value:.6}",
+            map.row_name, map.col_name
+        ));
     }
 }
 
@@ -218,13 +216,13 @@ fn curves_ui(ui: &mut egui::Ui, index: usize, curves: &TourCurves) {
                 plot_ui.points(
                     Points::new(curve.name.clone(), points)
                         .radius(2.5)
-                        .color(color(curve.color)),
+                        .color(rgb(curve.color)),
                 );
             } else {
                 plot_ui.line(
                     Line::new(curve.name.clone(), points)
                         .width(2.0)
-                        .color(color(curve.color)),
+                        .color(rgb(curve.color)),
                 );
             }
         }
@@ -284,10 +282,10 @@ impl View for TourView {
             if let Some(error) = &self.error {
                 ui.colored_label(ui.visuals().error_fg_color, error);
             }
-            let Some((_, _, frame, generation)) = &self.shown else {
+            let Some((step, _, frame, generation)) = &self.shown else {
                 return;
             };
-            let (frame, generation) = (frame.clone(), *generation);
+            let (step, generation) = (*step, *generation);
             ui.heading(frame.step.title());
             ui.add(
                 egui::Label::new(egui::RichText::new(&frame.formula).monospace().strong()).wrap(),
@@ -305,7 +303,14 @@ impl View for TourView {
                     egui::vec2(width - 12.0, panels_rect.height()),
                 );
                 ui.scope_builder(egui::UiBuilder::new().max_rect(rect), |ui| match panel {
-                    TourPanel::Heatmap(map) => self.heatmap_ui(ui, index, map, generation, ctx),
+                    TourPanel::Heatmap(map) => heatmap_ui(
+                        ui,
+                        &mut self.heatmaps[index],
+                        (step, index),
+                        map,
+                        generation,
+                        ctx,
+                    ),
                     TourPanel::Curves(curves) => curves_ui(ui, index, curves),
                 });
             }

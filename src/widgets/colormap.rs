@@ -92,3 +92,8 @@ impl Colormap {
         }
     }
 }
+
+/// An `[r, g, b]` colour (as figures and scenes keep them) for egui.
+pub fn rgb([r, g, b]: [u8; 3]) -> egui::Color32 {
+    egui::Color32::from_rgb(r, g, b)
+}

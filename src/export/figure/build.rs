@@ -93,7 +93,7 @@ pub struct CorkscrewFigure {
 }
 
 /// Every k-th of `0..n`, at most `max_cells` of them.
-fn strided(n: usize, max_cells: usize) -> Strided {
+pub(super) fn strided(n: usize, max_cells: usize) -> Strided {
     Strided {
         step: n.div_ceil(max_cells.max(1)).max(1),
         ..Strided::all(n)

@@ -176,7 +176,7 @@ fn mark(name: String, x: f64, (low, high): (f64, f64)) -> Series {
 }
 
 /// The finite values' range, padded by 5% (a range of 0 to 1 when none is finite).
-fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+pub(super) fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (low, high) = finite_range(&values.collect::<Vec<f64>>());
     if low.is_finite() {
         let pad = (high - low).abs().max(1e-9) * 0.05;

@@ -2,9 +2,9 @@
 //! size, the similarity matrix, the rows on their first two principal components and the
 //! chosen columns against position (the app's 3D projection is drawn in 2D here).
 
-use super::build::{MAX_CELLS, finite_range};
+use super::build::{MAX_CELLS, strided};
+use super::context::span;
 use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};
-use crate::engine::Strided;
 use crate::engine::reduce::reduce_array;
 use crate::scene::learned::{self, COLUMN_COLORS, LearnedSource, TableAnalysis};
 
@@ -44,10 +44,7 @@ pub fn build(
 
 fn similarity_panel(t: &TableAnalysis, style: &FigureStyle) -> Panel {
     let n = t.similarity.nrows();
-    let bins = Strided {
-        step: n.div_ceil(MAX_CELLS).max(1),
-        ..Strided::all(n)
-    };
+    let bins = strided(n, MAX_CELLS);
     let values = reduce_array(&t.similarity, &bins, &bins, style.reduce);
     Panel {
         title: format!("{}: cosine similarity", t.name),
@@ -70,17 +67,10 @@ fn similarity_panel(t: &TableAnalysis, style: &FigureStyle) -> Panel {
     }
 }
 
-/// `(low, high)` widened by 5% on each side.
-fn padded(values: &[f64]) -> (f64, f64) {
-    let (low, high) = finite_range(values);
-    let pad = (high - low).abs().max(1e-9) * 0.05;
-    (low - pad, high + pad)
-}
-
 fn projection_panel(t: &TableAnalysis) -> Panel {
     let points = learned::projection_2d(&t.principal);
-    let (x0, x1) = padded(&points.iter().map(|p| p[0]).collect::<Vec<_>>());
-    let (y0, y1) = padded(&points.iter().map(|p| p[1]).collect::<Vec<_>>());
+    let (x0, x1) = span(points.iter().map(|p| p[0]));
+    let (y0, y1) = span(points.iter().map(|p| p[1]));
     let ends = vec![points[0], points[points.len() - 1]];
     Panel {
         title: "rows on their principal components".into(),
@@ -117,15 +107,7 @@ fn columns_panel(t: &TableAnalysis, columns: &[usize]) -> Panel {
             style: SeriesStyle::Line { width: 1.5 },
         })
         .collect();
-    let values: Vec<f64> = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p[1]))
-        .collect();
-    let (y0, y1) = if values.is_empty() {
-        (-1.0, 1.0)
-    } else {
-        padded(&values)
-    };
+    let (y0, y1) = span(series.iter().flat_map(|s| s.points.iter().map(|p| p[1])));
     Panel {
         title: "columns against position".into(),
         equal_aspect: false,

@@ -2,9 +2,8 @@
 //! own colour bar (and the line over the cells where the step draws one), curves with their
 //! legend. Built from the same [`TourFrame`] the app draws.
 
-use super::build::{MAX_CELLS, finite_range};
+use super::build::{MAX_CELLS, finite_range, strided};
 use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};
-use crate::engine::Strided;
 use crate::engine::reduce::reduce_array;
 use crate::scene::tour::{self, TourCurves, TourHeatmap, TourPanel, TourSettings, TourStep};
 
@@ -33,17 +32,9 @@ pub fn build(
     Ok((title, panels, None))
 }
 
-/// Every `step`-th of `0..n`, at most [`MAX_CELLS`] of them.
-fn bins(n: usize) -> Strided {
-    Strided {
-        step: n.div_ceil(MAX_CELLS).max(1),
-        ..Strided::all(n)
-    }
-}
-
 fn heatmap_panel(map: &TourHeatmap, style: &FigureStyle) -> Panel {
     let (rows, cols) = map.values.dim();
-    let (row_bins, col_bins) = (bins(rows), bins(cols));
+    let (row_bins, col_bins) = (strided(rows, MAX_CELLS), strided(cols, MAX_CELLS));
     let values = reduce_array(&map.values, &row_bins, &col_bins, style.reduce);
     // A bin of cells drawn as one: the axes keep the table's own coordinates.
     let (row_step, col_step) = (row_bins.step as f64, col_bins.step as f64);
@@ -85,24 +76,14 @@ fn heatmap_panel(map: &TourHeatmap, style: &FigureStyle) -> Panel {
 }
 
 fn curves_panel(curves: &TourCurves) -> Panel {
-    let xs: Vec<f64> = curves
-        .curves
-        .iter()
-        .flat_map(|c| c.points.iter().map(|p| p[0]))
-        .collect();
-    let ys: Vec<f64> = curves
-        .curves
-        .iter()
-        .flat_map(|c| c.points.iter().map(|p| p[1]))
-        .collect();
-    let padded = |(low, high): (f64, f64)| {
-        let pad = (high - low).abs().max(1e-9) * 0.05;
-        (low - pad, high + pad)
-    };
+    let points = || curves.curves.iter().flat_map(|c| c.points.iter());
     let ((x0, x1), (y0, y1)) = if curves.equal_aspect {
         ((-1.1, 1.1), (-1.1, 1.1))
     } else {
-        (finite_range(&xs), padded(finite_range(&ys)))
+        (
+            finite_range(&points().map(|p| p[0]).collect::<Vec<f64>>()),
+            super::context::span(points().map(|p| p[1])),
+        )
     };
     Panel {
         title: curves.title.clone(),

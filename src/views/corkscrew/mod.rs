@@ -109,8 +109,7 @@ impl Default for CorkscrewView {
 /// The colour of the `k`-th of `n` drawn helices, shared by the helix, its inset, its cells in
 /// the pairing diagram, its point in the spectrum and the exported figure.
 fn helix_color(k: usize, n: usize) -> egui::Color32 {
-    let [r, g, b] = crate::export::figure::helix_color(k, n);
-    egui::Color32::from_rgb(r, g, b)
+    crate::widgets::colormap::rgb(crate::export::figure::helix_color(k, n))
 }
 
 impl CorkscrewView {
