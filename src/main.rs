@@ -5,6 +5,9 @@ use poslab::cli::{self, Outcome};
 
 fn main() {
     quiet_device_selection();
+    if std::env::args_os().len() > 1 {
+        end_quietly_on_closed_pipe();
+    }
     let status = match cli::dispatch(std::env::args_os()) {
         Outcome::Exit(status) => status,
         Outcome::OpenApp => match poslab::app::run() {
@@ -31,5 +34,18 @@ fn quiet_device_selection() {
     {
         // SAFETY: the first thing main does: no other thread exists yet to read the environment.
         unsafe { std::env::set_var("NODEVICE_SELECT", "1") };
+    }
+}
+
+/// A command whose reader goes away (`poslab identify t.npy | head -1`) ends as other command
+/// line tools do, by SIGPIPE, not with a panic and a backtrace from the next `println!` (Rust
+/// ignores SIGPIPE by default, turning it into a write error). Only for commands: the app keeps
+/// the default, so a broken connection is an error it can report. A table being written is
+/// still removed on SIGPIPE, like on Ctrl+C (the export's signal handlers).
+fn end_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: before any other thread exists; resets one signal's disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

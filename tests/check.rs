@@ -216,6 +216,37 @@ fn hand_typed_tables_are_identified() {
     assert_identified(&head.into_dyn(), &["causal", "slope 0.5", "head 0 of 8"]);
 }
 
+/// With d = 2 the one pair turns at base^0 = 1 radian per position whatever the base, so the
+/// base cannot be read off the table (it used to find no match at all), and only the table's
+/// precision tells a start from one 710 positions earlier (710 positions are 113.00001 turns).
+#[test]
+fn a_two_column_table_is_identified_with_its_start() {
+    for start in [0u64, 1000, 20_000, 31_000] {
+        for float32 in [false, true] {
+            let rows = 50;
+            let mut pe = Array2::<f64>::zeros((rows, 2));
+            for row in 0..rows {
+                let p = (start + row as u64) as f64;
+                pe[[row, 0]] = p.sin();
+                pe[[row, 1]] = p.cos();
+            }
+            let table = if float32 {
+                as_f32(&pe.into_dyn())
+            } else {
+                pe.into_dyn()
+            };
+            let identification = identify(&table, Tolerance::default(), None);
+            let report = identification.report();
+            assert!(identification.found(), "start {start}:\n{report}");
+            let best = &identification.best().unwrap().description;
+            let positions = format!("positions {start}..{}", start + rows as u64 - 1);
+            for part in ["sinusoidal", "any base", "d = 2", &positions] {
+                assert!(best.contains(part), "expected '{part}' in:\n{report}");
+            }
+        }
+    }
+}
+
 #[test]
 fn random_data_is_no_match() {
     let mut random = SplitMix64::new(42);

@@ -2690,6 +2690,41 @@ fn an_interrupted_write_leaves_nothing() {
     }
 }
 
+/// A command whose output pipe has no reader (`poslab identify t.npy | head -0`) ends by
+/// SIGPIPE, as other command line tools do, not with a panic and a backtrace.
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    let d = dir();
+    let file = d.path().join("pe.npy");
+    ok(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "16",
+        "--dim",
+        "8",
+        "-o",
+        path_str(&file),
+    ]);
+    let (reader, writer) = std::io::pipe().unwrap();
+    // The reader is gone before the command writes its first line.
+    drop(reader);
+    let output = Command::new(env!("CARGO_BIN_EXE_poslab"))
+        .args(["identify", path_str(&file)])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.signal(),
+        Some(libc::SIGPIPE),
+        "{:?}: {stderr}",
+        output.status
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 /// A temporary file left by a process that is gone (killed with SIGKILL) is removed by the
 /// next write to its folder; one of a running process, or of another machine, is kept.
 #[test]

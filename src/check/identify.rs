@@ -195,7 +195,7 @@ const MAX_START_TURNS: i64 = 5000;
 /// angles in the first row). The slowest pair gives the position within one of its turns;
 /// for each candidate turn the position is refined pair by pair, slow to fast (each pins it
 /// closer than the next one's wavelength), and kept when it ends on a whole number that
-/// every pair agrees with.
+/// every pair agrees with, most closely of all such numbers.
 fn resolve_start(freqs: &[f64], phases: &[f64]) -> Option<u64> {
     let tau = std::f64::consts::TAU;
     let mut order: Vec<usize> = (0..freqs.len()).filter(|&i| freqs[i] > 0.0).collect();
@@ -219,6 +219,10 @@ fn resolve_start(freqs: &[f64], phases: &[f64]) -> Option<u64> {
     let slow = chain[0];
     let period = tau / freqs[slow];
     let within = phases[slow].rem_euclid(tau) / freqs[slow];
+    // The candidate every pair agrees with best: with few pairs, near-whole numbers of turns
+    // (710 positions are 113.00001 turns at 1 radian per position) make several candidates
+    // agree roughly, and only the true start agrees to the table's precision.
+    let mut best: Option<(u64, f64)> = None;
     for k in -1..=MAX_START_TURNS {
         let mut position = within + k as f64 * period;
         for &i in &chain[1..] {
@@ -228,14 +232,15 @@ fn resolve_start(freqs: &[f64], phases: &[f64]) -> Option<u64> {
         if whole < 0.0 || (position - whole).abs() > 0.1 {
             continue;
         }
-        let agrees = chain
+        let residual = chain
             .iter()
-            .all(|&i| wrap(whole * freqs[i] - phases[i]).abs() < 2e-3);
-        if agrees {
-            return Some(whole as u64);
+            .map(|&i| wrap(whole * freqs[i] - phases[i]).abs())
+            .fold(0.0, f64::max);
+        if residual < 2e-3 && best.is_none_or(|(_, least)| residual < least) {
+            best = Some((whole as u64, residual));
         }
     }
-    None
+    best.map(|(start, _)| start)
 }
 
 struct Search {
@@ -1178,10 +1183,13 @@ fn sinusoidal(
                     Spacing::Vaswani => dim as f64 / (2.0 * i as f64),
                     Spacing::T2t => last / i as f64,
                 };
-                let Some((i, rate)) = best_conditioned(&rates, exponent) else {
-                    continue;
+                let (base, any_base) = match best_conditioned(&rates, exponent) {
+                    Some((i, rate)) => (rate.powf(-exponent(i)), false),
+                    // With one pair (d = 2) the frequency is base^0 = 1 in both spacings: the
+                    // table is the same for every base, so the default stands for them all.
+                    None if pairs == 1 => (10000.0, true),
+                    None => continue,
                 };
-                let base = rate.powf(-exponent(i));
                 // The start for a base: found from the phases with that base's frequencies
                 // (once per base: the description and the table both ask).
                 let starts = std::cell::RefCell::new(std::collections::HashMap::new());
@@ -1214,8 +1222,13 @@ fn sinusoidal(
                             Some(start) => format!("{start}..{}", start + seq as u64 - 1),
                             None => "unknown".to_owned(),
                         };
+                        let base = if any_base {
+                            "any base (its one pair turns 1 radian per position)".to_owned()
+                        } else {
+                            format!("base {b}")
+                        };
                         format!(
-                            "sinusoidal, {layout_name} layout, {order}, {spacing_name} spacing, base {b}, d = {dim}, positions {positions}{suffix}"
+                            "sinusoidal, {layout_name} layout, {order}, {spacing_name} spacing, {base}, d = {dim}, positions {positions}{suffix}"
                         )
                     },
                     view,

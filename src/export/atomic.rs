@@ -307,13 +307,14 @@ mod interrupt {
     fn install_handlers() {
         static INSTALL: std::sync::Once = std::sync::Once::new();
         INSTALL.call_once(|| {
-            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
                 // SAFETY: the handler only calls async-signal-safe functions (unlink, signal,
                 // raise) and reads atomics.
                 unsafe {
                     let previous =
                         libc::signal(signal, on_signal as *const () as libc::sighandler_t);
-                    // A signal the process was told to ignore (nohup) stays ignored.
+                    // A signal the process was told to ignore (nohup; SIGPIPE in the app, where
+                    // Rust ignores it) stays ignored.
                     if previous == libc::SIG_IGN {
                         libc::signal(signal, libc::SIG_IGN);
                     }
