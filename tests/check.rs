@@ -247,6 +247,171 @@ fn a_two_column_table_is_identified_with_its_start() {
     }
 }
 
+/// Hugging Face T5's `_relative_position_bucket(key - query)`, written out here: the log in
+/// float32 as torch computes it on a float32 tensor, `math.log(max_distance / max_exact)` in
+/// double, truncation towards zero.
+fn t5_bucket(relative: i64, bidirectional: bool, num_buckets: i64, max_distance: i64) -> i64 {
+    let (mut buckets, mut bucket) = (num_buckets, 0);
+    let distance = if bidirectional {
+        buckets /= 2;
+        if relative > 0 {
+            bucket += buckets;
+        }
+        relative.abs()
+    } else {
+        (-relative).max(0)
+    };
+    let max_exact = buckets / 2;
+    if distance < max_exact {
+        return bucket + distance;
+    }
+    let log_ratio = (distance as f32 / max_exact as f32).ln();
+    let log_range = (max_distance as f64 / max_exact as f64).ln() as f32;
+    let large = max_exact + (log_ratio / log_range * (buckets - max_exact) as f32) as i64;
+    bucket + large.min(buckets - 1)
+}
+
+fn t5_table(seq: usize, bidirectional: bool, num_buckets: i64, max_distance: i64) -> Array2<f64> {
+    Array2::from_shape_fn((seq, seq), |(query, key)| {
+        t5_bucket(
+            key as i64 - query as i64,
+            bidirectional,
+            num_buckets,
+            max_distance,
+        ) as f64
+    })
+}
+
+/// The number after `word` in `text` (up to a space, comma or parenthesis).
+fn number_after(text: &str, word: &str) -> Option<i64> {
+    let rest = &text[text.find(word)? + word.len()..];
+    rest.split([' ', ',', ')']).next()?.parse().ok()
+}
+
+/// T5 buckets and clipped offsets (the contract's relative index tables) are identified with
+/// their settings, as stored and transposed; where a short table cannot pin `max_distance`,
+/// the interval named is exactly the one that gives the same table.
+#[test]
+fn relative_index_tables_are_identified_with_their_settings() {
+    for (seq, bidirectional, buckets, distance) in [
+        (300, true, 32, 128),
+        (300, false, 32, 128),
+        (600, true, 64, 256),
+        (1000, false, 64, 500),
+    ] {
+        let table = t5_table(seq, bidirectional, buckets, distance);
+        let direction = if bidirectional {
+            "bidirectional"
+        } else {
+            "unidirectional"
+        };
+        let settings = format!("--num-buckets {buckets} --max-distance {distance}");
+        for (table, transposed) in [(table.clone(), false), (table.reversed_axes(), true)] {
+            let identification = identify(&table.into_dyn(), Tolerance::default(), None);
+            let report = identification.report();
+            assert!(identification.found(), "{report}");
+            let best = &identification.best().unwrap().description;
+            assert!(best.starts_with("T5 relative position buckets"), "{report}");
+            assert!(
+                best.contains(direction) && best.contains(&settings),
+                "{report}"
+            );
+            assert_eq!(best.contains("transposed"), transposed, "{report}");
+            assert_eq!(
+                identification.best().unwrap().comparison.max_abs_error(),
+                0.0
+            );
+        }
+    }
+    // 16 positions of T5's encoder table reach offset 15 only: several distances give it.
+    let short = t5_table(16, true, 32, 128);
+    let identification = identify(&short.clone().into_dyn(), Tolerance::default(), None);
+    let best = &identification.best().unwrap().description;
+    assert!(
+        best.contains("--num-buckets 32 --max-distance 128"),
+        "{best}"
+    );
+    let lo = number_after(best, "any --max-distance from ").unwrap();
+    let hi = number_after(best, &format!("from {lo} to ")).unwrap();
+    assert!(lo < 128 && 128 < hi, "{best}");
+    for distance in [lo, (lo + hi) / 2, hi] {
+        assert_eq!(
+            t5_table(16, true, 32, distance),
+            short,
+            "{distance} in {best}"
+        );
+    }
+    for distance in [lo - 1, hi + 1] {
+        assert_ne!(
+            t5_table(16, true, 32, distance),
+            short,
+            "{distance} in {best}"
+        );
+    }
+    // Shaw et al.: clip(j - i, -K, K) + K.
+    for (seq, k) in [(8usize, 2i64), (64, 16), (5, 9)] {
+        let table = Array2::from_shape_fn((seq, seq), |(i, j)| {
+            ((j as i64 - i as i64).clamp(-k, k) + k) as f64
+        });
+        let identification = identify(&table.into_dyn(), Tolerance::default(), None);
+        let report = identification.report();
+        assert!(identification.found(), "{report}");
+        let best = &identification.best().unwrap().description;
+        assert!(
+            best.starts_with("clipped relative offsets")
+                && best.contains(&format!("--max-relative {k},")),
+            "{report}"
+        );
+        assert_eq!(
+            best.contains("nothing is clipped"),
+            k as usize >= seq - 1,
+            "{report}"
+        );
+    }
+}
+
+/// Where two readings give the same table, the one that assumes less is named: ALiBi's two
+/// slopes 2^-4 and 2^-8 are also RoPE's frequencies at base 256 under linear scaling by 16, and
+/// a tensor2tensor table at base 10000 with d = 4 is a Vaswani one at base 10^8.
+#[test]
+fn of_equal_readings_the_plainer_is_named() {
+    let identification = identify(
+        &array![0.0625, 0.00390625].into_dyn(),
+        Tolerance::default(),
+        None,
+    );
+    let report = identification.report();
+    assert!(
+        identification
+            .best()
+            .unwrap()
+            .description
+            .starts_with("ALiBi slopes of 2 heads"),
+        "{report}"
+    );
+    assert!(
+        report.contains("runner-up: RoPE inverse frequencies"),
+        "{report}"
+    );
+    // tensor2tensor with 2 timescales: 1 and 1/10000.
+    let pe = Array2::from_shape_fn((8, 4), |(p, c)| {
+        let w = if c < 2 { 1.0 } else { 1e-4 };
+        let angle = p as f64 * w;
+        if c % 2 == 0 { angle.sin() } else { angle.cos() }
+    });
+    let identification = identify(&pe.into_dyn(), Tolerance::default(), None);
+    let report = identification.report();
+    let best = &identification.best().unwrap().description;
+    assert!(
+        best.contains("tensor2tensor spacing") && best.contains("base 10000,"),
+        "{report}"
+    );
+    assert!(
+        report.contains("Vaswani spacing, base 100000000"),
+        "{report}"
+    );
+}
+
 #[test]
 fn random_data_is_no_match() {
     let mut random = SplitMix64::new(42);

@@ -2520,6 +2520,37 @@ fn tables_are_written_block_by_block_in_bounded_memory() {
     assert_eq!(listing(d.path()), vec![file.clone()]);
 }
 
+/// Identify keeps only the table of the hypothesis it names: a 2048 x 2048 file (T5's
+/// buckets, written by `poslab table`) is identified under a 700 MB address space, where each
+/// of the 36 patch-distance readings used to keep its 32 MB table (1.45 GB in all).
+#[test]
+fn identify_holds_one_hypothesis_table_at_a_time() {
+    let d = dir();
+    let file = d.path().join("t5.npy");
+    ok(&[
+        "table",
+        "t5-buckets",
+        "--seq",
+        "2048",
+        "-o",
+        path_str(&file),
+    ]);
+    let out = limited(700_000, &["identify", path_str(&file)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with(
+            "identified: T5 relative position buckets, bidirectional (encoder), \
+             --num-buckets 32 --max-distance 128, 2048 positions"
+        ),
+        "{text}"
+    );
+}
+
 /// Figures are bounded before any work: a PNG beyond 2^26 pixels and a figure of more heads
 /// than fit side by side are refused with exit 2; a pair list of any length costs memory of
 /// the pair count (3000 ranges of half a million pairs run under a 2 GB address space); an

@@ -3,7 +3,8 @@
 //! angles and cos/sin caches in either pairing, plain or under linear, NTK-aware, dynamic NTK,
 //! Llama 3 or YaRN scaling, with the attention factor a cache is multiplied by; ALiBi slopes,
 //! biases and the per-key forms of BLOOM and MPT; 2D sin-cos tables in MAE's and timm's
-//! orders, with or without a CLS row; patch distances), their parameters fitted from the data,
+//! orders, with or without a CLS row; patch distances; T5 buckets and clipped offsets, in
+//! [`relative`]), their parameters fitted from the data,
 //! each computed by the CPU engine and compared element by element (frequencies relative to
 //! each value); the closest wins. For a float32 file, the kinds PyTorch computes in float32
 //! are also computed that way (`--arith torch-f32`), since at long lengths the float32 angle
@@ -22,6 +23,8 @@ use crate::engine::{TableSpec, cpu};
 use crate::import::StoredFloat;
 use crate::import::model_config::{MODEL_CONFIGS, ModelConfig, PositionEncoding};
 
+mod relative;
+
 /// The most elements a table may have to be identified (each hypothesis computes one).
 pub const MAX_ELEMENTS: usize = 1 << 24;
 /// Hypotheses are first tried on this many rows; only those that match there are computed
@@ -35,7 +38,7 @@ pub struct Candidate {
     pub hypothesis: String,
     pub description: String,
     /// The hypothesis's table, laid out as the loaded one (squeezed); only its first rows
-    /// when `partial`.
+    /// when `partial`. Kept for the candidate named first only: others hold an empty table.
     pub reference: ArrayD<f64>,
     pub comparison: Comparison,
     /// Ruled out on the first rows alone: its error is at least the one given.
@@ -43,6 +46,10 @@ pub struct Candidate {
     /// Its parameters are as fitted, not round: where another hypothesis fits too, that one
     /// is named first.
     pub fitted: bool,
+    /// How many of its kind's defaults it departs from (a base other than 10000, a
+    /// context-extension scaling): of hypotheses that fit equally well, the one that assumes
+    /// least is named first.
+    pub departures: usize,
 }
 
 impl Candidate {
@@ -59,6 +66,7 @@ impl Candidate {
             .unwrap_or(&description)
             .to_owned();
         let fitted = description.contains("a base that is not round");
+        let departures = departures(&description);
         Self {
             hypothesis,
             description,
@@ -66,8 +74,22 @@ impl Candidate {
             comparison,
             partial,
             fitted,
+            departures,
         }
     }
+}
+
+/// What a description assumes beyond its kind's defaults: a base other than 10000, and a
+/// context-extension scaling. ALiBi's slopes for 2 heads are also RoPE's frequencies at base
+/// 256 under linear scaling by 16, and a tensor2tensor table at base 10000 with d = 4 is also a
+/// Vaswani one at base 10^8; the plainer reading is the likelier.
+fn departures(description: &str) -> usize {
+    let base = description.split(", base ").nth(1).map(|rest| {
+        rest.split([',', ' '])
+            .next()
+            .is_some_and(|number| number != "10000")
+    });
+    usize::from(base.unwrap_or(false)) + usize::from(description.contains(" scaling"))
 }
 
 /// Every hypothesis tried, the closest first.
@@ -270,6 +292,59 @@ impl Search {
                 comparison,
                 false,
             ));
+            self.drop_unneeded_tables();
+        }
+    }
+
+    /// A hypothesis whose whole table is costly: its first rows, `first_rows` (at most
+    /// [`PROBE_ROWS`], made by formula), are compared with the file's first; only when they
+    /// match is the whole table made (`whole`) and compared. A miss on the first rows is kept
+    /// as a partial candidate (its error is at least the one found).
+    fn consider_probed(
+        &mut self,
+        description: String,
+        first_rows: ArrayD<f64>,
+        whole: impl FnOnce() -> Option<ArrayD<f64>>,
+    ) {
+        let probe = first_rows.shape().first().copied().unwrap_or(0);
+        let rows = self.table.shape().first().copied().unwrap_or(0);
+        if probe < rows && self.table.ndim() == first_rows.ndim() {
+            let table_rows = self
+                .table
+                .slice_axis(ndarray::Axis(0), ndarray::Slice::from(..probe))
+                .to_owned();
+            let comparison = compare(&first_rows, &table_rows, self.tolerance);
+            if comparison.shapes_match() && !comparison.matches() {
+                self.candidates
+                    .push(Candidate::new(description, first_rows, comparison, true));
+                self.drop_unneeded_tables();
+                return;
+            }
+        }
+        if let Some(reference) = whole() {
+            self.consider(description, reference);
+        }
+    }
+
+    /// Only the hypothesis named first keeps its table (the Check view draws it, a figure
+    /// plots it): that is a match, or the closest miss. Every other miss lets its table go as
+    /// soon as a closer one is found, so a 4096 x 4096 file is not held forty times over.
+    fn drop_unneeded_tables(&mut self) {
+        let closest_miss = self
+            .candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.comparison.matches())
+            .min_by(|(_, a), (_, b)| {
+                a.comparison
+                    .max_abs_error()
+                    .total_cmp(&b.comparison.max_abs_error())
+            })
+            .map(|(k, _)| k);
+        for (k, candidate) in self.candidates.iter_mut().enumerate() {
+            if !candidate.comparison.matches() && Some(k) != closest_miss {
+                candidate.reference = ArrayD::zeros(ndarray::IxDyn(&[0]));
+            }
         }
     }
 
@@ -381,6 +456,7 @@ impl Search {
         }) {
             self.candidates.push(kept);
         }
+        self.drop_unneeded_tables();
     }
 }
 
@@ -456,10 +532,32 @@ pub fn identify(
     // The best of each hypothesis: the same one with another base is not a runner-up.
     let mut seen = std::collections::HashSet::new();
     candidates.retain(|c| seen.insert(c.hypothesis.clone()));
+    name_the_plainest_first(&mut candidates);
     Identification {
         shape: table.shape().to_vec(),
         candidates,
         narrow,
+    }
+}
+
+/// Of the matches as close as the closest (within twice its error: the same table, computed
+/// another way), the one with the fewest [`departures`] goes first.
+fn name_the_plainest_first(candidates: &mut [Candidate]) {
+    let Some(best) = candidates
+        .first()
+        .filter(|c| c.comparison.matches() && !c.fitted)
+    else {
+        return;
+    };
+    let error = best.comparison.max_abs_error();
+    let tied = candidates
+        .iter()
+        .take_while(|c| {
+            c.comparison.matches() && !c.fitted && c.comparison.max_abs_error() <= 2.0 * error
+        })
+        .count();
+    if let Some(plainest) = (0..tied).min_by_key(|&k| candidates[k].departures) {
+        candidates[..=plainest].rotate_right(1);
     }
 }
 
@@ -980,6 +1078,7 @@ fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTar
         candidate.hypothesis = format!("{label}, {}", kind_of(&candidate));
         search.candidates.push(candidate);
     }
+    search.drop_unneeded_tables();
 }
 
 fn two_dimensional(search: &mut Search) {
@@ -1007,6 +1106,7 @@ fn two_dimensional(search: &mut Search) {
     if rows == cols && rows >= 2 {
         alibi_head(search, &table);
         patch_distances(search, rows);
+        relative::relative_indices(search, &table);
     }
     alibi_per_key(search, &table);
     sincos_2d_tables(search, &table);
@@ -1629,15 +1729,21 @@ fn patch_distances(search: &mut Search, patches: usize) {
             DistanceMetric::Manhattan,
             DistanceMetric::Chebyshev,
         ] {
-            if let Ok(table) = cpu::compute(&TableSpec::PatchDistance { grid, metric }) {
-                search.consider(
-                    format!(
-                        "{metric:?} distance between patches of a {grid_h} x {} grid",
-                        grid.grid_w
-                    ),
-                    table.into_real(),
-                );
-            }
+            let probe = patches.min(PROBE_ROWS);
+            let first_rows =
+                Array2::from_shape_fn((probe, patches), |(a, b)| grid.distance(a, b, metric));
+            search.consider_probed(
+                format!(
+                    "{metric:?} distance between patches of a {grid_h} x {} grid",
+                    grid.grid_w
+                ),
+                first_rows.into_dyn(),
+                || {
+                    cpu::compute(&TableSpec::PatchDistance { grid, metric })
+                        .ok()
+                        .map(|table| table.into_real())
+                },
+            );
         }
     }
 }
