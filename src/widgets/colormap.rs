@@ -84,7 +84,10 @@ impl Colormap {
     pub fn range(self, min: f64, max: f64) -> (f64, f64) {
         match self {
             Colormap::Diverging => {
-                let m = min.abs().max(max.abs()).max(f64::MIN_POSITIVE);
+                let m = min.abs().max(max.abs());
+                // All zero (a difference where a file matches exactly): white, on a bar of
+                // ±0.5 like a constant table's, not of ±2.2e-308.
+                let m = if m > 0.0 { m } else { 0.5 };
                 (-m, m)
             }
             _ if max > min => (min, max),
