@@ -370,6 +370,45 @@ fn relative_index_tables_are_identified_with_their_settings() {
     }
 }
 
+/// CROMA's 2D ALiBi, `-m_h` times the Euclidean distance between patch centres, written out
+/// here (slopes `2^(-8(h+1)/n)` for n a power of two): all heads, and one head alone, are
+/// named with their grid (and the head's slope with the heads that have it).
+#[test]
+fn two_dimensional_alibi_is_identified_on_its_grid() {
+    let bias = |heads: usize, head: usize, grid_w: usize, query: usize, key: usize| {
+        let slope = 2f64.powf(-8.0 * (head + 1) as f64 / heads as f64);
+        let (qx, qy) = ((query % grid_w) as f64, (query / grid_w) as f64);
+        let (kx, ky) = ((key % grid_w) as f64, (key / grid_w) as f64);
+        -slope * ((qx - kx).powi(2) + (qy - ky).powi(2)).sqrt()
+    };
+    for (heads, grid_h, grid_w) in [(8, 4, 4), (16, 3, 5), (4, 6, 2)] {
+        let patches = grid_h * grid_w;
+        let table = ndarray::Array3::from_shape_fn((heads, patches, patches), |(h, q, k)| {
+            bias(heads, h, grid_w, q, k)
+        });
+        let identification = identify(&as_f32(&table.into_dyn()), Tolerance::default(), None);
+        let report = identification.report();
+        assert!(identification.found(), "{report}");
+        let best = &identification.best().unwrap().description;
+        let expected = format!("2D ALiBi biases (CROMA), {heads} heads, {grid_h} x {grid_w} grid");
+        assert!(best.starts_with(&expected), "{report}");
+    }
+    // Head 3 of 8 (slope 2^-4) on a 3 x 5 grid.
+    let head = Array2::from_shape_fn((15, 15), |(q, k)| bias(8, 3, 5, q, k));
+    let identification = identify(&head.into_dyn(), Tolerance::default(), None);
+    let report = identification.report();
+    assert!(identification.found(), "{report}");
+    let best = &identification.best().unwrap().description;
+    for part in [
+        "2D ALiBi bias of one head",
+        "slope 0.0625",
+        "head 3 of 8",
+        "3 x 5 grid",
+    ] {
+        assert!(best.contains(part), "expected '{part}' in:\n{report}");
+    }
+}
+
 /// Where two readings give the same table, the one that assumes less is named: ALiBi's two
 /// slopes 2^-4 and 2^-8 are also RoPE's frequencies at base 256 under linear scaling by 16, and
 /// a tensor2tensor table at base 10000 with d = 4 is a Vaswani one at base 10^8.

@@ -2,7 +2,7 @@
 //! cos first, either spacing, transposed or not, at any start; RoPE inverse frequencies,
 //! angles and cos/sin caches in either pairing, plain or under linear, NTK-aware, dynamic NTK,
 //! Llama 3 or YaRN scaling, with the attention factor a cache is multiplied by; ALiBi slopes,
-//! biases and the per-key forms of BLOOM and MPT; 2D sin-cos tables in MAE's and timm's
+//! biases and the per-key forms of BLOOM and MPT, and CROMA's 2D biases; 2D sin-cos tables in MAE's and timm's
 //! orders, with or without a CLS row; patch distances; T5 buckets and clipped offsets, in
 //! [`relative`]), their parameters fitted from the data,
 //! each computed by the CPU engine and compared element by element (frequencies relative to
@@ -13,7 +13,7 @@
 use ndarray::{Array2, ArrayD, Ix1, Ix2, Ix3};
 
 use super::{Comparison, Tolerance, compare, squeezed};
-use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
+use crate::encoding::alibi::{self, Alibi2dParams, AlibiMode, AlibiParams};
 use crate::encoding::grid::{DistanceMetric, GridParams};
 use crate::encoding::rope::{self, CachePart, RopeLayout, RopeParams};
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
@@ -1105,6 +1105,7 @@ fn two_dimensional(search: &mut Search) {
     let (rows, cols) = table.dim();
     if rows == cols && rows >= 2 {
         alibi_head(search, &table);
+        alibi_2d_head(search, &table);
         patch_distances(search, rows);
         relative::relative_indices(search, &table);
     }
@@ -1673,8 +1674,69 @@ fn alibi_head(search: &mut Search, table: &Array2<f64>) {
     if !(fitted.is_finite() && fitted > 0.0) {
         return;
     }
-    // Which (heads, head) give this slope, as the reference rule assigns them; the rule's
-    // exact slope is used when one is this close.
+    let (slope, owners) = named_slope(fitted);
+    for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
+        let reference =
+            Array2::from_shape_fn((seq, seq), |(i, j)| alibi::bias_value(slope, mode, i, j));
+        let mode_name = match mode {
+            AlibiMode::Causal => "causal",
+            AlibiMode::Symmetric => "symmetric",
+        };
+        search.consider(
+            format!(
+                "ALiBi bias of one head, {mode_name}, slope {slope} = 2^{:.3} ({owners}), {seq} positions",
+                slope.log2()
+            ),
+            reference.into_dyn(),
+        );
+    }
+}
+
+/// One head of CROMA's 2D ALiBi, `[P, P]`: `-m` times the Euclidean distance between
+/// patches, on every grid of `P` patches at least 2 wide and 2 high (a 1 x P grid is the
+/// symmetric 1D head), with `m` fitted on the first row.
+fn alibi_2d_head(search: &mut Search, table: &Array2<f64>) {
+    let patches = table.nrows();
+    if patches > 4096 {
+        return;
+    }
+    for grid_h in (2..patches).filter(|h| patches.is_multiple_of(*h) && patches / h >= 2) {
+        let grid = GridParams {
+            grid_h,
+            grid_w: patches / grid_h,
+        };
+        let (mut weighted, mut squares) = (0.0, 0.0);
+        for (key, &bias) in table.row(0).iter().enumerate() {
+            let distance = grid.distance(0, key, DistanceMetric::Euclidean);
+            if bias.is_finite() {
+                weighted -= bias * distance;
+                squares += distance * distance;
+            }
+        }
+        let fitted = weighted / squares;
+        if !(fitted.is_finite() && fitted > 0.0) {
+            continue;
+        }
+        let (slope, owners) = named_slope(fitted);
+        let bias = |query: usize, key: usize| alibi::bias_2d_value(slope, &grid, query, key);
+        search.consider_probed(
+            format!(
+                "2D ALiBi bias of one head (CROMA), slope {slope} = 2^{:.3} ({owners}), \
+                 {grid_h} x {} grid, -m · Euclidean distance between patches",
+                slope.log2(),
+                grid.grid_w
+            ),
+            Array2::from_shape_fn((patches.min(PROBE_ROWS), patches), |(q, k)| bias(q, k))
+                .into_dyn(),
+            || Some(Array2::from_shape_fn((patches, patches), |(q, k)| bias(q, k)).into_dyn()),
+        );
+    }
+}
+
+/// The reference rule's slope nearest `fitted` and the (heads, head) that have it, as the
+/// rule assigns them ("head 3 of 8, or head 1 of 4"); `fitted` itself when no head count
+/// up to 128 gives a slope within 1e-4 of it.
+fn named_slope(fitted: f64) -> (f64, String) {
     let mut slope = None;
     // Powers of two first: the head counts models use.
     let counts = (0..8)
@@ -1697,21 +1759,7 @@ fn alibi_head(search: &mut Search, table: &Array2<f64>) {
     } else {
         owners.join(", or ")
     };
-    for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
-        let reference =
-            Array2::from_shape_fn((seq, seq), |(i, j)| alibi::bias_value(slope, mode, i, j));
-        let mode_name = match mode {
-            AlibiMode::Causal => "causal",
-            AlibiMode::Symmetric => "symmetric",
-        };
-        search.consider(
-            format!(
-                "ALiBi bias of one head, {mode_name}, slope {slope} = 2^{:.3} ({owners}), {seq} positions",
-                slope.log2()
-            ),
-            reference.into_dyn(),
-        );
-    }
+    (slope, owners)
 }
 
 /// Distances between the patches of every grid with `patches` patches.
@@ -1770,6 +1818,48 @@ fn three_dimensional(search: &mut Search) {
                 ),
                 reference.into_real(),
             );
+        }
+    }
+    alibi_2d(search, &table);
+}
+
+/// CROMA's 2D ALiBi of every head, `[heads, P, P]`: `-m_h` times the Euclidean distance
+/// between patches, on every grid of `P` patches at least 2 wide and 2 high; a grid is ruled
+/// out on the first head before the whole table is made.
+fn alibi_2d(search: &mut Search, table: &ndarray::Array3<f64>) {
+    let (heads, patches, _) = table.dim();
+    if patches > 4096 {
+        return;
+    }
+    let Ok(slopes) = alibi::slopes(heads) else {
+        return;
+    };
+    let first_head = table.index_axis(ndarray::Axis(0), 0).to_owned().into_dyn();
+    for grid_h in (2..patches).filter(|h| patches.is_multiple_of(*h) && patches / h >= 2) {
+        let grid = GridParams {
+            grid_h,
+            grid_w: patches / grid_h,
+        };
+        let description = format!(
+            "2D ALiBi biases (CROMA), {heads} heads, {grid_h} x {} grid, -m_h · Euclidean \
+             distance between patches",
+            grid.grid_w
+        );
+        let head = Array2::from_shape_fn((patches, patches), |(q, k)| {
+            alibi::bias_2d_value(slopes[0], &grid, q, k)
+        })
+        .into_dyn();
+        let comparison = compare(&head, &first_head, search.tolerance);
+        if !comparison.matches() {
+            search
+                .candidates
+                .push(Candidate::new(description, head, comparison, true));
+            search.drop_unneeded_tables();
+            continue;
+        }
+        let params = Alibi2dParams { heads, grid };
+        if let Ok(reference) = cpu::compute(&TableSpec::Alibi2d { params, head: None }) {
+            search.consider(description, reference.into_real());
         }
     }
 }
