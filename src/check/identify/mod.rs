@@ -571,7 +571,11 @@ fn one_dimensional(search: &mut Search) {
     }
     if let Ok(slopes) = alibi::slopes(n) {
         search.consider(
-            format!("ALiBi slopes of {n} heads"),
+            if n == 1 {
+                "ALiBi slope of 1 head (2^-8)".to_owned()
+            } else {
+                format!("ALiBi slopes of {n} heads")
+            },
             ndarray::Array1::from(slopes).into_dyn(),
         );
     }
