@@ -8,10 +8,13 @@ use common::{gpu, real};
 
 use ndarray::Array2;
 
+use poslab::check::Tolerance;
+use poslab::check::identify::identify;
 use poslab::encoding::rope::{CachePart, RopeLayout, RopeParams};
 use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use poslab::encoding::torch_f32::Arithmetic;
 use poslab::engine::{Strided, TableSpec, Window, cpu};
+use poslab::import::StoredFloat;
 
 fn torch_kinds() -> Vec<TableSpec> {
     let q = Array2::from_shape_fn((40, 16), |(r, c)| {
@@ -450,4 +453,232 @@ fn alibi_slopes_are_blooms_and_mpts_float32_powers() {
     );
     assert_eq!(c, g, "the same f32 products on both engines");
     assert_eq!(c[29], f64::from(slopes[0] * 29.0));
+}
+
+/// PyTorch's x86 wheels take `exp` from MKL, not from SLEEF: the Annotated Transformer's
+/// `div_term = torch.exp(torch.arange(0, 512, 2) * -(math.log(10000.0) / 512))`, printed by
+/// torch 2.15 (an AVX-512 machine), differs from SLEEF's in these 27 of its 256 frequencies
+/// (index, float32 bits).
+const TORCH_MKL_DIV_TERM: [(usize, u32); 27] = [
+    (24, 0x3ed7e89b),
+    (26, 0x3ec8eb23),
+    (28, 0x3ebaf81b),
+    (31, 0x3ea7d6fd),
+    (33, 0x3e9c2fe1),
+    (35, 0x3e9157e1),
+    (47, 0x3e3cc439),
+    (52, 0x3e1db03f),
+    (65, 0x3dc5900d),
+    (66, 0x3dbe94c7),
+    (67, 0x3db7d8a7),
+    (87, 0x3d330deb),
+    (88, 0x3d2cba15),
+    (106, 0x3cb4c691),
+    (112, 0x3c91ad39),
+    (133, 0x3c08dda3),
+    (140, 0x3bd4ca15),
+    (168, 0x3b1b690d),
+    (178, 0x3ad8e675),
+    (182, 0x3abbd3eb),
+    (202, 0x3a36ee9d),
+    (212, 0x39ff4fad),
+    (216, 0x39dd1721),
+    (224, 0x39a5cb61),
+    (227, 0x3994d4dd),
+    (238, 0x394860bf),
+    (247, 0x3910f3c5),
+];
+
+/// Values of that table (`pe[p, 0::2] = sin(p * div_term)`, `pe[p, 1::2] = cos(...)`, 5000
+/// positions) as torch 2.15 printed them: (row, column, float32 bits).
+const TORCH_ANNOTATED_VALUES: [(usize, usize, u32); 4] = [
+    (4999, 0, 0xbf29f899),
+    (4974, 8, 0xbe39f830),
+    (4999, 511, 0x3f5e6380),
+    (1234, 101, 0xbf7ffff9),
+];
+
+fn annotated(seq: usize) -> TableSpec {
+    TableSpec::Sinusoidal(SinusoidalParams {
+        seq,
+        dim: 512,
+        ..Default::default()
+    })
+}
+
+/// A sin/cos table in float32 from the float32 frequencies `freqs` (one per pair): angles
+/// `f32(p) * w` rounded once, sin and cos rounded from f64, sin and cos of a pair side by side
+/// (`interleaved`) or in two halves.
+fn float32_table(seq: usize, freqs: &[f32], interleaved: bool) -> Array2<f64> {
+    let pairs = freqs.len();
+    Array2::from_shape_fn((seq, 2 * pairs), |(p, c)| {
+        let (pair, cos) = if interleaved {
+            (c / 2, c % 2 == 1)
+        } else {
+            (c % pairs, c >= pairs)
+        };
+        let angle = f64::from(p as f32 * freqs[pair]);
+        f64::from(if cos { angle.cos() } else { angle.sin() } as f32)
+    })
+}
+
+/// The Annotated Transformer's table as torch 2.15 on x86 computes it: the emulated SLEEF
+/// `exp` frequencies with MKL's 27 others put in.
+fn annotated_as_torch(seq: usize) -> Array2<f64> {
+    let mode = poslab::encoding::torch_f32::TorchMode {
+        form: poslab::encoding::torch_f32::FreqForm::Exp,
+        block: poslab::encoding::torch_f32::AVX512_BLOCK,
+    };
+    let mut freqs: Vec<f32> = poslab::engine::torch_frequencies(&annotated(seq), mode)
+        .into_iter()
+        .map(|w| w as f32)
+        .collect();
+    for (i, bits) in TORCH_MKL_DIV_TERM {
+        assert_ne!(freqs[i].to_bits(), bits, "SLEEF and MKL differ at {i}");
+        freqs[i] = f32::from_bits(bits);
+    }
+    float32_table(seq, &freqs, true)
+}
+
+fn f32_verdict(spec: &TableSpec, loaded: &Array2<f64>) -> poslab::check::Verdict {
+    let reference = cpu::compute(spec).unwrap().into_real();
+    poslab::check::verdict(
+        spec,
+        &reference,
+        &loaded.clone().into_dyn(),
+        Some(poslab::import::StoredFloat::F32),
+        None,
+    )
+}
+
+/// A float32 table whose frequencies another library formed (PyTorch's MKL `exp` on x86,
+/// TensorFlow's or glibc's `exp`, CUDA's `powf`: each a few ulp from PyTorch's SLEEF ones)
+/// is float32 rounding, not a mismatch: `check` and `identify` accept it, naming the reading.
+/// Frequencies 12 ulp away, a wrong base and one spoilt column are still refused.
+#[test]
+fn float32_tables_from_another_librarys_frequencies_match() {
+    let own = "from float32 frequencies its library's exp or pow formed";
+    // The reconstruction is torch's own table: its printed values, to the ulp that MKL's sin
+    // and cos may differ by.
+    let table = annotated_as_torch(5000);
+    for (row, col, bits) in TORCH_ANNOTATED_VALUES {
+        let printed = f64::from(f32::from_bits(bits));
+        assert!(
+            (table[[row, col]] - printed).abs() <= f32_ulp(printed),
+            "[{row}, {col}]: {} vs torch's {printed}",
+            table[[row, col]]
+        );
+    }
+    let table = annotated_as_torch(3000);
+    let verdict = f32_verdict(&annotated(3000), &table);
+    let report = verdict.report();
+    assert!(verdict.matches, "{report}");
+    assert!(
+        report.contains(own) && !report.contains("as PyTorch computes"),
+        "{report}"
+    );
+    let identification = identify(
+        &table.clone().into_dyn(),
+        Tolerance::default(),
+        Some(StoredFloat::F32),
+    );
+    let best = &identification.best().unwrap().description;
+    assert!(identification.found(), "{}", identification.report());
+    for part in [
+        "interleaved layout, sin first, Vaswani spacing, base 10000, d = 512",
+        "positions 0..2999",
+        own,
+    ] {
+        assert!(best.contains(part), "'{part}' in {best}");
+    }
+
+    // tensor2tensor's get_timing_signal_1d in float32 (as TensorFlow or NumPy run it):
+    // exp(i * f32(-ln(10000) / 31)) by glibc, sin then cos in two halves.
+    let scale = (-(10_000f64.ln() / 31.0)) as f32;
+    let t2t: Vec<f32> = (0..32).map(|i| (i as f32 * scale).exp()).collect();
+    let table = float32_table(3000, &t2t, false);
+    let spec = TableSpec::Sinusoidal(SinusoidalParams {
+        seq: 3000,
+        dim: 64,
+        layout: SinusoidalLayout::Split,
+        spacing: Spacing::T2t,
+        ..Default::default()
+    });
+    let verdict = f32_verdict(&spec, &table);
+    assert!(
+        verdict.matches && verdict.report().contains(own),
+        "{}",
+        verdict.report()
+    );
+    let identification = identify(
+        &table.clone().into_dyn(),
+        Tolerance::default(),
+        Some(StoredFloat::F32),
+    );
+    let best = &identification.best().unwrap().description;
+    assert!(identification.found(), "{}", identification.report());
+    assert!(
+        best.contains("split layout, sin first, tensor2tensor spacing, base 10000, d = 64"),
+        "{best}"
+    );
+
+    // A Hugging Face cos cache whose inverse frequencies are 3 ulp above torch's CPU ones on
+    // every other pair, as CUDA's powf may leave them.
+    let cache = TableSpec::RopeCache {
+        params: RopeParams {
+            seq: 4096,
+            dim: 128,
+            base: 10_000.0,
+            start: 0,
+        },
+        freqs: Default::default(),
+        layout: RopeLayout::Half,
+        part: CachePart::Cos,
+    };
+    let cuda: Vec<f32> = poslab::engine::torch_frequencies(
+        &cache,
+        poslab::encoding::torch_f32::Arithmetic::TORCH_MODE,
+    )
+    .into_iter()
+    .enumerate()
+    .map(|(i, w)| f32::from_bits((w as f32).to_bits() + 3 * (i % 2) as u32))
+    .collect();
+    let halves = float32_table(4096, &cuda, false);
+    let cos = halves.slice(ndarray::s![.., 64..]).to_owned();
+    let table = ndarray::concatenate(ndarray::Axis(1), &[cos.view(), cos.view()]).unwrap();
+    let verdict = f32_verdict(&cache, &table);
+    assert!(
+        verdict.matches && verdict.report().contains(own),
+        "{}",
+        verdict.report()
+    );
+
+    // Not float32 rounding: two frequencies 12 ulp off, a wrong base, one column spoilt.
+    let mut far: Vec<f32> = poslab::engine::exact_frequencies(&annotated(3000))
+        .into_iter()
+        .map(|w| w as f32)
+        .collect();
+    far[40] = f32::from_bits(far[40].to_bits() + 12);
+    far[41] = f32::from_bits(far[41].to_bits() - 12);
+    let table = float32_table(3000, &far, true);
+    assert!(!f32_verdict(&annotated(3000), &table).matches);
+    assert!(
+        !identify(
+            &table.into_dyn(),
+            Tolerance::default(),
+            Some(StoredFloat::F32)
+        )
+        .found()
+    );
+    let table = annotated_as_torch(3000);
+    let other_base = TableSpec::Sinusoidal(SinusoidalParams {
+        seq: 3000,
+        dim: 512,
+        base: 10_001.0,
+        ..Default::default()
+    });
+    assert!(!f32_verdict(&other_base, &table).matches);
+    let mut spoilt = table;
+    spoilt.column_mut(100).mapv_inplace(|v| v + 2e-6);
+    assert!(!f32_verdict(&annotated(3000), &spoilt).matches);
 }

@@ -326,6 +326,37 @@ pub fn f32_ulps_apart(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, floor: f64)
     Some(worst)
 }
 
+/// [`f32_ulps_apart`] column by column (the last axis): the largest distance in each column,
+/// `None` where a non-finite value disagrees; `None` for all when the shapes differ.
+pub fn f32_ulps_apart_by_column(
+    reference: &ArrayD<f64>,
+    loaded: &ArrayD<f64>,
+    floor: f64,
+) -> Option<Vec<Option<f64>>> {
+    let (reference, loaded) = (squeezed_view(reference), squeezed_view(loaded));
+    if reference.shape() != loaded.shape() {
+        return None;
+    }
+    let columns = reference.shape().last().copied().unwrap_or(1).max(1);
+    let (reference, loaded) = (reference.as_standard_layout(), loaded.as_standard_layout());
+    let (reference, loaded) = (reference.as_slice()?, loaded.as_slice()?);
+    let mut worst = vec![Some(0.0f64); columns];
+    for (k, (&r, &l)) in reference.iter().zip(loaded).enumerate() {
+        let column = &mut worst[k % columns];
+        let Some(so_far) = column else {
+            continue;
+        };
+        if !r.is_finite() || !l.is_finite() {
+            if r != l && !(r.is_nan() && l.is_nan()) {
+                *column = None;
+            }
+            continue;
+        }
+        *so_far = so_far.max((l - r).abs() / f32_ulp(r.abs().max(floor)));
+    }
+    Some(worst)
+}
+
 /// The shape without its length-1 axes, so that `[n]`, `[1, n]` and `[n, 1]` compare.
 pub fn squeezed(array: &ArrayD<f64>) -> ArrayD<f64> {
     let shape: Vec<usize> = array.shape().iter().copied().filter(|&n| n != 1).collect();

@@ -106,11 +106,123 @@ pub fn verdict(
             matches = true;
         }
     }
+    if !matches && comparison.shapes_match() && own_frequencies_table(spec, loaded).is_some() {
+        let how = format!(
+            "in float32 from float32 frequencies its library's exp or pow formed (each within \
+             {OWN_FREQUENCY_ULPS} ulp of PyTorch's or of the exact one rounded: MKL's exp in \
+             PyTorch's x86 builds, CUDA's powf, NumPy's, TensorFlow's), the angle f32(p)·ω \
+             rounded once and sin/cos within 2 ulp"
+        );
+        if explicit.is_some() {
+            notes.push(format!(
+                "note: it matches {how}; without --atol/--rtol that counts as a match"
+            ));
+        } else {
+            notes.push(format!(
+                "verdict: MATCH {how}, so the differences above are float32 rounding"
+            ));
+            matches = true;
+        }
+    }
     Verdict {
         comparison,
         notes,
         matches,
     }
+}
+
+/// How far, in float32 ulps, a library's float32 frequency may be from PyTorch's or from the
+/// exact one: the error of the `exp` or `pow` that forms it (SLEEF's and MKL's 1 ulp, CUDA's
+/// `powf` 4 ulp) and of the rounding of the reciprocal.
+pub const OWN_FREQUENCY_ULPS: i32 = 4;
+
+/// Whether `loaded` is a sin/cos table (sinusoidal, RoPE angles, caches, rotations) computed in
+/// float32 from float32 frequencies of its own library, as every library computes it once its
+/// `exp` or `pow` has formed the frequencies (MKL's `exp` in PyTorch's x86 builds, CUDA's
+/// `powf`, NumPy's and TensorFlow's): angles `f32(p) * freq` rounded once, sin and cos to 2
+/// ulp. The frequencies tried for each pair are PyTorch's (either form, either vector width)
+/// and the exact one rounded to float32, each moved by up to [`OWN_FREQUENCY_ULPS`]; each
+/// column (which depends on one frequency) must match one of them. Tables are computed only
+/// until every column has matched. Returns the table of the columns that matched, laid out as
+/// `spec`'s (squeezed).
+pub fn own_frequencies_table(spec: &TableSpec, loaded: &ArrayD<f64>) -> Option<ArrayD<f64>> {
+    let exact = crate::engine::exact_frequencies(spec);
+    if exact.is_empty() || !exact.iter().all(|w| w.is_finite() && *w > 0.0) {
+        return None;
+    }
+    let centers: Vec<Vec<f32>> = std::iter::once(exact.iter().map(|&w| w as f32).collect())
+        .chain(TorchMode::all().into_iter().map(|mode| {
+            crate::engine::torch_frequencies(spec, mode)
+                .into_iter()
+                .map(|w| w as f32)
+                .collect()
+        }))
+        .filter(|freqs: &Vec<f32>| freqs.len() == exact.len())
+        .collect();
+    // Each pair's candidates, nearest a centre first.
+    let candidates: Vec<Vec<f32>> = (0..exact.len())
+        .map(|pair| {
+            let mut list: Vec<f32> = Vec::new();
+            for distance in 0..=OWN_FREQUENCY_ULPS {
+                for center in &centers {
+                    for step in [distance, -distance] {
+                        let moved = center[pair]
+                            .to_bits()
+                            .checked_add_signed(step)
+                            .map(f32::from_bits)
+                            .filter(|w| w.is_finite() && *w > 0.0);
+                        if let Some(w) = moved.filter(|w| !list.contains(w)) {
+                            list.push(w);
+                        }
+                    }
+                }
+            }
+            list
+        })
+        .collect();
+    let rounds = candidates.iter().map(Vec::len).max().unwrap_or(0);
+    // The table of the columns matched so far, and which they are.
+    let mut found: Option<(ArrayD<f64>, Vec<bool>)> = None;
+    for round in 0..rounds {
+        let freqs: Vec<f64> = candidates
+            .iter()
+            .map(|list| f64::from(*list.get(round).unwrap_or(&list[0])))
+            .collect();
+        let table = super::squeezed(
+            &cpu::compute_with_float32_frequencies(spec, freqs)
+                .ok()?
+                .into_real(),
+        );
+        let scale = super::largest_magnitude(&table);
+        let floor = match spec {
+            TableSpec::RopeApply { .. } => scale,
+            _ => scale / 4096.0,
+        };
+        let by_column = super::f32_ulps_apart_by_column(&table, loaded, floor)?;
+        let (composite, matched) =
+            found.get_or_insert_with(|| (table.clone(), vec![false; by_column.len()]));
+        let columns = matched.len();
+        let newly: Vec<bool> = matched
+            .iter_mut()
+            .zip(by_column)
+            .map(|(column, ulps)| {
+                let fits = !*column && ulps.is_some_and(|u| u <= 2.0);
+                *column |= fits;
+                fits
+            })
+            .collect();
+        if let (Some(to), Some(from)) = (composite.as_slice_mut(), table.as_slice()) {
+            for (k, (to, from)) in to.iter_mut().zip(from).enumerate() {
+                if newly[k % columns] {
+                    *to = *from;
+                }
+            }
+        }
+        if matched.iter().all(|&m| m) {
+            return found.map(|(composite, _)| composite);
+        }
+    }
+    None
 }
 
 /// Below which magnitude a file type's default rule measures errors in ulps of a floor rather

@@ -107,10 +107,48 @@ pub fn compute_window_arith(
     )))
 }
 
+/// A sin/cos table (sinusoidal, RoPE angles, caches, rotations) in float32 arithmetic from
+/// the float32 frequencies `freqs` given (one per pair, widened to f64), whatever library
+/// formed them: angles `f32(p) * freq` rounded once, sin and cos rounded to f32, as
+/// `--arith torch-f32` computes them from PyTorch's own frequencies.
+pub fn compute_with_float32_frequencies(
+    spec: &TableSpec,
+    freqs: Vec<f64>,
+) -> Result<Table, EngineError> {
+    spec.validate()?;
+    if !matches!(
+        spec,
+        TableSpec::Sinusoidal(_)
+            | TableSpec::RopeAngles { .. }
+            | TableSpec::RopeCache { .. }
+            | TableSpec::RopeApply { .. }
+    ) || freqs.len() != super::exact_frequencies(spec).len()
+    {
+        return Err(EngineError::Arithmetic(spec.kind_name()));
+    }
+    spec.check_fits(super::available_memory_bytes())?;
+    let ndim = spec.shape().map_or(0, |s| s.len());
+    let window = Window::all(spec.matrix_shape());
+    let value = float32_values(spec, freqs, Arithmetic::TORCH_MODE);
+    Ok(Table::Real(fill_window(
+        &window,
+        &window.output_shape(ndim),
+        &value,
+    )))
+}
+
 /// The element function of a validated spec in PyTorch's float32 arithmetic.
 fn torch_f32_values(spec: &TableSpec, mode: torch_f32::TorchMode) -> Element<'_, f64> {
     // The float32 frequencies, formed as torch forms them.
-    let freqs = super::torch_frequencies(spec, mode);
+    float32_values(spec, super::torch_frequencies(spec, mode), mode)
+}
+
+/// [`torch_f32_values`] from the float32 frequencies `freqs`; `mode` forms ALiBi's slopes.
+fn float32_values(
+    spec: &TableSpec,
+    freqs: Vec<f64>,
+    mode: torch_f32::TorchMode,
+) -> Element<'_, f64> {
     match spec {
         TableSpec::Sinusoidal(p) => Box::new(move |_, row, col| {
             let (pair, is_cos) = p.column_pair(col);

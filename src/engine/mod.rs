@@ -457,6 +457,18 @@ pub fn torch_frequencies(
     }
 }
 
+/// The exact frequencies of a sin/cos table (f64), in the order of [`torch_frequencies`]: per
+/// pair of a sinusoidal table, or the inverse frequencies of a RoPE table. Empty for other
+/// kinds.
+pub fn exact_frequencies(spec: &TableSpec) -> Vec<f64> {
+    if let TableSpec::Sinusoidal(p) = spec {
+        return p.frequencies().to_vec();
+    }
+    spec.rope_frequencies()
+        .map(|(freqs, _, _)| freqs)
+        .unwrap_or_default()
+}
+
 fn check_optional_head(head: Option<usize>, heads: usize) -> Result<(), ParamError> {
     head.map_or(Ok(()), |h| encoding::alibi::check_head(h, heads))
 }

@@ -417,21 +417,32 @@ impl Search {
             if exact_miss {
                 continue;
             }
-            for mode in TorchMode::all() {
-                let Some(Ok(reference)) = attempt(&|n| twin(choice, n, mode)) else {
+            let readings = TorchMode::all()
+                .map(Float32Reading::Torch)
+                .into_iter()
+                .chain([Float32Reading::OwnFrequencies]);
+            for reading in readings {
+                let Some(Ok(reference)) = attempt(&|n| twin(choice, n, reading)) else {
                     continue;
                 };
                 let comparison = compare(&reference.clone().into_dyn(), &whole, tolerance);
                 if comparison.matches() {
-                    let form = match mode.form {
-                        FreqForm::Pow => "pow",
-                        FreqForm::Exp => "exp",
+                    let how = match reading {
+                        Float32Reading::Torch(mode) => format!(
+                            "as PyTorch computes it in float32 (--arith torch-f32 --freq-form {})",
+                            match mode.form {
+                                FreqForm::Pow => "pow",
+                                FreqForm::Exp => "exp",
+                            }
+                        ),
+                        Float32Reading::OwnFrequencies => format!(
+                            "in float32 from float32 frequencies its library's exp or pow \
+                             formed (each within {} ulp of PyTorch's or of the exact one)",
+                            crate::check::verdict::OWN_FREQUENCY_ULPS
+                        ),
                     };
                     self.candidates.push(Candidate::new(
-                        format!(
-                            "{}, as PyTorch computes it in float32 (--arith torch-f32 --freq-form {form})",
-                            describe(choice)
-                        ),
+                        format!("{}, {how}", describe(choice)),
                         squeezed(&orient(reference)),
                         comparison,
                         false,
@@ -674,8 +685,20 @@ struct FrequencyTarget<'a> {
 /// says.
 type MadeTable<'a> = dyn Fn(&[f64], f64, &[usize], bool) -> ArrayD<f64> + 'a;
 
-/// A table of a base in PyTorch's float32 arithmetic: `(base, rows, mode)`.
-type TwinTable<'a> = dyn Fn(f64, usize, TorchMode) -> Option<Array2<f64>> + 'a;
+/// A table of a base in float32 arithmetic: `(base, rows, reading)`; for
+/// [`Float32Reading::OwnFrequencies`], only when every column of the file's first `rows` rows
+/// matches one of the frequencies tried.
+type TwinTable<'a> = dyn Fn(f64, usize, Float32Reading) -> Option<Array2<f64>> + 'a;
+
+/// How a float32 file's sin/cos table may have been computed.
+#[derive(Debug, Clone, Copy)]
+enum Float32Reading {
+    /// Exactly as PyTorch's CPU kernels compute it.
+    Torch(TorchMode),
+    /// From frequencies its own library's `exp` or `pow` formed
+    /// ([`crate::check::verdict::own_frequencies_table`]).
+    OwnFrequencies,
+}
 
 /// Rows a long table's hypotheses are first tried on: spread over the whole table, since
 /// scalings show on the slow pairs, late.
@@ -1351,7 +1374,7 @@ fn sinusoidal(
                         let table = table.into_real().into_dimensionality::<Ix2>().ok()?;
                         Some(swap(table))
                     },
-                    Some(&|b, rows, mode| {
+                    Some(&|b, rows, reading| {
                         let params = SinusoidalParams {
                             seq: rows,
                             dim,
@@ -1360,9 +1383,23 @@ fn sinusoidal(
                             layout,
                             spacing,
                         };
-                        let torch = crate::encoding::torch_f32::Arithmetic::TorchF32(mode);
-                        let table = cpu::compute_arith(&TableSpec::Sinusoidal(params), torch).ok()?;
-                        let table = table.into_real().into_dimensionality::<Ix2>().ok()?;
+                        let spec = TableSpec::Sinusoidal(params);
+                        let table = match reading {
+                            Float32Reading::Torch(mode) => {
+                                let torch = crate::encoding::torch_f32::Arithmetic::TorchF32(mode);
+                                cpu::compute_arith(&spec, torch).ok()?.into_real()
+                            }
+                            // Against the file's rows laid out as the spec's (a sin-first
+                            // table: swapping twice is no swap).
+                            Float32Reading::OwnFrequencies => {
+                                let target = swap(view.slice(ndarray::s![..rows, ..]).to_owned());
+                                crate::check::verdict::own_frequencies_table(
+                                    &spec,
+                                    &target.into_dyn(),
+                                )?
+                            }
+                        };
+                        let table = table.into_dimensionality::<Ix2>().ok()?;
                         Some(swap(table))
                     }),
                 );

@@ -22,10 +22,13 @@ pub enum Arithmetic {
 
 impl Arithmetic {
     /// PyTorch's float32 with the frequencies of Hugging Face and Meta, on an AVX2 build.
-    pub const TORCH: Arithmetic = Arithmetic::TorchF32(TorchMode {
+    pub const TORCH: Arithmetic = Arithmetic::TorchF32(Self::TORCH_MODE);
+
+    /// [`Self::TORCH`]'s way of forming frequencies and slopes.
+    pub const TORCH_MODE: TorchMode = TorchMode {
         form: FreqForm::Pow,
         block: AVX2_BLOCK,
-    });
+    };
 
     /// Whether this is one of PyTorch's float32 computations.
     pub fn is_torch(self) -> bool {
