@@ -409,6 +409,30 @@ fn two_dimensional_alibi_is_identified_on_its_grid() {
     }
 }
 
+/// Meta's llama keeps its rotary table as complex numbers (`torch.polar(1, outer(t, freqs))`);
+/// `torch.view_as_real` stores them as `[seq, dim/2, 2]`, cos then sin: identified as the
+/// sinusoidal table it is, laid out that way.
+#[test]
+fn metas_freqs_cis_stored_as_real_pairs_is_identified() {
+    let (seq, pairs, start) = (300usize, 32usize, 7u64);
+    let table = ndarray::Array3::from_shape_fn((seq, pairs, 2), |(p, i, part)| {
+        let theta = 500_000f64.powf(-2.0 * i as f64 / (2 * pairs) as f64);
+        let angle = (start + p as u64) as f64 * theta;
+        if part == 0 { angle.cos() } else { angle.sin() }
+    });
+    let identification = identify(&table.into_dyn(), Tolerance::default(), None);
+    let report = identification.report();
+    assert!(identification.found(), "{report}");
+    let best = &identification.best().unwrap().description;
+    for part in [
+        "interleaved layout, cos first, Vaswani spacing, base 500000, d = 64",
+        "positions 7..306",
+        "[seq, dim/2, 2] (cos, sin) pairs: Meta's freqs_cis",
+    ] {
+        assert!(best.contains(part), "expected '{part}' in:\n{report}");
+    }
+}
+
 /// Where two readings give the same table, the one that assumes less is named: ALiBi's two
 /// slopes 2^-4 and 2^-8 are also RoPE's frequencies at base 256 under linear scaling by 16, and
 /// a tensor2tensor table at base 10000 with d = 4 is a Vaswani one at base 10^8.

@@ -1837,12 +1837,15 @@ fn patch_distances(search: &mut Search, patches: usize) {
     }
 }
 
-/// ALiBi biases of every head `[heads, seq, seq]`.
+/// ALiBi biases of every head `[heads, seq, seq]`; Meta's rotary table `[seq, dim/2, 2]`.
 fn three_dimensional(search: &mut Search) {
     let Ok(table) = search.table.clone().into_dimensionality::<Ix3>() else {
         return;
     };
     let (heads, seq, keys) = table.dim();
+    if keys == 2 {
+        complex_pairs(search, &table);
+    }
     if seq != keys {
         return;
     }
@@ -1862,6 +1865,34 @@ fn three_dimensional(search: &mut Search) {
         }
     }
     alibi_2d(search, &table);
+}
+
+/// Meta's `freqs_cis` (`torch.polar(1, outer(t, freqs))`, complex64) as
+/// `torch.view_as_real` stores it: `[seq, dim/2, 2]`, each pair's cos then sin. Laid out as
+/// `[seq, dim]` that is a sinusoidal table, interleaved and cos first, so it is tried as one.
+fn complex_pairs(search: &mut Search, table: &ndarray::Array3<f64>) {
+    let (positions, pairs, _) = table.dim();
+    let Ok(flat) = table
+        .as_standard_layout()
+        .to_owned()
+        .into_shape_with_order((positions, 2 * pairs))
+    else {
+        return;
+    };
+    let orient = |reference: Array2<f64>| {
+        reference
+            .into_shape_with_order((positions, pairs, 2))
+            .map(|r| r.into_dyn())
+            // Not reached: the reference has the flattened table's shape. An empty table
+            // would only make the hypothesis a shape mismatch.
+            .unwrap_or_else(|_| ArrayD::zeros(ndarray::IxDyn(&[0])))
+    };
+    sinusoidal(
+        search,
+        &flat,
+        &orient,
+        ", stored as [seq, dim/2, 2] (cos, sin) pairs: Meta's freqs_cis through torch.view_as_real",
+    );
 }
 
 /// CROMA's 2D ALiBi of every head, `[heads, P, P]`: `-m_h` times the Euclidean distance
