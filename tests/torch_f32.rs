@@ -652,6 +652,21 @@ fn float32_tables_from_another_librarys_frequencies_match() {
         "{}",
         verdict.report()
     );
+    let identification = identify(
+        &table.into_dyn(),
+        Tolerance::default(),
+        Some(StoredFloat::F32),
+    );
+    let best = &identification.best().unwrap().description;
+    assert!(identification.found(), "{}", identification.report());
+    for part in [
+        "RoPE cos cache, half layout",
+        "dim 128",
+        "positions 0..4095, base 10000",
+        own,
+    ] {
+        assert!(best.contains(part), "'{part}' in {best}");
+    }
 
     // Not float32 rounding: two frequencies 12 ulp off, a wrong base, one column spoilt.
     let mut far: Vec<f32> = poslab::engine::exact_frequencies(&annotated(3000))

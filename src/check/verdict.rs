@@ -147,26 +147,49 @@ pub const OWN_FREQUENCY_ULPS: i32 = 4;
 /// `spec`'s (squeezed).
 pub fn own_frequencies_table(spec: &TableSpec, loaded: &ArrayD<f64>) -> Option<ArrayD<f64>> {
     let exact = crate::engine::exact_frequencies(spec);
-    if exact.is_empty() || !exact.iter().all(|w| w.is_finite() && *w > 0.0) {
+    let centers = std::iter::once(exact.clone())
+        .chain(
+            TorchMode::all()
+                .into_iter()
+                .map(|mode| crate::engine::torch_frequencies(spec, mode)),
+        )
+        .collect();
+    let floor = |scale: f64| match spec {
+        TableSpec::RopeApply { .. } => scale,
+        _ => scale / 4096.0,
+    };
+    fit_own_frequencies(centers, loaded, floor, |freqs| {
+        let table = cpu::compute_with_float32_frequencies(spec, freqs).ok()?;
+        Some(super::squeezed(&table.into_real()))
+    })
+}
+
+/// The search of [`own_frequencies_table`] for any table made from per-pair frequencies:
+/// `centers` are frequency vectors (exact or a library's, one value per pair) whose float32
+/// neighbours are tried; `make` makes the table from float32 frequencies (widened to f64), laid
+/// out as `loaded`; `floor` gives, from the table's largest magnitude, the magnitude below which
+/// errors are measured in ulps of the floor. Returns the table of the matched columns.
+pub(crate) fn fit_own_frequencies(
+    centers: Vec<Vec<f64>>,
+    loaded: &ArrayD<f64>,
+    floor: impl Fn(f64) -> f64,
+    make: impl Fn(Vec<f64>) -> Option<ArrayD<f64>>,
+) -> Option<ArrayD<f64>> {
+    let pairs = centers.first()?.len();
+    let valid =
+        |freqs: &Vec<f64>| freqs.len() == pairs && freqs.iter().all(|w| w.is_finite() && *w > 0.0);
+    let centers: Vec<Vec<f64>> = centers.into_iter().filter(valid).collect();
+    if pairs == 0 || centers.is_empty() {
         return None;
     }
-    let centers: Vec<Vec<f32>> = std::iter::once(exact.iter().map(|&w| w as f32).collect())
-        .chain(TorchMode::all().into_iter().map(|mode| {
-            crate::engine::torch_frequencies(spec, mode)
-                .into_iter()
-                .map(|w| w as f32)
-                .collect()
-        }))
-        .filter(|freqs: &Vec<f32>| freqs.len() == exact.len())
-        .collect();
     // Each pair's candidates, nearest a centre first.
-    let candidates: Vec<Vec<f32>> = (0..exact.len())
+    let candidates: Vec<Vec<f32>> = (0..pairs)
         .map(|pair| {
             let mut list: Vec<f32> = Vec::new();
             for distance in 0..=OWN_FREQUENCY_ULPS {
                 for center in &centers {
                     for step in [distance, -distance] {
-                        let moved = center[pair]
+                        let moved = (center[pair] as f32)
                             .to_bits()
                             .checked_add_signed(step)
                             .map(f32::from_bits)
@@ -188,16 +211,8 @@ pub fn own_frequencies_table(spec: &TableSpec, loaded: &ArrayD<f64>) -> Option<A
             .iter()
             .map(|list| f64::from(*list.get(round).unwrap_or(&list[0])))
             .collect();
-        let table = super::squeezed(
-            &cpu::compute_with_float32_frequencies(spec, freqs)
-                .ok()?
-                .into_real(),
-        );
-        let scale = super::largest_magnitude(&table);
-        let floor = match spec {
-            TableSpec::RopeApply { .. } => scale,
-            _ => scale / 4096.0,
-        };
+        let table = make(freqs)?.as_standard_layout().to_owned();
+        let floor = floor(super::largest_magnitude(&table));
         let by_column = super::f32_ulps_apart_by_column(&table, loaded, floor)?;
         let (composite, matched) =
             found.get_or_insert_with(|| (table.clone(), vec![false; by_column.len()]));

@@ -806,6 +806,50 @@ fn scaled_frequencies(search: &mut Search, values: &[f64], target: &FrequencyTar
                 }
             }
         }
+        // Frequencies another library's exp or pow formed: searched on the probe rows, then
+        // confirmed on the whole table.
+        if target.torch {
+            let exact = freqs.inv_freq(rotary, base, target.rows);
+            let centers: Vec<Vec<f64>> = std::iter::once(exact)
+                .chain(TorchMode::all().into_iter().map(|mode| {
+                    freqs
+                        .inv_freq_torch(rotary, base, target.rows, mode)
+                        .into_iter()
+                        .map(f64::from)
+                        .collect()
+                }))
+                .collect();
+            let attention = f64::from(attention as f32);
+            let fit = |rows: &[usize], loaded: &ArrayD<f64>| {
+                crate::check::verdict::fit_own_frequencies(
+                    centers.clone(),
+                    loaded,
+                    |scale| scale / 4096.0,
+                    |theta| Some((target.make)(&theta, attention, rows, true)),
+                )
+            };
+            let on_probe = match &probe {
+                Some((rows, probe_table)) => fit(rows, probe_table).is_some(),
+                None => true,
+            };
+            if let Some(reference) = on_probe.then(|| fit(&all_rows, table)).flatten() {
+                let full = compare(&reference, table, tolerance);
+                if full.matches() {
+                    tried.push(Candidate::new(
+                        format!(
+                            "{description}, in float32 from float32 frequencies its library's \
+                             exp or pow formed (each within {} ulp of PyTorch's or of the exact \
+                             one)",
+                            crate::check::verdict::OWN_FREQUENCY_ULPS
+                        ),
+                        (target.orient)(reference),
+                        full,
+                        false,
+                    ));
+                    return true;
+                }
+            }
+        }
         if rounded {
             return false;
         }
