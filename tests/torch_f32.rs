@@ -540,6 +540,32 @@ fn annotated_as_torch(seq: usize) -> Array2<f64> {
     float32_table(seq, &freqs, true)
 }
 
+/// `identify` of a float32 file names `table` with every one of `parts`.
+fn assert_identified_f32(table: &Array2<f64>, parts: &[&str]) {
+    let identification = identify(
+        &table.clone().into_dyn(),
+        Tolerance::default(),
+        Some(StoredFloat::F32),
+    );
+    let best = &identification.best().unwrap().description;
+    assert!(identification.found(), "{}", identification.report());
+    for part in parts {
+        assert!(best.contains(part), "'{part}' in {best}");
+    }
+}
+
+/// `check` of a float32 file passes `table` as float32 from its library's own frequencies.
+fn assert_matches_as_own_frequencies(spec: &TableSpec, table: &Array2<f64>) {
+    let verdict = f32_verdict(spec, table);
+    let report = verdict.report();
+    assert!(verdict.matches, "{report}");
+    assert!(
+        report.contains("from float32 frequencies its library's exp or pow formed")
+            && !report.contains("as PyTorch computes"),
+        "{report}"
+    );
+}
+
 fn f32_verdict(spec: &TableSpec, loaded: &Array2<f64>) -> poslab::check::Verdict {
     let reference = cpu::compute(spec).unwrap().into_real();
     poslab::check::verdict(
@@ -570,27 +596,15 @@ fn float32_tables_from_another_librarys_frequencies_match() {
         );
     }
     let table = annotated_as_torch(3000);
-    let verdict = f32_verdict(&annotated(3000), &table);
-    let report = verdict.report();
-    assert!(verdict.matches, "{report}");
-    assert!(
-        report.contains(own) && !report.contains("as PyTorch computes"),
-        "{report}"
+    assert_matches_as_own_frequencies(&annotated(3000), &table);
+    assert_identified_f32(
+        &table,
+        &[
+            "interleaved layout, sin first, Vaswani spacing, base 10000, d = 512",
+            "positions 0..2999",
+            own,
+        ],
     );
-    let identification = identify(
-        &table.clone().into_dyn(),
-        Tolerance::default(),
-        Some(StoredFloat::F32),
-    );
-    let best = &identification.best().unwrap().description;
-    assert!(identification.found(), "{}", identification.report());
-    for part in [
-        "interleaved layout, sin first, Vaswani spacing, base 10000, d = 512",
-        "positions 0..2999",
-        own,
-    ] {
-        assert!(best.contains(part), "'{part}' in {best}");
-    }
 
     // tensor2tensor's get_timing_signal_1d in float32 (as TensorFlow or NumPy run it):
     // exp(i * f32(-ln(10000) / 31)) by glibc, sin then cos in two halves.
@@ -604,22 +618,10 @@ fn float32_tables_from_another_librarys_frequencies_match() {
         spacing: Spacing::T2t,
         ..Default::default()
     });
-    let verdict = f32_verdict(&spec, &table);
-    assert!(
-        verdict.matches && verdict.report().contains(own),
-        "{}",
-        verdict.report()
-    );
-    let identification = identify(
-        &table.clone().into_dyn(),
-        Tolerance::default(),
-        Some(StoredFloat::F32),
-    );
-    let best = &identification.best().unwrap().description;
-    assert!(identification.found(), "{}", identification.report());
-    assert!(
-        best.contains("split layout, sin first, tensor2tensor spacing, base 10000, d = 64"),
-        "{best}"
+    assert_matches_as_own_frequencies(&spec, &table);
+    assert_identified_f32(
+        &table,
+        &["split layout, sin first, tensor2tensor spacing, base 10000, d = 64"],
     );
 
     // A Hugging Face cos cache whose inverse frequencies are 3 ulp above torch's CPU ones on
@@ -646,27 +648,16 @@ fn float32_tables_from_another_librarys_frequencies_match() {
     let halves = float32_table(4096, &cuda, false);
     let cos = halves.slice(ndarray::s![.., 64..]).to_owned();
     let table = ndarray::concatenate(ndarray::Axis(1), &[cos.view(), cos.view()]).unwrap();
-    let verdict = f32_verdict(&cache, &table);
-    assert!(
-        verdict.matches && verdict.report().contains(own),
-        "{}",
-        verdict.report()
+    assert_matches_as_own_frequencies(&cache, &table);
+    assert_identified_f32(
+        &table,
+        &[
+            "RoPE cos cache, half layout",
+            "dim 128",
+            "positions 0..4095, base 10000",
+            own,
+        ],
     );
-    let identification = identify(
-        &table.into_dyn(),
-        Tolerance::default(),
-        Some(StoredFloat::F32),
-    );
-    let best = &identification.best().unwrap().description;
-    assert!(identification.found(), "{}", identification.report());
-    for part in [
-        "RoPE cos cache, half layout",
-        "dim 128",
-        "positions 0..4095, base 10000",
-        own,
-    ] {
-        assert!(best.contains(part), "'{part}' in {best}");
-    }
 
     // Not float32 rounding: two frequencies 12 ulp off, a wrong base, one column spoilt.
     let mut far: Vec<f32> = poslab::engine::exact_frequencies(&annotated(3000))

@@ -1747,18 +1747,13 @@ fn read_cache(
 fn alibi_head(search: &mut Search, table: &Array2<f64>) {
     let seq = table.nrows();
     // Least squares over the lower triangle: bias = -m (i - j).
-    let (mut weighted, mut squares) = (0.0, 0.0);
-    for ((i, j), &bias) in table.indexed_iter() {
-        if j < i && bias.is_finite() {
-            let distance = (i - j) as f64;
-            weighted -= bias * distance;
-            squares += distance * distance;
-        }
-    }
-    let fitted = weighted / squares;
-    if !(fitted.is_finite() && fitted > 0.0) {
+    let below_diagonal = table
+        .indexed_iter()
+        .filter(|((i, j), _)| j < i)
+        .map(|((i, j), &bias)| ((i - j) as f64, bias));
+    let Some(fitted) = fitted_slope(below_diagonal) else {
         return;
-    }
+    };
     let (slope, owners) = named_slope(fitted);
     for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
         let reference =
@@ -1790,18 +1785,14 @@ fn alibi_2d_head(search: &mut Search, table: &Array2<f64>) {
             grid_h,
             grid_w: patches / grid_h,
         };
-        let (mut weighted, mut squares) = (0.0, 0.0);
-        for (key, &bias) in table.row(0).iter().enumerate() {
-            let distance = grid.distance(0, key, DistanceMetric::Euclidean);
-            if bias.is_finite() {
-                weighted -= bias * distance;
-                squares += distance * distance;
-            }
-        }
-        let fitted = weighted / squares;
-        if !(fitted.is_finite() && fitted > 0.0) {
+        let first_row = table
+            .row(0)
+            .into_iter()
+            .enumerate()
+            .map(|(key, &bias)| (grid.distance(0, key, DistanceMetric::Euclidean), bias));
+        let Some(fitted) = fitted_slope(first_row) else {
             continue;
-        }
+        };
         let (slope, owners) = named_slope(fitted);
         let bias = |query: usize, key: usize| alibi::bias_2d_value(slope, &grid, query, key);
         search.consider_probed(
@@ -1816,6 +1807,18 @@ fn alibi_2d_head(search: &mut Search, table: &Array2<f64>) {
             || Some(Array2::from_shape_fn((patches, patches), |(q, k)| bias(q, k)).into_dyn()),
         );
     }
+}
+
+/// The slope `m > 0` of `bias = -m · distance` fitted by least squares to `(distance, bias)`
+/// pairs (infinite biases, masked cells, left out); `None` when none fits.
+fn fitted_slope(points: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
+    let (weighted, squares) = points
+        .filter(|(_, bias)| bias.is_finite())
+        .fold((0.0, 0.0), |(w, s), (distance, bias)| {
+            (w - bias * distance, s + distance * distance)
+        });
+    let fitted = weighted / squares;
+    (fitted.is_finite() && fitted > 0.0).then_some(fitted)
 }
 
 /// The reference rule's slope nearest `fitted` and the (heads, head) that have it, as the
