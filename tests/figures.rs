@@ -402,3 +402,30 @@ fn the_corkscrew_figure_draws_a_different_keys_helices() {
     assert_eq!(lines(ProbeVector::UnitPairs), 2 * 3);
     assert_eq!(lines(ProbeVector::Random(5)), 3 * 3);
 }
+
+/// A plot's legend is drawn after its data, on a white card, so that no line or dot runs
+/// through the names (the tour's step 7 had dots across them).
+#[test]
+fn legends_are_drawn_over_the_data_on_a_card() {
+    let mut legends = 0;
+    for (spec, _) in every_figure() {
+        let svg = build_figure(&spec, &FigureStyle::default())
+            .unwrap()
+            .to_svg();
+        let Some(legend) = svg.find("id=\"legend\"") else {
+            continue;
+        };
+        let content = svg[..legend]
+            .rfind("id=\"content-")
+            .unwrap_or_else(|| panic!("{spec:?}: the legend comes before the data"));
+        assert!(content < legend);
+        let card = &svg[legend..];
+        let card = &card[..card.find("</g>").unwrap_or(card.len())];
+        assert!(
+            card.contains("<rect") && card.contains("fill=\"#ffffff\""),
+            "{spec:?}: {card}"
+        );
+        legends += 1;
+    }
+    assert!(legends >= 2, "only {legends} figures with a legend");
+}

@@ -392,6 +392,8 @@ fn panel_group(
     let mut content = Group::new()
         .set("id", format!("content-{index}"))
         .set("clip-path", format!("url(#{clip_id})"));
+    // The legend, drawn over the data so that no line or dot crosses its names.
+    let mut on_top: Option<Group> = None;
     match &panel.content {
         Content::Heatmap {
             values,
@@ -429,7 +431,7 @@ fn panel_group(
             }
             if !overlay.is_empty() {
                 content = content.add(series_group(overlay, index, &x_scale, &y_scale, plot));
-                group = group.add(legend(overlay, plot));
+                on_top = Some(legend(overlay, plot));
             }
         }
         Content::Board(board) => {
@@ -438,7 +440,7 @@ fn panel_group(
         }
         Content::Plot(series) => {
             content = content.add(series_group(series, index, &x_scale, &y_scale, plot));
-            group = group.add(legend(series, plot));
+            on_top = Some(legend(series, plot));
         }
         Content::Projected {
             lines,
@@ -516,6 +518,9 @@ fn panel_group(
             .set("stroke", if panel.x.hidden { "none" } else { TEXT_COLOR })
             .set("stroke-width", 1.0),
     );
+    if let Some(legend) = on_top {
+        group = group.add(legend);
+    }
     (group, clip)
 }
 
@@ -532,6 +537,27 @@ fn vertical_line(x: f64, plot: Area, color: &str) -> Line {
 fn legend(series: &[super::Series], plot: Area) -> Group {
     let mut group = Group::new().set("id", "legend");
     let named: Vec<&super::Series> = series.iter().filter(|s| !s.name.is_empty()).collect();
+    if named.is_empty() {
+        return group;
+    }
+    // A white card behind the names (about 6.5 px a character at 12 px), so that data under
+    // the corner does not run through them.
+    let longest = named
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let width = longest as f64 * 6.5 + 36.0;
+    group = group.add(
+        Rectangle::new()
+            .set("x", plot.x + plot.w - 4.0 - width)
+            .set("y", plot.y + 3.0)
+            .set("width", width)
+            .set("height", named.len() as f64 * 16.0 + 4.0)
+            .set("fill", "#ffffff")
+            .set("fill-opacity", 0.85)
+            .set("rx", 3.0),
+    );
     for (k, s) in named.iter().enumerate() {
         let y = plot.y + 16.0 + k as f64 * 16.0;
         let x = plot.x + plot.w - 8.0;
