@@ -101,7 +101,7 @@ fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ImportError> {
     if !metadata.is_file() {
         return Err(problem(
             path,
-            "is not a regular file (a folder, device or pipe): give a .npy, .csv or .safetensors file",
+            "is not a regular file (a folder, device or pipe): give the path of a file",
         ));
     }
     let file = std::fs::File::open(path).map_err(|e| problem(path, io_text(&e)))?;
