@@ -164,8 +164,15 @@ fn t5_buckets(
         let from = (largest as usize + 1).max(2);
         let to = (2 * shared + 1).min(MAX_BUCKETS);
         let mut counts: Vec<usize> = (from..=to).take(MAX_BUCKET_COUNTS).collect();
-        if !counts.contains(&T5_NUM_BUCKETS) {
-            counts.push(T5_NUM_BUCKETS);
+        // The counts a person would choose, beyond the cap too.
+        let powers = (1..usize::BITS).map(|k| 1usize << k);
+        for count in powers
+            .filter(|c| (from..=to).contains(c))
+            .chain([T5_NUM_BUCKETS])
+        {
+            if !counts.contains(&count) {
+                counts.push(count);
+            }
         }
         counts
     };
