@@ -309,21 +309,9 @@ pub fn f32_ulp(value: f64) -> f64 {
 /// non-finite value disagrees. A float32 file computed as `reference` was is within an ulp
 /// or two everywhere; another table is off by thousands somewhere.
 pub fn f32_ulps_apart(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, floor: f64) -> Option<f64> {
-    let (reference, loaded) = (squeezed(reference), squeezed(loaded));
-    if reference.shape() != loaded.shape() {
-        return None;
-    }
-    let mut worst = 0.0f64;
-    for (&r, &l) in reference.iter().zip(loaded.iter()) {
-        if !r.is_finite() || !l.is_finite() {
-            if r != l && !(r.is_nan() && l.is_nan()) {
-                return None;
-            }
-            continue;
-        }
-        worst = worst.max((l - r).abs() / f32_ulp(r.abs().max(floor)));
-    }
-    Some(worst)
+    f32_ulps_apart_by_column(reference, loaded, floor)?
+        .into_iter()
+        .try_fold(0.0f64, |worst, column| Some(worst.max(column?)))
 }
 
 /// [`f32_ulps_apart`] column by column (the last axis): the largest distance in each column,

@@ -1953,7 +1953,6 @@ fn alibi_2d(search: &mut Search, table: &ndarray::Array3<f64>) {
     let Ok(slopes) = alibi::slopes(heads) else {
         return;
     };
-    let first_head = table.index_axis(ndarray::Axis(0), 0).to_owned().into_dyn();
     for grid_h in (2..patches).filter(|h| patches.is_multiple_of(*h) && patches / h >= 2) {
         let grid = GridParams {
             grid_h,
@@ -1964,21 +1963,15 @@ fn alibi_2d(search: &mut Search, table: &ndarray::Array3<f64>) {
              distance between patches",
             grid.grid_w
         );
-        let head = Array2::from_shape_fn((patches, patches), |(q, k)| {
+        // The first head, as the first "row" of the table's first axis.
+        let first_head = ndarray::Array3::from_shape_fn((1, patches, patches), |(_, q, k)| {
             alibi::bias_2d_value(slopes[0], &grid, q, k)
-        })
-        .into_dyn();
-        let comparison = compare(&head, &first_head, search.tolerance);
-        if !comparison.matches() {
-            search
-                .candidates
-                .push(Candidate::new(description, head, comparison, true));
-            search.drop_unneeded_tables();
-            continue;
-        }
+        });
         let params = Alibi2dParams { heads, grid };
-        if let Ok(reference) = cpu::compute(&TableSpec::Alibi2d { params, head: None }) {
-            search.consider(description, reference.into_real());
-        }
+        search.consider_probed(description, first_head.into_dyn(), || {
+            cpu::compute(&TableSpec::Alibi2d { params, head: None })
+                .ok()
+                .map(|reference| reference.into_real())
+        });
     }
 }

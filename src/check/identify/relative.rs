@@ -296,42 +296,39 @@ fn distances_that_fit(
             .all()
             .all(|o| i64::from(params.bucket(o)) >= offsets.at(o))
     };
-    // The least distance that is never above: false ... false true ... true.
+    // never_above: false ... false true ... true; never_below: true ... true false ... false.
     if !never_above(last) {
         return None;
     }
-    let (mut below, mut above) = (first, last);
-    if never_above(first) {
-        above = first;
-    } else {
-        while above - below > 1 {
-            let middle = below + (above - below) / 2;
-            if never_above(middle) {
-                above = middle;
-            } else {
-                below = middle;
-            }
-        }
-    }
-    let lo = above;
-    // The greatest distance that is never below: true ... true false ... false.
+    let lo = least_where(first, last, never_above);
     if !never_below(lo) {
         return None;
     }
-    let (mut fits, mut fails) = (lo, last);
-    if never_below(last) {
-        fits = last;
+    let hi = if never_below(last) {
+        last
     } else {
-        while fails - fits > 1 {
-            let middle = fits + (fails - fits) / 2;
-            if never_below(middle) {
-                fits = middle;
-            } else {
-                fails = middle;
-            }
+        least_where(lo, last, |d| !never_below(d)) - 1
+    };
+    Some((lo, hi))
+}
+
+/// The least `x` in `from ..= to` for which `holds` is true, by bisection: `holds` must be
+/// false then true along the range, and true at `to`.
+fn least_where(from: usize, to: usize, holds: impl Fn(usize) -> bool) -> usize {
+    if holds(from) {
+        return from;
+    }
+    // holds(fails) is false, holds(passes) is true.
+    let (mut fails, mut passes) = (from, to);
+    while passes - fails > 1 {
+        let middle = fails + (passes - fails) / 2;
+        if holds(middle) {
+            passes = middle;
+        } else {
+            fails = middle;
         }
     }
-    Some((lo, fits))
+    passes
 }
 
 /// The distance in `lo ..= hi` a person would have written: T5's 128, else the least power
