@@ -37,9 +37,9 @@ fn screen_window(spec: &TableSpec) -> Window {
 fn parameter_change_to_texture(c: &mut Criterion) {
     let ctx = egui::Context::default();
     let engines: Vec<(&str, AppEngine)> = {
-        let mut engines = vec![("cpu", AppEngine::Cpu("benchmark".to_owned()))];
+        let mut engines = vec![("cpu", AppEngine::cpu("benchmark"))];
         match GpuEngine::new_headless() {
-            Ok(gpu) => engines.push(("gpu", AppEngine::Gpu(Box::new(gpu), None))),
+            Ok(gpu) => engines.push(("gpu", AppEngine::gpu(gpu))),
             Err(reason) => eprintln!("GPU entries left out: {reason}"),
         }
         engines

@@ -18,6 +18,7 @@ pub mod encoding;
 pub mod engine;
 pub mod export;
 pub mod import;
+pub mod jobs;
 pub mod scene;
 pub mod table_args;
 pub mod views;

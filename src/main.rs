@@ -10,7 +10,7 @@ fn main() {
     }
     let status = match cli::dispatch(std::env::args_os()) {
         Outcome::Exit(status) => status,
-        Outcome::OpenApp => match poslab::app::run() {
+        Outcome::OpenApp(launch) => match poslab::app::run(launch) {
             Ok(()) => 0,
             Err(error) => {
                 eprintln!(

@@ -4,6 +4,7 @@
 pub mod dialogs;
 pub mod engine;
 pub mod export;
+pub mod frame_log;
 pub mod params;
 pub mod status;
 
@@ -68,6 +69,8 @@ pub struct PoslabApp {
     /// Whether the status bar names the adapter and shows timings (off for snapshot tests,
     /// where both differ from machine to machine).
     show_machine_details: bool,
+    /// One line per frame, when `POSLAB_FRAME_LOG` names a file.
+    frame_log: Option<frame_log::FrameLog>,
 }
 
 impl PoslabApp {
@@ -89,6 +92,7 @@ impl PoslabApp {
             view_size: egui::vec2(1000.0, 700.0),
             statuses: ViewKind::ALL.iter().map(|_| Status::default()).collect(),
             show_machine_details: true,
+            frame_log: frame_log::FrameLog::from_environment(),
         };
         if let Some(storage) = cc.storage {
             app.restore(storage);
@@ -116,6 +120,24 @@ impl PoslabApp {
         self.relative = restored(storage, &view_key(ViewKind::Relative));
         self.tour = restored(storage, &view_key(ViewKind::Tour));
         self.learned = restored(storage, &view_key(ViewKind::Learned));
+    }
+
+    /// Opens on the view and settings the command line gave (`poslab app`), over those saved.
+    pub fn launched(mut self, launch: &crate::cli::app::AppLaunch) -> Self {
+        if let Some(view) = launch.view {
+            self.state.view = view;
+        }
+        // The preset menu says "(modified)" itself where these differ from the preset's.
+        launch.apply(&mut self.state.shared);
+        self
+    }
+
+    /// A slower engine: every block of a window takes at least `delay` longer (tests watch the
+    /// app while its results are pending).
+    pub fn with_slow_engine(mut self, delay: std::time::Duration) -> Self {
+        let engine = std::mem::replace(&mut self.engine, AppEngine::cpu("replaced"));
+        self.engine = engine.slowed(delay);
+        self
     }
 
     /// Hides the adapter's name and the timings, which differ between machines.
@@ -280,23 +302,41 @@ impl PoslabApp {
                 ui.label(self.engine.description());
                 ui.separator();
             }
+            if let Some(pending) = status.pending_text() {
+                let text = egui::RichText::new(pending).strong();
+                ui.label(text).on_hover_text(
+                    "Computed on a worker thread: the window keeps answering, and a change of settings cancels what is no longer wanted",
+                );
+                ui.separator();
+            }
+            // While a newer result is on its way, the figures below are those of the picture
+            // on screen: greyed, so that nobody reads them as the new settings'.
+            let stale = !status.pending.is_empty();
+            let fact = |ui: &mut egui::Ui, text: String| {
+                if stale {
+                    ui.label(egui::RichText::new(text).color(ui.visuals().weak_text_color()))
+                        .on_hover_text("Of the picture on screen, computed for the previous settings")
+                } else {
+                    ui.label(text)
+                }
+            };
             if let Some(scene) = &status.scene {
-                ui.label(scene);
+                fact(ui, scene.clone());
             }
             if let Some(shape) = &status.last_table {
                 let sizes: Vec<String> = shape.iter().map(|n| n.to_string()).collect();
-                ui.label(format!("table {}", sizes.join(" × ")));
+                fact(ui, format!("table {}", sizes.join(" × ")));
             }
             if let Some((rows, cols)) = status.last_window {
-                ui.label(format!("(computed {rows} × {cols} on screen)"));
+                fact(ui, format!("(computed {rows} × {cols} on screen)"));
             }
             if let Some((sampling, rows, cols)) = status.last_sampling {
                 ui.separator();
-                ui.label(status::sampling_text(sampling, rows, cols));
+                fact(ui, status::sampling_text(sampling, rows, cols));
             }
             if let Some(took) = status.last_compute.filter(|_| self.show_machine_details) {
                 ui.separator();
-                ui.label(format!("{:.1} ms", took.as_secs_f64() * 1e3));
+                fact(ui, format!("{:.1} ms", took.as_secs_f64() * 1e3));
             }
             if let Some(error) = &status.error {
                 ui.separator();
@@ -313,11 +353,18 @@ impl PoslabApp {
             });
         });
     }
+
+    /// Whether a result the current view shows is being computed.
+    pub fn is_computing(&self) -> bool {
+        !self.statuses[self.status_index()].pending.is_empty()
+    }
 }
 
 impl eframe::App for PoslabApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let frame_started = std::time::Instant::now();
         crate::widgets::layout::clear_plots(ui.ctx());
+
         let open = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::O);
         if ui.input_mut(|i| i.consume_shortcut(&open)) {
             self.state.view = ViewKind::Check;
@@ -346,6 +393,7 @@ impl eframe::App for PoslabApp {
         if dropped_table && !takes_tables {
             self.state.view = ViewKind::Check;
         }
+        // What was pending at the end of the last frame: the views say again below.
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar_ui(ui));
         egui::Panel::left("controls")
             .resizable(true)
@@ -370,6 +418,7 @@ impl eframe::App for PoslabApp {
                 ViewKind::Learned => &mut self.learned,
                 ViewKind::Check => &mut self.check,
             };
+            self.statuses[status_index].pending.clear();
             let mut ctx = ViewContext {
                 shared: &self.state.shared,
                 colormap: self.state.colormap,
@@ -387,6 +436,10 @@ impl eframe::App for PoslabApp {
             let export = self.current_view().export(&self.state.shared);
             self.export
                 .ui(ui.ctx(), export.as_ref(), self.state.colormap);
+        }
+        let computing = self.is_computing();
+        if let Some(log) = &mut self.frame_log {
+            log.record(frame_started.elapsed(), computing);
         }
     }
 
@@ -420,8 +473,8 @@ pub fn wgpu_setup() -> egui_wgpu::WgpuSetup {
     egui_wgpu::WgpuSetup::CreateNew(setup)
 }
 
-/// Opens the app window and runs until it is closed.
-pub fn run() -> eframe::Result {
+/// Opens the app window, on what `launch` sets, and runs until it is closed.
+pub fn run(launch: crate::cli::app::AppLaunch) -> eframe::Result {
     let mut options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("poslab")
@@ -432,6 +485,6 @@ pub fn run() -> eframe::Result {
     eframe::run_native(
         "poslab",
         options,
-        Box::new(|cc| Ok(Box::new(PoslabApp::new(cc)))),
+        Box::new(move |cc| Ok(Box::new(PoslabApp::new(cc).launched(&launch)))),
     )
 }

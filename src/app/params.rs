@@ -216,7 +216,6 @@ pub fn shared_params_ui(
     unused: impl Fn(SharedParam) -> Option<&'static str>,
 ) -> bool {
     let before = *params;
-    let defaults = SharedParams::default();
     egui::ComboBox::from_label("Preset")
         .selected_text(preset_label(active_preset.as_deref(), params))
         // Every model at once on a 800-pixel-high window, without scrolling.
@@ -235,32 +234,12 @@ pub fn shared_params_ui(
             "Set every parameter to a real model's; \"(modified)\" once a control has moved",
         );
     ui.separator();
-    NumberRow::new("Dimension", defaults.dim as f64, 2.0..=4096.0)
-        .tooltip(
-            "Width of the encoding: the number of columns, two per frequency. Even, 2 to 4096.",
-        )
-        .even()
-        .unused(unused(SharedParam::Dim))
-        .ui(ui, &mut params.dim);
-    NumberRow::new("Base", defaults.base, 2.0..=1e7)
-        .tooltip("Wavelength scale: frequencies run from 1 down to about 1/base (10000 in the original transformer, 500000 in Llama 3). 2 to 10^7.")
-        .logarithmic()
-        .unused(unused(SharedParam::Base))
-        .ui(ui, &mut params.base);
-    NumberRow::new("Sequence length", defaults.seq as f64, 1.0..=1_048_576.0)
-        .tooltip("Number of positions (rows of the table), 1 to 1,048,576.")
-        .logarithmic()
-        .unused(unused(SharedParam::Seq))
-        .ui(ui, &mut params.seq);
-    NumberRow::new("Start position", defaults.start as f64, 0.0..=1_000_000.0)
-        .tooltip("The first row's position: rows are start, start + 1, ... (0 to 1,000,000).")
-        .logarithmic()
-        .unused(unused(SharedParam::Start))
-        .ui(ui, &mut params.start);
-    NumberRow::new("Heads", defaults.heads as f64, 1.0..=128.0)
-        .tooltip("Attention heads (ALiBi gives each its own slope), 1 to 128.")
-        .unused(unused(SharedParam::Heads))
-        .ui(ui, &mut params.heads);
+    let row = |param| shared_number_row(param).unused(unused(param));
+    row(SharedParam::Dim).ui(ui, &mut params.dim);
+    row(SharedParam::Base).ui(ui, &mut params.base);
+    row(SharedParam::Seq).ui(ui, &mut params.seq);
+    row(SharedParam::Start).ui(ui, &mut params.start);
+    row(SharedParam::Heads).ui(ui, &mut params.heads);
     choice_row_ui(
         ui,
         &mut params.interleaved,
@@ -288,6 +267,33 @@ pub fn shared_params_ui(
         unused(SharedParam::Spacing),
     );
     *params != before
+}
+
+/// The side panel's row for a numeric shared parameter: its label, default, range and
+/// tooltip (`poslab app` checks its options against the same rows).
+pub fn shared_number_row(param: SharedParam) -> NumberRow<'static> {
+    let defaults = SharedParams::default();
+    match param {
+        SharedParam::Dim => NumberRow::new("Dimension", defaults.dim as f64, 2.0..=4096.0)
+            .tooltip(
+                "Width of the encoding: the number of columns, two per frequency. Even, 2 to 4096.",
+            )
+            .even(),
+        SharedParam::Base => NumberRow::new("Base", defaults.base, 2.0..=1e7)
+            .tooltip("Wavelength scale: frequencies run from 1 down to about 1/base (10000 in the original transformer, 500000 in Llama 3). 2 to 10^7.")
+            .logarithmic(),
+        SharedParam::Seq => NumberRow::new("Sequence length", defaults.seq as f64, 1.0..=1_048_576.0)
+            .tooltip("Number of positions (rows of the table), 1 to 1,048,576.")
+            .logarithmic(),
+        SharedParam::Start => NumberRow::new("Start position", defaults.start as f64, 0.0..=1_000_000.0)
+            .tooltip("The first row's position: rows are start, start + 1, ... (0 to 1,000,000).")
+            .logarithmic(),
+        SharedParam::Heads => NumberRow::new("Heads", defaults.heads as f64, 1.0..=128.0)
+            .tooltip("Attention heads (ALiBi gives each its own slope), 1 to 128."),
+        SharedParam::Layout | SharedParam::Spacing => {
+            unreachable!("layout and spacing are choices, not numbers")
+        }
+    }
 }
 
 /// Two radio buttons for a yes/no setting, `(label, tooltip)` for true then false; disabled with

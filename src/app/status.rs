@@ -40,6 +40,9 @@ pub struct Status {
     /// What a 3D view drew, in words.
     pub scene: Option<String>,
     pub error: Option<String>,
+    /// What is being computed for the view this frame (the oldest first); cleared at the start
+    /// of every frame, filled by what draws.
+    pub pending: Vec<crate::jobs::Pending>,
 }
 
 impl Status {
@@ -62,6 +65,32 @@ impl Status {
         self.scene = Some(description);
         self.last_compute = Some(took);
         self.error = None;
+    }
+
+    /// A result this view shows is on its way.
+    pub fn pending(&mut self, pending: crate::jobs::Pending) {
+        self.pending.push(pending);
+    }
+
+    /// What the status bar says while results are pending: the oldest of them, how long it
+    /// has run, and how many others wait.
+    pub fn pending_text(&self) -> Option<String> {
+        let oldest = self.pending.iter().min_by_key(|p| p.since)?;
+        let progress = oldest
+            .progress
+            .filter(|p| *p > 0.0)
+            .map(|p| format!(", {:.0}%", p * 100.0))
+            .unwrap_or_default();
+        let others = match self.pending.len() - 1 {
+            0 => String::new(),
+            1 => " (and 1 more)".to_owned(),
+            n => format!(" (and {n} more)"),
+        };
+        Some(format!(
+            "{} … {:.1} s{progress}{others}",
+            oldest.what,
+            oldest.since.elapsed().as_secs_f64()
+        ))
     }
 
     pub fn error(&mut self, message: String) {

@@ -22,6 +22,7 @@ use crate::table_args::{
     slope_scale, table_spec, zero_row_index,
 };
 
+pub mod app;
 pub mod check;
 pub mod figure;
 
@@ -55,14 +56,17 @@ pub enum Command {
     Config(config::ConfigArgs),
     /// Time an engine computing a table at one or more sizes
     Bench(BenchArgs),
+    /// Open the app on a view with these settings (no command opens it as last left)
+    App(app::AppArgs),
 }
 
 /// What a command line asks for.
 pub enum Outcome {
     /// A command ran (or was refused): its exit status.
     Exit(i32),
-    /// No command: the desktop app (which `main` opens; the command line never does).
-    OpenApp,
+    /// No command, or `poslab app`: the desktop app, with what the command line set (which
+    /// `main` opens; the command line never does).
+    OpenApp(app::AppLaunch),
 }
 
 /// Runs the command `args` names (the program name first); returns its exit status. Without a
@@ -70,7 +74,7 @@ pub enum Outcome {
 pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
     match dispatch(args) {
         Outcome::Exit(status) => status,
-        Outcome::OpenApp => finish(Err(CliError::usage(
+        Outcome::OpenApp(_) => finish(Err(CliError::usage(
             "no command given: poslab --help lists them",
         ))),
     }
@@ -87,10 +91,14 @@ pub fn dispatch(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> 
         Ok(cli) => cli,
         Err(error) => return Outcome::Exit(report_clap_error(&error)),
     };
-    let Some(command) = cli.command else {
-        return Outcome::OpenApp;
-    };
-    Outcome::Exit(run_command(command, &matches))
+    match cli.command {
+        None => Outcome::OpenApp(app::AppLaunch::default()),
+        Some(Command::App(args)) => match app::launch(&args) {
+            Ok(launch) => Outcome::OpenApp(launch),
+            Err(error) => Outcome::Exit(finish(Err(error))),
+        },
+        Some(command) => Outcome::Exit(run_command(command, &matches)),
+    }
 }
 
 /// Runs one parsed command; returns its exit status.
@@ -125,6 +133,7 @@ fn run_command(command: Command, matches: &ArgMatches) -> i32 {
                 .expect("clap returned the figure subcommand without its matches");
             figure::write_figure(&args, figure_matches)
         }
+        Command::App(_) => unreachable!("dispatch opens the app itself"),
         Command::Bench(args) => {
             let bench_matches = matches
                 .subcommand_matches("bench")

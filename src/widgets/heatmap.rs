@@ -67,34 +67,13 @@ impl HeatmapTexture {
         colormap: Colormap,
         fixed_range: Option<(f64, f64)>,
     ) {
-        let finite = data.values.iter().copied().filter(|v| v.is_finite());
-        let (min, max) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-        let (min, max) = if min.is_finite() {
-            (min, max)
-        } else {
-            (0.0, 1.0)
-        };
-        self.range = match fixed_range {
-            Some(range) => range,
-            None => colormap.range(min, max),
-        };
-        let (lo, hi) = self.range;
-        let (rows, cols) = data.values.dim();
-        let pixels: Vec<egui::Color32> = data
-            .values
-            .iter()
-            .map(|&v| {
-                if v.is_finite() {
-                    colormap.color((v - lo) / (hi - lo))
-                } else {
-                    // -inf (a masked ALiBi entry) in a colour of its own.
-                    colormap.masked()
-                }
-            })
-            .collect();
-        let image = egui::ColorImage::new([cols.max(1), rows.max(1)], pixels);
+        let (image, range) = colour_image(data, colormap, fixed_range);
+        self.set(ctx, image, range);
+    }
+
+    /// Takes a colour-mapped image (made off the UI thread) and the range its colours span.
+    pub fn set(&mut self, ctx: &egui::Context, image: egui::ColorImage, range: (f64, f64)) {
+        self.range = range;
         match &mut self.texture {
             Some(texture) => texture.set(image, egui::TextureOptions::NEAREST),
             None => {
@@ -112,6 +91,99 @@ impl HeatmapTexture {
     pub fn id(&self) -> Option<egui::TextureId> {
         self.texture.as_ref().map(|t| t.id())
     }
+}
+
+/// `data` colour-mapped over `fixed_range` or the values' own range, and that range.
+pub fn colour_image(
+    data: &HeatmapData,
+    colormap: Colormap,
+    fixed_range: Option<(f64, f64)>,
+) -> (egui::ColorImage, (f64, f64)) {
+    let finite = data.values.iter().copied().filter(|v| v.is_finite());
+    let (min, max) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    let (min, max) = if min.is_finite() {
+        (min, max)
+    } else {
+        (0.0, 1.0)
+    };
+    let range = match fixed_range {
+        Some(range) => range,
+        None => colormap.range(min, max),
+    };
+    let (lo, hi) = range;
+    let (rows, cols) = data.values.dim();
+    let pixels: Vec<egui::Color32> = data
+        .values
+        .iter()
+        .map(|&v| {
+            if v.is_finite() {
+                colormap.color((v - lo) / (hi - lo))
+            } else {
+                // -inf (a masked ALiBi entry) in a colour of its own.
+                colormap.masked()
+            }
+        })
+        .collect();
+    (
+        egui::ColorImage::new([cols.max(1), rows.max(1)], pixels),
+        range,
+    )
+}
+
+/// Over a heatmap whose new picture is on its way: nothing when the picture is current, a
+/// spinner and what is computed otherwise, and for a picture of other settings a veil that
+/// says so (never a stale picture presented as current).
+pub fn pending_overlay(
+    ui: &egui::Ui,
+    rect: egui::Rect,
+    freshness: Freshness,
+    pending: Option<&crate::jobs::Pending>,
+) {
+    let painter = ui.painter_at(rect);
+    let note = match freshness {
+        Freshness::Current if pending.is_none() => return,
+        Freshness::Current | Freshness::Resampling => "sharpening",
+        Freshness::Preview => "coarse preview (sampled cells); exact picture coming",
+        Freshness::Stale => {
+            painter.rect_filled(rect, 0.0, egui::Color32::from_black_alpha(150));
+            "the picture is of the previous settings"
+        }
+    };
+    let Some(pending) = pending else {
+        return;
+    };
+    let elapsed = pending.since.elapsed().as_secs_f64();
+    let progress = pending
+        .progress
+        .filter(|p| *p > 0.0)
+        .map(|p| format!(" · {:.0}%", p * 100.0))
+        .unwrap_or_default();
+    let text = format!("{} … {elapsed:.1} s{progress}\n{note}", pending.what);
+    let font = egui::FontId::proportional(14.0);
+    let galley = painter.layout_no_wrap(text, font, egui::Color32::WHITE);
+    let at = rect.left_top() + egui::vec2(48.0, 10.0);
+    let card = egui::Rect::from_min_size(at, galley.size() + egui::vec2(40.0, 12.0));
+    painter.rect_filled(card, 4.0, egui::Color32::from_black_alpha(200));
+    // A spinner of our own: a turning arc (egui's asks for an immediate repaint itself).
+    let centre = card.left_center() + egui::vec2(16.0, 0.0);
+    let turn = (pending.since.elapsed().as_secs_f64() * 4.0) as f32;
+    let points: Vec<egui::Pos2> = (0..=12)
+        .map(|k| {
+            let a = turn + k as f32 * 0.4;
+            centre + 7.0 * egui::vec2(a.cos(), a.sin())
+        })
+        .collect();
+    painter.add(egui::Shape::line(
+        points,
+        egui::Stroke::new(2.0, egui::Color32::WHITE),
+    ));
+    painter.galley(
+        card.min + egui::vec2(32.0, 6.0),
+        galley,
+        egui::Color32::WHITE,
+    );
 }
 
 /// Draws the texture `texture` of a window (`rows`, `cols`) in plot axes named `id`; with
@@ -312,11 +384,7 @@ pub fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: (f64, f64), hei
     });
 }
 
-/// The most cells the CPU path reduces one by one in a frame (the GPU path takes
-/// [`reduce::MAX_REDUCED_CELLS`]).
-const CPU_REDUCED_CELLS: usize = 1 << 25;
-
-/// What a heatmap's texture shows: the table, the window, the reduction, the colour map and the
+/// What a heatmap's picture shows: the table, the window, the reduction, the colour map and the
 /// fixed range.
 type ComputedFor = (
     crate::engine::TableSpec,
@@ -326,16 +394,105 @@ type ComputedFor = (
     Option<(f64, f64)>,
 );
 
-/// A heatmap of a table that computes, through the app's engine, only the window on screen at
-/// screen resolution, and recomputes when the table, the view, the reduction or the colour map
-/// changes. Where a pixel covers several cells it shows their mean, minimum or maximum (see
-/// [`crate::engine::reduce`]), and its hover says which cells and what they hold.
+/// A window computed and colour-mapped on a worker thread, ready to become the texture.
+pub struct RenderedWindow {
+    data: HeatmapData,
+    image: egui::ColorImage,
+    range: (f64, f64),
+    sampling: Sampling,
+    /// The table's shape, for the status bar.
+    shape: Vec<usize>,
+}
+
+/// A coarse preview's most bins along each axis.
+const PREVIEW_BINS: usize = 96;
+
+/// Computes `window` of `spec` and colour-maps it (on a worker thread): first, for a large
+/// window, a coarse preview of point samples, then the exact window block by block.
+#[allow(clippy::too_many_arguments)]
+fn render_window(
+    engine: &crate::app::engine::EngineHandle,
+    spec: &crate::engine::TableSpec,
+    window: &crate::engine::Window,
+    reduce: Reduce,
+    colormap: Colormap,
+    fixed_range: Option<(f64, f64)>,
+    reporter: &crate::jobs::Reporter<Result<RenderedWindow, String>>,
+) -> Result<Result<RenderedWindow, String>, crate::jobs::Cancelled> {
+    let shape = spec.shape().unwrap_or_default();
+    let rendered = |values: ndarray::Array2<f64>, window: &crate::engine::Window, sampling| {
+        let data = HeatmapData {
+            values,
+            rows: window.rows,
+            cols: window.cols,
+        };
+        let (image, range) = colour_image(&data, colormap, fixed_range);
+        RenderedWindow {
+            data,
+            image,
+            range,
+            sampling,
+            shape: shape.clone(),
+        }
+    };
+    if engine.worth_a_preview(spec, window, reduce) {
+        let coarse = |axis: Strided| Strided {
+            step: axis
+                .step
+                .max(axis.end.saturating_sub(axis.start).div_ceil(PREVIEW_BINS)),
+            ..axis
+        };
+        let preview = crate::engine::Window {
+            rows: coarse(window.rows),
+            cols: coarse(window.cols),
+            ..*window
+        };
+        if let Ok(crate::engine::Table::Real(values)) =
+            crate::engine::cpu::compute_window(spec, &preview)
+            && let Ok(values) =
+                values.into_shape_with_order((preview.rows.len(), preview.cols.len()))
+        {
+            reporter.preview(Ok(rendered(values, &preview, Sampling::PointSampled)));
+        }
+    }
+    let progress = |fraction| reporter.progress(fraction);
+    let exact = engine.heatmap_values(spec, window, reduce, reporter.cancel(), &progress)?;
+    Ok(exact
+        .map(|exact| rendered(exact.values, window, exact.sampling))
+        .map_err(|error| error.to_string()))
+}
+
+/// "1,048,576 × 4096": a table's shape for the status bar.
+fn shape_text(shape: &[usize]) -> String {
+    let grouped = |n: usize| {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (k, c) in digits.chars().enumerate() {
+            if k > 0 && (digits.len() - k) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    shape
+        .iter()
+        .map(|&n| grouped(n))
+        .collect::<Vec<_>>()
+        .join(" × ")
+}
+
+/// A heatmap of a table that computes, through the app's engine on a worker thread, only the
+/// window on screen at screen resolution, and recomputes when the table, the view, the
+/// reduction or the colour map changes. Meanwhile it shows what it has: the previous picture
+/// where it still holds (a zoom or a pan draws it where its cells are, sharpened once the new
+/// window arrives), a coarse preview labelled as one, or the previous settings' picture
+/// dimmed and labelled stale. Where a pixel covers several cells it shows their mean, minimum
+/// or maximum (see [`crate::engine::reduce`]), and its hover says which cells and what they
+/// hold.
 pub struct TableHeatmap {
-    /// The CPU path: values in main memory, colour-mapped into an egui texture.
     texture: HeatmapTexture,
     data: Option<HeatmapData>,
-    /// The GPU path: values and texture stay on the device.
-    gpu: Option<(crate::engine::gpu::GpuHeatmap, egui::TextureId)>,
     shown_window: Option<(Strided, Strided)>,
     sampling: Sampling,
     range: (f64, f64),
@@ -348,7 +505,9 @@ pub struct TableHeatmap {
     /// Whether this heatmap reports its window to the status bar (the main one of a view does;
     /// thumbnails do not, so that the status names what the user is looking at).
     pub reports_status: bool,
-    computed_for: Option<ComputedFor>,
+    /// What the picture on screen shows, and whether it is a coarse preview.
+    shown_for: Option<(ComputedFor, bool)>,
+    job: crate::jobs::Latest<ComputedFor, Result<RenderedWindow, String>>,
     visible: Option<(PlotBounds, egui::Vec2)>,
     /// The table's `[rows, cols]` the visible bounds belong to.
     visible_shape: Option<(usize, usize)>,
@@ -359,7 +518,6 @@ impl Default for TableHeatmap {
         Self {
             texture: HeatmapTexture::default(),
             data: None,
-            gpu: None,
             shown_window: None,
             sampling: Sampling::Exact,
             range: (0.0, 0.0),
@@ -367,11 +525,26 @@ impl Default for TableHeatmap {
             outline: None,
             square_cells: false,
             reports_status: true,
-            computed_for: None,
+            shown_for: None,
+            job: crate::jobs::Latest::default(),
             visible: None,
             visible_shape: None,
         }
     }
+}
+
+/// How the picture on screen relates to the settings asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// The picture of these settings.
+    Current,
+    /// These settings, but a coarse preview of them.
+    Preview,
+    /// The same table seen through another window (before a zoom or pan): its cells are where
+    /// they belong, at the previous resolution.
+    Resampling,
+    /// The picture of other settings.
+    Stale,
 }
 
 impl TableHeatmap {
@@ -383,57 +556,53 @@ impl TableHeatmap {
         }
     }
 
-    /// The window of the table on screen, with its values (read back from the GPU when the
-    /// heatmap lives there): one value per pixel, reduced where a pixel covers several cells.
-    pub fn shown(&self, engine: &crate::app::engine::AppEngine) -> Option<HeatmapData> {
-        let (rows, cols) = self.shown_window?;
-        match (&self.gpu, engine) {
-            (Some((heatmap, _)), crate::app::engine::AppEngine::Gpu(gpu, _)) => {
-                let values = gpu.read_heatmap_values(heatmap).ok()?;
-                let values = Array2::from_shape_vec(
-                    (rows.len(), cols.len()),
-                    values.into_iter().map(f64::from).collect(),
-                )
-                .ok()?;
-                Some(HeatmapData { values, rows, cols })
-            }
-            _ => self.data.as_ref().map(|d| HeatmapData {
-                values: d.values.clone(),
-                rows: d.rows,
-                cols: d.cols,
-            }),
-        }
+    /// The window of the table on screen, with its values: one value per pixel, reduced where
+    /// a pixel covers several cells.
+    pub fn shown(&self, _engine: &crate::app::engine::AppEngine) -> Option<HeatmapData> {
+        self.data.as_ref().map(|d| HeatmapData {
+            values: d.values.clone(),
+            rows: d.rows,
+            cols: d.cols,
+        })
     }
 
     pub fn range(&self) -> (f64, f64) {
         self.range
     }
 
-    /// Takes the value range of the device's heatmap once it has arrived (the texture itself
-    /// needs no waiting: egui's drawing follows the compute on the same queue); until then the
-    /// colour bar keeps the previous range and the frame asks for another.
-    fn poll_range(
-        &mut self,
-        ctx: &egui::Context,
-        engine: &crate::app::engine::AppEngine,
-        status: &mut crate::app::status::Status,
-    ) {
-        let (Some((heatmap, _)), crate::app::engine::AppEngine::Gpu(gpu, _)) =
-            (&mut self.gpu, engine)
-        else {
-            return;
-        };
-        match gpu.poll_heatmap_range(heatmap, false) {
-            Ok(true) => self.range = heatmap.range,
-            Ok(false) => ctx.request_repaint(),
-            Err(error) => status.error(error.to_string()),
+    /// Whether a newer picture is being computed.
+    pub fn is_pending(&self) -> bool {
+        self.job.is_pending()
+    }
+
+    /// Whether a worker thread of this heatmap still runs (tests wait for none).
+    pub fn is_busy(&self) -> bool {
+        self.job.is_busy()
+    }
+
+    /// How the picture on screen relates to `key`, the settings asked for.
+    fn freshness(&self, key: &ComputedFor) -> Freshness {
+        match &self.shown_for {
+            Some((shown, preview)) if shown == key => {
+                if *preview {
+                    Freshness::Preview
+                } else {
+                    Freshness::Current
+                }
+            }
+            Some((shown, false))
+                if shown.0 == key.0 && shown.2 == key.2 && shown.3 == key.3 && shown.4 == key.4 =>
+            {
+                Freshness::Resampling
+            }
+            _ => Freshness::Stale,
         }
     }
 
-    /// Computes the window: on the device into a texture egui draws when the engine shares
-    /// eframe's device, otherwise through main memory.
+    /// Asks for the picture of `key` (unless it is on its way), takes what has arrived, and
+    /// tells the status bar what is pending.
     #[allow(clippy::too_many_arguments)]
-    fn compute(
+    fn refresh(
         &mut self,
         ctx: &egui::Context,
         spec: &crate::engine::TableSpec,
@@ -442,109 +611,57 @@ impl TableHeatmap {
         colormap: Colormap,
         engine: &crate::app::engine::AppEngine,
         status: &mut crate::app::status::Status,
-    ) {
-        let started = std::time::Instant::now();
-        let reports = self.reports_status;
-        if let crate::app::engine::AppEngine::Gpu(gpu, Some(render_state)) = engine {
-            let previous = self.gpu.take();
-            let previous_id = previous.as_ref().map(|(_, id)| *id);
-            let symmetric = colormap == Colormap::Diverging;
-            let fixed = self.fixed_range.map(|(a, b)| (a as f32, b as f32));
-            match gpu.render_heatmap_async(
-                spec,
-                window,
-                reduce,
-                &colormap.lut(),
-                symmetric,
-                fixed,
-                previous.map(|(h, _)| h),
-            ) {
-                Ok(heatmap) => {
-                    let mut renderer = render_state.renderer.write();
-                    let filter = eframe::wgpu::FilterMode::Nearest;
-                    let id = match previous_id {
-                        Some(id) => {
-                            renderer.update_egui_texture_from_wgpu_texture(
-                                &render_state.device,
-                                &heatmap.view,
-                                filter,
-                                id,
-                            );
-                            id
-                        }
-                        None => renderer.register_native_texture(
-                            &render_state.device,
-                            &heatmap.view,
-                            filter,
-                        ),
-                    };
-                    self.range = heatmap.range;
-                    self.sampling = heatmap.sampling;
-                    self.gpu = Some((heatmap, id));
-                    self.shown_window = Some((window.rows, window.cols));
-                    if reports {
-                        status.computed(
-                            spec.shape().unwrap_or_default(),
-                            window,
-                            self.sampling,
-                            started.elapsed(),
-                        );
+    ) -> ComputedFor {
+        let key = (spec.clone(), *window, reduce, colormap, self.fixed_range);
+        if !self.job.wants(&key) {
+            let handle = engine.handle();
+            let (spec, window, fixed) = (spec.clone(), *window, self.fixed_range);
+            let what = format!(
+                "computing {}",
+                shape_text(&spec.shape().unwrap_or_default())
+            );
+            self.job
+                .request(Some(ctx), key.clone(), what, move |reporter| {
+                    render_window(&handle, &spec, &window, reduce, colormap, fixed, reporter)
+                });
+        }
+        for update in self.job.poll(Some(ctx)) {
+            match update {
+                crate::jobs::Update::Preview(Ok(rendered)) => {
+                    self.show(ctx, rendered, &key, true);
+                }
+                crate::jobs::Update::Done(Ok(rendered), took) => {
+                    let (shape, sampling) = (rendered.shape.clone(), rendered.sampling);
+                    self.show(ctx, rendered, &key, false);
+                    if self.reports_status {
+                        status.computed(shape, window, sampling, took);
                     }
-                    return;
                 }
-                // Positions beyond 32 bits and the like: the CPU path below serves.
-                Err(error) => status.error(error.to_string()),
+                crate::jobs::Update::Preview(Err(message))
+                | crate::jobs::Update::Done(Err(message), _)
+                | crate::jobs::Update::Failed(message) => status.error(message),
             }
         }
-        let mut sampling = reduce::sampling(spec, window, reduce);
-        // On the UI thread with no GPU, visiting every cell of a huge table would freeze the
-        // window for seconds: beyond 2^25 cells without a closed form, one cell per pixel, and
-        // the status bar says so.
-        if matches!(sampling, Sampling::Reduced(_))
-            && !reduce::has_closed_form(spec, reduce)
-            && reduce::covered_cells(window) > CPU_REDUCED_CELLS
-        {
-            sampling = Sampling::PointSampled;
+        if let Some(pending) = self.job.pending() {
+            status.pending(pending.clone());
+            ctx.request_repaint();
         }
-        let values =
-            match sampling {
-                Sampling::Reduced(reduce) => {
-                    reduce::compute_reduced_cpu(spec, window, reduce).map(Some)
-                }
-                Sampling::Exact | Sampling::PointSampled => engine
-                    .compute_window(spec, window)
-                    .map(|(table, _)| match table {
-                        crate::engine::Table::Real(values) => values
-                            .into_shape_with_order((window.rows.len(), window.cols.len()))
-                            .ok(),
-                        crate::engine::Table::Index(_) => None,
-                    }),
-            };
-        match values {
-            Ok(Some(values)) => {
-                let data = HeatmapData {
-                    values,
-                    rows: window.rows,
-                    cols: window.cols,
-                };
-                self.texture.update(ctx, &data, colormap, self.fixed_range);
-                self.range = self.texture.range();
-                self.data = Some(data);
-                self.gpu = None;
-                self.sampling = sampling;
-                self.shown_window = Some((window.rows, window.cols));
-                if reports {
-                    status.computed(
-                        spec.shape().unwrap_or_default(),
-                        window,
-                        sampling,
-                        started.elapsed(),
-                    );
-                }
-            }
-            Ok(None) => {}
-            Err(error) => status.error(error.to_string()),
-        }
+        key
+    }
+
+    fn show(
+        &mut self,
+        ctx: &egui::Context,
+        rendered: RenderedWindow,
+        key: &ComputedFor,
+        preview: bool,
+    ) {
+        self.texture.set(ctx, rendered.image, rendered.range);
+        self.range = rendered.range;
+        self.sampling = rendered.sampling;
+        self.shown_window = Some((rendered.data.rows, rendered.data.cols));
+        self.data = Some(rendered.data);
+        self.shown_for = Some((key.clone(), preview));
     }
 
     /// Draws `spec` (a 2-D table, or head `head` of a 3-D one), with a colour bar on the right;
@@ -573,39 +690,35 @@ impl TableHeatmap {
             self.visible_shape = Some((rows, cols));
         }
         let window = self.window_on_screen(rows, cols, head);
-        let key = (spec.clone(), window, reduce, colormap, self.fixed_range);
-        if self.computed_for.as_ref() != Some(&key) {
-            self.compute(ui.ctx(), spec, &window, reduce, colormap, engine, status);
-            self.computed_for = Some(key);
-        }
-        self.poll_range(ui.ctx(), engine, status);
+        let key = self.refresh(ui.ctx(), spec, &window, reduce, colormap, engine, status);
+        let freshness = self.freshness(&key);
         let full = ui.available_rect_before_wrap();
         let (heatmap_rect, colorbar_rect) = heatmap_layout(full, (rows, cols), self.square_cells);
         let mut result = None;
-        let texture = match &self.gpu {
-            Some((_, id)) => Some(*id),
-            None => self.texture.id(),
-        };
+        let texture = self.texture.id();
         ui.scope_builder(egui::UiBuilder::new().max_rect(heatmap_rect), |ui| {
-            if let Some(shown) = self.shown_window {
-                let mut response = heatmap_ui(
-                    ui,
-                    id,
-                    shown,
-                    texture,
-                    axis_labels,
-                    (rows, cols),
-                    self.outline,
-                    None,
-                    self.square_cells,
-                );
-                self.visible = Some((response.visible, response.size_px));
-                self.visible_shape = Some((rows, cols));
-                if let (Some(cell), Sampling::Reduced(reduce)) = (response.hovered, self.sampling) {
-                    response.pixel_note = pixel_note(spec, head, shown, cell, reduce);
-                }
-                result = Some(response);
+            // Until the first picture arrives, the axes of the table with nothing in them.
+            let shown = self.shown_window.unwrap_or((window.rows, window.cols));
+            let mut response = heatmap_ui(
+                ui,
+                id,
+                shown,
+                texture,
+                axis_labels,
+                (rows, cols),
+                self.outline,
+                None,
+                self.square_cells,
+            );
+            self.visible = Some((response.visible, response.size_px));
+            self.visible_shape = Some((rows, cols));
+            if freshness == Freshness::Current
+                && let (Some(cell), Sampling::Reduced(reduce)) = (response.hovered, self.sampling)
+            {
+                response.pixel_note = pixel_note(spec, head, shown, cell, reduce);
             }
+            pending_overlay(ui, response.response.rect, freshness, self.job.pending());
+            result = Some(response);
         });
         // The window follows the plot's bounds of this frame: when they moved (a zoom, a new
         // table shape), compute again next frame instead of waiting for the mouse to move.
@@ -614,8 +727,17 @@ impl TableHeatmap {
         }
         ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
             ui.horizontal_top(|ui| {
-                colorbar_ui(ui, colormap, self.range, colorbar_rect.height().min(400.0));
+                let height = colorbar_rect.height().min(400.0);
+                colorbar_ui(ui, colormap, self.range, height);
             });
+            if freshness == Freshness::Stale && self.shown_for.is_some() {
+                ui.label(
+                    egui::RichText::new("previous\nsettings")
+                        .small()
+                        .color(ui.visuals().weak_text_color()),
+                )
+                .on_hover_text("The colour bar is the range of the picture on screen, which is of the previous settings; the new one is being computed");
+            }
         });
         ui.allocate_rect(full, egui::Sense::hover());
         result
@@ -648,25 +770,21 @@ impl TableHeatmap {
             rows: along(rows),
             cols: along(cols),
         };
-        let key = (spec.clone(), window, reduce, colormap, self.fixed_range);
-        if self.computed_for.as_ref() != Some(&key) {
-            self.compute(ui.ctx(), spec, &window, reduce, colormap, engine, status);
-            self.computed_for = Some(key);
-        }
-        self.poll_range(ui.ctx(), engine, status);
-        let texture = match &self.gpu {
-            Some((_, id)) => Some(*id),
-            None => self.texture.id(),
-        };
-        match texture {
+        let key = self.refresh(ui.ctx(), spec, &window, reduce, colormap, engine, status);
+        let freshness = self.freshness(&key);
+        let response = match self.texture.id() {
             Some(id) => ui.add(
                 egui::Image::new((id, egui::vec2(size_px, size_px)))
                     .texture_options(egui::TextureOptions::NEAREST),
             ),
             None => ui.allocate_response(egui::vec2(size_px, size_px), egui::Sense::hover()),
+        };
+        if freshness == Freshness::Stale {
+            ui.painter()
+                .rect_filled(response.rect, 0.0, egui::Color32::from_black_alpha(150));
         }
+        response
     }
-
     /// The rows and columns the heatmap shows, at about one pixel per bin of cells.
     fn window_on_screen(&self, rows: usize, cols: usize, head: usize) -> crate::engine::Window {
         let heads = Strided {

@@ -452,6 +452,43 @@ impl GpuEngine {
         }
     }
 
+    /// One value per bin of `window` (one head): the `reduce` of the cells each bin covers,
+    /// computed on the device and read back.
+    pub fn reduce_window(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+        reduce: Reduce,
+    ) -> Result<Vec<f32>, EngineError> {
+        spec.validate()?;
+        window.check(spec.matrix_shape())?;
+        check_positions(spec)?;
+        if window.heads.len() != 1 {
+            return Err(readback_error("a reduced window holds one head"));
+        }
+        let bytes = (window.rows.len() * window.cols.len()).max(1) as u64 * 4;
+        let values = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("reduced window"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        self.reduce_into(spec, window, reduce, &values)?;
+        let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("reduced window readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&values, 0, &readable, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        let mut values: Vec<f32> =
+            bytemuck::cast_slice(&self.read_mapped(&readable, bytes)?).to_vec();
+        values.truncate(window.rows.len() * window.cols.len());
+        Ok(values)
+    }
+
     /// The heatmap's values, copied back (for tests and exports).
     pub fn read_heatmap_values(&self, heatmap: &GpuHeatmap) -> Result<Vec<f32>, EngineError> {
         let bytes = heatmap.values.size();

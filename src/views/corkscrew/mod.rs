@@ -318,10 +318,7 @@ impl CorkscrewView {
         scene: Option<(Arc<CorkscrewScene>, u64)>,
         colors: &[egui::Color32],
     ) {
-        let render_state = match ctx.engine {
-            crate::app::engine::AppEngine::Gpu(_, Some(render_state)) => Some(render_state),
-            _ => None,
-        };
+        let render_state = ctx.engine.render_state();
         let (Some(render_state), Some((scene, scene_id))) = (render_state, scene) else {
             ui.allocate_ui(size, |ui| {
                 ui.label(

@@ -1,0 +1,176 @@
+//! `poslab app [--view NAME] [options]`: opens the app on a view with those settings, so that
+//! a lecture can prepare its slides as command lines. Every value is checked against what the
+//! app's controls allow before any window opens; a bad one is exit 2 with one line.
+
+use clap::{Args, ValueEnum};
+
+use crate::app::params::{SharedParam, SharedParams, shared_number_row};
+use crate::table_args::CliError;
+use crate::views::ViewKind;
+
+/// The views, as the command line names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ViewName {
+    /// From counting to sinusoids: the guided tour
+    Tour,
+    /// The sinusoidal table as a heatmap
+    Sinusoidal,
+    /// Dot products between positions, and their decay
+    DotDecay,
+    /// Relative positions: offsets, clipping, T5 buckets, the skew trick
+    Relative,
+    /// ALiBi's biases, per head
+    Alibi,
+    /// RoPE's rotations in 3D
+    Corkscrew,
+    /// 2D patch maps of vision transformers
+    Patches,
+    /// Learned position tables
+    Learned,
+    /// Context extension: PI, NTK, YaRN, Llama 3 and more
+    Context,
+    /// Check a table computed elsewhere
+    Check,
+}
+
+impl ViewName {
+    pub fn kind(self) -> ViewKind {
+        match self {
+            Self::Tour => ViewKind::Tour,
+            Self::Sinusoidal => ViewKind::Sinusoidal,
+            Self::DotDecay => ViewKind::DotDecay,
+            Self::Relative => ViewKind::Relative,
+            Self::Alibi => ViewKind::Alibi,
+            Self::Corkscrew => ViewKind::Corkscrew,
+            Self::Patches => ViewKind::Patches,
+            Self::Learned => ViewKind::Learned,
+            Self::Context => ViewKind::Context,
+            Self::Check => ViewKind::Check,
+        }
+    }
+}
+
+/// Pairs of columns, as `--layout` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PairLayout {
+    /// Columns (2i, 2i+1)
+    Interleaved,
+    /// Columns (i, i + d/2)
+    Split,
+}
+
+/// Frequency spacing, as `--spacing` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SpacingName {
+    /// w_i = base^(-2i/d)
+    Vaswani,
+    /// w_i = base^(-i/(d/2-1))
+    T2t,
+}
+
+/// Opens the app on a view with the settings given (the others keep what the app saved last)
+#[derive(Debug, Clone, Default, Args)]
+#[command(after_help = "Examples:
+  poslab app --view sinusoidal --seq 1048576 --dim 4096
+  poslab app --view alibi --heads 16 --seq 512
+  poslab app --view corkscrew --dim 64 --base 500000")]
+pub struct AppArgs {
+    /// The view to open on
+    #[arg(long, value_enum)]
+    pub view: Option<ViewName>,
+    /// Width of the encoding (even, 2 to 4096)
+    #[arg(long)]
+    pub dim: Option<f64>,
+    /// Wavelength scale (2 to 10^7)
+    #[arg(long)]
+    pub base: Option<f64>,
+    /// Positions, rows of the table (1 to 1,048,576)
+    #[arg(long)]
+    pub seq: Option<f64>,
+    /// The first row's position (0 to 1,000,000)
+    #[arg(long)]
+    pub start: Option<f64>,
+    /// Attention heads (1 to 128)
+    #[arg(long)]
+    pub heads: Option<f64>,
+    /// How sin and cos pair up in columns
+    #[arg(long, value_enum)]
+    pub layout: Option<PairLayout>,
+    /// How frequencies are spaced
+    #[arg(long, value_enum)]
+    pub spacing: Option<SpacingName>,
+}
+
+/// What the app opens with: a view, and the shared settings given on the command line.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AppLaunch {
+    pub view: Option<ViewKind>,
+    pub dim: Option<usize>,
+    pub base: Option<f64>,
+    pub seq: Option<usize>,
+    pub start: Option<u64>,
+    pub heads: Option<usize>,
+    pub interleaved: Option<bool>,
+    pub vaswani: Option<bool>,
+}
+
+impl AppLaunch {
+    /// Sets what was given in `params`, leaving the rest.
+    pub fn apply(&self, params: &mut SharedParams) {
+        let given = |value: Option<_>, field: &mut _| {
+            if let Some(value) = value {
+                *field = value;
+            }
+        };
+        given(self.dim, &mut params.dim);
+        given(self.seq, &mut params.seq);
+        given(self.heads, &mut params.heads);
+        if let Some(base) = self.base {
+            params.base = base;
+        }
+        if let Some(start) = self.start {
+            params.start = start;
+        }
+        if let Some(interleaved) = self.interleaved {
+            params.interleaved = interleaved;
+        }
+        if let Some(vaswani) = self.vaswani {
+            params.vaswani = vaswani;
+        }
+    }
+}
+
+/// Checks every value against what the side panel's control for it allows.
+pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
+    let checked = |flag: &str, param: SharedParam, value: Option<f64>| match value {
+        None => Ok(None),
+        Some(value) if !value.is_finite() => Err(CliError::usage(format!(
+            "--{flag} {value}: not a finite number"
+        ))),
+        Some(value) => match shared_number_row(param).allowed(value) {
+            (_, Some(why)) => Err(CliError::usage(format!("--{flag} {value}: {why}"))),
+            (allowed, None) => Ok(Some(allowed)),
+        },
+    };
+    let whole = |flag: &str, value: Option<f64>| match value {
+        Some(v) if v.fract() != 0.0 => Err(CliError::usage(format!(
+            "--{flag} {v}: a whole number is needed"
+        ))),
+        _ => Ok(value),
+    };
+    let dim = whole("dim", checked("dim", SharedParam::Dim, args.dim)?)?;
+    let seq = whole("seq", checked("seq", SharedParam::Seq, args.seq)?)?;
+    let start = whole("start", checked("start", SharedParam::Start, args.start)?)?;
+    let heads = whole("heads", checked("heads", SharedParam::Heads, args.heads)?)?;
+    let base = checked("base", SharedParam::Base, args.base)?;
+    Ok(AppLaunch {
+        view: args.view.map(ViewName::kind),
+        dim: dim.map(|v| v as usize),
+        base,
+        seq: seq.map(|v| v as usize),
+        start: start.map(|v| v as u64),
+        heads: heads.map(|v| v as usize),
+        interleaved: args.layout.map(|l| l == PairLayout::Interleaved),
+        vaswani: args.spacing.map(|s| s == SpacingName::Vaswani),
+    })
+}
