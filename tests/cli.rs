@@ -2900,7 +2900,7 @@ fn no_command_opens_the_app_only_from_main() {
     // The library's command line never opens a window: with no command it says what to do.
     assert!(matches!(
         poslab::cli::dispatch(["poslab"]),
-        poslab::cli::Outcome::OpenApp
+        poslab::cli::Outcome::OpenApp(_)
     ));
     assert_eq!(poslab::cli::run(["poslab"]), 2);
     assert!(matches!(
@@ -3175,4 +3175,76 @@ fn the_relative_figure_draws_each_panel_and_refuses_what_does_not_apply() {
         words.extend_from_slice(&["-o", out]);
         refused(d.path(), &words, expected);
     }
+}
+
+#[test]
+fn app_refuses_bad_settings_before_any_window_opens() {
+    for (args, says) in [
+        (
+            vec!["app", "--seq", "0"],
+            "--seq 0: 0 is below the smallest sequence length, 1",
+        ),
+        (
+            vec!["app", "--seq", "2000000"],
+            "--seq 2000000: 2000000 is above the largest sequence length, 1048576",
+        ),
+        (
+            vec!["app", "--dim", "33"],
+            "--dim 33: Dimension must be even",
+        ),
+        (
+            vec!["app", "--heads", "2.5"],
+            "--heads 2.5: a whole number is needed",
+        ),
+        (
+            vec!["app", "--base", "nan"],
+            "--base NaN: not a finite number",
+        ),
+        (
+            vec!["app", "--view", "nope"],
+            "invalid value 'nope' for '--view <VIEW>'",
+        ),
+        (
+            vec!["app", "--seq", "abc"],
+            "invalid value 'abc' for '--seq <SEQ>'",
+        ),
+    ] {
+        let out = poslab(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn app_takes_a_view_and_its_settings() {
+    use poslab::cli::{Outcome, app::AppLaunch, dispatch};
+    use poslab::views::ViewKind;
+    let Outcome::OpenApp(launch) = dispatch([
+        "poslab", "app", "--view", "patches", "--seq", "1048576", "--dim", "4096", "--base",
+        "500000", "--layout", "split",
+    ]) else {
+        panic!("poslab app did not ask for the app");
+    };
+    assert_eq!(
+        launch,
+        AppLaunch {
+            view: Some(ViewKind::Patches),
+            seq: Some(1 << 20),
+            dim: Some(4096),
+            base: Some(500000.0),
+            interleaved: Some(false),
+            ..AppLaunch::default()
+        }
+    );
+    let mut params = poslab::app::params::SharedParams::default();
+    launch.apply(&mut params);
+    assert_eq!(
+        (params.seq, params.dim, params.base),
+        (1 << 20, 4096, 500000.0)
+    );
+    assert!(!params.interleaved && params.vaswani);
+    // No command still opens the app as it was left.
+    assert!(matches!(dispatch(["poslab"]), Outcome::OpenApp(l) if l == AppLaunch::default()));
 }

@@ -201,6 +201,11 @@ impl PoslabApp {
         self.sinusoidal.shown_column_curve()
     }
 
+    /// Whether the sinusoidal heatmap on screen is a coarse preview.
+    pub fn sinusoidal_shows_preview(&self) -> bool {
+        self.sinusoidal.shows_preview()
+    }
+
     /// The range of the sinusoidal heatmap's colour bar.
     pub fn shown_sinusoidal_range(&self) -> (f64, f64) {
         self.sinusoidal.shown_range()

@@ -88,6 +88,11 @@ impl SinusoidalView {
         self.heatmap.range()
     }
 
+    /// Whether the heatmap on screen is a coarse preview.
+    pub fn shows_preview(&self) -> bool {
+        self.heatmap.shows_preview()
+    }
+
     /// The window of the table on screen, with its values.
     pub fn shown(&self, engine: &AppEngine) -> Option<HeatmapData> {
         self.heatmap.shown(engine)

@@ -570,6 +570,11 @@ impl TableHeatmap {
         self.range
     }
 
+    /// Whether the picture on screen is a coarse preview.
+    pub fn shows_preview(&self) -> bool {
+        self.shown_for.as_ref().is_some_and(|(_, preview)| *preview)
+    }
+
     /// Whether a newer picture is being computed.
     pub fn is_pending(&self) -> bool {
         self.job.is_pending()
