@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::click_at;
+use common::{click_at, type_number};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use poslab::egui::accesskit::Role;
@@ -741,39 +741,6 @@ fn keyboard_habits_step_the_position_and_open_a_table() {
     harness.key_press_modifiers(Modifiers::COMMAND, Key::O);
     harness.run();
     assert_eq!(harness.state().state.view, poslab::views::ViewKind::Check);
-}
-
-/// The number box beside the slider labelled `label`: the spin button on the slider's row (a
-/// text box while it is being typed into).
-fn number_box<'a>(harness: &'a Harness<'_, PoslabApp>, label: &str) -> egui_kittest::Node<'a> {
-    let slider = harness.get_by_role_and_label(Role::Slider, label).rect();
-    harness
-        .get_all_by_role(Role::SpinButton)
-        .filter(|node| {
-            let rect = node.rect();
-            (rect.center().y - slider.center().y).abs() < 4.0 && rect.left() >= slider.right() - 1.0
-        })
-        .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
-        .unwrap_or_else(|| panic!("no number box beside {label}"))
-}
-
-/// Clicks the number box of `label`, types `text` one key at a time (running a frame after
-/// each, as a person types), and calls `each` after every keystroke, before Enter.
-fn type_number(
-    harness: &mut Harness<'_, PoslabApp>,
-    label: &str,
-    text: &str,
-    mut each: impl FnMut(&Harness<'_, PoslabApp>),
-) {
-    number_box(harness, label).click();
-    harness.run();
-    for ch in text.chars() {
-        number_box(harness, label).type_text(&ch.to_string());
-        harness.run();
-        each(harness);
-    }
-    harness.key_press(poslab::egui::Key::Enter);
-    harness.run();
 }
 
 #[test]

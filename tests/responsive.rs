@@ -145,3 +145,46 @@ fn dragging_over_many_values_computes_a_handful() {
         shown.len()
     );
 }
+
+#[test]
+fn a_view_box_applies_what_is_typed_once_on_enter() {
+    // The patch grid: "3" then "2" is 32, and no grid of 3 rows is ever computed.
+    let mut harness = common::app_harness();
+    harness.run();
+    harness.get_by_label("2D patch maps").click();
+    harness.run();
+    let before = harness.state().patch_view().grid.grid_h;
+    let mut during = Vec::new();
+    common::type_number(&mut harness, "Grid rows", "32", |h| {
+        during.push(h.state().patch_view().grid.grid_h);
+    });
+    assert_eq!(during, vec![before, before], "a keystroke was applied");
+    assert_eq!(harness.state().patch_view().grid.grid_h, 32);
+    // Beyond the range: set to its end, and said.
+    common::type_number(&mut harness, "Grid rows", "99", |_| {});
+    assert_eq!(harness.state().patch_view().grid.grid_h, 64);
+    assert!(
+        harness
+            .query_by_label_contains("99 is above the largest grid rows, 64: set to 64")
+            .is_some()
+    );
+    // Escape keeps the value the box had.
+    common::number_box(&harness, "Grid columns").click();
+    harness.run();
+    common::number_box(&harness, "Grid columns").type_text("7");
+    harness.run();
+    harness.key_press(poslab::egui::Key::Escape);
+    harness.run();
+    assert_eq!(harness.state().patch_view().grid.grid_w, 14);
+
+    // The tour's length, in another view, the same way.
+    harness.get_by_label("From counting to sinusoids").click();
+    harness.run();
+    let before = harness.state_mut().tour_view().settings.length;
+    let mut during = Vec::new();
+    common::type_number(&mut harness, "Length L", "32", |h| {
+        during.push(h.state().tour_settings().length);
+    });
+    assert_eq!(during, vec![before, before], "a keystroke was applied");
+    assert_eq!(harness.state_mut().tour_view().settings.length, 32);
+}

@@ -186,6 +186,11 @@ impl PoslabApp {
         &mut self.tour
     }
 
+    /// The tour's settings, for tests.
+    pub fn tour_settings(&self) -> &crate::scene::tour::TourSettings {
+        &self.tour.settings
+    }
+
     /// The RoPE corkscrew's view, for tests.
     pub fn corkscrew_view(&self) -> &CorkscrewView {
         &self.corkscrew

@@ -260,7 +260,7 @@ impl View for AlibiView {
                 "Mask keys after the query with -inf (decoders); off: -m|i-j| both ways",
             );
             if ui
-                .add(egui::Slider::new(&mut head, 0..=heads - 1).text("Head"))
+                .add(crate::widgets::number_box::NumberBox::slider(&mut head, 0..=heads - 1).text("Head"))
                 .on_hover_text("The head whose bias matrix is drawn")
                 .changed()
             {
@@ -268,9 +268,8 @@ impl View for AlibiView {
             }
             if ui
                 .add(
-                    egui::Slider::new(&mut query, 0..=seq - 1)
+                    crate::widgets::number_box::NumberBox::slider(&mut query, 0..=seq - 1)
                         .text("Query position")
-                        .update_while_editing(false),
                 )
                 .on_hover_text(
                     "The query whose attention weights (softmax of its bias row) are plotted",

@@ -309,7 +309,7 @@ impl CheckView {
                 .on_hover_text("As poslab check without --atol/--rtol: a float64 file within 1e-10 of each value, a float32, float16 or bfloat16 file within 8 units in the last place of its type, or PyTorch's own float32 computation to 2 ulp (a .csv: the tolerance beside)");
             ui.add_enabled_ui(!self.type_tolerance, |ui| {
                 ui.add(
-                    egui::DragValue::new(&mut self.tolerance.abs)
+                    crate::widgets::number_box::NumberBox::drag(&mut self.tolerance.abs)
                         .range(0.0..=1.0)
                         .speed(1e-6)
                         .prefix("abs tol ")
@@ -317,7 +317,7 @@ impl CheckView {
                 )
                 .on_hover_text("Every element must lie within abs + rel × |reference|");
                 ui.add(
-                    egui::DragValue::new(&mut self.tolerance.rel)
+                    crate::widgets::number_box::NumberBox::drag(&mut self.tolerance.rel)
                         .range(0.0..=1.0)
                         .speed(1e-6)
                         .prefix("rel tol ")
@@ -659,7 +659,10 @@ impl View for CheckView {
             && loaded.values.ndim() == 3
         {
             let heads = loaded.values.shape()[0];
-            ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("Slice (first axis)"));
+            ui.add(
+                crate::widgets::number_box::NumberBox::slider(&mut self.head, 0..=heads - 1)
+                    .text("Slice (first axis)"),
+            );
         }
         let Some((_, pictures)) = &self.pictures else {
             return;

@@ -436,10 +436,9 @@ impl ContextView {
                 self.open_config(&path);
             }
             let mut target = self.shown_target();
-            let slider = egui::Slider::new(&mut target, 2..=MAX_TARGET)
+            let slider = crate::widgets::number_box::NumberBox::slider(&mut target, 2..=MAX_TARGET)
                 .logarithmic(true)
-                .text("Target length L'")
-                .update_while_editing(false);
+                .text("Target length L'");
             if ui
                 .add(slider)
                 .on_hover_text("The context the model is run at; L is where its training stopped")
@@ -631,7 +630,7 @@ fn number_ui(
     let mut shown = value.or(current).unwrap_or(1.0);
     let response = ui
         .add(
-            egui::DragValue::new(&mut shown)
+            crate::widgets::number_box::NumberBox::drag(&mut shown)
                 .range(range)
                 .speed(0.05)
                 .prefix(format!("{name} ")),
@@ -863,12 +862,12 @@ fn decay_lines(
 fn alibi_ui(ui: &mut egui::Ui, settings: &mut AlibiSettings, trained: usize, target: usize) {
     use crate::encoding::alibi;
     ui.horizontal(|ui| {
-        ui.add(egui::DragValue::new(&mut settings.heads).range(1..=128).prefix("heads "))
+        ui.add(crate::widgets::number_box::NumberBox::drag(&mut settings.heads).range(1..=128).prefix("heads "))
             .on_hover_text("Heads of the ALiBi model: head h has slope 2^(-8(h+1)/heads) (powers of two; the reference rule otherwise)");
         settings.head = settings.head.min(settings.heads - 1);
         ui.add_enabled(
             !settings.all_heads,
-            egui::Slider::new(&mut settings.head, 0..=settings.heads - 1).text("head"),
+            crate::widgets::number_box::NumberBox::slider(&mut settings.head, 0..=settings.heads - 1).text("head"),
         );
         ui.checkbox(&mut settings.all_heads, "All heads")
             .on_hover_text("Per head, the share of the last query's attention on keys farther than L");
@@ -1235,11 +1234,11 @@ impl ContextView {
                     ui.label(format!("trained grid {side} x {side} (the table's)"));
                 }
                 None => {
-                    ui.add(egui::Slider::new(&mut v.train_side, 2..=64).text("trained grid"))
+                    ui.add(crate::widgets::number_box::NumberBox::slider(&mut v.train_side, 2..=64).text("trained grid"))
                         .on_hover_text("Patches along a side of the grid the ViT was trained on (14: 224 px at 16 px a patch)");
                 }
             }
-            ui.add(egui::Slider::new(&mut v.target_side, 2..=64).text("run at"))
+            ui.add(crate::widgets::number_box::NumberBox::slider(&mut v.target_side, 2..=64).text("run at"))
                 .on_hover_text("Patches along a side of the larger image (24: 384 px)");
             ui.label(format!(
                 "{} px -> {} px",
@@ -1249,7 +1248,7 @@ impl ContextView {
             if learned.is_none() {
                 let mut dim = v.dim;
                 if ui
-                    .add(egui::DragValue::new(&mut dim).range(4..=4096).prefix("dim "))
+                    .add(crate::widgets::number_box::NumberBox::drag(&mut dim).range(4..=4096).prefix("dim "))
                     .on_hover_text("Width of the MAE table, a multiple of 4 (ViT-B: 768)")
                     .changed()
                 {
@@ -1264,12 +1263,18 @@ impl ContextView {
         });
         ui.horizontal_wrapped(|ui| {
             ui.add(
-                egui::DragValue::new(&mut self.alibi.heads)
+                crate::widgets::number_box::NumberBox::drag(&mut self.alibi.heads)
                     .range(1..=128)
                     .prefix("2D ALiBi heads "),
             );
             self.alibi.head = self.alibi.head.min(self.alibi.heads - 1);
-            ui.add(egui::Slider::new(&mut self.alibi.head, 0..=self.alibi.heads - 1).text("head"));
+            ui.add(
+                crate::widgets::number_box::NumberBox::slider(
+                    &mut self.alibi.head,
+                    0..=self.alibi.heads - 1,
+                )
+                .text("head"),
+            );
         });
         let side = self.vision.target_side;
         self.vision.query = self.vision.query.min(side * side - 1);

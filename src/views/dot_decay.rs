@@ -241,7 +241,7 @@ impl View for DotDecayView {
             (ui.available_width() - COLUMN_GAP) * CURVE_SHARE * ui.ctx().pixels_per_point();
         let per_point = offsets_per_point(params.seq, curve_pixels);
         ui.horizontal(|ui| {
-            ui.add(egui::Slider::new(&mut self.anchor, 0..=params.seq - 1).text("Anchor row"))
+            ui.add(crate::widgets::number_box::NumberBox::slider(&mut self.anchor, 0..=params.seq - 1).text("Anchor row"))
                 .on_hover_text("The row a whose dot product with every row j is plotted against k = j - a");
             ui.checkbox(&mut self.normalised, "Normalised")
                 .on_hover_text("Divide by PE[a]·PE[a] = d/2, so the curve starts at 1");

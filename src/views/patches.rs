@@ -131,7 +131,7 @@ impl PatchView {
                 .on_hover_text("rope-vit's init_random_2d_freqs with theta 100, from a seed (our own generator, not torch's)");
             ui.add_enabled(
                 !self.use_loaded,
-                egui::DragValue::new(&mut self.seed).prefix("seed "),
+                crate::widgets::number_box::NumberBox::drag(&mut self.seed).prefix("seed "),
             )
             .on_hover_text("Seed of the random initialisation of the mixed RoPE frequencies");
             ui.add_enabled(
@@ -145,7 +145,7 @@ impl PatchView {
                 let heads = loaded.freqs.shape()[1];
                 ui.label(format!("{} {:?}", loaded.name, loaded.freqs.shape()));
                 if heads > 1 {
-                    ui.add(egui::Slider::new(&mut loaded.head, 0..=heads - 1).text("file head"))
+                    ui.add(crate::widgets::number_box::NumberBox::slider(&mut loaded.head, 0..=heads - 1).text("file head"))
                         .on_hover_text("Which head of the file's [2, heads, n] frequencies to use");
                 }
             }
@@ -227,12 +227,21 @@ impl View for PatchView {
         self.head = self.head.min(heads - 1);
         let grid_before = self.grid;
         ui.horizontal(|ui| {
-            ui.add(egui::Slider::new(&mut self.grid.grid_h, 1..=64).text("Grid rows"))
-                .on_hover_text("Patches down the image (14 for ViT-B/16 at 224 px)");
-            ui.add(egui::Slider::new(&mut self.grid.grid_w, 1..=64).text("Grid columns"))
-                .on_hover_text("Patches across the image");
-            ui.add(egui::Slider::new(&mut self.head, 0..=heads - 1).text("ALiBi head"))
-                .on_hover_text("The head whose 2D ALiBi bias the maps and the matrix show");
+            ui.add(
+                crate::widgets::number_box::NumberBox::slider(&mut self.grid.grid_h, 1..=64)
+                    .text("Grid rows"),
+            )
+            .on_hover_text("Patches down the image (14 for ViT-B/16 at 224 px)");
+            ui.add(
+                crate::widgets::number_box::NumberBox::slider(&mut self.grid.grid_w, 1..=64)
+                    .text("Grid columns"),
+            )
+            .on_hover_text("Patches across the image");
+            ui.add(
+                crate::widgets::number_box::NumberBox::slider(&mut self.head, 0..=heads - 1)
+                    .text("ALiBi head"),
+            )
+            .on_hover_text("The head whose 2D ALiBi bias the maps and the matrix show");
         });
         if self.grid != grid_before {
             // The query keeps its column and row (clamped to the new grid), not its raster

@@ -108,15 +108,15 @@ impl RelativeView {
             }
             RelativePanel::Shaw => {
                 tokens_slider(ui, &mut s.tokens, TOKENS_RANGE);
-                ui.add(egui::Slider::new(&mut s.max_relative, 0..=TOKENS_RANGE.end() - 1).text("K"))
+                ui.add(crate::widgets::number_box::NumberBox::slider(&mut s.max_relative, 0..=TOKENS_RANGE.end() - 1).text("K"))
                     .on_hover_text("The clipping distance: offsets beyond ±K share the embedding of ±K (Shaw et al. found K of 2 to 4 enough for translation)");
             }
             RelativePanel::T5 => {
                 tokens_slider(ui, &mut s.t5_tokens, T5_TOKENS_RANGE);
-                ui.add(egui::Slider::new(&mut s.num_buckets, NUM_BUCKETS_RANGE).text("Buckets"))
+                ui.add(crate::widgets::number_box::NumberBox::slider(&mut s.num_buckets, NUM_BUCKETS_RANGE).text("Buckets"))
                     .on_hover_text("num_buckets: T5 uses 32; bidirectional models split them between earlier and later keys");
                 ui.add(
-                    egui::Slider::new(&mut s.max_distance, MAX_DISTANCE_RANGE)
+                    crate::widgets::number_box::NumberBox::slider(&mut s.max_distance, MAX_DISTANCE_RANGE)
                         .logarithmic(true)
                         .text("Max distance"),
                 )
@@ -128,13 +128,13 @@ impl RelativeView {
             RelativePanel::Alibi => {
                 tokens_slider(ui, &mut s.tokens, TOKENS_RANGE);
                 if ui
-                    .add(egui::Slider::new(&mut s.heads, HEADS_RANGE).text("Heads H"))
+                    .add(crate::widgets::number_box::NumberBox::slider(&mut s.heads, HEADS_RANGE).text("Heads H"))
                     .on_hover_text("The slopes depend on the number of heads")
                     .changed()
                 {
                     s.head = s.head.min(s.heads - 1);
                 }
-                ui.add(egui::Slider::new(&mut s.head, 0..=s.heads - 1).text("Head h"))
+                ui.add(crate::widgets::number_box::NumberBox::slider(&mut s.head, 0..=s.heads - 1).text("Head h"))
                     .on_hover_text("The head whose slope multiplies the distances");
                 ui.checkbox(&mut s.causal, "Causal")
                     .on_hover_text("Mask later keys with −∞, as a decoder does");
@@ -143,16 +143,16 @@ impl RelativeView {
                 if tokens_slider(ui, &mut s.skew_tokens, SKEW_TOKENS_RANGE).changed() {
                     self.playing_since = None;
                 }
-                ui.add(egui::Slider::new(&mut s.dim, DIM_RANGE).logarithmic(true).text("Head width d"))
+                ui.add(crate::widgets::number_box::NumberBox::slider(&mut s.dim, DIM_RANGE).logarithmic(true).text("Head width d"))
                     .on_hover_text("The query and embedding width, for the memory comparison");
             }
             RelativePanel::TwoD => {
                 let (mut h, mut w) = (s.grid.grid_h, s.grid.grid_w);
                 let rows = ui
-                    .add(egui::Slider::new(&mut h, GRID_RANGE).text("Grid rows"))
+                    .add(crate::widgets::number_box::NumberBox::slider(&mut h, GRID_RANGE).text("Grid rows"))
                     .on_hover_text("Patches down the image");
                 let cols = ui
-                    .add(egui::Slider::new(&mut w, GRID_RANGE).text("Grid columns"))
+                    .add(crate::widgets::number_box::NumberBox::slider(&mut w, GRID_RANGE).text("Grid columns"))
                     .on_hover_text("Patches across the image");
                 if rows.changed() || cols.changed() {
                     // The query keeps its row and column where the new grid has them.
@@ -161,9 +161,9 @@ impl RelativeView {
                     s.grid.grid_w = w;
                     s.query = y.min(h - 1) * w + x.min(w - 1);
                 }
-                ui.add(egui::Slider::new(&mut s.dim, DIM_RANGE).logarithmic(true).text("Head width d"))
+                ui.add(crate::widgets::number_box::NumberBox::slider(&mut s.dim, DIM_RANGE).logarithmic(true).text("Head width d"))
                     .on_hover_text("Width of the query and the random embeddings");
-                ui.add(egui::DragValue::new(&mut s.seed).prefix("seed "))
+                ui.add(crate::widgets::number_box::NumberBox::drag(&mut s.seed).prefix("seed "))
                     .on_hover_text("Seed of the random query and embeddings");
             }
         });
@@ -254,7 +254,7 @@ fn tokens_slider(
     tokens: &mut usize,
     range: std::ops::RangeInclusive<usize>,
 ) -> egui::Response {
-    ui.add(egui::Slider::new(tokens, range).text("Tokens L"))
+    ui.add(crate::widgets::number_box::NumberBox::slider(tokens, range).text("Tokens L"))
         .on_hover_text("The sequence length: the boards are L × L")
 }
 

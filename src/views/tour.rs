@@ -336,7 +336,7 @@ impl TourControl {
         match self {
             TourControl::Length => {
                 ui.add(
-                    egui::Slider::new(&mut s.length, LENGTH_RANGE)
+                    crate::widgets::number_box::NumberBox::slider(&mut s.length, LENGTH_RANGE)
                         .logarithmic(true)
                         .text("Length L"),
                 )
@@ -345,7 +345,7 @@ impl TourControl {
             TourControl::Dim => {
                 ui.add_enabled_ui(uses.dim, |ui| {
                     ui.add(
-                        egui::Slider::new(&mut s.dim, DIM_RANGE)
+                        crate::widgets::number_box::NumberBox::slider(&mut s.dim, DIM_RANGE)
                             .step_by(2.0)
                             .text("Width d"),
                     )
@@ -358,7 +358,7 @@ impl TourControl {
             TourControl::Base => {
                 ui.add_enabled_ui(uses.base, |ui| {
                     ui.add(
-                        egui::Slider::new(&mut s.base, BASE_RANGE)
+                        crate::widgets::number_box::NumberBox::slider(&mut s.base, BASE_RANGE)
                             .logarithmic(true)
                             .text("Frequency base"),
                     )
@@ -370,7 +370,7 @@ impl TourControl {
             }
             TourControl::Delta => {
                 ui.add(
-                    egui::Slider::new(&mut s.delta, DELTA_RANGE)
+                    crate::widgets::number_box::NumberBox::slider(&mut s.delta, DELTA_RANGE)
                         .logarithmic(true)
                         .text("Shift Δ"),
                 )
@@ -378,13 +378,19 @@ impl TourControl {
             }
             TourControl::Anchor => {
                 let last = s.length - 1;
-                ui.add(egui::Slider::new(&mut s.anchor, 0..=last).text("Row a"))
-                    .on_hover_text("The row compared with the others (the article anchors at 128)");
+                ui.add(
+                    crate::widgets::number_box::NumberBox::slider(&mut s.anchor, 0..=last)
+                        .text("Row a"),
+                )
+                .on_hover_text("The row compared with the others (the article anchors at 128)");
             }
             TourControl::Pair => {
                 let last = s.dim / 2 - 1;
-                ui.add(egui::Slider::new(&mut s.pair, 0..=last).text("Pair i"))
-                    .on_hover_text("The frequency whose circle is drawn: columns 2i and 2i+1");
+                ui.add(
+                    crate::widgets::number_box::NumberBox::slider(&mut s.pair, 0..=last)
+                        .text("Pair i"),
+                )
+                .on_hover_text("The frequency whose circle is drawn: columns 2i and 2i+1");
             }
         }
     }

@@ -9,3 +9,4 @@ pub mod explainer;
 pub mod grid_map;
 pub mod heatmap;
 pub mod layout;
+pub mod number_box;

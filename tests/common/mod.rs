@@ -457,3 +457,42 @@ pub fn app_harness() -> egui_kittest::Harness<'static, poslab::app::PoslabApp> {
         .wgpu_setup(poslab::app::wgpu_setup())
         .build_eframe(|cc| poslab::app::PoslabApp::new(cc).hide_machine_details())
 }
+
+/// The number box beside the slider labelled `label`: the spin button on the slider's row (a
+/// text box while it is being typed into).
+pub fn number_box<'a>(
+    harness: &'a egui_kittest::Harness<'_, poslab::app::PoslabApp>,
+    label: &str,
+) -> egui_kittest::Node<'a> {
+    use egui_kittest::kittest::Queryable;
+    let slider = harness
+        .get_by_role_and_label(poslab::egui::accesskit::Role::Slider, label)
+        .rect();
+    harness
+        .get_all_by_role(poslab::egui::accesskit::Role::SpinButton)
+        .filter(|node| {
+            let rect = node.rect();
+            (rect.center().y - slider.center().y).abs() < 4.0 && rect.left() >= slider.right() - 1.0
+        })
+        .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
+        .unwrap_or_else(|| panic!("no number box beside {label}"))
+}
+
+/// Clicks the number box of `label`, types `text` one key at a time (running a frame after
+/// each, as a person types), and calls `each` after every keystroke, before Enter.
+pub fn type_number(
+    harness: &mut egui_kittest::Harness<'_, poslab::app::PoslabApp>,
+    label: &str,
+    text: &str,
+    mut each: impl FnMut(&egui_kittest::Harness<'_, poslab::app::PoslabApp>),
+) {
+    number_box(harness, label).click();
+    harness.run();
+    for ch in text.chars() {
+        number_box(harness, label).type_text(&ch.to_string());
+        harness.run();
+        each(harness);
+    }
+    harness.key_press(poslab::egui::Key::Enter);
+    harness.run();
+}

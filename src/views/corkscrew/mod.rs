@@ -142,7 +142,7 @@ impl CorkscrewView {
                 .on_hover_text("Pairs 0, k, 2k, ...");
             if self.mode == SelectionMode::EveryKth {
                 ui.add(
-                    egui::DragValue::new(&mut self.every)
+                    crate::widgets::number_box::NumberBox::drag(&mut self.every)
                         .range(1..=2048)
                         .prefix("k = "),
                 )
@@ -175,7 +175,7 @@ impl CorkscrewView {
             self.drawn_limit = self.drawn_limit.clamp(1, most);
             ui.add_enabled(
                 most > 1,
-                egui::Slider::new(&mut self.drawn_limit, 1..=most)
+                crate::widgets::number_box::NumberBox::slider(&mut self.drawn_limit, 1..=most)
                     .logarithmic(true)
                     .text("Positions drawn"),
             )
@@ -265,16 +265,22 @@ impl CorkscrewView {
                 }
             }
             ui.add(
-                egui::Slider::new(&mut self.query_position, first..=last.max(first))
-                    .text("Query position m"),
+                crate::widgets::number_box::NumberBox::slider(
+                    &mut self.query_position,
+                    first..=last.max(first),
+                )
+                .text("Query position m"),
             )
             .on_hover_text(
                 "The position the query is rotated to: the marker on every helix (← and → step it)",
             );
             ui.add_enabled(
                 !self.lock_offset,
-                egui::Slider::new(&mut self.key_position, first..=last.max(first))
-                    .text("Key position n"),
+                crate::widgets::number_box::NumberBox::slider(
+                    &mut self.key_position,
+                    first..=last.max(first),
+                )
+                .text("Key position n"),
             )
             .on_hover_text("The position the key is rotated to: the ring on every helix");
             ui.checkbox(&mut self.lock_offset, "Lock the offset")
@@ -282,7 +288,7 @@ impl CorkscrewView {
                     "Move m and n together: the score depends only on m - n, so it stays put",
                 );
             ui.add(
-                egui::DragValue::new(&mut self.speed)
+                crate::widgets::number_box::NumberBox::drag(&mut self.speed)
                     .range(1.0..=1000.0)
                     .speed(1.0)
                     .suffix(" positions/s"),
@@ -466,7 +472,7 @@ fn probe_ui(ui: &mut egui::Ui, label: &str, probe: &mut ProbeVector) {
         .response
         .on_hover_text("The vector that is rotated: (1, 0) pairs trace exactly (cos pθ, sin pθ)");
     if let ProbeVector::Random(seed) = probe {
-        ui.add(egui::DragValue::new(seed).prefix("seed "))
+        ui.add(crate::widgets::number_box::NumberBox::drag(seed).prefix("seed "))
             .on_hover_text("Components uniform in [-1, 1] from this seed");
     }
 }

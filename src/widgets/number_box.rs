@@ -1,0 +1,248 @@
+//! The one number box of the views: a slider, or a drag value, whose typed number is applied
+//! when editing ends (Enter or leaving the box), never keystroke by keystroke, so that typing
+//! 32 never computes a table of 3 first; Escape keeps the value it had. A typed number beyond
+//! the control's range is set to the nearest end, and a line beside the box says so, as does
+//! text that is no number. (The side panel's rows, [`crate::app::params::NumberRow`], add a
+//! reset button and evenness to the same behaviour.)
+
+use std::cell::RefCell;
+use std::ops::RangeInclusive;
+use std::rc::Rc;
+
+use eframe::emath::Numeric;
+
+enum Inner<'a> {
+    Slider(egui::Slider<'a>),
+    Drag(egui::DragValue<'a>),
+}
+
+/// Reads (`None`) or sets (`Some`) the number a box edits, returning it.
+type GetSet<'a> = Rc<RefCell<Box<dyn FnMut(Option<f64>) -> f64 + 'a>>>;
+
+/// A slider or drag value that applies typed numbers when editing ends (see the module).
+pub struct NumberBox<'a> {
+    inner: Inner<'a>,
+    value: GetSet<'a>,
+    /// The range as numbers, for the note on a typed value outside it.
+    range: Option<(f64, f64)>,
+    label: String,
+}
+
+/// What the parser saw typed: a number, or text that is none.
+#[derive(Clone)]
+enum Typed {
+    Number(f64),
+    NotANumber(String),
+}
+
+impl<'a> NumberBox<'a> {
+    /// A slider over `range` with a number box beside it.
+    pub fn slider<Num: Numeric>(value: &'a mut Num, range: RangeInclusive<Num>) -> Self {
+        let bounds = (range.start().to_f64(), range.end().to_f64());
+        let value = get_set(value);
+        let shared = value.clone();
+        let mut slider =
+            egui::Slider::from_get_set(bounds.0..=bounds.1, move |v| (shared.borrow_mut())(v));
+        if Num::INTEGRAL {
+            slider = slider.integer();
+        }
+        Self {
+            inner: Inner::Slider(slider),
+            value,
+            range: Some(bounds),
+            label: String::new(),
+        }
+    }
+
+    /// A number box that dragging changes.
+    pub fn drag<Num: Numeric>(value: &'a mut Num) -> Self {
+        let value = get_set(value);
+        let shared = value.clone();
+        let mut drag = egui::DragValue::from_get_set(move |v| (shared.borrow_mut())(v));
+        if Num::INTEGRAL {
+            drag = drag.max_decimals(0).range(Num::MIN..=Num::MAX);
+        }
+        Self {
+            inner: Inner::Drag(drag),
+            value,
+            range: None,
+            label: String::new(),
+        }
+    }
+
+    fn map(
+        mut self,
+        slider: impl FnOnce(egui::Slider<'a>) -> egui::Slider<'a>,
+        drag: impl FnOnce(egui::DragValue<'a>) -> egui::DragValue<'a>,
+    ) -> Self {
+        self.inner = match self.inner {
+            Inner::Slider(s) => Inner::Slider(slider(s)),
+            Inner::Drag(d) => Inner::Drag(drag(d)),
+        };
+        self
+    }
+
+    /// The slider's label (a drag value has none: give it a prefix).
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        let text = text.into();
+        self.label = text.clone();
+        self.map(|s| s.text(text), |d| d)
+    }
+
+    pub fn logarithmic(self, logarithmic: bool) -> Self {
+        self.map(|s| s.logarithmic(logarithmic), |d| d)
+    }
+
+    pub fn step_by(self, step: f64) -> Self {
+        self.map(|s| s.step_by(step), |d| d)
+    }
+
+    pub fn prefix(mut self, prefix: impl ToString) -> Self {
+        let prefix = prefix.to_string();
+        if self.label.is_empty() {
+            self.label = prefix.trim().to_owned();
+        }
+        self.map(|s| s.prefix(prefix.clone()), |d| d.prefix(prefix.clone()))
+    }
+
+    pub fn suffix(self, suffix: impl ToString) -> Self {
+        let suffix = suffix.to_string();
+        self.map(|s| s.suffix(suffix.clone()), |d| d.suffix(suffix.clone()))
+    }
+
+    /// A drag value's range (a slider's is given when it is made).
+    pub fn range<Num: Numeric>(mut self, range: RangeInclusive<Num>) -> Self {
+        self.range = Some((range.start().to_f64(), range.end().to_f64()));
+        self.map(|s| s, |d| d.range(range))
+    }
+
+    pub fn speed(self, speed: impl Into<f64>) -> Self {
+        let speed = speed.into();
+        self.map(|s| s, |d| d.speed(speed))
+    }
+
+    pub fn custom_formatter(
+        self,
+        formatter: impl 'a + Fn(f64, RangeInclusive<usize>) -> String,
+    ) -> Self {
+        self.map(|s| s, |d| d.custom_formatter(formatter))
+    }
+}
+
+impl egui::Widget for NumberBox<'_> {
+    fn ui(self, ui: &mut egui::Ui) -> egui::Response {
+        // Not the response's id: a slider's changes while its box is typed into. Boxes in one
+        // row are told apart by their labels.
+        let note_id = ui.id().with(("typed value note", self.label.clone()));
+        let typed: Rc<RefCell<Option<Typed>>> = Rc::default();
+        let seen = typed.clone();
+        let parser = move |text: &str| {
+            let cleaned: String = text
+                .chars()
+                .filter(|c| !matches!(c, '_' | ' ' | ','))
+                .collect();
+            match cleaned.parse::<f64>() {
+                Ok(v) if v.is_finite() => {
+                    *seen.borrow_mut() = Some(Typed::Number(v));
+                    Some(v)
+                }
+                _ => {
+                    *seen.borrow_mut() = Some(Typed::NotANumber(text.trim().to_owned()));
+                    None
+                }
+            }
+        };
+        let before = (self.value.borrow_mut())(None);
+        let response = match self.inner {
+            Inner::Slider(s) => ui.add(s.update_while_editing(false).custom_parser(parser)),
+            Inner::Drag(d) => ui.add(d.update_while_editing(false).custom_parser(parser)),
+        };
+        // Escape leaves the box with the value it had. (egui skips the typed text on the frame
+        // Escape is pressed, but applies it on the next one, when it sees the focus lost.)
+        let escape_id = note_id.with("value before Escape");
+        if let Some(kept) = ui.data_mut(|d| d.remove_temp::<f64>(escape_id)) {
+            (self.value.borrow_mut())(Some(kept));
+            let _ = typed.borrow_mut().take();
+        }
+        if response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+            ui.data_mut(|d| d.insert_temp(escape_id, before));
+            ui.ctx().request_repaint();
+        }
+        let what = if self.label.is_empty() {
+            "value".to_owned()
+        } else {
+            self.label.to_lowercase()
+        };
+        let typed = typed.borrow().clone();
+        match typed {
+            Some(Typed::Number(value)) => {
+                let note = self.range.and_then(|(low, high)| {
+                    if value < low {
+                        Some(format!(
+                            "{} is below the smallest {what}, {}: set to {}",
+                            number(value),
+                            number(low),
+                            number(low)
+                        ))
+                    } else if value > high {
+                        Some(format!(
+                            "{} is above the largest {what}, {}: set to {}",
+                            number(value),
+                            number(high),
+                            number(high)
+                        ))
+                    } else {
+                        None
+                    }
+                });
+                ui.data_mut(|d| match note {
+                    Some(note) => {
+                        d.insert_temp(note_id, note);
+                    }
+                    None => d.remove::<String>(note_id),
+                });
+            }
+            Some(Typed::NotANumber(text)) => ui.data_mut(|d| {
+                d.insert_temp(
+                    note_id,
+                    format!("\"{text}\" is not a number: kept the {what}"),
+                );
+            }),
+            // Moved by dragging: an old note no longer applies.
+            None if response.changed() => ui.data_mut(|d| d.remove::<String>(note_id)),
+            None => {}
+        }
+        if let Some(note) = ui.data(|d| d.get_temp::<String>(note_id)) {
+            ui.colored_label(ui.visuals().warn_fg_color, note);
+        }
+        response
+    }
+}
+
+/// Reads and sets `value` as an f64, as egui's widgets do.
+fn get_set<'a, Num: Numeric>(value: &'a mut Num) -> GetSet<'a> {
+    Rc::new(RefCell::new(Box::new(move |v: Option<f64>| {
+        if let Some(v) = v {
+            *value = Num::from_f64(v);
+        }
+        value.to_f64()
+    })))
+}
+
+/// A number as a person reads it: whole numbers with thousands separated, others to 6
+/// significant digits.
+fn number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        let digits = format!("{:.0}", value.abs());
+        let mut out = String::new();
+        for (k, c) in digits.chars().enumerate() {
+            if k > 0 && (digits.len() - k) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        if value < 0.0 { format!("-{out}") } else { out }
+    } else {
+        format!("{}", (value * 1e6).round() / 1e6)
+    }
+}
