@@ -651,6 +651,9 @@ fn the_check_view_identifies_and_compares_a_file() {
         harness
             .get_by_role_and_label(Role::TextInput, "poslab table")
             .type_text(text);
+        harness.run();
+        // Nothing is read before Enter.
+        harness.key_press(poslab::egui::Key::Enter);
         settle_check(harness);
     };
     type_options(&mut harness, "sinusoidal --seq 64 --dim 15");
@@ -1368,6 +1371,8 @@ fn the_check_view_holds_a_file_to_its_float_type_as_the_command_line_does() {
     harness
         .get_by_role_and_label(Role::TextInput, "poslab table")
         .type_text("sinusoidal --seq 32 --dim 64 --start 1000000");
+    harness.run();
+    harness.key_press(poslab::egui::Key::Enter);
     settle_check(&mut harness);
     // As poslab check without --atol/--rtol: the float32 rule, then PyTorch's own computation.
     let outcome = harness.state().check_view().outcome().unwrap();

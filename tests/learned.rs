@@ -335,6 +335,9 @@ fn the_learned_figure_from_the_command_line_equals_the_apps_export() {
         .get_by_role_and_label(Role::TextInput, "Columns")
         .type_text("3, 7");
     harness.run();
+    // A half-typed list is never read: the columns apply on Enter.
+    harness.key_press(poslab::egui::Key::Enter);
+    harness.run();
     let export = harness.state().view_export().expect("the table exports");
     let style = FigureStyle {
         width: 1200,

@@ -176,6 +176,14 @@ fn a_view_box_applies_what_is_typed_once_on_enter() {
     harness.key_press(poslab::egui::Key::Escape);
     harness.run();
     assert_eq!(harness.state().patch_view().grid.grid_w, 14);
+    // The side panel's boxes too.
+    common::number_box(&harness, "Dimension").click();
+    harness.run();
+    common::number_box(&harness, "Dimension").type_text("64");
+    harness.run();
+    harness.key_press(poslab::egui::Key::Escape);
+    harness.run();
+    assert_eq!(harness.state().state.shared.dim, 128);
 
     // The tour's length, in another view, the same way.
     harness.get_by_label("From counting to sinusoids").click();

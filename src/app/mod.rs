@@ -71,6 +71,8 @@ pub struct PoslabApp {
     show_machine_details: bool,
     /// One line per frame, when `POSLAB_FRAME_LOG` names a file.
     frame_log: Option<frame_log::FrameLog>,
+    /// egui's context, so that work started outside a frame can wake the app.
+    egui_ctx: egui::Context,
 }
 
 impl PoslabApp {
@@ -93,6 +95,7 @@ impl PoslabApp {
             statuses: ViewKind::ALL.iter().map(|_| Status::default()).collect(),
             show_machine_details: true,
             frame_log: frame_log::FrameLog::from_environment(),
+            egui_ctx: cc.egui_ctx.clone(),
         };
         if let Some(storage) = cc.storage {
             app.restore(storage);
@@ -159,6 +162,24 @@ impl PoslabApp {
     /// The patch maps' view, for tests.
     pub fn patch_view(&self) -> &PatchView {
         &self.patches
+    }
+
+    /// The patch maps' view, to set up benchmarks.
+    pub fn patch_view_mut(&mut self) -> &mut PatchView {
+        &mut self.patches
+    }
+
+    /// Opens a learned position table in the Learned tables view (read on a worker thread).
+    pub fn open_learned_table(&mut self, path: &std::path::Path) {
+        self.state.view = ViewKind::Learned;
+        let ctx = self.egui_ctx.clone();
+        self.learned.open(
+            &ctx,
+            crate::scene::learned::LearnedSource {
+                path: path.to_path_buf(),
+                tensor: None,
+            },
+        );
     }
 
     /// The ALiBi view, for tests.

@@ -490,6 +490,12 @@ impl<'a> NumberRow<'a> {
             Some(reason) => response.on_disabled_hover_text(reason),
             None => response,
         };
+        if let Some(kept) =
+            crate::widgets::number_box::kept_on_escape(ui, note_id, &response, before)
+        {
+            number = kept;
+            typed.set(None);
+        }
         match typed.take() {
             Some(Ok(wanted)) => {
                 let (allowed, why) = self.allowed(wanted);

@@ -296,13 +296,13 @@ impl CheckView {
             }
             if self.expected == Expected::Options {
                 let label = ui.label("poslab table");
-                ui.add(
-                    egui::TextEdit::singleline(&mut self.options)
-                        .hint_text("rope-angles --seq 4096 --dim 128 --base 500000")
-                        .desired_width(320.0),
-                )
+                crate::widgets::number_box::committed_text(ui, "check options", &mut self.options, |edit| {
+                    edit.hint_text("rope-angles --seq 4096 --dim 128 --base 500000")
+                        .desired_width(320.0)
+                })
+                .0
                 .labelled_by(label.id)
-                .on_hover_text("A kind and its options, as poslab table takes them (poslab table --help)");
+                .on_hover_text("A kind and its options, as poslab table takes them (poslab table --help): applied on Enter");
             }
             ui.separator();
             ui.checkbox(&mut self.type_tolerance, "tolerance by file type")

@@ -4,8 +4,6 @@
 //! beside it. The reading and the decomposition run on a worker thread (seconds for a
 //! thousand rows); a file that cannot be used says why and leaves the view as it was.
 
-use std::sync::mpsc::{Receiver, channel};
-
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
 use crate::app::dialogs::{DialogAnswer, PendingDialog};
@@ -35,8 +33,11 @@ pub struct LearnedView {
     tensors: Vec<String>,
     #[serde(skip)]
     analysis: Option<(LearnedAnalysis, u64)>,
+    /// The file being read and decomposed on a worker thread, and what it was.
     #[serde(skip)]
-    pending: Option<(LearnedSource, Receiver<Answer>)>,
+    pending: Option<LearnedSource>,
+    #[serde(skip)]
+    job: crate::jobs::Latest<LearnedSource, Answer>,
     #[serde(skip)]
     error: Option<String>,
     #[serde(skip)]
@@ -72,25 +73,30 @@ impl LearnedView {
 
     /// Waits for the file being read (tests).
     pub fn wait(&mut self) {
-        if let Some((_, receiver)) = self.pending.take()
-            && let Ok(answer) = receiver.recv()
-        {
-            self.take(answer);
+        while self.pending.is_some() {
+            self.poll(None);
+            std::thread::sleep(std::time::Duration::from_millis(2));
         }
     }
 
     /// Reads `source` on a worker thread; the view keeps what it shows until it is done.
     pub fn open(&mut self, ctx: &egui::Context, source: LearnedSource) {
-        let (sender, receiver) = channel();
-        let ctx = ctx.clone();
         let job = source.clone();
-        std::thread::spawn(move || {
+        let what = format!(
+            "reading {} and its principal components",
+            source.path.file_name().map_or_else(
+                || source.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned()
+            )
+        );
+        // Opening the same file again reads it again (it may have changed on disk).
+        self.job.forget();
+        self.job.request(Some(ctx), source.clone(), what, move |_| {
             let tensors = learned::table_tensors(&job.path);
-            let _ = sender.send((tensors, learned::analyse(&job)));
-            ctx.request_repaint();
+            Ok((tensors, learned::analyse(&job)))
         });
         self.path_text = source.path.display().to_string();
-        self.pending = Some((source, receiver));
+        self.pending = Some(source);
     }
 
     fn take(&mut self, (tensors, result): Answer) {
@@ -118,21 +124,17 @@ impl LearnedView {
         }
     }
 
-    fn poll(&mut self) {
-        let Some((_, receiver)) = &self.pending else {
-            return;
-        };
-        // A small table is done within a frame or two: wait that long rather than flash.
-        match receiver.recv_timeout(std::time::Duration::from_millis(30)) {
-            Ok(answer) => {
-                self.pending = None;
-                self.take(answer);
+    /// Takes the analysis once it has arrived (never waiting for it).
+    fn poll(&mut self, ctx: Option<&egui::Context>) {
+        for update in self.job.poll(ctx) {
+            match update {
+                crate::jobs::Update::Done(answer, _) => self.take(answer),
+                crate::jobs::Update::Preview(_) => {}
+                crate::jobs::Update::Failed(reason) => self.error = Some(reason),
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                self.pending = None;
-                self.error = Some("reading the table stopped without an answer".into());
-            }
+        }
+        if !self.job.is_pending() {
+            self.pending = None;
         }
     }
 
@@ -205,7 +207,7 @@ impl LearnedView {
                 let path = self
                     .pending
                     .as_ref()
-                    .map(|(s, _)| s.path.clone())
+                    .map(|s| s.path.clone())
                     .or_else(|| self.analysis.as_ref().map(|(a, _)| a.source.path.clone()))
                     .or_else(|| Some(std::path::PathBuf::from(self.path_text.trim())));
                 if let (Some(tensor), Some(path)) = (picked, path) {
@@ -220,10 +222,17 @@ impl LearnedView {
                 ui.separator();
             }
             let label = ui.label("Columns");
-            ui.add_enabled(
-                self.analysis.is_some(),
-                egui::TextEdit::singleline(&mut self.columns_text).desired_width(110.0),
-            )
+            let enabled = self.analysis.is_some();
+            ui.add_enabled_ui(enabled, |ui| {
+                crate::widgets::number_box::committed_text(
+                    ui,
+                    "learned columns",
+                    &mut self.columns_text,
+                    |edit| edit.desired_width(110.0),
+                )
+                .0
+            })
+            .inner
             .labelled_by(label.id)
             .on_disabled_hover_text("Open a table first: its columns are offered then")
             .on_hover_text("Columns drawn against position, such as 0, 1, 2, 3 (up to 8)");
@@ -233,10 +242,14 @@ impl LearnedView {
             ui.radio_value(&mut self.three_d, true, "3D").on_hover_text(
                 "Rows on the first three principal components: drag to orbit, scroll to zoom",
             );
-            if self.pending.is_some() {
+            if let Some(pending) = self.job.pending() {
                 ui.separator();
                 ui.spinner();
-                ui.label("reading the table and its principal components…");
+                ui.label(format!(
+                    "{} … {:.1} s",
+                    pending.what,
+                    pending.since.elapsed().as_secs_f64()
+                ));
             }
         });
     }
@@ -433,7 +446,10 @@ impl View for LearnedView {
                 self.open(ui.ctx(), LearnedSource { path, tensor });
             }
         }
-        self.poll();
+        self.poll(Some(ui.ctx()));
+        if let Some(pending) = self.job.pending() {
+            ctx.status.pending(pending.clone());
+        }
         self.source_ui(ui);
         if let Some(error) = &self.error {
             ui.colored_label(ui.visuals().error_fg_color, error);

@@ -19,6 +19,9 @@ pub struct SinusoidalView {
     pub selected_column: Option<usize>,
     #[serde(skip)]
     column_curve: Option<(SinusoidalParams, usize, ColumnCurve)>,
+    /// The column curve being computed on a worker thread.
+    #[serde(skip)]
+    column_job: crate::jobs::Latest<(SinusoidalParams, usize), Option<ColumnCurve>>,
 }
 
 /// A curve's `(position, value)` points.
@@ -42,7 +45,11 @@ fn window_rows(params: &SinusoidalParams) -> usize {
 }
 
 /// The column of `window` as a curve: exact where a point is one row, reduced otherwise.
-fn column_curve(spec: &TableSpec, window: &Window, engine: &AppEngine) -> Option<ColumnCurve> {
+fn column_curve(
+    spec: &TableSpec,
+    window: &Window,
+    engine: &crate::app::engine::EngineHandle,
+) -> Option<ColumnCurve> {
     use crate::engine::reduce::{Reduce, bin, compute_reduced_cpu};
     let first = match spec {
         TableSpec::Sinusoidal(p) => p.start,
@@ -53,7 +60,7 @@ fn column_curve(spec: &TableSpec, window: &Window, engine: &AppEngine) -> Option
         (first + cells.start as u64) as f64 + (cells.len() - 1) as f64 / 2.0
     };
     if window.rows.step == 1 {
-        let Ok((Table::Real(values), _)) = engine.compute_window(spec, window) else {
+        let Ok(Table::Real(values)) = engine.window(spec, window) else {
             return None;
         };
         let mean = values
@@ -119,12 +126,13 @@ impl SinusoidalView {
         params: &SinusoidalParams,
         col: usize,
         engine: &AppEngine,
+        status: &mut crate::app::status::Status,
     ) {
         let stale = self
             .column_curve
             .as_ref()
             .is_none_or(|(p, c, _)| p != params || *c != col);
-        if stale {
+        if stale && !self.column_job.wants(&(*params, col)) {
             let spec = TableSpec::Sinusoidal(*params);
             let window = Window {
                 rows: Strided {
@@ -138,9 +146,22 @@ impl SinusoidalView {
                 },
                 heads: Strided::all(1),
             };
-            if let Some(curve) = column_curve(&spec, &window, engine) {
+            let handle = engine.handle();
+            self.column_job.request(
+                Some(ui.ctx()),
+                (*params, col),
+                format!("computing column {col}"),
+                move |_| Ok(column_curve(&spec, &window, &handle)),
+            );
+        }
+        for update in self.column_job.poll(Some(ui.ctx())) {
+            if let crate::jobs::Update::Done(Some(curve), _) = update {
                 self.column_curve = Some((*params, col, curve));
             }
+        }
+        if let Some(pending) = self.column_job.pending() {
+            status.pending(pending.clone());
+            ui.ctx().request_repaint();
         }
         let (pair, is_cos) = params.column_pair(col);
         let frequency = params.frequencies()[pair];
@@ -154,7 +175,15 @@ impl SinusoidalView {
                 self.selected_column = None;
             }
         });
-        if let Some((_, _, curve)) = &self.column_curve {
+        if let Some((shown_params, shown_col, curve)) = &self.column_curve {
+            if shown_params != params || *shown_col != col {
+                ui.label(
+                    egui::RichText::new(
+                        "computing the new column; the curve below is of the previous settings",
+                    )
+                    .color(ui.visuals().warn_fg_color),
+                );
+            }
             if window_rows(params) > 1 {
                 ui.label(format!(
                     "Each point is the mean of {} rows, with their min and max as faint lines (a curve through one row in {} would draw aliasing).",
@@ -257,7 +286,7 @@ impl View for SinusoidalView {
             }
         });
         if let Some(col) = self.selected_column.filter(|&c| c < params.dim) {
-            self.column_ui(ui, &params, col, engine);
+            self.column_ui(ui, &params, col, engine, status);
         }
     }
 }

@@ -133,7 +133,7 @@ impl egui::Widget for NumberBox<'_> {
     fn ui(self, ui: &mut egui::Ui) -> egui::Response {
         // Not the response's id: a slider's changes while its box is typed into. Boxes in one
         // row are told apart by their labels.
-        let note_id = ui.id().with(("typed value note", self.label.clone()));
+        let note_id = ui.scope_id().with(("typed value note", self.label.clone()));
         let typed: Rc<RefCell<Option<Typed>>> = Rc::default();
         let seen = typed.clone();
         let parser = move |text: &str| {
@@ -157,16 +157,9 @@ impl egui::Widget for NumberBox<'_> {
             Inner::Slider(s) => ui.add(s.update_while_editing(false).custom_parser(parser)),
             Inner::Drag(d) => ui.add(d.update_while_editing(false).custom_parser(parser)),
         };
-        // Escape leaves the box with the value it had. (egui skips the typed text on the frame
-        // Escape is pressed, but applies it on the next one, when it sees the focus lost.)
-        let escape_id = note_id.with("value before Escape");
-        if let Some(kept) = ui.data_mut(|d| d.remove_temp::<f64>(escape_id)) {
+        if let Some(kept) = kept_on_escape(ui, note_id, &response, before) {
             (self.value.borrow_mut())(Some(kept));
             let _ = typed.borrow_mut().take();
-        }
-        if response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Escape)) {
-            ui.data_mut(|d| d.insert_temp(escape_id, before));
-            ui.ctx().request_repaint();
         }
         let what = if self.label.is_empty() {
             "value".to_owned()
@@ -219,6 +212,24 @@ impl egui::Widget for NumberBox<'_> {
     }
 }
 
+/// The value a box had when Escape left it, to be given back on the frame after: egui skips the
+/// typed text on the frame Escape is pressed, but applies it on the next one, when it sees the
+/// focus lost. `id` is the box's own; `before` its value before this frame.
+pub fn kept_on_escape(
+    ui: &egui::Ui,
+    id: egui::Id,
+    response: &egui::Response,
+    before: f64,
+) -> Option<f64> {
+    let escape_id = id.with("value before Escape");
+    let kept = ui.data_mut(|d| d.remove_temp::<f64>(escape_id));
+    if response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+        ui.data_mut(|d| d.insert_temp(escape_id, before));
+        ui.ctx().request_repaint();
+    }
+    kept
+}
+
 /// Reads and sets `value` as an f64, as egui's widgets do.
 fn get_set<'a, Num: Numeric>(value: &'a mut Num) -> GetSet<'a> {
     Rc::new(RefCell::new(Box::new(move |v: Option<f64>| {
@@ -245,4 +256,36 @@ fn number(value: f64) -> String {
     } else {
         format!("{}", (value * 1e6).round() / 1e6)
     }
+}
+
+/// A one-line text box whose text applies when editing ends, like the number boxes: `value`
+/// changes only on Enter or on leaving the box, never keystroke by keystroke (a half-typed
+/// list is never read); Escape gives the box back its value. `salt` tells boxes of one view
+/// apart. Returns the box's response, and whether `value` changed.
+pub fn committed_text(
+    ui: &mut egui::Ui,
+    salt: &str,
+    value: &mut String,
+    style: impl FnOnce(egui::TextEdit<'_>) -> egui::TextEdit<'_>,
+) -> (egui::Response, bool) {
+    let id = ui.make_persistent_id(("committed text", salt));
+    let buffer_id = id.with("being typed");
+    let mut text = ui
+        .data(|d| d.get_temp::<String>(buffer_id))
+        .unwrap_or_else(|| value.clone());
+    let response = ui.add(style(egui::TextEdit::singleline(&mut text).id(id)));
+    let mut changed = false;
+    if response.has_focus() {
+        ui.data_mut(|d| d.insert_temp(buffer_id, text.clone()));
+    } else {
+        ui.data_mut(|d| d.remove::<String>(buffer_id));
+        if response.lost_focus()
+            && !ui.input(|i| i.key_pressed(egui::Key::Escape))
+            && text != *value
+        {
+            *value = text;
+            changed = true;
+        }
+    }
+    (response, changed)
 }

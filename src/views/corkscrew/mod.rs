@@ -151,12 +151,14 @@ impl CorkscrewView {
             ui.radio_value(&mut self.mode, SelectionMode::List, "list")
                 .on_hover_text("Pair numbers and ranges, e.g. 0, 4, 8-12");
             if self.mode == SelectionMode::List {
-                ui.add(
-                    egui::TextEdit::singleline(&mut self.list)
-                        .desired_width(120.0)
-                        .hint_text("0, 4, 8-12"),
+                crate::widgets::number_box::committed_text(
+                    ui,
+                    "corkscrew pairs",
+                    &mut self.list,
+                    |edit| edit.desired_width(120.0).hint_text("0, 4, 8-12"),
                 )
-                .on_hover_text("Pair numbers and ranges, e.g. 0, 4, 8-12");
+                .0
+                .on_hover_text("Pair numbers and ranges, e.g. 0, 4, 8-12: applied on Enter");
             }
             ui.separator();
             ui.label(match self.layout {
