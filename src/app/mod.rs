@@ -227,6 +227,11 @@ impl PoslabApp {
         self.sinusoidal.shown_column_curve()
     }
 
+    /// How the sinusoidal heatmap on screen relates to the settings asked for.
+    pub fn sinusoidal_freshness(&self) -> Option<crate::widgets::heatmap::Freshness> {
+        self.sinusoidal.freshness()
+    }
+
     /// Whether the sinusoidal heatmap on screen is a coarse preview.
     pub fn sinusoidal_shows_preview(&self) -> bool {
         self.sinusoidal.shows_preview()

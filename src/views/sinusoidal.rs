@@ -100,6 +100,11 @@ impl SinusoidalView {
         self.heatmap.shows_preview()
     }
 
+    /// How the heatmap on screen relates to the settings asked for.
+    pub fn freshness(&self) -> Option<crate::widgets::heatmap::Freshness> {
+        self.heatmap.freshness_now()
+    }
+
     /// The window of the table on screen, with its values.
     pub fn shown(&self, engine: &AppEngine) -> Option<HeatmapData> {
         self.heatmap.shown(engine)

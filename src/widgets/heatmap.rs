@@ -136,18 +136,18 @@ pub fn colour_image(
 /// spinner and what is computed otherwise, and for a picture of other settings a veil that
 /// says so (never a stale picture presented as current).
 pub fn pending_overlay(
-    ui: &egui::Ui,
+    ui: &mut egui::Ui,
     rect: egui::Rect,
     freshness: Freshness,
     pending: Option<&crate::jobs::Pending>,
 ) {
-    let painter = ui.painter_at(rect);
     let note = match freshness {
         Freshness::Current if pending.is_none() => return,
         Freshness::Current | Freshness::Resampling => "sharpening",
         Freshness::Preview => "coarse preview (sampled cells); exact picture coming",
         Freshness::Stale => {
-            painter.rect_filled(rect, 0.0, egui::Color32::from_black_alpha(150));
+            ui.painter_at(rect)
+                .rect_filled(rect, 0.0, egui::Color32::from_black_alpha(150));
             "the picture is of the previous settings"
         }
     };
@@ -160,15 +160,23 @@ pub fn pending_overlay(
         .filter(|p| *p > 0.0)
         .map(|p| format!(" · {:.0}%", p * 100.0))
         .unwrap_or_default();
-    let text = format!("{} … {elapsed:.1} s{progress}\n{note}", pending.what);
-    let font = egui::FontId::proportional(14.0);
-    let galley = painter.layout_no_wrap(text, font, egui::Color32::WHITE);
+    let text = egui::RichText::new(format!(
+        "{} … {elapsed:.1} s{progress}\n{note}",
+        pending.what
+    ))
+    .size(14.0)
+    .color(egui::Color32::WHITE);
     let at = rect.left_top() + egui::vec2(48.0, 10.0);
-    let card = egui::Rect::from_min_size(at, galley.size() + egui::vec2(40.0, 12.0));
+    let galley_size = egui::WidgetText::from(text.clone())
+        .into_galley(ui, Some(egui::TextWrapMode::Extend), f32::INFINITY, egui::TextStyle::Body)
+        .size();
+    let card = egui::Rect::from_min_size(at, galley_size + egui::vec2(40.0, 12.0))
+        .intersect(rect);
+    let painter = ui.painter_at(rect);
     painter.rect_filled(card, 4.0, egui::Color32::from_black_alpha(200));
     // A spinner of our own: a turning arc (egui's asks for an immediate repaint itself).
     let centre = card.left_center() + egui::vec2(16.0, 0.0);
-    let turn = (pending.since.elapsed().as_secs_f64() * 4.0) as f32;
+    let turn = (elapsed * 4.0) as f32;
     let points: Vec<egui::Pos2> = (0..=12)
         .map(|k| {
             let a = turn + k as f32 * 0.4;
@@ -179,10 +187,13 @@ pub fn pending_overlay(
         points,
         egui::Stroke::new(2.0, egui::Color32::WHITE),
     ));
-    painter.galley(
-        card.min + egui::vec2(32.0, 6.0),
-        galley,
-        egui::Color32::WHITE,
+    // A label, not painted text: screen readers and tests read it.
+    let text_rect = egui::Rect::from_min_size(card.min + egui::vec2(32.0, 6.0), galley_size);
+    ui.put(
+        text_rect,
+        egui::Label::new(text)
+            .wrap_mode(egui::TextWrapMode::Extend)
+            .selectable(false),
     );
 }
 
@@ -508,6 +519,8 @@ pub struct TableHeatmap {
     /// What the picture on screen shows, and whether it is a coarse preview.
     shown_for: Option<(ComputedFor, bool)>,
     job: crate::jobs::Latest<ComputedFor, Result<RenderedWindow, String>>,
+    /// The settings asked for last.
+    job_key: Option<ComputedFor>,
     visible: Option<(PlotBounds, egui::Vec2)>,
     /// The table's `[rows, cols]` the visible bounds belong to.
     visible_shape: Option<(usize, usize)>,
@@ -527,6 +540,7 @@ impl Default for TableHeatmap {
             reports_status: true,
             shown_for: None,
             job: crate::jobs::Latest::default(),
+            job_key: None,
             visible: None,
             visible_shape: None,
         }
@@ -568,6 +582,12 @@ impl TableHeatmap {
 
     pub fn range(&self) -> (f64, f64) {
         self.range
+    }
+
+    /// How the picture on screen relates to the settings last drawn.
+    pub fn freshness_now(&self) -> Option<Freshness> {
+        let key = self.job_key.as_ref()?;
+        Some(self.freshness(key))
     }
 
     /// Whether the picture on screen is a coarse preview.
@@ -651,6 +671,7 @@ impl TableHeatmap {
             status.pending(pending.clone());
             ctx.request_repaint();
         }
+        self.job_key = Some(key.clone());
         key
     }
 
@@ -685,7 +706,8 @@ impl TableHeatmap {
         status: &mut crate::app::status::Status,
     ) -> Option<HeatmapResponse> {
         let [_, rows, cols] = spec.matrix_shape();
-        if self.visible_shape != Some((rows, cols)) {
+        let reshaped = self.visible_shape != Some((rows, cols));
+        if reshaped {
             // Bounds of a table of another shape say nothing about this one: show all of it,
             // at the resolution the plot had (so that no second frame is needed to sharpen it).
             self.visible = self.visible.map(|(_, size)| {
@@ -715,8 +737,11 @@ impl TableHeatmap {
                 None,
                 self.square_cells,
             );
-            self.visible = Some((response.visible, response.size_px));
-            self.visible_shape = Some((rows, cols));
+            // The plot's bounds on the frame the table changed shape are still the old
+            // table's: the whole new table is what is asked for until the plot has fitted it.
+            if !reshaped {
+                self.visible = Some((response.visible, response.size_px));
+            }
             if freshness == Freshness::Current
                 && let (Some(cell), Sampling::Reduced(reduce)) = (response.hovered, self.sampling)
             {
