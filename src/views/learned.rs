@@ -509,5 +509,10 @@ impl View for LearnedView {
             }
         }
         self.analysis = Some((analysis, generation));
+        for heatmap in &self.heatmaps {
+            if let Some(pending) = heatmap.pending() {
+                ctx.status.pending(pending.clone());
+            }
+        }
     }
 }

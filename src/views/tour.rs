@@ -315,6 +315,11 @@ impl View for TourView {
                 });
             }
         });
+        for heatmap in &self.heatmaps {
+            if let Some(pending) = heatmap.pending() {
+                ctx.status.pending(pending.clone());
+            }
+        }
         ui.allocate_rect(area, egui::Sense::hover());
     }
 }

@@ -8,8 +8,8 @@ use ndarray::Array2;
 
 use super::colormap::Colormap;
 use super::heatmap::{
-    HeatmapData, HeatmapResponse, HeatmapTexture, colorbar_ui, heatmap_layout, heatmap_ui,
-    visible_range,
+    Freshness, HeatmapData, HeatmapResponse, HeatmapTexture, colorbar_ui, colour_image,
+    heatmap_layout, heatmap_ui, pending_overlay, visible_range,
 };
 use crate::engine::Strided;
 use crate::engine::reduce::{Reduce, reduce_array};
@@ -17,11 +17,19 @@ use crate::engine::reduce::{Reduce, reduce_array};
 /// What the texture shows: the table's generation, the bins, the reduction, the colours.
 type ComputedFor = (u64, Strided, Strided, Reduce, Colormap, (f64, f64));
 
-/// The heatmap's texture and the part of the table on screen, kept between frames.
+/// The bins of a table reduced and colour-mapped on a worker thread.
+type Reduced = (Strided, Strided, egui::ColorImage, (f64, f64));
+
+/// The heatmap's texture and the part of the table on screen, kept between frames. Reducing a
+/// large table to its bins takes tens of milliseconds: it runs on a worker thread, from a copy
+/// of the table made once per generation.
 #[derive(Default)]
 pub struct ArrayHeatmap {
     texture: HeatmapTexture,
     computed_for: Option<ComputedFor>,
+    /// The table's copy the worker reads, and its generation.
+    source: Option<(u64, std::sync::Arc<Array2<f64>>)>,
+    job: crate::jobs::Latest<ComputedFor, Reduced>,
     shown: Option<(Strided, Strided)>,
     visible: Option<(PlotBounds, egui::Vec2)>,
     visible_shape: Option<(usize, usize)>,
@@ -36,6 +44,11 @@ impl ArrayHeatmap {
             square_cells: true,
             ..Self::default()
         }
+    }
+
+    /// The picture on its way, if any.
+    pub fn pending(&self) -> Option<&crate::jobs::Pending> {
+        self.job.pending()
     }
 
     /// Draws `values` (whose contents change only with `generation`) on `range`, with a colour
@@ -65,16 +78,46 @@ impl ArrayHeatmap {
         }
         let (row_bins, col_bins) = self.bins(rows, cols);
         let key = (generation, row_bins, col_bins, reduce, colormap, range);
-        if self.computed_for != Some(key) {
-            let reduced = reduce_array(values, &row_bins, &col_bins, reduce);
-            let data = HeatmapData {
-                values: reduced,
-                rows: row_bins,
-                cols: col_bins,
-            };
-            self.texture.update(ui.ctx(), &data, colormap, Some(range));
-            self.computed_for = Some(key);
-            self.shown = Some((row_bins, col_bins));
+        if self.computed_for != Some(key) && !self.job.wants(&key) {
+            if self.source.as_ref().is_none_or(|(g, _)| *g != generation) {
+                self.source = Some((generation, std::sync::Arc::new(values.clone())));
+            }
+            if let Some((_, source)) = &self.source {
+                let source = source.clone();
+                self.job.request(
+                    Some(ui.ctx()),
+                    key,
+                    format!("drawing {rows} × {cols}"),
+                    move |_| {
+                        let data = HeatmapData {
+                            values: reduce_array(&source, &row_bins, &col_bins, reduce),
+                            rows: row_bins,
+                            cols: col_bins,
+                        };
+                        let (image, range) = colour_image(&data, colormap, Some(range));
+                        Ok((row_bins, col_bins, image, range))
+                    },
+                );
+            }
+        }
+        for update in self.job.poll(Some(ui.ctx())) {
+            if let crate::jobs::Update::Done((row_bins, col_bins, image, colour_range), _) = update
+            {
+                self.texture.set(ui.ctx(), image, colour_range);
+                self.shown = Some((row_bins, col_bins));
+                // Only the result of the settings asked for last arrives: this frame's.
+                self.computed_for = Some(key);
+            }
+        }
+        let freshness = match &self.computed_for {
+            Some(shown) if *shown == key => Freshness::Current,
+            Some(shown) if shown.0 == generation && shown.3 == reduce && shown.4 == colormap => {
+                Freshness::Resampling
+            }
+            _ => Freshness::Stale,
+        };
+        if self.job.is_pending() {
+            ui.ctx().request_repaint();
         }
         let full = ui.available_rect_before_wrap();
         let (heatmap_rect, colorbar_rect) = heatmap_layout(full, (rows, cols), self.square_cells);
@@ -93,6 +136,7 @@ impl ArrayHeatmap {
                     self.square_cells,
                 );
                 self.visible = Some((response.visible, response.size_px));
+                pending_overlay(ui, response.response.rect, freshness, self.job.pending());
                 result = Some(response);
             }
         });

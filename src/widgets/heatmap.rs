@@ -168,10 +168,14 @@ pub fn pending_overlay(
     .color(egui::Color32::WHITE);
     let at = rect.left_top() + egui::vec2(48.0, 10.0);
     let galley_size = egui::WidgetText::from(text.clone())
-        .into_galley(ui, Some(egui::TextWrapMode::Extend), f32::INFINITY, egui::TextStyle::Body)
+        .into_galley(
+            ui,
+            Some(egui::TextWrapMode::Extend),
+            f32::INFINITY,
+            egui::TextStyle::Body,
+        )
         .size();
-    let card = egui::Rect::from_min_size(at, galley_size + egui::vec2(40.0, 12.0))
-        .intersect(rect);
+    let card = egui::Rect::from_min_size(at, galley_size + egui::vec2(40.0, 12.0)).intersect(rect);
     let painter = ui.painter_at(rect);
     painter.rect_filled(card, 4.0, egui::Color32::from_black_alpha(200));
     // A spinner of our own: a turning arc (egui's asks for an immediate repaint itself).
