@@ -123,7 +123,7 @@ struct Running<T> {
 }
 
 struct Queued<T> {
-    what: String,
+    pending: Pending,
     work: Work<T>,
 }
 
@@ -168,7 +168,11 @@ impl<K: Clone + PartialEq, T: Send + 'static> Latest<K, T> {
         }
         self.wanted = Some(key);
         let queued = Queued {
-            what: what.into(),
+            pending: Pending {
+                what: what.into(),
+                since: Instant::now(),
+                progress: None,
+            },
             work: Box::new(work),
         };
         if let Some(running) = self.running.take() {
@@ -223,8 +227,9 @@ impl<K: Clone + PartialEq, T: Send + 'static> Latest<K, T> {
     /// The result on its way, if any.
     pub fn pending(&self) -> Option<&Pending> {
         match (&self.running, &self.queued) {
-            (Some(running), _) if !running.cancel.is_cancelled() => Some(&running.pending),
-            (Some(running), Some(_)) => Some(&running.pending),
+            // Waiting for a cancelled job to stop: what waits is what is on its way.
+            (_, Some(queued)) => Some(&queued.pending),
+            (Some(running), None) if !running.cancel.is_cancelled() => Some(&running.pending),
             _ => None,
         }
     }
@@ -281,11 +286,8 @@ impl<K: Clone + PartialEq, T: Send + 'static> Latest<K, T> {
         self.running = Some(Running {
             cancel,
             receiver,
-            pending: Pending {
-                what: queued.what,
-                since: Instant::now(),
-                progress: None,
-            },
+            // Since it was asked for, not since it started: the time a person has waited.
+            pending: queued.pending,
         });
     }
 }

@@ -107,15 +107,91 @@ pub struct ContextView {
     heatmap: TableHeatmap,
     #[serde(skip)]
     curves: Option<(CurvesKey, Vec<MethodCurves>)>,
-    #[serde(skip)]
-    #[allow(clippy::type_complexity)]
-    lower_cache: Option<(
-        (CurvesKey, ContextChart),
-        std::sync::Arc<Vec<(String, Vec<[f64; 2]>)>>,
-    )>,
     /// The fitted score of the model it was fitted for.
     #[serde(skip)]
     fit: Option<(RopeModel, Result<context::FittedScore, String>)>,
+    /// The charts' contents, computed on a worker thread (a fitted score is an SVD, the
+    /// curves at L' = 1,048,576 millions of sines), and those on screen.
+    #[serde(skip)]
+    lab: crate::jobs::Latest<LabKey, LabResults>,
+    #[serde(skip)]
+    shown_lab: Option<(LabKey, std::sync::Arc<LabResults>)>,
+}
+
+/// What the charts are computed for: the curves' settings, and the lower chart when it has
+/// lines (the score or the decay).
+type LabKey = (CurvesKey, Option<ContextChart>);
+
+/// The lines of the lower chart: a label and its points per shown method.
+type ChartLines = Vec<(String, Vec<[f64; 2]>)>;
+
+/// Every chart's contents for one [`LabKey`].
+struct LabResults {
+    curves: Vec<MethodCurves>,
+    /// The fitted score, when the score chart is shown.
+    fit: Option<Result<context::FittedScore, String>>,
+    lines: ChartLines,
+}
+
+impl LabResults {
+    /// Computes what `key` draws (on a worker thread); `fit` is the model's fitted score when
+    /// it is already known.
+    fn compute(key: &LabKey, fit: Option<Result<context::FittedScore, String>>) -> Self {
+        let (curves_key, chart) = key;
+        let curves = compute_curves(curves_key);
+        let (model, target) = (&curves_key.model, curves_key.target);
+        let shown: Vec<bool> = curves_key.methods.iter().map(|m| m.shown).collect();
+        let fit = match chart {
+            Some(ContextChart::Score) => {
+                Some(fit.unwrap_or_else(|| context::FittedScore::fit(model, FIT_SEED)))
+            }
+            _ => None,
+        };
+        let lines = match (chart, &fit) {
+            (Some(ContextChart::Score), Some(Ok(fit))) => {
+                score_lines(fit, &curves, &shown, model, target)
+            }
+            (Some(ContextChart::Decay), _) => decay_lines(&curves, &shown, target),
+            _ => Vec::new(),
+        };
+        Self { curves, fit, lines }
+    }
+}
+
+/// Every method's curves (shown or not) for `key`.
+fn compute_curves(key: &CurvesKey) -> Vec<MethodCurves> {
+    METHODS
+        .iter()
+        .enumerate()
+        .map(|(index, &kind)| {
+            let overrides = key
+                .methods
+                .get(index)
+                .cloned()
+                .unwrap_or_default()
+                .overrides;
+            let freqs = key
+                .model
+                .resolved_scaling(kind, key.target, &overrides)
+                .map(|scaling| key.model.frequencies(scaling));
+            let reach = freqs
+                .as_ref()
+                .map(|f| context::pair_reach(&key.model, f, key.target))
+                .unwrap_or_default();
+            let theta = freqs
+                .as_ref()
+                .map(|f| f.inv_freq(key.model.head_dim, key.model.base, key.target))
+                .unwrap_or_default();
+            let attention = freqs.as_ref().map_or(1.0, |f| f.attention_factor());
+            MethodCurves {
+                kind,
+                freqs,
+                reach,
+                theta,
+                attention,
+            }
+        })
+        .collect()
 }
 
 /// What the curves were computed for.
@@ -164,7 +240,8 @@ impl Default for ContextView {
             file_error: None,
             heatmap: TableHeatmap::default(),
             curves: None,
-            lower_cache: None,
+            lab: crate::jobs::Latest::default(),
+            shown_lab: None,
             fit: None,
         }
     }
@@ -267,45 +344,28 @@ impl ContextView {
         }
     }
 
-    /// Every method's curves (shown or not), recomputed when the model, `L'` or an edit
-    /// changes.
-    pub fn curves(&mut self) -> &[MethodCurves] {
-        let key = CurvesKey {
+    /// The settings the curves are drawn for now.
+    fn curves_key(&self) -> CurvesKey {
+        CurvesKey {
             model: self.model(),
             target: self.shown_target(),
             methods: self.methods.clone(),
-        };
+        }
+    }
+
+    /// Every method's curves (shown or not) for the settings now, computed on this thread when
+    /// the view has not drawn them yet (for tests and exports; the view asks a worker).
+    pub fn curves(&mut self) -> &[MethodCurves] {
+        let key = self.curves_key();
         if self.curves.as_ref().map(|(k, _)| k) != Some(&key) {
-            let curves = METHODS
-                .iter()
-                .map(|&kind| {
-                    let freqs = self
-                        .method_scaling(kind)
-                        .map(|scaling| key.model.frequencies(scaling));
-                    let reach = freqs
-                        .as_ref()
-                        .map(|f| context::pair_reach(&key.model, f, key.target))
-                        .unwrap_or_default();
-                    let theta = freqs
-                        .as_ref()
-                        .map(|f| f.inv_freq(key.model.head_dim, key.model.base, key.target))
-                        .unwrap_or_default();
-                    let attention = freqs.as_ref().map_or(1.0, |f| f.attention_factor());
-                    MethodCurves {
-                        kind,
-                        freqs,
-                        reach,
-                        theta,
-                        attention,
-                    }
-                })
-                .collect();
+            let curves = compute_curves(&key);
             self.curves = Some((key, curves));
         }
         self.curves.as_ref().map_or(&[], |(_, c)| c.as_slice())
     }
 
-    /// The fitted score of the current model (fitted once per model).
+    /// The fitted score of the current model (fitted once per model, on this thread when the
+    /// view has not fitted it yet).
     pub fn fitted_score(&mut self) -> Result<&context::FittedScore, String> {
         let model = self.model();
         if self.fit.as_ref().map(|(m, _)| m) != Some(&model) {
@@ -319,35 +379,60 @@ impl ContextView {
         }
     }
 
-    /// The lines of the score or decay chart, computed when the model, `L'`, the methods or
-    /// the chart change rather than every frame (a frame would take millions of sines).
-    fn lower_lines(&mut self, chart: ContextChart) -> std::sync::Arc<Vec<(String, Vec<[f64; 2]>)>> {
-        let key = (
-            CurvesKey {
-                model: self.model(),
-                target: self.shown_target(),
-                methods: self.methods.clone(),
-            },
-            chart,
-        );
-        if let Some((cached, lines)) = &self.lower_cache
-            && *cached == key
-        {
-            return lines.clone();
-        }
-        let shown: Vec<bool> = self.methods.iter().map(|m| m.shown).collect();
-        let (model, target) = (key.0.model.clone(), key.0.target);
-        let lines = match chart {
-            ContextChart::Score => match self.fitted_score().cloned() {
-                Ok(fit) => score_lines(&fit, self.curves(), &shown, &model, target),
-                Err(_) => Vec::new(),
-            },
-            ContextChart::Decay => decay_lines(self.curves(), &shown, target),
-            ContextChart::Alibi | ContextChart::Survey => Vec::new(),
+    /// Whether the charts on screen are of other settings than those asked for.
+    pub fn charts_pending(&self) -> bool {
+        self.lab.is_pending()
+    }
+
+    /// Asks a worker for the charts of the settings now, and takes what has arrived: the
+    /// charts to draw (the last arrived, perhaps of earlier settings) and whether they are the
+    /// settings' own.
+    fn lab_results(
+        &mut self,
+        ctx: &egui::Context,
+        status: &mut crate::app::status::Status,
+    ) -> Option<(std::sync::Arc<LabResults>, bool)> {
+        let chart = match self.lower {
+            ContextChart::Score | ContextChart::Decay => Some(self.lower),
+            ContextChart::Alibi | ContextChart::Survey => None,
         };
-        let lines = std::sync::Arc::new(lines);
-        self.lower_cache = Some((key, lines.clone()));
-        lines
+        let key: LabKey = (self.curves_key(), chart);
+        let shown_is_current = self.shown_lab.as_ref().is_some_and(|(k, _)| *k == key);
+        if !shown_is_current && !self.lab.wants(&key) {
+            let known_fit = self
+                .fit
+                .as_ref()
+                .filter(|(model, _)| *model == key.0.model)
+                .map(|(_, fit)| fit.clone());
+            let job_key = key.clone();
+            let what = format!(
+                "computing {} at L' = {}",
+                short_name(&key.0.model.name),
+                key.0.target
+            );
+            self.lab.request(Some(ctx), key.clone(), what, move |_| {
+                Ok(LabResults::compute(&job_key, known_fit))
+            });
+        }
+        for update in self.lab.poll(Some(ctx)) {
+            match update {
+                crate::jobs::Update::Done(results, _) => {
+                    if let Some(fit) = &results.fit {
+                        self.fit = Some((key.0.model.clone(), fit.clone()));
+                    }
+                    self.shown_lab = Some((key.clone(), std::sync::Arc::new(results)));
+                }
+                crate::jobs::Update::Preview(_) => {}
+                crate::jobs::Update::Failed(reason) => status.error(reason),
+            }
+        }
+        if let Some(pending) = self.lab.pending() {
+            status.pending(pending.clone());
+            ctx.request_repaint();
+        }
+        self.shown_lab
+            .as_ref()
+            .map(|(k, results)| (results.clone(), *k == key))
     }
 
     /// The table the unseen-angle map draws, or why there is none.
@@ -737,6 +822,18 @@ fn wavelength_ui(
         }
         response.response.on_hover_text_at_pointer(text);
     }
+}
+
+/// Above charts of earlier settings while the new ones are computed: which settings they show.
+fn stale_charts_note(ui: &mut egui::Ui, key: &CurvesKey) {
+    ui.colored_label(
+        ui.visuals().warn_fg_color,
+        format!(
+            "computing… the charts below are still those of {} at L' = {}",
+            short_name(&key.model.name),
+            key.target
+        ),
+    );
 }
 
 /// The fitted score per shown method against distance, `L` marked. The view holds the
@@ -1451,24 +1548,40 @@ impl View for ContextView {
         if let Some(error) = &self.file_error {
             ui.colored_label(ui.visuals().error_fg_color, error);
         }
-        let model = self.model();
-        let target = self.shown_target();
-        let shown: Vec<bool> = self.methods.iter().map(|m| m.shown).collect();
+        let results = self.lab_results(ui.ctx(), status);
         let full = ui.available_rect_before_wrap();
         let (left, right) = crate::widgets::layout::split_columns(full, 0.5, 12.0);
         let (wave_rect, survey_rect) = crate::widgets::layout::split_rows(left, 0.6, 8.0);
         let (map_rect, summary_rect) = crate::widgets::layout::split_rows(right, 0.66, 8.0);
         ui.allocate_rect(full, egui::Sense::hover());
-        ui.scope_builder(egui::UiBuilder::new().max_rect(wave_rect), |ui| {
-            wavelength_ui(
-                ui,
-                self.curves(),
-                &shown,
-                &model,
-                target,
-                wave_rect.height(),
-            );
+        // The charts on screen were computed for these settings (the shown ones when the new
+        // ones are still on their way: their model, L' and methods, said in a line above).
+        let drawn = results.as_ref().and_then(|(r, current)| {
+            let key = self.shown_lab.as_ref().map(|(k, _)| k.0.clone())?;
+            Some((r.clone(), *current, key))
         });
+        ui.scope_builder(
+            egui::UiBuilder::new().max_rect(wave_rect),
+            |ui| match &drawn {
+                Some((results, current, key)) => {
+                    if !current {
+                        stale_charts_note(ui, key);
+                    }
+                    let shown: Vec<bool> = key.methods.iter().map(|m| m.shown).collect();
+                    wavelength_ui(
+                        ui,
+                        &results.curves,
+                        &shown,
+                        &key.model,
+                        key.target,
+                        wave_rect.height(),
+                    );
+                }
+                None => {
+                    ui.spinner();
+                }
+            },
+        );
         ui.scope_builder(egui::UiBuilder::new().max_rect(survey_rect), |ui| {
             ui.horizontal(|ui| {
                 let choices = [
@@ -1482,30 +1595,52 @@ impl View for ContextView {
                 }
             });
             let height = ui.available_height();
+            let model = self.model();
+            let target = self.shown_target();
+            // A line chart of other settings than the tab's is not drawn as if it were its.
+            let drawn_chart = self.shown_lab.as_ref().map(|(k, _)| k.1);
+            let lines = drawn
+                .as_ref()
+                .filter(|_| drawn_chart == Some(Some(self.lower)));
             match self.lower {
                 ContextChart::Survey => survey_ui(ui, height),
                 ContextChart::Alibi => alibi_ui(ui, &mut self.alibi, model.trained, target),
-                ContextChart::Decay => {
-                    let lines = self.lower_lines(ContextChart::Decay);
-                    decay_ui(ui, &lines, &model, height);
-                }
-                ContextChart::Score => {
-                    let fit = self.fitted_score().cloned();
-                    match fit {
-                        Ok(fit) => {
-                            let lines = self.lower_lines(ContextChart::Score);
-                            fitted_score_ui(ui, &fit, &lines, &model, target, height);
-                        }
-                        Err(reason) => {
+                ContextChart::Decay => match lines {
+                    Some((results, _, key)) => decay_ui(ui, &results.lines, &key.model, height),
+                    None => {
+                        ui.spinner();
+                    }
+                },
+                ContextChart::Score => match lines {
+                    Some((results, _, key)) => match &results.fit {
+                        Some(Ok(fit)) => fitted_score_ui(
+                            ui,
+                            fit,
+                            &results.lines,
+                            &key.model,
+                            key.target,
+                            height,
+                        ),
+                        Some(Err(reason)) => {
                             ui.label(reason);
                         }
+                        None => {
+                            ui.spinner();
+                        }
+                    },
+                    None => {
+                        ui.spinner();
                     }
-                }
+                },
             }
         });
         ui.scope_builder(egui::UiBuilder::new().max_rect(summary_rect), |ui| {
-            let curves = self.curves();
-            egui::ScrollArea::both().show(ui, |ui| summary_ui(ui, curves, &shown, &model, target));
+            if let Some((results, _, key)) = &drawn {
+                let shown: Vec<bool> = key.methods.iter().map(|m| m.shown).collect();
+                egui::ScrollArea::both().show(ui, |ui| {
+                    summary_ui(ui, &results.curves, &shown, &key.model, key.target)
+                });
+            }
         });
         let ui = &mut ui.new_child(egui::UiBuilder::new().max_rect(map_rect));
         ui.horizontal(|ui| {
