@@ -212,7 +212,7 @@ fn frames_during_a_change() {
     });
     ndarray_npy::write_npy(&learned, &table).expect("the learned table is written");
     let learned_path = learned.clone();
-    let changes = vec![
+    let changes = [
         HeavyChange {
             name: "sinusoidal 1,048,576 x 4096, base changed",
             view: ViewKind::Sinusoidal,

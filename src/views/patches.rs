@@ -292,6 +292,11 @@ impl View for PatchView {
                 });
             }
         });
+        for map in &self.maps {
+            if let Some(pending) = map.pending() {
+                ctx.status.pending(pending.clone());
+            }
+        }
         ui.separator();
         ui.label(format!(
             "The full [P, P] matrix of {}; the query's row is outlined",

@@ -8,7 +8,10 @@ use crate::app::engine::AppEngine;
 use crate::encoding::grid::GridParams;
 use crate::engine::{Strided, Table, TableSpec, Window};
 use crate::widgets::colormap::Colormap;
-use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, Outline, colorbar_ui, heatmap_ui};
+use crate::widgets::heatmap::{
+    Freshness, HeatmapData, HeatmapTexture, Outline, colorbar_ui, colour_image, heatmap_ui,
+    pending_overlay,
+};
 
 /// What a map was last drawn from.
 #[derive(Clone, PartialEq)]
@@ -17,12 +20,18 @@ enum MapSource {
     Values(Array2<f64>),
 }
 
+/// A map's values for one query, colour-mapped, from a worker thread.
+type ComputedMap = (Array2<f64>, egui::ColorImage, (f64, f64));
+
 /// A patch-grid map and what it keeps between frames.
 #[derive(Default)]
 pub struct GridMap {
     texture: HeatmapTexture,
     pub data: Option<HeatmapData>,
     computed_for: Option<(MapSource, usize, Colormap)>,
+    /// The row of a table being computed off the UI thread (a query of a 64 x 64 grid is 4096
+    /// cells, each a dot product of encodings on some maps).
+    job: crate::jobs::Latest<(MapSource, usize, Colormap), Result<ComputedMap, String>>,
     /// Where the map was drawn last frame, so that tests can click a patch.
     pub transform: Option<egui_plot::PlotTransform>,
 }
@@ -42,7 +51,7 @@ impl GridMap {
         engine: &AppEngine,
     ) -> Option<usize> {
         let key = (MapSource::Table(Box::new(spec.clone())), query, colormap);
-        if self.computed_for.as_ref() != Some(&key) {
+        if self.computed_for.as_ref() != Some(&key) && !self.job.wants(&key) {
             let window = Window {
                 heads: Strided::all(1),
                 rows: Strided {
@@ -52,14 +61,48 @@ impl GridMap {
                 },
                 cols: Strided::all(grid.patches()),
             };
-            if let Ok((Table::Real(values), _)) = engine.compute_window(spec, &window)
-                && let Ok(values) = values.into_shape_with_order((grid.grid_h, grid.grid_w))
-            {
-                self.show(ui.ctx(), values, colormap);
-            }
-            self.computed_for = Some(key);
+            let (handle, spec) = (engine.handle(), spec.clone());
+            self.job.request(
+                Some(ui.ctx()),
+                key.clone(),
+                format!("computing a {} x {} map", grid.grid_h, grid.grid_w),
+                move |_| {
+                    let values = match handle.window(&spec, &window) {
+                        Ok(Table::Real(values)) => values
+                            .into_shape_with_order((grid.grid_h, grid.grid_w))
+                            .map_err(|e| e.to_string()),
+                        Ok(Table::Index(_)) => Err("an index table has no map".to_owned()),
+                        Err(error) => Err(error.to_string()),
+                    };
+                    Ok(values.map(|values| {
+                        let data = HeatmapData {
+                            values,
+                            rows: Strided::all(grid.grid_h),
+                            cols: Strided::all(grid.grid_w),
+                        };
+                        let (image, range) = colour_image(&data, colormap, None);
+                        (data.values, image, range)
+                    }))
+                },
+            );
         }
-        self.draw(ui, id, grid, query, colormap)
+        for update in self.job.poll(Some(ui.ctx())) {
+            if let crate::jobs::Update::Done(Ok((values, image, range)), _) = update {
+                let (rows, cols) = values.dim();
+                self.texture.set(ui.ctx(), image, range);
+                self.data = Some(HeatmapData {
+                    values,
+                    rows: Strided::all(rows),
+                    cols: Strided::all(cols),
+                });
+                self.computed_for = Some(key.clone());
+            }
+        }
+        if self.job.is_pending() {
+            ui.ctx().request_repaint();
+        }
+        let stale = self.computed_for.as_ref() != Some(&key);
+        self.draw(ui, id, grid, query, colormap, stale)
     }
 
     /// Draws `values` (`[grid_h, grid_w]`) as the grid, `query` outlined; returns the patch
@@ -78,7 +121,12 @@ impl GridMap {
             self.show(ui.ctx(), values.clone(), colormap);
             self.computed_for = Some(key);
         }
-        self.draw(ui, id, grid, query, colormap)
+        self.draw(ui, id, grid, query, colormap, false)
+    }
+
+    /// The map on its way, if any.
+    pub fn pending(&self) -> Option<&crate::jobs::Pending> {
+        self.job.pending()
     }
 
     /// Where the centre of patch `(x, y)` was on screen last frame.
@@ -108,6 +156,7 @@ impl GridMap {
         grid: GridParams,
         query: usize,
         colormap: Colormap,
+        stale: bool,
     ) -> Option<usize> {
         let data = self.data.as_ref()?;
         // The map as large as square patches allow, its colour bar beside it, as in the
@@ -132,7 +181,7 @@ impl GridMap {
         let (qx, qy) = grid.patch_xy(query);
         let response = ui
             .scope_builder(egui::UiBuilder::new().max_rect(map_rect), |ui| {
-                heatmap_ui(
+                let response = heatmap_ui(
                     ui,
                     id,
                     (data.rows, data.cols),
@@ -142,7 +191,12 @@ impl GridMap {
                     Some(Outline::Cell(qy, qx)),
                     None,
                     true,
-                )
+                );
+                if stale {
+                    let rect = response.response.rect;
+                    pending_overlay(ui, rect, Freshness::Stale, self.job.pending());
+                }
+                response
             })
             .inner;
         ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
@@ -159,10 +213,14 @@ impl GridMap {
         self.transform = Some(response.transform);
         if let Some((y, x)) = response.hovered {
             let patch = y * grid.grid_w + x;
-            let value = data.values[[y, x]];
-            response.response.clone().on_hover_text_at_pointer(format!(
-                "patch {patch} (column {x}, row {y}): {value:.6}\nclick to make it the query"
-            ));
+            // The map on screen may still be of the previous grid while this one's is computed.
+            let text = match data.values.get((y, x)) {
+                Some(value) if data.values.dim() == (grid.grid_h, grid.grid_w) => format!(
+                    "patch {patch} (column {x}, row {y}): {value:.6}\nclick to make it the query"
+                ),
+                _ => format!("patch {patch} (column {x}, row {y}): computing…"),
+            };
+            response.response.clone().on_hover_text_at_pointer(text);
         }
         response.clicked.map(|(y, x)| y * grid.grid_w + x)
     }

@@ -479,20 +479,9 @@ fn render_window(
 
 /// "1,048,576 × 4096": a table's shape for the status bar.
 fn shape_text(shape: &[usize]) -> String {
-    let grouped = |n: usize| {
-        let digits = n.to_string();
-        let mut out = String::new();
-        for (k, c) in digits.chars().enumerate() {
-            if k > 0 && (digits.len() - k) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
-    };
     shape
         .iter()
-        .map(|&n| grouped(n))
+        .map(|&n| super::number_box::thousands(n as u64))
         .collect::<Vec<_>>()
         .join(" × ")
 }

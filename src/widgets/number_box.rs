@@ -244,14 +244,7 @@ fn get_set<'a, Num: Numeric>(value: &'a mut Num) -> GetSet<'a> {
 /// significant digits.
 fn number(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
-        let digits = format!("{:.0}", value.abs());
-        let mut out = String::new();
-        for (k, c) in digits.chars().enumerate() {
-            if k > 0 && (digits.len() - k) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
+        let out = thousands(value.abs() as u64);
         if value < 0.0 { format!("-{out}") } else { out }
     } else {
         format!("{}", (value * 1e6).round() / 1e6)
@@ -288,4 +281,17 @@ pub fn committed_text(
         }
     }
     (response, changed)
+}
+
+/// `n` with its thousands separated by commas: 1,048,576.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
