@@ -83,7 +83,7 @@ fn a_slow_engine_leaves_the_view_drawing_and_saying_what_is_pending() {
     // Vaswani's table written out: interleaved, base 10000, d = 256.
     let vaswani = |p: usize, c: usize| {
         let w = 10000f64.powf(-((c / 2 * 2) as f64) / 256.0);
-        if c % 2 == 0 {
+        if c.is_multiple_of(2) {
             (p as f64 * w).sin()
         } else {
             (p as f64 * w).cos()
