@@ -242,6 +242,29 @@ fn frames_during_a_change() {
             change: Box::new(|app| app.context_view().target = 1 << 20),
         },
         HeavyChange {
+            name: "tour step 7 (T(Δ)), L 4096 x d 512, Δ changed",
+            view: ViewKind::Tour,
+            setup: Box::new(|app| {
+                let tour = app.tour_view();
+                tour.step = poslab::scene::tour::TourStep::Translation;
+                tour.settings.length = 4096;
+                tour.settings.dim = 512;
+            }),
+            change: Box::new(|app| {
+                let delta = &mut app.tour_view().settings.delta;
+                *delta = if *delta == 7 { 9 } else { 7 };
+            }),
+        },
+        HeavyChange {
+            name: "dot-product decay, d 4096, anchor moved",
+            view: ViewKind::DotDecay,
+            setup: Box::new(|app| {
+                app.state.shared.seq = 4096;
+                app.state.shared.dim = 4096;
+            }),
+            change: Box::new(|app| app.state.shared.base = 20000.0),
+        },
+        HeavyChange {
             name: "learned table 1024 x 768 opened",
             view: ViewKind::Learned,
             setup: Box::new(|_| {}),

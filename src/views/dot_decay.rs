@@ -72,7 +72,62 @@ pub struct DotDecayView {
     similarity: TableHeatmap,
     #[serde(skip)]
     curve: Option<Curve>,
+    /// The curve being computed: `(params, anchor, normalised, offsets per point)`.
+    #[serde(skip)]
+    curve_job: crate::jobs::Latest<(SinusoidalParams, usize, bool, usize), Result<Vec<[f64; 2]>, String>>,
     pinned: Vec<PinnedCurve>,
+}
+
+/// `PE[anchor]·PE[anchor + k]` against `k`, one point per `per_point` offsets (their mean, in
+/// closed form, where a point stands for several: one offset in many would draw the fast
+/// terms' aliasing as wiggles), divided by `d/2` when `normalised`.
+fn decay_points(
+    engine: &crate::app::engine::EngineHandle,
+    params: &SinusoidalParams,
+    anchor: usize,
+    normalised: bool,
+    per_point: usize,
+) -> Result<Vec<[f64; 2]>, String> {
+    let spec = TableSpec::DotDecay {
+        params: *params,
+        anchor,
+    };
+    let window = Window {
+        heads: Strided::all(1),
+        rows: Strided::all(1),
+        cols: Strided {
+            step: per_point,
+            ..Strided::all(params.seq)
+        },
+    };
+    let values = if window.cols.step > 1 {
+        crate::engine::reduce::compute_reduced_cpu(
+            &spec,
+            &window,
+            crate::engine::reduce::Reduce::Mean,
+        )
+        .map(|values| Table::Real(values.into_dyn()))
+    } else {
+        engine.window(&spec, &window)
+    }
+    .map_err(|e| e.to_string())?;
+    let Table::Real(values) = values else {
+        return Err("the dot products came back as indices".to_owned());
+    };
+    let centre = |k: usize| {
+        let keys = crate::engine::reduce::bin(&window.cols, k);
+        keys.start as f64 + (keys.len() - 1) as f64 / 2.0 - anchor as f64
+    };
+    let scale = if normalised {
+        2.0 / params.dim as f64
+    } else {
+        1.0
+    };
+    Ok(values
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| [centre(k), v * scale])
+        .collect())
 }
 
 impl DotDecayView {
@@ -89,74 +144,51 @@ impl DotDecayView {
         self.curve.as_ref().map(|curve| curve.points.as_slice())
     }
 
+    /// Asks a worker for the curve of these settings (millions of cosines at d = 4096), and
+    /// takes it once it has arrived; the previous curve stays on screen meanwhile.
     fn update_curve(
         &mut self,
+        ui: &egui::Ui,
         params: &SinusoidalParams,
         per_point: usize,
         engine: &AppEngine,
         status: &mut Status,
     ) {
+        let key = (*params, self.anchor, self.normalised, per_point);
         let current = self.curve.as_ref().is_some_and(|curve| {
-            curve.params == *params
-                && curve.anchor == self.anchor
-                && curve.normalised == self.normalised
-                && curve.per_point == per_point
+            (curve.params, curve.anchor, curve.normalised, curve.per_point) == key
         });
-        if current {
-            return;
+        if !current && !self.curve_job.wants(&key) {
+            let handle = engine.handle();
+            let (params, anchor, normalised) = (*params, self.anchor, self.normalised);
+            self.curve_job.request(
+                Some(ui.ctx()),
+                key,
+                format!("computing PE[{anchor}]·PE[{anchor}+k]"),
+                move |_| Ok(decay_points(&handle, &params, anchor, normalised, per_point)),
+            );
         }
-        let spec = TableSpec::DotDecay {
-            params: *params,
-            anchor: self.anchor,
-        };
-        let window = Window {
-            heads: Strided::all(1),
-            rows: Strided::all(1),
-            cols: Strided {
-                step: per_point,
-                ..Strided::all(params.seq)
-            },
-        };
-        // Where a point stands for several offsets it is their mean (in closed form): one
-        // offset in many would draw the fast terms' aliasing as wiggles.
-        let values = if window.cols.step > 1 {
-            crate::engine::reduce::compute_reduced_cpu(
-                &spec,
-                &window,
-                crate::engine::reduce::Reduce::Mean,
-            )
-            .map(|values| Table::Real(values.into_dyn()))
-        } else {
-            engine
-                .compute_window(&spec, &window)
-                .map(|(table, _)| table)
-        };
-        let centre = |k: usize| {
-            let keys = crate::engine::reduce::bin(&window.cols, k);
-            keys.start as f64 + (keys.len() - 1) as f64 / 2.0 - self.anchor as f64
-        };
-        match values {
-            Ok(Table::Real(values)) => {
-                let scale = if self.normalised {
-                    2.0 / params.dim as f64
-                } else {
-                    1.0
-                };
-                let points = values
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &v)| [centre(k), v * scale])
-                    .collect();
-                self.curve = Some(Curve {
-                    params: *params,
-                    anchor: self.anchor,
-                    normalised: self.normalised,
-                    per_point,
-                    points,
-                });
+        for update in self.curve_job.poll(Some(ui.ctx())) {
+            match update {
+                crate::jobs::Update::Done(Ok(points), _) => {
+                    let (params, anchor, normalised, per_point) = key;
+                    self.curve = Some(Curve {
+                        params,
+                        anchor,
+                        normalised,
+                        per_point,
+                        points,
+                    });
+                }
+                crate::jobs::Update::Done(Err(error), _) | crate::jobs::Update::Failed(error) => {
+                    status.error(error)
+                }
+                crate::jobs::Update::Preview(_) => {}
             }
-            Ok(_) => {}
-            Err(error) => status.error(error.to_string()),
+        }
+        if let Some(pending) = self.curve_job.pending() {
+            status.pending(pending.clone());
+            ui.ctx().request_repaint();
         }
     }
 
@@ -278,7 +310,7 @@ impl View for DotDecayView {
         // similarity matrix on the right.
         let full = ui.available_rect_before_wrap();
         let (left, right) = split_columns(full, CURVE_SHARE, COLUMN_GAP);
-        self.update_curve(&params, per_point, engine, status);
+        self.update_curve(ui, &params, per_point, engine, status);
         let (curve_rect, bound_rect) = if self.show_rope_bound {
             let (top, bottom) = split_rows(left, 0.5, 8.0);
             (top, Some(bottom))
