@@ -5,6 +5,7 @@
 pub mod board;
 pub mod camera;
 pub mod corkscrew;
+pub mod dot_decay;
 pub mod learned;
 pub mod relative;
 pub mod tour;

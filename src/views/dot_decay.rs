@@ -8,7 +8,7 @@ use crate::app::engine::AppEngine;
 use crate::app::status::Status;
 use crate::encoding::rope;
 use crate::encoding::sinusoidal::SinusoidalParams;
-use crate::engine::{Strided, Table, TableSpec, Window};
+use crate::engine::TableSpec;
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::TableHeatmap;
 use crate::widgets::layout::{split_columns, split_rows};
@@ -74,13 +74,12 @@ pub struct DotDecayView {
     curve: Option<Curve>,
     /// The curve being computed: `(params, anchor, normalised, offsets per point)`.
     #[serde(skip)]
-    curve_job: crate::jobs::Latest<(SinusoidalParams, usize, bool, usize), Result<Vec<[f64; 2]>, String>>,
+    curve_job:
+        crate::jobs::Latest<(SinusoidalParams, usize, bool, usize), Result<Vec<[f64; 2]>, String>>,
     pinned: Vec<PinnedCurve>,
 }
 
-/// `PE[anchor]·PE[anchor + k]` against `k`, one point per `per_point` offsets (their mean, in
-/// closed form, where a point stands for several: one offset in many would draw the fast
-/// terms' aliasing as wiggles), divided by `d/2` when `normalised`.
+/// The decay curve computed with the app's engine (on a worker thread).
 fn decay_points(
     engine: &crate::app::engine::EngineHandle,
     params: &SinusoidalParams,
@@ -88,46 +87,10 @@ fn decay_points(
     normalised: bool,
     per_point: usize,
 ) -> Result<Vec<[f64; 2]>, String> {
-    let spec = TableSpec::DotDecay {
-        params: *params,
-        anchor,
-    };
-    let window = Window {
-        heads: Strided::all(1),
-        rows: Strided::all(1),
-        cols: Strided {
-            step: per_point,
-            ..Strided::all(params.seq)
-        },
-    };
-    let values = if window.cols.step > 1 {
-        crate::engine::reduce::compute_reduced_cpu(
-            &spec,
-            &window,
-            crate::engine::reduce::Reduce::Mean,
-        )
-        .map(|values| Table::Real(values.into_dyn()))
-    } else {
-        engine.window(&spec, &window)
-    }
-    .map_err(|e| e.to_string())?;
-    let Table::Real(values) = values else {
-        return Err("the dot products came back as indices".to_owned());
-    };
-    let centre = |k: usize| {
-        let keys = crate::engine::reduce::bin(&window.cols, k);
-        keys.start as f64 + (keys.len() - 1) as f64 / 2.0 - anchor as f64
-    };
-    let scale = if normalised {
-        2.0 / params.dim as f64
-    } else {
-        1.0
-    };
-    Ok(values
-        .iter()
-        .enumerate()
-        .map(|(k, &v)| [centre(k), v * scale])
-        .collect())
+    crate::scene::dot_decay::decay_curve(params, anchor, normalised, per_point, |spec, window| {
+        engine.window(spec, window)
+    })
+    .map_err(|e| e.to_string())
 }
 
 impl DotDecayView {
@@ -156,7 +119,12 @@ impl DotDecayView {
     ) {
         let key = (*params, self.anchor, self.normalised, per_point);
         let current = self.curve.as_ref().is_some_and(|curve| {
-            (curve.params, curve.anchor, curve.normalised, curve.per_point) == key
+            (
+                curve.params,
+                curve.anchor,
+                curve.normalised,
+                curve.per_point,
+            ) == key
         });
         if !current && !self.curve_job.wants(&key) {
             let handle = engine.handle();
@@ -165,7 +133,11 @@ impl DotDecayView {
                 Some(ui.ctx()),
                 key,
                 format!("computing PE[{anchor}]·PE[{anchor}+k]"),
-                move |_| Ok(decay_points(&handle, &params, anchor, normalised, per_point)),
+                move |_| {
+                    Ok(decay_points(
+                        &handle, &params, anchor, normalised, per_point,
+                    ))
+                },
             );
         }
         for update in self.curve_job.poll(Some(ui.ctx())) {

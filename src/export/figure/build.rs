@@ -208,45 +208,15 @@ pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, Fi
             anchor,
             normalised,
         } => {
-            let table = TableSpec::DotDecay {
-                params: *params,
-                anchor: *anchor,
-            };
-            // A curve of at most 4096 points.
-            let cols = strided(params.seq, 2 * MAX_CELLS).step;
-            let window = Window {
-                heads: Strided::all(1),
-                rows: Strided::all(1),
-                cols: Strided {
-                    step: cols,
-                    ..Strided::all(params.seq)
-                },
-            };
-            // As the app draws it: a point standing for several offsets is their mean.
-            let values = if window.cols.step > 1 {
-                reduce::compute_reduced_cpu(&table, &window, Reduce::Mean)?
-                    .into_iter()
-                    .collect::<Vec<f64>>()
-            } else {
-                cpu::compute_window(&table, &window)?
-                    .into_real()
-                    .into_iter()
-                    .collect::<Vec<f64>>()
-            };
-            let centre = |k: usize| {
-                let keys = reduce::bin(&window.cols, k);
-                keys.start as f64 + (keys.len() - 1) as f64 / 2.0
-            };
-            let scale = if *normalised {
-                2.0 / params.dim as f64
-            } else {
-                1.0
-            };
-            let points: Vec<[f64; 2]> = values
-                .iter()
-                .enumerate()
-                .map(|(k, &v)| [centre(k) - *anchor as f64, v * scale])
-                .collect();
+            // A curve of at most 4096 points, as the app draws it.
+            let per_point = strided(params.seq, 2 * MAX_CELLS).step;
+            let points = crate::scene::dot_decay::decay_curve(
+                params,
+                *anchor,
+                *normalised,
+                per_point,
+                cpu::compute_window,
+            )?;
             let (low, high) = finite_range(&points.iter().map(|p| p[1]).collect::<Vec<_>>());
             let pad = (high - low).abs().max(1e-9) * 0.05;
             let first = -(*anchor as f64);
