@@ -194,7 +194,7 @@ struct HeavyChange {
 }
 
 /// Per view, the frames the app draws while a heavy change is computed: the largest frame's
-/// own work (the UI thread's, as POSLAB_FRAME_LOG records it), the mean, how many frames were
+/// own work (update and UI on the UI thread, as POSLAB_FRAME_LOG records it), the mean, how many frames were
 /// drawn, and the time to the exact picture. Each change runs `ROUNDS` times; a frame is
 /// stepped every 10 ms, as a window that repaints while something is pending would. Goal: no
 /// frame over 50 ms, the exact picture whenever the engine has it.
@@ -256,7 +256,7 @@ fn frames_during_a_change() {
             }),
         },
         HeavyChange {
-            name: "dot-product decay, d 4096, anchor moved",
+            name: "dot-product decay, d 4096, base changed",
             view: ViewKind::DotDecay,
             setup: Box::new(|app| {
                 app.state.shared.seq = 4096;
@@ -303,9 +303,10 @@ fn frames_during_a_change() {
             let started = Instant::now();
             let until = started + Duration::from_secs(600);
             loop {
-                let frame = Instant::now();
                 harness.step();
-                let took = frame.elapsed().as_secs_f64() * 1e3;
+                // The app's own work, as POSLAB_FRAME_LOG records it (the test harness's
+                // accessibility tree and the renderer are not the app's).
+                let took = harness.state().last_frame_work().as_secs_f64() * 1e3;
                 if only.is_some() && took > 20.0 {
                     eprintln!("  frame {frames}: {took:.1} ms");
                 }

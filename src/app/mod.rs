@@ -71,6 +71,8 @@ pub struct PoslabApp {
     show_machine_details: bool,
     /// One line per frame, when `POSLAB_FRAME_LOG` names a file.
     frame_log: Option<frame_log::FrameLog>,
+    /// How long the last frame's own work took (update and UI), as the frame log records it.
+    last_frame_work: std::time::Duration,
     /// egui's context, so that work started outside a frame can wake the app.
     egui_ctx: egui::Context,
 }
@@ -96,6 +98,7 @@ impl PoslabApp {
             show_machine_details: true,
             frame_log: frame_log::FrameLog::from_environment(),
             egui_ctx: cc.egui_ctx.clone(),
+            last_frame_work: std::time::Duration::ZERO,
         };
         if let Some(storage) = cc.storage {
             app.restore(storage);
@@ -390,6 +393,12 @@ impl PoslabApp {
         });
     }
 
+    /// How long the last frame's own work took: update and UI, not the renderer's (what
+    /// `POSLAB_FRAME_LOG` records).
+    pub fn last_frame_work(&self) -> std::time::Duration {
+        self.last_frame_work
+    }
+
     /// Whether a result the current view shows is being computed.
     pub fn is_computing(&self) -> bool {
         !self.statuses[self.status_index()].pending.is_empty()
@@ -474,8 +483,9 @@ impl eframe::App for PoslabApp {
                 .ui(ui.ctx(), export.as_ref(), self.state.colormap);
         }
         let computing = self.is_computing();
+        self.last_frame_work = frame_started.elapsed();
         if let Some(log) = &mut self.frame_log {
-            log.record(frame_started.elapsed(), computing);
+            log.record(self.last_frame_work, computing);
         }
     }
 

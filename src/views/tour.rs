@@ -26,6 +26,9 @@ pub struct TourView {
     error: Option<String>,
     #[serde(skip)]
     heatmaps: [ArrayHeatmap; 2],
+    /// The frame being built on a worker thread, for its step and settings.
+    #[serde(skip)]
+    frame_job: crate::jobs::Latest<(TourStep, TourSettings), Result<TourFrame, String>>,
 }
 
 impl TourView {
@@ -39,26 +42,38 @@ impl TourView {
         self.error.as_deref()
     }
 
-    fn update(&mut self) {
-        if self
+    /// Asks a worker for the frame of the step and settings now (a 4096 x 512 table and its
+    /// checks take tens of milliseconds), and takes it once it has arrived.
+    fn update(&mut self, ctx: &egui::Context, status: &mut crate::app::status::Status) {
+        let key = (self.step, self.settings);
+        let shown = self
             .shown
             .as_ref()
-            .is_some_and(|(step, s, _, _)| *step == self.step && *s == self.settings)
-        {
-            return;
+            .is_some_and(|(step, s, _, _)| (*step, *s) == key);
+        if !shown && !self.frame_job.wants(&key) {
+            self.frame_job.request(
+                Some(ctx),
+                key,
+                format!("computing \"{}\"", key.0.title()),
+                move |_| Ok(tour::frame(key.0, &key.1).map_err(|e| e.to_string())),
+            );
         }
-        let generation = self.shown.as_ref().map_or(0, |(_, _, _, g)| g + 1);
-        match tour::frame(self.step, &self.settings) {
-            Ok(frame) => {
-                self.shown = Some((self.step, self.settings, frame, generation));
-                self.error = None;
-            }
-            Err(e) => {
-                self.error = Some(e.to_string());
-                if let Some((step, settings, _, _)) = &mut self.shown {
-                    (*step, *settings) = (self.step, self.settings);
+        for update in self.frame_job.poll(Some(ctx)) {
+            match update {
+                crate::jobs::Update::Done(Ok(frame), _) => {
+                    let generation = self.shown.as_ref().map_or(0, |(_, _, _, g)| g + 1);
+                    self.shown = Some((key.0, key.1, frame, generation));
+                    self.error = None;
                 }
+                crate::jobs::Update::Done(Err(error), _) | crate::jobs::Update::Failed(error) => {
+                    self.error = Some(error);
+                }
+                crate::jobs::Update::Preview(_) => {}
             }
+        }
+        if let Some(pending) = self.frame_job.pending() {
+            status.pending(pending.clone());
+            ctx.request_repaint();
         }
     }
 
@@ -278,9 +293,15 @@ impl View for TourView {
         });
         ui.scope_builder(egui::UiBuilder::new().max_rect(main_rect), |ui| {
             self.controls_ui(ui);
-            self.update();
+            self.update(ui.ctx(), ctx.status);
             if let Some(error) = &self.error {
                 ui.colored_label(ui.visuals().error_fg_color, error);
+            }
+            if self.frame_job.is_pending() && self.shown.is_some() {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    "computing… what is below is still of the previous settings",
+                );
             }
             let Some((step, _, frame, generation)) = &self.shown else {
                 return;
