@@ -215,6 +215,11 @@ impl PoslabApp {
         &self.tour.settings
     }
 
+    /// The RoPE corkscrew's view, to set up benchmarks.
+    pub fn corkscrew_view_mut(&mut self) -> &mut CorkscrewView {
+        &mut self.corkscrew
+    }
+
     /// The RoPE corkscrew's view, for tests.
     pub fn corkscrew_view(&self) -> &CorkscrewView {
         &self.corkscrew

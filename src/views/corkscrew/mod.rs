@@ -72,6 +72,9 @@ pub struct CorkscrewView {
     framed_for: Option<glam::Vec3>,
     #[serde(skip)]
     scene: Option<(SceneKey, Arc<CorkscrewScene>, u64)>,
+    /// The scene being built on a worker thread.
+    #[serde(skip)]
+    scene_job: crate::jobs::Latest<SceneKey, Result<CorkscrewScene, String>>,
     #[serde(skip)]
     next_scene_id: u64,
     #[serde(skip)]
@@ -99,6 +102,7 @@ impl Default for CorkscrewView {
             camera: OrbitCamera::framing(glam::Vec3::ONE, 1.0),
             framed_for: None,
             scene: None,
+            scene_job: crate::jobs::Latest::default(),
             next_scene_id: 0,
             error: None,
             shown_scores: None,
@@ -187,53 +191,72 @@ impl CorkscrewView {
         });
     }
 
-    /// Rebuilds the scene when its parameters changed; returns it.
+    /// Asks a worker to rebuild the scene when its parameters changed (64 helices of 65,536
+    /// positions are millions of vertices) and takes it once built; returns the scene to draw,
+    /// the previous one until then.
     fn update_scene(
         &mut self,
+        ctx: &egui::Context,
         key: SceneKey,
         status: &mut crate::app::status::Status,
     ) -> Option<(Arc<CorkscrewScene>, u64)> {
-        if let Some((built, scene, id)) = &self.scene
-            && *built == key
-        {
-            return Some((scene.clone(), *id));
+        let built = self.scene.as_ref().is_some_and(|(k, _, _)| *k == key);
+        if !built && !self.scene_job.wants(&key) {
+            let job_key = key.clone();
+            let what = format!(
+                "building {} helices × {} positions",
+                key.pairs.len(),
+                key.position_count
+            );
+            self.scene_job
+                .request(Some(ctx), key.clone(), what, move |_| {
+                    let key = job_key;
+                    let query = key.query.values(key.dim, key.layout);
+                    let key_vector = key.key.values(key.dim, key.layout);
+                    let params = CorkscrewParams {
+                        dim: key.dim,
+                        base: key.base,
+                        layout: key.layout,
+                        pairs: &key.pairs,
+                        first_position: key.first_position,
+                        position_count: key.position_count,
+                        query: &query,
+                        key: Some(&key_vector),
+                    };
+                    Ok(corkscrew::build(&params).map_err(|e| e.to_string()))
+                });
         }
-        let query = key.query.values(key.dim, key.layout);
-        let key_vector = key.key.values(key.dim, key.layout);
-        let params = CorkscrewParams {
-            dim: key.dim,
-            base: key.base,
-            layout: key.layout,
-            pairs: &key.pairs,
-            first_position: key.first_position,
-            position_count: key.position_count,
-            query: &query,
-            key: Some(&key_vector),
-        };
-        let started = std::time::Instant::now();
-        match corkscrew::build(&params) {
-            Ok(scene) => {
-                status.built_scene(
-                    format!(
-                        "{} helices × {} positions ({} vertices)",
-                        scene.helices.len(),
-                        scene.position_count,
-                        scene.vertices.len()
-                    ),
-                    started.elapsed(),
-                );
-                self.next_scene_id += 1;
-                let scene = Arc::new(scene);
-                self.scene = Some((key, scene.clone(), self.next_scene_id));
-                Some((scene, self.next_scene_id))
-            }
-            Err(error) => {
-                status.error(error.to_string());
-                self.error = Some(error.to_string());
-                self.scene = None;
-                None
+        for update in self.scene_job.poll(Some(ctx)) {
+            match update {
+                crate::jobs::Update::Done(Ok(scene), took) => {
+                    status.built_scene(
+                        format!(
+                            "{} helices × {} positions ({} vertices)",
+                            scene.helices.len(),
+                            scene.position_count,
+                            scene.vertices.len()
+                        ),
+                        took,
+                    );
+                    self.next_scene_id += 1;
+                    self.scene = Some((key.clone(), Arc::new(scene), self.next_scene_id));
+                    self.error = None;
+                }
+                crate::jobs::Update::Done(Err(error), _) | crate::jobs::Update::Failed(error) => {
+                    status.error(error.clone());
+                    self.error = Some(error);
+                    self.scene = None;
+                }
+                crate::jobs::Update::Preview(_) => {}
             }
         }
+        if let Some(pending) = self.scene_job.pending() {
+            status.pending(pending.clone());
+            ctx.request_repaint();
+        }
+        self.scene
+            .as_ref()
+            .map(|(_, scene, id)| (scene.clone(), *id))
     }
 
     /// Keeps `m` and `n` inside the context, and `m - n` fixed when locked.
@@ -562,6 +585,7 @@ impl View for CorkscrewView {
             None
         } else {
             self.update_scene(
+                ui.ctx(),
                 SceneKey {
                     dim: shared.dim,
                     base: shared.base,
