@@ -265,15 +265,14 @@ fn frames_during_a_change() {
             change: Box::new(|app| app.state.shared.base = 20000.0),
         },
         HeavyChange {
-            name: "corkscrew d 128, key moved to 65,535",
+            name: "corkscrew d 128, 256 to 65,536 positions",
             view: ViewKind::Corkscrew,
             setup: Box::new(|app| {
                 app.state.shared.seq = 1 << 16;
                 app.state.shared.dim = 128;
-                app.corkscrew_view_mut().key_position = 0;
+                app.corkscrew_view_mut().draw_positions(256);
             }),
-            // The helices grow to every position up to the key's.
-            change: Box::new(|app| app.corkscrew_view_mut().key_position = (1 << 16) - 1),
+            change: Box::new(|app| app.corkscrew_view_mut().draw_positions(1 << 16)),
         },
         HeavyChange {
             name: "learned table 1024 x 768 opened",

@@ -191,6 +191,11 @@ impl CorkscrewView {
         });
     }
 
+    /// Sets how many positions the helices run along, as the "Positions drawn" slider does.
+    pub fn draw_positions(&mut self, positions: usize) {
+        self.drawn_limit = positions.clamp(1, MAX_DRAWN_POSITIONS);
+    }
+
     /// Asks a worker to rebuild the scene when its parameters changed (64 helices of 65,536
     /// positions are millions of vertices) and takes it once built; returns the scene to draw,
     /// the previous one until then.
