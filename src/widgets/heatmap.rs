@@ -166,12 +166,15 @@ pub fn pending_overlay(
     ))
     .size(14.0)
     .color(egui::Color32::WHITE);
-    let at = rect.left_top() + egui::vec2(48.0, 10.0);
+    // Inside the plot however narrow it is: the text wraps to the room there is.
+    let inset = if rect.width() > 360.0 { 48.0 } else { 6.0 };
+    let at = rect.left_top() + egui::vec2(inset, 10.0);
+    let room = (rect.width() - inset - 46.0).max(40.0);
     let galley_size = egui::WidgetText::from(text.clone())
         .into_galley(
             ui,
-            Some(egui::TextWrapMode::Extend),
-            f32::INFINITY,
+            Some(egui::TextWrapMode::Wrap),
+            room,
             egui::TextStyle::Body,
         )
         .size();
@@ -196,7 +199,7 @@ pub fn pending_overlay(
     ui.put(
         text_rect,
         egui::Label::new(text)
-            .wrap_mode(egui::TextWrapMode::Extend)
+            .wrap_mode(egui::TextWrapMode::Wrap)
             .selectable(false),
     );
 }
@@ -749,11 +752,14 @@ impl TableHeatmap {
             ui.ctx().request_repaint();
         }
         ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
+            let stale = freshness == Freshness::Stale && self.shown_for.is_some();
             ui.horizontal_top(|ui| {
-                let height = colorbar_rect.height().min(400.0);
+                // Room below the bar for the note that it is the previous settings' range.
+                let room = if stale { 40.0 } else { 0.0 };
+                let height = (colorbar_rect.height() - room).min(400.0);
                 colorbar_ui(ui, colormap, self.range, height);
             });
-            if freshness == Freshness::Stale && self.shown_for.is_some() {
+            if stale {
                 ui.label(
                     egui::RichText::new("previous\nsettings")
                         .small()
