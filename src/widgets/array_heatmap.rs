@@ -124,7 +124,7 @@ impl ArrayHeatmap {
         let mut result = None;
         ui.scope_builder(egui::UiBuilder::new().max_rect(heatmap_rect), |ui| {
             if let Some(shown) = self.shown {
-                let response = heatmap_ui(
+                let mut response = heatmap_ui(
                     ui,
                     id,
                     shown,
@@ -137,6 +137,7 @@ impl ArrayHeatmap {
                 );
                 self.visible = Some((response.visible, response.size_px));
                 pending_overlay(ui, response.response.rect, freshness, self.job.pending());
+                response.stale = freshness == Freshness::Stale;
                 result = Some(response);
             }
         });

@@ -38,6 +38,9 @@ pub struct HeatmapResponse {
     pub response: egui::Response,
     /// Where a pixel covers several cells: which, and their mean, minimum and maximum.
     pub pixel_note: Option<String>,
+    /// Whether the picture is of other settings than the hovered values (which are the new
+    /// settings' own) while its own is computed.
+    pub stale: bool,
 }
 
 impl HeatmapResponse {
@@ -46,6 +49,13 @@ impl HeatmapResponse {
         let text = match &self.pixel_note {
             Some(note) => format!("{text}\n{note}"),
             None => text,
+        };
+        let text = if self.stale {
+            format!(
+                "{text}\n(the new settings' value: the picture under the pointer is still the previous settings')"
+            )
+        } else {
+            text
         };
         self.response.clone().on_hover_text_at_pointer(text);
     }
@@ -317,6 +327,7 @@ pub fn heatmap_ui(
         transform: response.transform,
         response: response.response,
         pixel_note: None,
+        stale: false,
     }
 }
 
@@ -744,6 +755,7 @@ impl TableHeatmap {
                 response.pixel_note = pixel_note(spec, head, shown, cell, reduce);
             }
             pending_overlay(ui, response.response.rect, freshness, self.job.pending());
+            response.stale = freshness == Freshness::Stale;
             result = Some(response);
         });
         // The window follows the plot's bounds of this frame: when they moved (a zoom, a new
