@@ -60,6 +60,10 @@ fn offsets_per_point(seq: usize, pixels: f32) -> usize {
     seq.div_ceil(points).max(1)
 }
 
+/// What a decay curve is computed for: the table, the anchor, whether normalised, and the
+/// offsets one point stands for.
+type CurveKey = (SinusoidalParams, usize, bool, usize);
+
 /// What the view keeps between frames (its settings and pins also between runs).
 #[derive(Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -74,8 +78,7 @@ pub struct DotDecayView {
     curve: Option<Curve>,
     /// The curve being computed: `(params, anchor, normalised, offsets per point)`.
     #[serde(skip)]
-    curve_job:
-        crate::jobs::Latest<(SinusoidalParams, usize, bool, usize), Result<Vec<[f64; 2]>, String>>,
+    curve_job: crate::jobs::Latest<CurveKey, Result<Vec<[f64; 2]>, String>>,
     pinned: Vec<PinnedCurve>,
 }
 
