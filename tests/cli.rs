@@ -3198,15 +3198,20 @@ fn app_refuses_bad_settings_before_any_window_opens() {
         ),
         (
             vec!["app", "--base", "nan"],
-            "--base NaN: not a finite number",
+            "--base nan: not a finite number",
         ),
         (
             vec!["app", "--view", "nope"],
             "invalid value 'nope' for '--view <VIEW>'",
         ),
+        (vec!["app", "--seq", "abc"], "--seq abc: not a number"),
         (
-            vec!["app", "--seq", "abc"],
-            "invalid value 'abc' for '--seq <SEQ>'",
+            vec!["app", "--seq", "1e400"],
+            "--seq 1e400: not a finite number",
+        ),
+        (
+            vec!["app", "--seq", "-5"],
+            "--seq -5: -5 is below the smallest sequence length, 1",
         ),
     ] {
         let out = poslab(&args);

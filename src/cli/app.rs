@@ -70,29 +70,32 @@ pub enum SpacingName {
 
 /// Opens the app on a view with the settings given (the others keep what the app saved last)
 #[derive(Debug, Clone, Default, Args)]
-#[command(after_help = "Examples:
+#[command(
+    allow_negative_numbers = true,
+    after_help = "Examples:
   poslab app --view sinusoidal --seq 1048576 --dim 4096
   poslab app --view alibi --heads 16 --seq 512
-  poslab app --view corkscrew --dim 64 --base 500000")]
+  poslab app --view corkscrew --dim 64 --base 500000"
+)]
 pub struct AppArgs {
     /// The view to open on
     #[arg(long, value_enum)]
     pub view: Option<ViewName>,
     /// Width of the encoding (even, 2 to 4096)
     #[arg(long)]
-    pub dim: Option<f64>,
+    pub dim: Option<String>,
     /// Wavelength scale (2 to 10^7)
     #[arg(long)]
-    pub base: Option<f64>,
+    pub base: Option<String>,
     /// Positions, rows of the table (1 to 1,048,576)
     #[arg(long)]
-    pub seq: Option<f64>,
+    pub seq: Option<String>,
     /// The first row's position (0 to 1,000,000)
     #[arg(long)]
-    pub start: Option<f64>,
+    pub start: Option<String>,
     /// Attention heads (1 to 128)
     #[arg(long)]
-    pub heads: Option<f64>,
+    pub heads: Option<String>,
     /// How sin and cos pair up in columns
     #[arg(long, value_enum)]
     pub layout: Option<PairLayout>,
@@ -142,27 +145,51 @@ impl AppLaunch {
 
 /// Checks every value against what the side panel's control for it allows.
 pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
-    let checked = |flag: &str, param: SharedParam, value: Option<f64>| match value {
-        None => Ok(None),
-        Some(value) if !value.is_finite() => Err(CliError::usage(format!(
-            "--{flag} {value}: not a finite number"
-        ))),
-        Some(value) => match shared_number_row(param).allowed(value) {
-            (_, Some(why)) => Err(CliError::usage(format!("--{flag} {value}: {why}"))),
+    let checked = |flag: &str, param: SharedParam, text: &Option<String>| {
+        let Some(text) = text else {
+            return Ok(None);
+        };
+        let value: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| CliError::usage(format!("--{flag} {text}: not a number")))?;
+        if !value.is_finite() {
+            return Err(CliError::usage(format!(
+                "--{flag} {text}: not a finite number"
+            )));
+        }
+        match shared_number_row(param).allowed(value) {
+            (_, Some(why)) => Err(CliError::usage(format!("--{flag} {text}: {why}"))),
             (allowed, None) => Ok(Some(allowed)),
-        },
+        }
     };
-    let whole = |flag: &str, value: Option<f64>| match value {
-        Some(v) if v.fract() != 0.0 => Err(CliError::usage(format!(
-            "--{flag} {v}: a whole number is needed"
+    let whole = |flag: &str, text: &Option<String>, value: Option<f64>| match (text, value) {
+        (Some(text), Some(v)) if v.fract() != 0.0 => Err(CliError::usage(format!(
+            "--{flag} {text}: a whole number is needed"
         ))),
         _ => Ok(value),
     };
-    let dim = whole("dim", checked("dim", SharedParam::Dim, args.dim)?)?;
-    let seq = whole("seq", checked("seq", SharedParam::Seq, args.seq)?)?;
-    let start = whole("start", checked("start", SharedParam::Start, args.start)?)?;
-    let heads = whole("heads", checked("heads", SharedParam::Heads, args.heads)?)?;
-    let base = checked("base", SharedParam::Base, args.base)?;
+    let dim = whole(
+        "dim",
+        &args.dim,
+        checked("dim", SharedParam::Dim, &args.dim)?,
+    )?;
+    let seq = whole(
+        "seq",
+        &args.seq,
+        checked("seq", SharedParam::Seq, &args.seq)?,
+    )?;
+    let start = whole(
+        "start",
+        &args.start,
+        checked("start", SharedParam::Start, &args.start)?,
+    )?;
+    let heads = whole(
+        "heads",
+        &args.heads,
+        checked("heads", SharedParam::Heads, &args.heads)?,
+    )?;
+    let base = checked("base", SharedParam::Base, &args.base)?;
     Ok(AppLaunch {
         view: args.view.map(ViewName::kind),
         dim: dim.map(|v| v as usize),
