@@ -275,6 +275,15 @@ fn frames_during_a_change() {
             change: Box::new(|app| app.corkscrew_view_mut().draw_positions(1 << 16)),
         },
         HeavyChange {
+            name: "ALiBi 8192 positions, 32 to 31 heads",
+            view: ViewKind::Alibi,
+            setup: Box::new(|app| {
+                app.state.shared.seq = 8192;
+                app.state.shared.heads = 32;
+            }),
+            change: Box::new(|app| app.state.shared.heads = 31),
+        },
+        HeavyChange {
             name: "learned table 1024 x 768 opened",
             view: ViewKind::Learned,
             setup: Box::new(|_| {}),

@@ -8,48 +8,6 @@ use crate::app::params::{SharedParam, SharedParams, shared_number_row};
 use crate::table_args::CliError;
 use crate::views::ViewKind;
 
-/// The views, as the command line names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ViewName {
-    /// From counting to sinusoids: the guided tour
-    Tour,
-    /// The sinusoidal table as a heatmap
-    Sinusoidal,
-    /// Dot products between positions, and their decay
-    DotDecay,
-    /// Relative positions: offsets, clipping, T5 buckets, the skew trick
-    Relative,
-    /// ALiBi's biases, per head
-    Alibi,
-    /// RoPE's rotations in 3D
-    Corkscrew,
-    /// 2D patch maps of vision transformers
-    Patches,
-    /// Learned position tables
-    Learned,
-    /// Context extension: PI, NTK, YaRN, Llama 3 and more
-    Context,
-    /// Check a table computed elsewhere
-    Check,
-}
-
-impl ViewName {
-    pub fn kind(self) -> ViewKind {
-        match self {
-            Self::Tour => ViewKind::Tour,
-            Self::Sinusoidal => ViewKind::Sinusoidal,
-            Self::DotDecay => ViewKind::DotDecay,
-            Self::Relative => ViewKind::Relative,
-            Self::Alibi => ViewKind::Alibi,
-            Self::Corkscrew => ViewKind::Corkscrew,
-            Self::Patches => ViewKind::Patches,
-            Self::Learned => ViewKind::Learned,
-            Self::Context => ViewKind::Context,
-            Self::Check => ViewKind::Check,
-        }
-    }
-}
-
 /// Pairs of columns, as `--layout` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PairLayout {
@@ -80,7 +38,7 @@ pub enum SpacingName {
 pub struct AppArgs {
     /// The view to open on
     #[arg(long, value_enum)]
-    pub view: Option<ViewName>,
+    pub view: Option<ViewKind>,
     /// Width of the encoding (even, 2 to 4096)
     #[arg(long)]
     pub dim: Option<String>,
@@ -191,7 +149,7 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
     )?;
     let base = checked("base", SharedParam::Base, &args.base)?;
     Ok(AppLaunch {
-        view: args.view.map(ViewName::kind),
+        view: args.view,
         dim: dim.map(|v| v as usize),
         base,
         seq: seq.map(|v| v as usize),

@@ -52,19 +52,29 @@ pub struct ViewExport {
     pub name: String,
 }
 
-/// The views the picker offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// The views the picker offers (and `poslab app --view` names, in kebab case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 pub enum ViewKind {
+    /// The sinusoidal table as a heatmap
     #[default]
     Sinusoidal,
+    /// Dot products between positions, and their decay
     DotDecay,
+    /// ALiBi's biases, per head
     Alibi,
+    /// 2D patch maps of vision transformers
     Patches,
+    /// RoPE's rotations in 3D
     Corkscrew,
+    /// Context extension: PI, NTK, YaRN, Llama 3 and more
     Context,
+    /// Check a table computed elsewhere
     Check,
+    /// Relative positions: offsets, clipping, T5 buckets, the skew trick
     Relative,
+    /// From counting to sinusoids: the guided tour
     Tour,
+    /// Learned position tables
     Learned,
 }
 
