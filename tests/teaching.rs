@@ -63,7 +63,7 @@ fn set_slider(harness: &mut Harness<'_, PoslabApp>, label: &str, value: f64) {
 fn every_view_says_what_it_shows() {
     let mut harness = harness();
     harness.run();
-    for view in ViewKind::ALL {
+    for view in ViewKind::all() {
         harness.get_by_label(view.label()).click();
         harness.run();
         let explanation = view.explanation();

@@ -21,7 +21,7 @@ use crate::views::patches::PatchView;
 use crate::views::relative::RelativeView;
 use crate::views::sinusoidal::SinusoidalView;
 use crate::views::tour::TourView;
-use crate::views::{View, ViewContext, ViewKind};
+use crate::views::{Registered, View, ViewContext, ViewKind};
 use crate::widgets::colormap::Colormap;
 use engine::AppEngine;
 use params::{SharedParams, shared_params_ui};
@@ -43,24 +43,13 @@ pub struct AppState {
 /// The key the state is saved under.
 pub const STATE_KEY: &str = "poslab";
 
-/// The key a view's own settings are saved under.
-pub fn view_key(view: ViewKind) -> String {
-    format!("{STATE_KEY}.view.{view:?}")
-}
+pub use crate::views::view_key;
 
 pub struct PoslabApp {
     pub state: AppState,
     engine: AppEngine,
-    sinusoidal: SinusoidalView,
-    dot_decay: DotDecayView,
-    alibi: AlibiView,
-    patches: PatchView,
-    corkscrew: CorkscrewView,
-    context: ContextView,
-    relative: RelativeView,
-    tour: TourView,
-    learned: LearnedView,
-    check: CheckView,
+    /// Every view, in the picker's order (see [`crate::views::registry`]).
+    views: Vec<Registered>,
     export: export::ExportWindow,
     /// The central panel's size last frame: the export's default figure size.
     view_size: egui::Vec2,
@@ -82,24 +71,16 @@ impl PoslabApp {
         let mut app = Self {
             state: AppState::default(),
             engine: AppEngine::from_render_state(cc.wgpu_render_state.as_ref()),
-            sinusoidal: SinusoidalView::default(),
-            dot_decay: DotDecayView::default(),
-            alibi: AlibiView::default(),
-            patches: PatchView::default(),
-            corkscrew: CorkscrewView::default(),
-            context: ContextView::default(),
-            relative: RelativeView::default(),
-            tour: TourView::default(),
-            learned: LearnedView::default(),
-            check: CheckView::default(),
+            views: crate::views::registry(None),
             export: export::ExportWindow::default(),
             view_size: egui::vec2(1000.0, 700.0),
-            statuses: ViewKind::ALL.iter().map(|_| Status::default()).collect(),
+            statuses: Vec::new(),
             show_machine_details: true,
             frame_log: frame_log::FrameLog::from_environment(),
             egui_ctx: cc.egui_ctx.clone(),
             last_frame_work: std::time::Duration::ZERO,
         };
+        app.statuses = app.views.iter().map(|_| Status::default()).collect();
         if let Some(storage) = cc.storage {
             app.restore(storage);
         }
@@ -110,22 +91,8 @@ impl PoslabApp {
     /// a key of its own so that one that no longer reads back costs only that view its
     /// settings.
     pub fn restore(&mut self, storage: &dyn eframe::Storage) {
-        fn restored<T: serde::de::DeserializeOwned + Default>(
-            storage: &dyn eframe::Storage,
-            key: &str,
-        ) -> T {
-            eframe::get_value(storage, key).unwrap_or_default()
-        }
-        self.state = restored(storage, STATE_KEY);
-        self.sinusoidal = restored(storage, &view_key(ViewKind::Sinusoidal));
-        self.dot_decay = restored(storage, &view_key(ViewKind::DotDecay));
-        self.alibi = restored(storage, &view_key(ViewKind::Alibi));
-        self.patches = restored(storage, &view_key(ViewKind::Patches));
-        self.corkscrew = restored(storage, &view_key(ViewKind::Corkscrew));
-        self.context = restored(storage, &view_key(ViewKind::Context));
-        self.relative = restored(storage, &view_key(ViewKind::Relative));
-        self.tour = restored(storage, &view_key(ViewKind::Tour));
-        self.learned = restored(storage, &view_key(ViewKind::Learned));
+        self.state = eframe::get_value(storage, STATE_KEY).unwrap_or_default();
+        self.views = crate::views::registry(Some(storage));
     }
 
     /// Opens on the view and settings the command line gave (`poslab app`), over those saved.
@@ -154,29 +121,29 @@ impl PoslabApp {
 
     /// The dot-decay curve the view shows now: `(offset, value)`.
     pub fn shown_dot_decay(&self) -> Option<&[[f64; 2]]> {
-        self.dot_decay.shown_curve()
+        self.view::<DotDecayView>().shown_curve()
     }
 
     /// The dot-product view's pinned curves as drawn: `(label, points)`.
     pub fn shown_pins(&self) -> Vec<(String, Vec<[f64; 2]>)> {
-        self.dot_decay.shown_pins()
+        self.view::<DotDecayView>().shown_pins()
     }
 
     /// The patch maps' view, for tests.
     pub fn patch_view(&self) -> &PatchView {
-        &self.patches
+        self.view::<PatchView>()
     }
 
     /// The patch maps' view, to set up benchmarks.
     pub fn patch_view_mut(&mut self) -> &mut PatchView {
-        &mut self.patches
+        self.view_mut::<PatchView>()
     }
 
     /// Opens a learned position table in the Learned tables view (read on a worker thread).
     pub fn open_learned_table(&mut self, path: &std::path::Path) {
         self.state.view = ViewKind::Learned;
         let ctx = self.egui_ctx.clone();
-        self.learned.open(
+        self.view_mut::<LearnedView>().open(
             &ctx,
             crate::scene::learned::LearnedSource {
                 path: path.to_path_buf(),
@@ -187,72 +154,72 @@ impl PoslabApp {
 
     /// The ALiBi view, for tests.
     pub fn alibi_view(&self) -> &AlibiView {
-        &self.alibi
+        self.view::<AlibiView>()
     }
 
     /// The context-extension view, for tests.
     pub fn context_view(&mut self) -> &mut ContextView {
-        &mut self.context
+        self.view_mut::<ContextView>()
     }
 
     /// The Relative positions view, for tests.
     pub fn relative_view(&mut self) -> &mut RelativeView {
-        &mut self.relative
+        self.view_mut::<RelativeView>()
     }
 
     /// The Learned tables view, for tests.
     pub fn learned_view(&mut self) -> &mut LearnedView {
-        &mut self.learned
+        self.view_mut::<LearnedView>()
     }
 
     /// The tour "From counting to sinusoids", for tests.
     pub fn tour_view(&mut self) -> &mut TourView {
-        &mut self.tour
+        self.view_mut::<TourView>()
     }
 
     /// The tour's settings, for tests.
     pub fn tour_settings(&self) -> &crate::scene::tour::TourSettings {
-        &self.tour.settings
+        &self.view::<TourView>().settings
     }
 
     /// The RoPE corkscrew's view, to set up benchmarks.
     pub fn corkscrew_view_mut(&mut self) -> &mut CorkscrewView {
-        &mut self.corkscrew
+        self.view_mut::<CorkscrewView>()
     }
 
     /// The RoPE corkscrew's view, for tests.
     pub fn corkscrew_view(&self) -> &CorkscrewView {
-        &self.corkscrew
+        self.view::<CorkscrewView>()
     }
 
     /// Opens (or closes) the sinusoidal view's column plot, as a click on a column does.
     pub fn select_sinusoidal_column(&mut self, column: Option<usize>) {
-        self.sinusoidal.selected_column = column;
+        self.view_mut::<SinusoidalView>().selected_column = column;
     }
 
     /// The sinusoidal view's column curve: its points and, where reduced, its min and max.
     pub fn shown_column_curve(&self) -> Option<crate::views::sinusoidal::ShownCurve<'_>> {
-        self.sinusoidal.shown_column_curve()
+        self.view::<SinusoidalView>().shown_column_curve()
     }
 
     /// How the sinusoidal heatmap on screen relates to the settings asked for.
     pub fn sinusoidal_freshness(&self) -> Option<crate::widgets::heatmap::Freshness> {
-        self.sinusoidal.freshness()
+        self.view::<SinusoidalView>().freshness()
     }
 
     /// Whether the sinusoidal heatmap on screen is a coarse preview.
     pub fn sinusoidal_shows_preview(&self) -> bool {
-        self.sinusoidal.shows_preview()
+        self.view::<SinusoidalView>().shows_preview()
     }
 
     /// The range of the sinusoidal heatmap's colour bar.
     pub fn shown_sinusoidal_range(&self) -> (f64, f64) {
-        self.sinusoidal.shown_range()
+        self.view::<SinusoidalView>().shown_range()
     }
 
     /// The sinusoidal table the view shows now (a window of it at screen resolution).
     pub fn shown_sinusoidal(&self) -> Option<crate::widgets::heatmap::HeatmapData> {
-        self.sinusoidal.shown(&self.engine)
+        self.view::<SinusoidalView>().shown(&self.engine)
     }
 
     /// What the current view exports now.
@@ -262,7 +229,7 @@ impl PoslabApp {
 
     /// The Check view, for tests.
     pub fn check_view(&self) -> &CheckView {
-        &self.check
+        self.view::<CheckView>()
     }
 
     /// The export window, for tests.
@@ -271,25 +238,29 @@ impl PoslabApp {
     }
 
     fn current_view(&self) -> &dyn View {
-        match self.state.view {
-            ViewKind::Sinusoidal => &self.sinusoidal,
-            ViewKind::DotDecay => &self.dot_decay,
-            ViewKind::Alibi => &self.alibi,
-            ViewKind::Patches => &self.patches,
-            ViewKind::Corkscrew => &self.corkscrew,
-            ViewKind::Context => &self.context,
-            ViewKind::Relative => &self.relative,
-            ViewKind::Tour => &self.tour,
-            ViewKind::Learned => &self.learned,
-            ViewKind::Check => &self.check,
-        }
+        self.views[self.status_index()].view.as_ref()
+    }
+
+    /// The view of type `V` (each view type is registered once).
+    fn view<V: View>(&self) -> &V {
+        self.views
+            .iter()
+            .find_map(|entry| (entry.view.as_ref() as &dyn std::any::Any).downcast_ref::<V>())
+            .unwrap_or_else(|| unreachable!("every view type is in the registry"))
+    }
+
+    fn view_mut<V: View>(&mut self) -> &mut V {
+        self.views
+            .iter_mut()
+            .find_map(|entry| (entry.view.as_mut() as &mut dyn std::any::Any).downcast_mut::<V>())
+            .unwrap_or_else(|| unreachable!("every view type is in the registry"))
     }
 
     fn side_panel_ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("poslab");
         ui.label("View");
-        for view in ViewKind::ALL {
-            ui.selectable_value(&mut self.state.view, view, view.label());
+        for entry in &self.views {
+            ui.selectable_value(&mut self.state.view, entry.kind, entry.kind.label());
         }
         ui.separator();
         let view = self.state.view;
@@ -332,10 +303,11 @@ impl PoslabApp {
         });
     }
 
+    /// Where the current view sits in the registry (and its status in `statuses`).
     fn status_index(&self) -> usize {
-        ViewKind::ALL
+        self.views
             .iter()
-            .position(|&view| view == self.state.view)
+            .position(|entry| entry.kind == self.state.view)
             .unwrap_or(0)
     }
 
@@ -418,7 +390,7 @@ impl eframe::App for PoslabApp {
         let open = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::O);
         if ui.input_mut(|i| i.consume_shortcut(&open)) {
             self.state.view = ViewKind::Check;
-            self.check.open_dialog(ui.ctx());
+            self.view_mut::<CheckView>().open_dialog(ui.ctx());
         }
         self.export.reduce = self.state.reduce;
         let save = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::S);
@@ -436,10 +408,7 @@ impl eframe::App for PoslabApp {
                 .iter()
                 .any(|f| crate::import::tables::TableFormat::from_path(f.path()).is_some())
         });
-        let takes_tables = self.state.view == ViewKind::Patches
-            || self.state.view == ViewKind::Learned
-            || (self.state.view == ViewKind::Context
-                && self.context.mode == crate::views::context::LabMode::Vision);
+        let takes_tables = self.current_view().takes_dropped_tables();
         if dropped_table && !takes_tables {
             self.state.view = ViewKind::Check;
         }
@@ -456,18 +425,7 @@ impl eframe::App for PoslabApp {
             let kind = self.state.view;
             crate::widgets::explainer::explainer_ui(ui, kind.label(), &kind.explanation());
             self.view_size = ui.available_size();
-            let view: &mut dyn View = match self.state.view {
-                ViewKind::Sinusoidal => &mut self.sinusoidal,
-                ViewKind::DotDecay => &mut self.dot_decay,
-                ViewKind::Alibi => &mut self.alibi,
-                ViewKind::Patches => &mut self.patches,
-                ViewKind::Corkscrew => &mut self.corkscrew,
-                ViewKind::Context => &mut self.context,
-                ViewKind::Relative => &mut self.relative,
-                ViewKind::Tour => &mut self.tour,
-                ViewKind::Learned => &mut self.learned,
-                ViewKind::Check => &mut self.check,
-            };
+            let view: &mut dyn View = self.views[status_index].view.as_mut();
             self.statuses[status_index].pending.clear();
             let mut ctx = ViewContext {
                 shared: &self.state.shared,
@@ -496,15 +454,9 @@ impl eframe::App for PoslabApp {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, STATE_KEY, &self.state);
-        eframe::set_value(storage, &view_key(ViewKind::Sinusoidal), &self.sinusoidal);
-        eframe::set_value(storage, &view_key(ViewKind::DotDecay), &self.dot_decay);
-        eframe::set_value(storage, &view_key(ViewKind::Alibi), &self.alibi);
-        eframe::set_value(storage, &view_key(ViewKind::Patches), &self.patches);
-        eframe::set_value(storage, &view_key(ViewKind::Corkscrew), &self.corkscrew);
-        eframe::set_value(storage, &view_key(ViewKind::Context), &self.context);
-        eframe::set_value(storage, &view_key(ViewKind::Relative), &self.relative);
-        eframe::set_value(storage, &view_key(ViewKind::Tour), &self.tour);
-        eframe::set_value(storage, &view_key(ViewKind::Learned), &self.learned);
+        for entry in &self.views {
+            entry.save(storage);
+        }
     }
 }
 

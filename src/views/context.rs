@@ -1501,6 +1501,11 @@ impl ContextView {
 }
 
 impl View for ContextView {
+    /// The vision half takes a learned position table dropped on the window.
+    fn takes_dropped_tables(&self) -> bool {
+        self.mode == LabMode::Vision
+    }
+
     fn export(&self, _: &crate::app::params::SharedParams) -> Option<crate::views::ViewExport> {
         if self.mode == LabMode::Vision {
             let figure = self.vision_figure();

@@ -415,6 +415,10 @@ fn columns_text(columns: &[usize]) -> String {
 }
 
 impl View for LearnedView {
+    fn takes_dropped_tables(&self) -> bool {
+        true
+    }
+
     fn export(&self, _shared: &crate::app::params::SharedParams) -> Option<ViewExport> {
         let (analysis, _) = self.analysis.as_ref()?;
         let dim = analysis.learned.table.ncols();

@@ -34,12 +34,91 @@ pub struct ViewContext<'a> {
 }
 
 /// A view of the app.
-pub trait View {
+pub trait View: std::any::Any {
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>);
 
     /// The view's figure and the table behind it, as they are now, for export; `None` for a
     /// view with nothing to export.
     fn export(&self, shared: &SharedParams) -> Option<ViewExport>;
+
+    /// Whether a table dropped on the window is this view's to open (otherwise the Check view
+    /// opens it).
+    fn takes_dropped_tables(&self) -> bool {
+        false
+    }
+}
+
+/// Writes a view (as `Any`) to storage under a key.
+type SaveView = fn(&dyn std::any::Any, &mut dyn eframe::Storage, &str);
+
+/// A view in the registry: the view, what it is, and how its own settings are saved.
+pub struct Registered {
+    pub kind: ViewKind,
+    pub view: Box<dyn View>,
+    /// Writes the view's settings under its key; `None` for a view that keeps none.
+    save: Option<SaveView>,
+}
+
+impl Registered {
+    /// A view whose settings survive a restart, read back from `storage` (each view under a
+    /// key of its own, so that one that no longer reads back costs only that view its
+    /// settings).
+    fn saved<V>(kind: ViewKind, storage: Option<&dyn eframe::Storage>) -> Self
+    where
+        V: View + Default + serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let view: V = storage
+            .and_then(|storage| eframe::get_value(storage, &view_key(kind)))
+            .unwrap_or_default();
+        Self {
+            kind,
+            view: Box::new(view),
+            save: Some(|view, storage, key| {
+                if let Some(view) = view.downcast_ref::<V>() {
+                    eframe::set_value(storage, key, view);
+                }
+            }),
+        }
+    }
+
+    /// A view that keeps no settings between runs.
+    fn unsaved<V: View + Default>(kind: ViewKind) -> Self {
+        Self {
+            kind,
+            view: Box::new(V::default()),
+            save: None,
+        }
+    }
+
+    /// Writes the view's settings to `storage`.
+    pub fn save(&self, storage: &mut dyn eframe::Storage) {
+        if let Some(save) = self.save {
+            let view: &dyn std::any::Any = self.view.as_ref();
+            save(view, storage, &view_key(self.kind));
+        }
+    }
+}
+
+/// The key a view's own settings are saved under.
+pub fn view_key(view: ViewKind) -> String {
+    format!("{}.view.{view:?}", crate::app::STATE_KEY)
+}
+
+/// Every view, in the order the picker lists them, with its settings read back from
+/// `storage`: adding a view is its module and one line here (and its [`ViewKind`]).
+pub fn registry(storage: Option<&dyn eframe::Storage>) -> Vec<Registered> {
+    vec![
+        Registered::saved::<tour::TourView>(ViewKind::Tour, storage),
+        Registered::saved::<sinusoidal::SinusoidalView>(ViewKind::Sinusoidal, storage),
+        Registered::saved::<dot_decay::DotDecayView>(ViewKind::DotDecay, storage),
+        Registered::saved::<relative::RelativeView>(ViewKind::Relative, storage),
+        Registered::saved::<alibi::AlibiView>(ViewKind::Alibi, storage),
+        Registered::saved::<corkscrew::CorkscrewView>(ViewKind::Corkscrew, storage),
+        Registered::saved::<patches::PatchView>(ViewKind::Patches, storage),
+        Registered::saved::<learned::LearnedView>(ViewKind::Learned, storage),
+        Registered::saved::<context::ContextView>(ViewKind::Context, storage),
+        Registered::unsaved::<check::CheckView>(ViewKind::Check),
+    ]
 }
 
 /// What a view exports: its figure, and the table behind it.
@@ -79,18 +158,10 @@ pub enum ViewKind {
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 10] = [
-        ViewKind::Tour,
-        ViewKind::Sinusoidal,
-        ViewKind::DotDecay,
-        ViewKind::Relative,
-        ViewKind::Alibi,
-        ViewKind::Corkscrew,
-        ViewKind::Patches,
-        ViewKind::Learned,
-        ViewKind::Context,
-        ViewKind::Check,
-    ];
+    /// Every view, in the picker's order: the registry's.
+    pub fn all() -> Vec<ViewKind> {
+        registry(None).iter().map(|entry| entry.kind).collect()
+    }
 
     pub fn label(self) -> &'static str {
         match self {

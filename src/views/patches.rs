@@ -198,6 +198,11 @@ impl PatchView {
 }
 
 impl View for PatchView {
+    /// Mixed RoPE frequencies dropped as a `.npy` are the patch maps'.
+    fn takes_dropped_tables(&self) -> bool {
+        true
+    }
+
     fn export(
         &self,
         shared: &crate::app::params::SharedParams,
