@@ -121,32 +121,20 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
             (allowed, None) => Ok(Some(allowed)),
         }
     };
-    let whole = |flag: &str, text: &Option<String>, value: Option<f64>| match (text, value) {
-        (Some(text), Some(v)) if v.fract() != 0.0 => Err(CliError::usage(format!(
-            "--{flag} {text}: a whole number is needed"
-        ))),
-        _ => Ok(value),
+    // A count: the allowed value must be whole too.
+    let count = |flag: &str, param: SharedParam, text: &Option<String>| {
+        let value = checked(flag, param, text)?;
+        match (text, value) {
+            (Some(text), Some(v)) if v.fract() != 0.0 => Err(CliError::usage(format!(
+                "--{flag} {text}: a whole number is needed"
+            ))),
+            _ => Ok(value),
+        }
     };
-    let dim = whole(
-        "dim",
-        &args.dim,
-        checked("dim", SharedParam::Dim, &args.dim)?,
-    )?;
-    let seq = whole(
-        "seq",
-        &args.seq,
-        checked("seq", SharedParam::Seq, &args.seq)?,
-    )?;
-    let start = whole(
-        "start",
-        &args.start,
-        checked("start", SharedParam::Start, &args.start)?,
-    )?;
-    let heads = whole(
-        "heads",
-        &args.heads,
-        checked("heads", SharedParam::Heads, &args.heads)?,
-    )?;
+    let dim = count("dim", SharedParam::Dim, &args.dim)?;
+    let seq = count("seq", SharedParam::Seq, &args.seq)?;
+    let start = count("start", SharedParam::Start, &args.start)?;
+    let heads = count("heads", SharedParam::Heads, &args.heads)?;
     let base = checked("base", SharedParam::Base, &args.base)?;
     Ok(AppLaunch {
         view: args.view,

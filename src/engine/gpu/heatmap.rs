@@ -474,17 +474,8 @@ impl GpuEngine {
             mapped_at_creation: false,
         });
         self.reduce_into(spec, window, reduce, &values)?;
-        let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("reduced window readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(&values, 0, &readable, 0, bytes);
-        self.queue.submit([encoder.finish()]);
         let mut values: Vec<f32> =
-            bytemuck::cast_slice(&self.read_mapped(&readable, bytes)?).to_vec();
+            bytemuck::cast_slice(&self.read_buffer(&values, bytes)?).to_vec();
         values.truncate(window.rows.len() * window.cols.len());
         Ok(values)
     }
@@ -492,16 +483,7 @@ impl GpuEngine {
     /// The heatmap's values, copied back (for tests and exports).
     pub fn read_heatmap_values(&self, heatmap: &GpuHeatmap) -> Result<Vec<f32>, EngineError> {
         let bytes = heatmap.values.size();
-        let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("heatmap values readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(&heatmap.values, 0, &readable, 0, bytes);
-        self.queue.submit([encoder.finish()]);
-        Ok(bytemuck::cast_slice(&self.read_mapped(&readable, bytes)?).to_vec())
+        Ok(bytemuck::cast_slice(&self.read_buffer(&heatmap.values, bytes)?).to_vec())
     }
 
     /// The heatmap's pixels, rgba8 in row order, copied back (for tests).

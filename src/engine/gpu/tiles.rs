@@ -362,6 +362,25 @@ impl GpuEngine {
         Ok((words, kernel_time))
     }
 
+    /// The first `bytes` of a `COPY_SRC` buffer, copied through a readable one (waits for the
+    /// device: for worker threads and tests, never a frame).
+    pub(super) fn read_buffer(
+        &self,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+    ) -> Result<Vec<u8>, EngineError> {
+        let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(buffer, 0, &readable, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        self.read_mapped(&readable, bytes)
+    }
+
     /// Maps the first `bytes` of a `MAP_READ` buffer, copies them out and unmaps it.
     pub(super) fn read_mapped(
         &self,
