@@ -344,3 +344,37 @@ impl View for AlibiView {
         }
     }
 }
+
+/// The view in the picker: its name, first hint, explanation and the shared controls it leaves
+/// unused.
+pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
+    label: "ALiBi",
+    hint: "Pick a head, or All heads to compare them · move the query to see what it attends to · hover for the bias",
+    explanation: crate::views::explain::Explanation {
+        formula: "bias[h, i, j] = −m_h·|i − j|,  m_h = 2^(−8(h+1)/H) for H heads (H a power of two)",
+        reading: "The matrix: query i down, key j across, colour the bias added to the attention logit (0 on the diagonal, more negative further away; \
+              causal mode masks keys after the query). The slopes: one per head on a log axis. \
+              The curves: the query's attention over the keys when every content score is equal, i.e. the softmax of its bias row.",
+        convention: "Slopes as get_slopes in ofirpress/attention_with_linear_biases, including its rule for a head count that is not a power of two \
+                 (the slopes of the next power down, then every other slope of twice that many).",
+        try_these: &[
+            "Tick All heads: the first head looks only a few tokens back, the last one almost everywhere.",
+            "Set Heads to 12 and look at the slopes: not one geometric series, but two interleaved.",
+            "Move the query to the last position and compare the heads' attention curves.",
+        ],
+    },
+    unused: unused_controls,
+};
+
+/// Why this view does not use a shared control, or `None` where it does (its control is then
+/// disabled with this as the tooltip).
+fn unused_controls(param: crate::app::params::SharedParam) -> Option<&'static str> {
+    use crate::app::params::SharedParam::*;
+    match param {
+        Dim | Base | Layout | Spacing => {
+            Some("ALiBi has no frequencies: its bias is -m·|i - j| with one slope m per head")
+        }
+        Start => Some("ALiBi depends only on the distance i - j, not on where the sequence starts"),
+        _ => None,
+    }
+}

@@ -724,3 +724,24 @@ impl View for CheckView {
         });
     }
 }
+
+/// The view in the picker: its name, first hint, explanation and the shared controls it leaves
+/// unused.
+pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
+    label: "Check a table",
+    hint: "Open (Ctrl+O) or drop a .npy, .csv or .safetensors table · Identify it, or compare it with a kind",
+    explanation: crate::views::explain::Explanation {
+        formula: "difference = loaded − reference; a file matches when |loaded − reference| ≤ atol + rtol·|reference| everywhere \
+              (or, for float32, when it equals PyTorch's own float32 computation to the contract's ulps)",
+        reading: "Three aligned heatmaps on the same axes: poslab's reference, the loaded table, and their difference, \
+              with the largest errors and where they are. Identify tries every kind and convention and names the closest.",
+        convention: "The references are the table contract's: Hugging Face transformers and Meta's Llama for RoPE (scaling and partial rotary included), \
+                 ofirpress for ALiBi (and BLOOM's and MPT's stored forms), MAE for 2D sin-cos, tensor2tensor for t2t spacing.",
+        try_these: &[
+            "Write a table with poslab table sinusoidal --layout split -o t.npy, open it and press Identify.",
+            "Open a cos cache saved from a transformers model: Identify names its scaling and rotary width.",
+            "Compare a table with the wrong layout on purpose and read where the errors sit.",
+        ],
+    },
+    unused: crate::views::uses_every_control,
+};

@@ -1704,3 +1704,33 @@ impl View for ContextView {
         }
     }
 }
+
+/// The view in the picker: its name, first hint, explanation and the shared controls it leaves
+/// unused.
+pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
+    label: "Context extension",
+    hint: "Pick a model and a target length L' · tick methods to compare · hover a pair for its wavelengths, the map for its angle",
+    explanation: crate::views::explain::Explanation {
+        formula: "Pair i turns θ_i per position. A method changes it to θ'_i (PI: θ_i/s; NTK-aware: base·s^(d/(d−2)); YaRN and Llama 3: by wavelength band). \
+              A cell (p, i) is unseen when p·θ'_i mod 2π lies beyond the angles (L−1)·θ_i that training reached",
+        reading: "Wavelengths: pair across, 2π/θ'_i up on a log axis, the training length L and the target L' marked. \
+              The map: distance p down, pair across, coloured where the angle was never seen. \
+              The tabs: a score fitted within L evaluated past it, RoFormer's decay, ALiBi at L', the survey's accuracies. \
+              The vision half: a ViT's table resampled to a bigger grid against the table made for it.",
+        convention: "Scalings as Hugging Face transformers' rope initialisers (linear, dynamic, yarn, llama3, longrope), from the model's config.json; \
+                 resampling as timm's resample_abs_pos_embed on MAE's table.",
+        try_these: &[
+            "Llama 2 at L' = 16384: with extrapolation the slow pairs are unseen from distance 4096; tick PI and the map empties.",
+            "Open the score tab: a score fitted within L explodes past it when extrapolated, and stays bounded under PI.",
+            "Switch to Vision and raise the grid to 24: the resampled table is not the one the formula gives for that grid.",
+        ],
+    },
+    unused: unused_controls,
+};
+
+/// Why this view leaves the side panel's controls unused: all of them, for one reason.
+fn unused_controls(_: crate::app::params::SharedParam) -> Option<&'static str> {
+    Some(
+        "The context-extension lab takes the head width, base and lengths from the model chosen in the view",
+    )
+}

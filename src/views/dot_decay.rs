@@ -332,3 +332,33 @@ impl View for DotDecayView {
         }
     }
 }
+
+/// The view in the picker: its name, first hint, explanation and the shared controls it leaves
+/// unused.
+pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
+    label: "Dot-product decay",
+    hint: "Move the anchor row · pin a curve, then change the base or dimension to compare · hover the matrix for PE[i]·PE[j]",
+    explanation: crate::views::explain::Explanation {
+        formula: "PE[a]·PE[a+k] = Σ_i (sin(aω_i) sin((a+k)ω_i) + cos(aω_i) cos((a+k)ω_i)) = Σ_i cos(k·ω_i)",
+        reading: "The curve: offset k across, the dot product up (normalised: divided by d/2, its value at k = 0). \
+              The matrix: PE[i]·PE[j] for every pair of rows; it is constant along each diagonal because it depends only on j − i.",
+        convention: "The same sinusoidal table as the Sinusoidal view (its layout and spacing do not change dot products). \
+                 \"RoPE long-term decay\" is RoFormer's bound (section 3.4.3): the mean of the partial sums |Σ e^{i k θ_j}|, which shrinks with distance.",
+        try_these: &[
+            "Move the anchor row: the curve does not move, since the product only sees the offset.",
+            "Pin the curve, then set the base to 100: every frequency is faster, so the curve falls sooner and ripples.",
+            "Halve the dimension and compare with the pinned curve: fewer frequencies, a rougher decay.",
+        ],
+    },
+    unused: unused_controls,
+};
+
+/// Why this view does not use a shared control, or `None` where it does (its control is then
+/// disabled with this as the tooltip).
+fn unused_controls(param: crate::app::params::SharedParam) -> Option<&'static str> {
+    use crate::app::params::SharedParam::*;
+    match param {
+        Heads => Some("Sinusoidal tables have no heads: every head adds the same table"),
+        _ => None,
+    }
+}

@@ -520,3 +520,32 @@ impl View for LearnedView {
         }
     }
 }
+
+/// The view in the picker: its name, first hint, explanation and the shared controls it leaves
+/// unused.
+pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
+    label: "Learned tables",
+    hint: "Open (button), type or drop a .npy or .safetensors position table · hover the similarity for two rows' cosine · 3D: drag to orbit",
+    explanation: crate::views::explain::Explanation {
+        formula: "similarity(i, j) = PE[i]·PE[j] / (|PE[i]| |PE[j]|);  PCA: PE − mean = U S V^T, row i drawn at (U S)[i, 0..3]",
+        reading: "Top row: the learned table; bottom row: the sinusoidal table of the same size. Left: the cosine similarity of every pair of rows \
+              (position i down, j across, −1 to +1). Middle: every row projected on the directions of largest variance, joined in position order \
+              (axes say how much of the variance each carries). Right: the chosen columns against position.",
+        convention: "A learned table is read as stored: [positions, dim] (GPT-2's wpe, BERT's position_embeddings) or timm's [1, positions, dim], \
+                 float16, bfloat16, float32 or float64; the principal components come from nalgebra's singular value decomposition of the centred rows. \
+                 The sinusoidal table is Vaswani et al.'s with base 10000.",
+        try_these: &[
+            "Open GPT-2's wpe: its rows trace a smooth helix-like curve, as the sinusoidal rows do, though nobody asked for one.",
+            "Compare the similarity matrices: a band along the diagonal means near positions look alike.",
+            "Switch to 3D and orbit: a curve that winds round is a set of frequencies, as in the sinusoidal table.",
+        ],
+    },
+    unused: unused_controls,
+};
+
+/// Why this view leaves the side panel's controls unused: all of them, for one reason.
+fn unused_controls(_: crate::app::params::SharedParam) -> Option<&'static str> {
+    Some(
+        "A learned table brings its own positions and width; the sinusoidal table beside it takes the same size",
+    )
+}

@@ -82,7 +82,7 @@ impl Registered {
     }
 
     /// A view that keeps no settings between runs.
-    fn unsaved<V: View + Default>(kind: ViewKind) -> Self {
+    fn unsaved<V: View + Default>(kind: ViewKind, _: Option<&dyn eframe::Storage>) -> Self {
         Self {
             kind,
             view: Box::new(V::default()),
@@ -104,21 +104,12 @@ pub fn view_key(view: ViewKind) -> String {
     format!("{}.view.{view:?}", crate::app::STATE_KEY)
 }
 
-/// Every view, in the order the picker lists them, with its settings read back from
-/// `storage`: adding a view is its module and one line here (and its [`ViewKind`]).
+/// One of every view, in the picker's order, with its settings read back from `storage`.
 pub fn registry(storage: Option<&dyn eframe::Storage>) -> Vec<Registered> {
-    vec![
-        Registered::saved::<tour::TourView>(ViewKind::Tour, storage),
-        Registered::saved::<sinusoidal::SinusoidalView>(ViewKind::Sinusoidal, storage),
-        Registered::saved::<dot_decay::DotDecayView>(ViewKind::DotDecay, storage),
-        Registered::saved::<relative::RelativeView>(ViewKind::Relative, storage),
-        Registered::saved::<alibi::AlibiView>(ViewKind::Alibi, storage),
-        Registered::saved::<corkscrew::CorkscrewView>(ViewKind::Corkscrew, storage),
-        Registered::saved::<patches::PatchView>(ViewKind::Patches, storage),
-        Registered::saved::<learned::LearnedView>(ViewKind::Learned, storage),
-        Registered::saved::<context::ContextView>(ViewKind::Context, storage),
-        Registered::unsaved::<check::CheckView>(ViewKind::Check),
-    ]
+    VIEWS
+        .iter()
+        .map(|class| (class.make)(class.kind, storage))
+        .collect()
 }
 
 /// What a view exports: its figure, and the table behind it.
@@ -160,99 +151,99 @@ pub enum ViewKind {
 impl ViewKind {
     /// Every view, in the picker's order: the registry's.
     pub fn all() -> Vec<ViewKind> {
-        registry(None).iter().map(|entry| entry.kind).collect()
+        VIEWS.iter().map(|class| class.kind).collect()
     }
 
+    /// What the view is, from its module.
+    pub fn info(self) -> &'static ViewInfo {
+        VIEWS
+            .iter()
+            .find(|class| class.kind == self)
+            .map(|class| class.info)
+            .unwrap_or_else(|| unreachable!("every view kind is in VIEWS"))
+    }
+
+    /// The view's name in the picker.
     pub fn label(self) -> &'static str {
-        match self {
-            ViewKind::Sinusoidal => "Sinusoidal table",
-            ViewKind::DotDecay => "Dot-product decay",
-            ViewKind::Alibi => "ALiBi",
-            ViewKind::Patches => "2D patch maps",
-            ViewKind::Corkscrew => "RoPE corkscrew (3D)",
-            ViewKind::Context => "Context extension",
-            ViewKind::Check => "Check a table",
-            ViewKind::Relative => "Relative positions",
-            ViewKind::Tour => "From counting to sinusoids",
-            ViewKind::Learned => "Learned tables",
-        }
+        self.info().label
     }
 
     /// What to do first in this view, in one line (the status bar shows it).
     pub fn hint(self) -> &'static str {
-        match self {
-            ViewKind::Sinusoidal => {
-                "Click a column to plot it · scroll to zoom, drag to pan, double-click to reset · hover a cell for its value"
-            }
-            ViewKind::DotDecay => {
-                "Move the anchor row · pin a curve, then change the base or dimension to compare · hover the matrix for PE[i]·PE[j]"
-            }
-            ViewKind::Alibi => {
-                "Pick a head, or All heads to compare them · move the query to see what it attends to · hover for the bias"
-            }
-            ViewKind::Corkscrew => {
-                "Drag to orbit, scroll to zoom · Play (Space) or the arrow keys move the query · lock the offset to see the score stay put"
-            }
-            ViewKind::Patches => {
-                "Click a patch to make it the query · pick what each map shows · hover a patch for its value"
-            }
-            ViewKind::Context => {
-                "Pick a model and a target length L' · tick methods to compare · hover a pair for its wavelengths, the map for its angle"
-            }
-            ViewKind::Check => {
-                "Open (Ctrl+O) or drop a .npy, .csv or .safetensors table · Identify it, or compare it with a kind"
-            }
-            ViewKind::Learned => {
-                "Open (button), type or drop a .npy or .safetensors position table · hover the similarity for two rows' cosine · 3D: drag to orbit"
-            }
-            ViewKind::Tour => {
-                "Step with Prev and Next, the step list or the arrow keys · every slider works in every step that uses it · hover a cell for its value"
-            }
-            ViewKind::Relative => {
-                "Pick a scheme above the boards · hover a cell for what it holds · skew trick: the arrow keys step, Space plays"
-            }
-        }
+        self.info().hint
     }
 
     /// Why this view does not use a shared parameter, or `None` when it does: its control is
     /// disabled with this as the tooltip.
     pub fn unused_reason(self, param: SharedParam) -> Option<&'static str> {
-        use SharedParam::*;
-        match (self, param) {
-            (ViewKind::Sinusoidal | ViewKind::DotDecay, Heads) => {
-                Some("Sinusoidal tables have no heads: every head adds the same table")
-            }
-            (ViewKind::Alibi, Dim | Base | Layout | Spacing) => {
-                Some("ALiBi has no frequencies: its bias is -m·|i - j| with one slope m per head")
-            }
-            (ViewKind::Alibi, Start) => {
-                Some("ALiBi depends only on the distance i - j, not on where the sequence starts")
-            }
-            (ViewKind::Corkscrew, Heads) => {
-                Some("RoPE rotates every head's query and key the same way")
-            }
-            (ViewKind::Corkscrew, Spacing) => {
-                Some("RoPE's frequencies are base^(-2i/d) (Vaswani spacing) in every reference")
-            }
-            (ViewKind::Patches, Seq | Start) => {
-                Some("The patch maps take their positions from the patch grid set in the view")
-            }
-            (ViewKind::Learned, _) => Some(
-                "A learned table brings its own positions and width; the sinusoidal table beside it takes the same size",
-            ),
-            (ViewKind::Tour, _) => Some(
-                "The tour sets its own length, width and base above its pictures, so that they stay with the lesson",
-            ),
-            (ViewKind::Relative, _) => Some(
-                "The relative view sets its own small lengths in the view, so that every cell can be read",
-            ),
-            (ViewKind::Context, _) => Some(
-                "The context-extension lab takes the head width, base and lengths from the model chosen in the view",
-            ),
-            (ViewKind::Patches, Layout | Spacing) => {
-                Some("2D encodings fix their own layout (MAE: sin then cos; rope-vit: x then y)")
-            }
-            _ => None,
+        (self.info().unused)(param)
+    }
+
+    /// What this view shows, explained.
+    pub fn explanation(self) -> explain::Explanation {
+        self.info().explanation
+    }
+}
+
+/// What a view is before any of it is drawn: its name in the picker, its first hint, its
+/// explanation, and why it leaves shared controls unused. Each view's module holds its own as
+/// `INFO`.
+pub struct ViewInfo {
+    pub label: &'static str,
+    /// What to do first, in one line (the status bar shows it).
+    pub hint: &'static str,
+    pub explanation: explain::Explanation,
+    /// Why the view does not use a shared parameter, or `None` when it does.
+    pub unused: fn(SharedParam) -> Option<&'static str>,
+}
+
+/// For a view that uses every shared control.
+pub fn uses_every_control(_: SharedParam) -> Option<&'static str> {
+    None
+}
+
+/// A view class in the registry: its kind, what it is, and how one is made (its settings read
+/// back from storage).
+pub struct ViewClass {
+    pub kind: ViewKind,
+    pub info: &'static ViewInfo,
+    make: fn(ViewKind, Option<&dyn eframe::Storage>) -> Registered,
+}
+
+impl ViewClass {
+    /// A view whose settings survive a restart.
+    const fn saved<V>(kind: ViewKind, info: &'static ViewInfo) -> Self
+    where
+        V: View + Default + serde::Serialize + serde::de::DeserializeOwned,
+    {
+        Self {
+            kind,
+            info,
+            make: Registered::saved::<V>,
+        }
+    }
+
+    /// A view that keeps no settings between runs.
+    const fn unsaved<V: View + Default>(kind: ViewKind, info: &'static ViewInfo) -> Self {
+        Self {
+            kind,
+            info,
+            make: Registered::unsaved::<V>,
         }
     }
 }
+
+/// Every view, in the order the picker lists them: adding a view is its module (with its
+/// `INFO`), its [`ViewKind`] and one line here.
+pub const VIEWS: &[ViewClass] = &[
+    ViewClass::saved::<tour::TourView>(ViewKind::Tour, &tour::INFO),
+    ViewClass::saved::<sinusoidal::SinusoidalView>(ViewKind::Sinusoidal, &sinusoidal::INFO),
+    ViewClass::saved::<dot_decay::DotDecayView>(ViewKind::DotDecay, &dot_decay::INFO),
+    ViewClass::saved::<relative::RelativeView>(ViewKind::Relative, &relative::INFO),
+    ViewClass::saved::<alibi::AlibiView>(ViewKind::Alibi, &alibi::INFO),
+    ViewClass::saved::<corkscrew::CorkscrewView>(ViewKind::Corkscrew, &corkscrew::INFO),
+    ViewClass::saved::<patches::PatchView>(ViewKind::Patches, &patches::INFO),
+    ViewClass::saved::<learned::LearnedView>(ViewKind::Learned, &learned::INFO),
+    ViewClass::saved::<context::ContextView>(ViewKind::Context, &context::INFO),
+    ViewClass::unsaved::<check::CheckView>(ViewKind::Check, &check::INFO),
+];

@@ -332,3 +332,39 @@ impl View for PatchView {
         }
     }
 }
+
+/// The view in the picker: its name, first hint, explanation and the shared controls it leaves
+/// unused.
+pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
+    label: "2D patch maps",
+    hint: "Click a patch to make it the query · pick what each map shows · hover a patch for its value",
+    explanation: crate::views::explain::Explanation {
+        formula: "For the query patch and a patch at offset (Δx, Δy): distances √(Δx²+Δy²), |Δx|+|Δy|, max(|Δx|, |Δy|); \
+              2D ALiBi −m_h·√(Δx²+Δy²); the similarities are the mean over frequency pairs of cos(f_x·Δx + f_y·Δy)",
+        reading: "Each map is the patch grid: colour is the value that patch gets with the outlined query. \
+              The matrix below holds every query's row at once, [P, P] with patches in raster order (patch k at column k mod W, row k div W).",
+        convention: "2D ALiBi as CROMA; axial and mixed RoPE as naver-ai/rope-vit (axial theta 100; mixed frequencies from its random initialisation or a file); \
+                 sin-cos as MAE's get_2d_sincos_pos_embed.",
+        try_these: &[
+            "Compare Euclidean distance with axial RoPE: axial RoPE sees x and y separately, so its similarity is a cross, not a disc.",
+            "Click a corner patch and look at the matrix: raster order splits neighbours in the same column W entries apart.",
+            "Pick mixed RoPE: its frequencies mix x and y, so the stripes turn oblique.",
+        ],
+    },
+    unused: unused_controls,
+};
+
+/// Why this view does not use a shared control, or `None` where it does (its control is then
+/// disabled with this as the tooltip).
+fn unused_controls(param: crate::app::params::SharedParam) -> Option<&'static str> {
+    use crate::app::params::SharedParam::*;
+    match param {
+        Seq | Start => {
+            Some("The patch maps take their positions from the patch grid set in the view")
+        }
+        Layout | Spacing => {
+            Some("2D encodings fix their own layout (MAE: sin then cos; rope-vit: x then y)")
+        }
+        _ => None,
+    }
+}

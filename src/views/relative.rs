@@ -409,3 +409,30 @@ impl View for RelativeView {
         }
     }
 }
+
+/// The view in the picker: its name, first hint, explanation and the shared controls it leaves
+/// unused.
+pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
+    label: "Relative positions",
+    hint: "Pick a scheme above the boards · hover a cell for what it holds · skew trick: the arrow keys step, Space plays",
+    explanation: crate::views::explain::Explanation {
+        formula: "logit(i, j) = q_i·k_j + b(j − i): Shaw adds q_i·w[clip(j − i, −K, K)], T5 a learned bias per bucket(j − i), ALiBi −m·|j − i|",
+        reading: "Every board is the attention matrix's shape: query i down, key j across, one labelled cell per pair (hover for what it holds). \
+              Colour follows the number in the cell. White borders separate regions: clipped offsets, T5's exact and logarithmic buckets, \
+              the part of the skew trick's array that the final slice keeps.",
+        convention: "Clipping as Shaw, Uszkoreit and Vaswani (2018); buckets as Hugging Face T5's _relative_position_bucket (in float32, as torch computes it); \
+                 ALiBi slopes as ofirpress; the skew trick as Music Transformer's, in the pad-flatten-pad-reshape-slice form of lucidrains' relative_to_absolute; \
+                 2D offsets as Stand-Alone Self-Attention and the Bottleneck Transformer (row and column embeddings summed).",
+        try_these: &[
+            "Offsets: every diagonal holds one number; a relative scheme can only tell the diagonals apart.",
+            "T5: untick Bidirectional and every later key falls into bucket 0, with the query itself.",
+            "Skew trick: press Play, then watch row i slide i places right at the reshape, lining each offset up under its key.",
+        ],
+    },
+    unused: unused_controls,
+};
+
+/// Why this view leaves the side panel's controls unused: all of them, for one reason.
+fn unused_controls(_: crate::app::params::SharedParam) -> Option<&'static str> {
+    Some("The relative view sets its own small lengths in the view, so that every cell can be read")
+}

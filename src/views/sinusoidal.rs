@@ -295,3 +295,34 @@ impl View for SinusoidalView {
         }
     }
 }
+
+/// The view in the picker: its name, first hint, explanation and the shared controls it leaves
+/// unused.
+pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
+    label: "Sinusoidal table",
+    hint: "Click a column to plot it · scroll to zoom, drag to pan, double-click to reset · hover a cell for its value",
+    explanation: crate::views::explain::Explanation {
+        formula: "PE[p, 2i] = sin(p·ω_i),  PE[p, 2i+1] = cos(p·ω_i),  ω_i = base^(−2i/d)",
+        reading: "Rows are positions p (from Start down), columns the d dimensions; colour is the value, from −1 to +1. \
+              Each sine/cosine pair turns like a clock hand at its own speed ω_i: the left columns flicker every few rows, \
+              the right ones change so slowly that they look constant. Where a pixel covers several rows, it shows their mean, min or max (side panel).",
+        convention: "Interleaved layout with Vaswani spacing is the formula of \"Attention Is All You Need\". \
+                 Split layout (all sines, then all cosines) with t2t spacing base^(−i/(d/2−1)) is tensor2tensor's get_timing_signal_1d and fairseq's.",
+        try_these: &[
+            "Drag the base to 500000 and watch the right-hand columns freeze: their wavelength 2π·base^(2i/d) is far longer than the sequence.",
+            "Click a column to plot it against position; its wavelength is marked.",
+            "Set Start to 1000000: the table still looks the same, because a position only sets angles, and angles wrap.",
+        ],
+    },
+    unused: unused_controls,
+};
+
+/// Why this view does not use a shared control, or `None` where it does (its control is then
+/// disabled with this as the tooltip).
+fn unused_controls(param: crate::app::params::SharedParam) -> Option<&'static str> {
+    use crate::app::params::SharedParam::*;
+    match param {
+        Heads => Some("Sinusoidal tables have no heads: every head adds the same table"),
+        _ => None,
+    }
+}

@@ -421,3 +421,32 @@ impl TourControl {
         }
     }
 }
+
+/// The view in the picker: its name, first hint, explanation and the shared controls it leaves
+/// unused.
+pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
+    label: "From counting to sinusoids",
+    hint: "Step with Prev and Next, the step list or the arrow keys · every slider works in every step that uses it · hover a cell for its value",
+    explanation: crate::views::explain::Explanation {
+        formula: "from PE[p] = p, through bits and sines, to PE[p, 2i] = sin(p·ω_i), PE[p, 2i+1] = cos(p·ω_i), ω_i = base^(−2i/d), with PE[p + Δ] = PE[p]·T(Δ)",
+        reading: "Nine steps, each a guess at a position code and what is wrong with it, or a property of the final table. \
+              Curves: position or offset across, the code's value up. Heatmaps: positions down, columns across, colour the value \
+              (−1 to +1 for sines, 0 to 1 for bits; T(Δ)'s rows and columns are the table's columns). The orange line under the text is measured on the settings above.",
+        convention: "The final table is Vaswani et al.'s (sine and cosine interleaved, frequencies base^(−2i/d)), as poslab's sinusoidal table and the annotated transformer; \
+                 the binary table is poslab's binary table, least significant bit first. The steps follow Kernes' \"Master Positional Encoding: Part I\", \
+                 whose figure is the dot product at d = 128, L = 256 anchored at 128 (step 8's defaults).",
+        try_these: &[
+            "Step 3: raise L past a power of two and watch one more column start to flip.",
+            "Step 7: drag Δ to 10000; the largest error of PE[p]·T(Δ) stays at the last bits of a float64.",
+            "Step 9: drag the base down to 100 and the white edge sweeps right: more dials turn within the same length.",
+        ],
+    },
+    unused: unused_controls,
+};
+
+/// Why this view leaves the side panel's controls unused: all of them, for one reason.
+fn unused_controls(_: crate::app::params::SharedParam) -> Option<&'static str> {
+    Some(
+        "The tour sets its own length, width and base above its pictures, so that they stay with the lesson",
+    )
+}

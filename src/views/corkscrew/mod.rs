@@ -693,3 +693,36 @@ fn layout_of(shared: &crate::app::params::SharedParams) -> RopeLayout {
         RopeLayout::Half
     }
 }
+
+/// The view in the picker: its name, first hint, explanation and the shared controls it leaves
+/// unused.
+pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
+    label: "RoPE corkscrew (3D)",
+    hint: "Drag to orbit, scroll to zoom · Play (Space) or the arrow keys move the query · lock the offset to see the score stay put",
+    explanation: crate::views::explain::Explanation {
+        formula: "RoPE rotates pair i of a query at position m by m·θ_i, θ_i = base^(−2i/d); \
+              q_m·k_n = Re Σ_i q_i conj(k_i) e^{i(m−n)θ_i}, so the score depends only on m − n",
+        reading: "Each helix is one frequency pair: position runs along its axis, the rotated pair's two coordinates go round it. \
+              The marker is the query's position m, the ring the key's position n. The insets show each pair's rotated query and key \
+              and what they add to the score; the spectrum shows every pair's frequency against the sequence.",
+        convention: "Interleaved pairs (2i, 2i+1) as Meta's Llama apply_rotary_emb and RoFormer; half pairs (i, i + d/2) as Hugging Face rotate_half and GPT-NeoX. \
+                 Both rotate the same way; they pair different coordinates.",
+        try_these: &[
+            "Lock the offset and press Play: query and key travel together, and the score stays put.",
+            "Drag the base up to 500000: the slow pairs barely turn over the whole sequence.",
+            "Switch the layout and watch the pairing diagram: which coordinates rotate together changes, the geometry does not.",
+        ],
+    },
+    unused: unused_controls,
+};
+
+/// Why this view does not use a shared control, or `None` where it does (its control is then
+/// disabled with this as the tooltip).
+fn unused_controls(param: crate::app::params::SharedParam) -> Option<&'static str> {
+    use crate::app::params::SharedParam::*;
+    match param {
+        Heads => Some("RoPE rotates every head's query and key the same way"),
+        Spacing => Some("RoPE's frequencies are base^(-2i/d) (Vaswani spacing) in every reference"),
+        _ => None,
+    }
+}
