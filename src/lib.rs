@@ -14,6 +14,7 @@ pub mod app;
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod colormap;
 pub mod encoding;
 pub mod engine;
 pub mod export;

@@ -515,7 +515,7 @@ fn the_command_line_figure_equals_the_apps_export() {
         let style = FigureStyle {
             width: 500,
             height: 400,
-            colormap: poslab::widgets::colormap::Colormap::Magma,
+            colormap: poslab::colormap::Colormap::Magma,
             title: Some(format!("view {index}")),
             // Not the default, so that the command line must carry it.
             reduce: poslab::engine::reduce::Reduce::Max,

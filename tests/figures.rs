@@ -2,6 +2,7 @@
 //! requested scale, heatmaps hold the CPU engine's table through the colour map, row 0 on top,
 //! and a failed write leaves nothing behind.
 
+use poslab::colormap::Colormap;
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
 use poslab::encoding::grid::GridParams;
 use poslab::encoding::rope_scaling::ScalingKind;
@@ -14,7 +15,6 @@ use poslab::export::figure::{
     CorkscrewFigure, FigureFormat, FigureSpec, FigureStyle, build_figure,
 };
 use poslab::scene::corkscrew::ProbeVector;
-use poslab::widgets::colormap::Colormap;
 use resvg::usvg;
 
 fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {

@@ -4,12 +4,12 @@
 
 use std::sync::OnceLock;
 
+use poslab::colormap::Colormap;
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
 use poslab::encoding::sinusoidal::SinusoidalParams;
 use poslab::engine::gpu::GpuEngine;
 use poslab::engine::reduce::{Reduce, Sampling, compute_reduced_cpu};
 use poslab::engine::{Strided, Table, TableSpec, Window, cpu};
-use poslab::widgets::colormap::Colormap;
 
 fn gpu() -> &'static GpuEngine {
     static ENGINE: OnceLock<GpuEngine> = OnceLock::new();

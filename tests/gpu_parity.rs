@@ -282,10 +282,10 @@ fn dot_products_stay_within_their_bound_at_large_dims() {
 
 #[test]
 fn work_one_invocation_cannot_finish_is_refused_not_cut_short() {
+    use poslab::colormap::Colormap;
     use poslab::encoding::resample::{ResampleMode, ResampleParams};
     use poslab::engine::Strided;
     use poslab::engine::reduce::Reduce;
-    use poslab::widgets::colormap::Colormap;
     // A 256 x 256 grid averaged into one patch: 513 taps per axis, 513 x 514 steps.
     let input = Array2::from_shape_fn((256 * 256, 2), |(r, c)| (r + c) as f64);
     let shrink = TableSpec::SinCos2dResample {

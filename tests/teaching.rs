@@ -384,7 +384,7 @@ fn the_relative_figures_from_the_command_line_equal_the_apps_export() {
         let style = FigureStyle {
             width: 700,
             height: 500,
-            colormap: poslab::widgets::colormap::Colormap::Magma,
+            colormap: poslab::colormap::Colormap::Magma,
             title: None,
             reduce: Default::default(),
         };

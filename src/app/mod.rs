@@ -11,6 +11,7 @@ pub mod status;
 use eframe::egui_wgpu;
 use serde::{Deserialize, Serialize};
 
+use crate::colormap::Colormap;
 use crate::views::alibi::AlibiView;
 use crate::views::check::CheckView;
 use crate::views::context::ContextView;
@@ -22,7 +23,6 @@ use crate::views::relative::RelativeView;
 use crate::views::sinusoidal::SinusoidalView;
 use crate::views::tour::TourView;
 use crate::views::{Registered, View, ViewContext, ViewKind};
-use crate::widgets::colormap::Colormap;
 use engine::AppEngine;
 use params::{SharedParams, shared_params_ui};
 use status::Status;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
+use crate::colormap::Colormap;
 use crate::encoding::ParamError;
 use crate::encoding::alibi::{AlibiMode, AlibiParams};
 use crate::encoding::grid::GridParams;
@@ -21,7 +22,6 @@ use crate::export::figure::{
 use crate::scene::camera::OrbitCamera;
 use crate::scene::corkscrew::{MAX_DRAWN_POSITIONS, PairSelection, ProbeVector};
 use crate::table_args::{CliError, LayoutArg, flag, table_spec_from_words};
-use crate::widgets::colormap::Colormap;
 
 /// Options of `poslab figure`.
 #[derive(Debug, Clone, Args)]

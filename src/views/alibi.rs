@@ -6,10 +6,10 @@ use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
 use crate::app::engine::AppEngine;
 use crate::app::status::Status;
+use crate::colormap::Colormap;
 use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
 use crate::engine::TableSpec;
 use crate::views::{View, ViewContext};
-use crate::widgets::colormap::Colormap;
 use crate::widgets::heatmap::TableHeatmap;
 
 /// What the view keeps between frames (its settings also between runs).

@@ -1318,7 +1318,7 @@ impl ContextView {
     fn vision_ui(
         &mut self,
         ui: &mut egui::Ui,
-        colormap: crate::widgets::colormap::Colormap,
+        colormap: crate::colormap::Colormap,
         engine: &crate::app::engine::AppEngine,
     ) {
         use crate::encoding::resample::ResampleMode;

@@ -7,11 +7,11 @@
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
 use crate::app::dialogs::{DialogAnswer, PendingDialog};
+use crate::colormap::rgb;
 use crate::scene::camera::OrbitCamera;
 use crate::scene::learned::{self, COLUMN_COLORS, LearnedAnalysis, LearnedSource, TableAnalysis};
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::array_heatmap::ArrayHeatmap;
-use crate::widgets::colormap::rgb;
 
 /// What a worker sends back: the file's candidate tensors, and the analysis or why not.
 type Answer = (Vec<String>, Result<LearnedAnalysis, String>);
@@ -287,7 +287,7 @@ impl LearnedView {
         ui: &mut egui::Ui,
         index: usize,
         t: &TableAnalysis,
-        colormap: crate::widgets::colormap::Colormap,
+        colormap: crate::colormap::Colormap,
     ) {
         let p = &t.principal;
         ui.label(egui::RichText::new("Rows on their principal components").strong());

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::engine::AppEngine;
 use crate::app::params::{SharedParam, SharedParams};
 use crate::app::status::Status;
-use crate::widgets::colormap::Colormap;
+use crate::colormap::Colormap;
 
 /// What every view draws with: the shared parameters, the colour map, the engine that computes
 /// what it shows, and the status bar it reports to.

@@ -4,6 +4,7 @@
 
 use egui_plot::{Legend, Line, Plot, PlotPoint, PlotPoints, Points};
 
+use crate::colormap::rgb;
 use crate::engine::TableSpec;
 use crate::scene::tour::{
     self, BASE_RANGE, DELTA_RANGE, DIM_RANGE, LENGTH_RANGE, TourCurves, TourFrame, TourHeatmap,
@@ -11,7 +12,6 @@ use crate::scene::tour::{
 };
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::array_heatmap::ArrayHeatmap;
-use crate::widgets::colormap::rgb;
 
 /// What the view keeps between frames (the step and settings also between runs).
 #[derive(Default, serde::Serialize, serde::Deserialize)]

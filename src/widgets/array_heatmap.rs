@@ -6,11 +6,11 @@
 use egui_plot::PlotBounds;
 use ndarray::Array2;
 
-use super::colormap::Colormap;
 use super::heatmap::{
     Freshness, HeatmapData, HeatmapResponse, HeatmapTexture, colorbar_ui, colour_image,
     heatmap_layout, heatmap_ui, pending_overlay, visible_range,
 };
+use crate::colormap::Colormap;
 use crate::engine::Strided;
 use crate::engine::reduce::{Reduce, reduce_array};
 

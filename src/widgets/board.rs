@@ -2,8 +2,8 @@
 //! between regions, row and column numbers, hover for a cell's detail. Given the board it came
 //! from, it moves each cell from where it was to where it is now (an animation of a reshape).
 
+use crate::colormap::Colormap;
 use crate::scene::board::{Board, BoardCell};
-use crate::widgets::colormap::Colormap;
 
 /// The largest cell drawn, in points: a small board stays readable, not gigantic.
 const MAX_CELL: f32 = 64.0;

@@ -5,9 +5,9 @@
 use ndarray::Array2;
 
 use crate::app::engine::AppEngine;
+use crate::colormap::Colormap;
 use crate::encoding::grid::GridParams;
 use crate::engine::{Strided, Table, TableSpec, Window};
-use crate::widgets::colormap::Colormap;
 use crate::widgets::heatmap::{
     Freshness, HeatmapData, HeatmapTexture, Outline, colorbar_ui, colour_image, heatmap_ui,
     pending_overlay,

@@ -4,7 +4,7 @@
 use egui_plot::{Plot, PlotBounds, PlotImage, PlotPoint};
 use ndarray::Array2;
 
-use super::colormap::Colormap;
+use crate::colormap::Colormap;
 use crate::engine::Strided;
 use crate::engine::reduce::{self, Reduce, Sampling};
 

@@ -4,7 +4,6 @@
 pub mod array_heatmap;
 pub mod board;
 pub mod canvas3d;
-pub mod colormap;
 pub mod explainer;
 pub mod grid_map;
 pub mod heatmap;

@@ -164,7 +164,7 @@ impl GpuEngine {
 
     /// Computes one head's `window` of `spec` and colour-maps it into a texture, all on the
     /// device. `colors` is the colour map's 256 colours then the masked cells' colour, packed
-    /// rgba8 ([`crate::widgets::colormap::Colormap::lut`]). Where the window's steps are above 1, each pixel is the `reduce` of the cells
+    /// rgba8 ([`crate::colormap::Colormap::lut`]). Where the window's steps are above 1, each pixel is the `reduce` of the cells
     /// it covers (see [`crate::engine::reduce`]). `colors` is the colour map as 256 packed rgba8
     /// values; `symmetric` centres the range on 0; `fixed_range` maps that range instead of the
     /// values' own (to compare several heatmaps on one scale). A previous heatmap of the same

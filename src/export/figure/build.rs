@@ -1,6 +1,7 @@
 //! What each view's figure shows, built from the view's parameters by the CPU engine (f64, the
 //! same numbers on every machine), so that the app's export and `poslab figure` agree.
 
+use crate::colormap::Colormap;
 use crate::encoding::alibi::{AlibiMode, AlibiParams};
 use crate::encoding::grid::GridParams;
 use crate::encoding::rope::{RopeLayout, pair_scores};
@@ -10,7 +11,6 @@ use crate::engine::reduce::{self, Reduce, Sampling};
 use crate::engine::{Strided, TableSpec, Window, cpu};
 use crate::scene::camera::OrbitCamera;
 use crate::scene::corkscrew::{self, CorkscrewParams, ProbeVector, SceneLayout};
-use crate::widgets::colormap::Colormap;
 
 use super::{
     Axis, ColorBar, Content, Figure, FigureError, FigureStyle, Panel, ProjectedDot, ProjectedLabel,

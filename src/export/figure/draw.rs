@@ -403,7 +403,7 @@ fn panel_group(
             overlay,
         } => {
             let colorbar = colorbar.cloned().unwrap_or(ColorBar {
-                colormap: crate::widgets::colormap::Colormap::Viridis,
+                colormap: crate::colormap::Colormap::Viridis,
                 min: 0.0,
                 max: 1.0,
                 label: String::new(),
@@ -584,7 +584,7 @@ fn board_group(
     colorbar: Option<&ColorBar>,
 ) -> Group {
     use crate::widgets::board::{cell_color, label_color, label_fitting};
-    let colormap = colorbar.map_or(crate::widgets::colormap::Colormap::Viridis, |c| c.colormap);
+    let colormap = colorbar.map_or(crate::colormap::Colormap::Viridis, |c| c.colormap);
     let (cell_w, cell_h) = (
         plot.w / board.cols.max(1) as f64,
         plot.h / board.rows.max(1) as f64,

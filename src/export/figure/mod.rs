@@ -17,8 +17,8 @@ use std::path::Path;
 pub use build::{CheckFigure, CorkscrewFigure, FigureSpec, build_figure, helix_color};
 pub use command::{FigureView, command_line, command_words, value_name, view_name};
 
+use crate::colormap::Colormap;
 use crate::export::AtomicFile;
-use crate::widgets::colormap::Colormap;
 
 /// The largest PNG scale: four times the figure's size.
 pub const MAX_SCALE: f32 = 4.0;

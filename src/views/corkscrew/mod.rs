@@ -113,7 +113,7 @@ impl Default for CorkscrewView {
 /// The colour of the `k`-th of `n` drawn helices, shared by the helix, its inset, its cells in
 /// the pairing diagram, its point in the spectrum and the exported figure.
 fn helix_color(k: usize, n: usize) -> egui::Color32 {
-    crate::widgets::colormap::rgb(crate::export::figure::helix_color(k, n))
+    crate::colormap::rgb(crate::export::figure::helix_color(k, n))
 }
 
 impl CorkscrewView {

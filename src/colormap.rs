@@ -1,4 +1,4 @@
-//! Perceptual colour maps for tables: sequential ones for magnitudes, a diverging one centred
+//! Perceptual colour maps for tables (below the engines, figures and widgets that use them): sequential ones for magnitudes, a diverging one centred
 //! on zero for signed tables.
 
 use serde::{Deserialize, Serialize};
