@@ -1,5 +1,6 @@
-//! Perceptual colour maps for tables (below the engines, figures and widgets that use them): sequential ones for magnitudes, a diverging one centred
-//! on zero for signed tables.
+//! Perceptual colour maps for tables: sequential ones for magnitudes, a diverging one centred
+//! on zero for signed tables. Below the engine, the figures and the widgets, which all use
+//! them.
 
 use serde::{Deserialize, Serialize};
 
