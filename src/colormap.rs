@@ -101,3 +101,31 @@ impl Colormap {
 pub fn rgb([r, g, b]: [u8; 3]) -> egui::Color32 {
     egui::Color32::from_rgb(r, g, b)
 }
+
+/// The colour of a cell holding `value` on a board whose colours span `range` (`None`: an empty
+/// cell, in the map's masked colour).
+pub fn cell_color(colormap: Colormap, range: (f64, f64), value: Option<f64>) -> egui::Color32 {
+    match value {
+        Some(v) if v.is_finite() => {
+            let (low, high) = colormap.range(range.0, range.1);
+            let t = if high > low {
+                (v - low) / (high - low)
+            } else {
+                0.5
+            };
+            colormap.color(t)
+        }
+        _ => colormap.masked(),
+    }
+}
+
+/// Black or white, whichever reads better on `fill`.
+pub fn label_color(fill: egui::Color32) -> egui::Color32 {
+    let luminance =
+        0.2126 * f32::from(fill.r()) + 0.7152 * f32::from(fill.g()) + 0.0722 * f32::from(fill.b());
+    if luminance > 140.0 {
+        egui::Color32::BLACK
+    } else {
+        egui::Color32::WHITE
+    }
+}

@@ -121,3 +121,17 @@ pub fn signed_label(value: i64) -> String {
         value.to_string()
     }
 }
+
+/// The label a cell of `width` x `height` shows and its font size: the full label where it
+/// fits, else the short one at a size that fits, else none (below 7 points nothing is legible).
+pub fn label_fitting(cell: &BoardCell, width: f32, height: f32) -> Option<(&str, f32)> {
+    let fits = |text: &str, size: f32| {
+        size >= 7.0 && text.chars().count() as f32 * size * 0.58 <= width * 0.92
+    };
+    let size = (height * 0.55).min(width * 0.32).min(15.0);
+    if fits(&cell.label, size) {
+        return Some((cell.label.as_str(), size));
+    }
+    let small = (width * 0.92 / (cell.short_label.chars().count().max(1) as f32 * 0.58)).min(size);
+    fits(&cell.short_label, small).then_some((cell.short_label.as_str(), small))
+}

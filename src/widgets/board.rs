@@ -2,41 +2,13 @@
 //! between regions, row and column numbers, hover for a cell's detail. Given the board it came
 //! from, it moves each cell from where it was to where it is now (an animation of a reshape).
 
-use crate::colormap::Colormap;
-use crate::scene::board::{Board, BoardCell};
+use crate::colormap::{Colormap, cell_color, label_color};
+use crate::scene::board::{Board, BoardCell, label_fitting};
 
 /// The largest cell drawn, in points: a small board stays readable, not gigantic.
 const MAX_CELL: f32 = 64.0;
 /// Room for a title line above the board.
 const TITLE_HEIGHT: f32 = 20.0;
-
-/// The colour of a cell holding `value` on a board whose colours span `range` (`None`: an empty
-/// cell, in the map's masked colour).
-pub fn cell_color(colormap: Colormap, range: (f64, f64), value: Option<f64>) -> egui::Color32 {
-    match value {
-        Some(v) if v.is_finite() => {
-            let (low, high) = colormap.range(range.0, range.1);
-            let t = if high > low {
-                (v - low) / (high - low)
-            } else {
-                0.5
-            };
-            colormap.color(t)
-        }
-        _ => colormap.masked(),
-    }
-}
-
-/// Black or white, whichever reads better on `fill`.
-pub fn label_color(fill: egui::Color32) -> egui::Color32 {
-    let luminance =
-        0.2126 * f32::from(fill.r()) + 0.7152 * f32::from(fill.g()) + 0.0722 * f32::from(fill.b());
-    if luminance > 140.0 {
-        egui::Color32::BLACK
-    } else {
-        egui::Color32::WHITE
-    }
-}
 
 /// Where a board's cells go in `rect`: the top-left of its cell area and the cell's side.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -253,20 +225,6 @@ fn draw_cell(
             label_color(fill).gamma_multiply(opacity),
         );
     }
-}
-
-/// The label a cell of `width` x `height` shows and its font size: the full label where it
-/// fits, else the short one at a size that fits, else none (below 7 points nothing is legible).
-pub fn label_fitting(cell: &BoardCell, width: f32, height: f32) -> Option<(&str, f32)> {
-    let fits = |text: &str, size: f32| {
-        size >= 7.0 && text.chars().count() as f32 * size * 0.58 <= width * 0.92
-    };
-    let size = (height * 0.55).min(width * 0.32).min(15.0);
-    if fits(&cell.label, size) {
-        return Some((cell.label.as_str(), size));
-    }
-    let small = (width * 0.92 / (cell.short_label.chars().count().max(1) as f32 * 0.58)).min(size);
-    fits(&cell.short_label, small).then_some((cell.short_label.as_str(), small))
 }
 
 /// Row numbers down the left and column numbers along the top, thinned when cells are small.

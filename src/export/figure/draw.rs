@@ -583,7 +583,8 @@ fn board_group(
     plot: Area,
     colorbar: Option<&ColorBar>,
 ) -> Group {
-    use crate::widgets::board::{cell_color, label_color, label_fitting};
+    use crate::colormap::{cell_color, label_color};
+    use crate::scene::board::label_fitting;
     let colormap = colorbar.map_or(crate::colormap::Colormap::Viridis, |c| c.colormap);
     let (cell_w, cell_h) = (
         plot.w / board.cols.max(1) as f64,
