@@ -7,7 +7,6 @@
 use criterion::{Criterion, criterion_group};
 use std::hint::black_box;
 
-use poslab::app::engine::AppEngine;
 use poslab::colormap::Colormap;
 use poslab::egui;
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
@@ -15,6 +14,7 @@ use poslab::encoding::sinusoidal::SinusoidalParams;
 use poslab::engine::gpu::GpuEngine;
 use poslab::engine::reduce::Reduce;
 use poslab::engine::{Strided, Table, TableSpec, Window};
+use poslab::ui::engine::AppEngine;
 use poslab::widgets::heatmap::{HeatmapData, HeatmapTexture};
 
 const SCREEN: (usize, usize) = (1024, 768);

@@ -22,5 +22,6 @@ pub mod import;
 pub mod jobs;
 pub mod scene;
 pub mod table_args;
+pub mod ui;
 pub mod views;
 pub mod widgets;

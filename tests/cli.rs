@@ -3243,7 +3243,7 @@ fn app_takes_a_view_and_its_settings() {
             ..AppLaunch::default()
         }
     );
-    let mut params = poslab::app::params::SharedParams::default();
+    let mut params = poslab::ui::params::SharedParams::default();
     launch.apply(&mut params);
     assert_eq!(
         (params.seq, params.dim, params.base),

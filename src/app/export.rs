@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
-use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::colormap::Colormap;
 use crate::engine::{self, cpu};
 use crate::export::figure::{FigureFormat, FigureStyle, MAX_SCALE, SIZE_RANGE, build_figure};
 use crate::export::{OutputFormat, RealDtype};
+use crate::ui::dialogs::{DialogAnswer, PendingDialog};
 use crate::views::ViewExport;
 
 /// What is exported.

@@ -1,17 +1,16 @@
 //! The desktop app: a side panel with the view picker and the parameters, the current view, and
 //! a status bar. Settings survive a restart.
 
-pub mod dialogs;
-pub mod engine;
 pub mod export;
 pub mod frame_log;
-pub mod params;
-pub mod status;
 
 use eframe::egui_wgpu;
 use serde::{Deserialize, Serialize};
 
 use crate::colormap::Colormap;
+use crate::ui::engine::AppEngine;
+use crate::ui::params::{SharedParams, shared_params_ui};
+use crate::ui::status::{self, Status};
 use crate::views::alibi::AlibiView;
 use crate::views::check::CheckView;
 use crate::views::context::ContextView;
@@ -23,9 +22,6 @@ use crate::views::relative::RelativeView;
 use crate::views::sinusoidal::SinusoidalView;
 use crate::views::tour::TourView;
 use crate::views::{Registered, View, ViewContext, ViewKind};
-use engine::AppEngine;
-use params::{SharedParams, shared_params_ui};
-use status::Status;
 
 /// What is saved between runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -40,8 +36,7 @@ pub struct AppState {
     pub preset: Option<String>,
 }
 
-/// The key the state is saved under.
-pub const STATE_KEY: &str = "poslab";
+pub use crate::ui::STATE_KEY;
 
 pub use crate::views::view_key;
 

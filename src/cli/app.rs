@@ -4,8 +4,8 @@
 
 use clap::{Args, ValueEnum};
 
-use crate::app::params::{SharedParam, SharedParams, shared_number_row};
 use crate::table_args::CliError;
+use crate::ui::params::{SharedParam, SharedParams, shared_number_row};
 use crate::views::ViewKind;
 
 /// Pairs of columns, as `--layout` names them.

@@ -4,11 +4,11 @@
 
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
-use crate::app::engine::AppEngine;
-use crate::app::status::Status;
 use crate::colormap::Colormap;
 use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
 use crate::engine::TableSpec;
+use crate::ui::engine::AppEngine;
+use crate::ui::status::Status;
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::TableHeatmap;
 
@@ -44,7 +44,7 @@ impl Default for AlibiView {
 
 impl AlibiView {
     /// The query row drawn: the one asked for, limited to the sequence shown.
-    pub fn shown_query(&self, shared: &crate::app::params::SharedParams) -> usize {
+    pub fn shown_query(&self, shared: &crate::ui::params::SharedParams) -> usize {
         self.query.min(self.params(shared).seq - 1)
     }
 }
@@ -208,7 +208,7 @@ fn attention_ui(
 impl AlibiView {
     /// The parameters drawn: the matrix is `[seq, seq]`, so sizes stay to what a screen can
     /// show usefully.
-    fn params(&self, shared: &crate::app::params::SharedParams) -> AlibiParams {
+    fn params(&self, shared: &crate::ui::params::SharedParams) -> AlibiParams {
         AlibiParams {
             heads: shared.heads,
             seq: shared.seq.min(MAX_SEQ),
@@ -225,10 +225,7 @@ impl AlibiView {
 const MAX_SEQ: usize = 8192;
 
 impl View for AlibiView {
-    fn export(
-        &self,
-        shared: &crate::app::params::SharedParams,
-    ) -> Option<crate::views::ViewExport> {
+    fn export(&self, shared: &crate::ui::params::SharedParams) -> Option<crate::views::ViewExport> {
         let params = self.params(shared);
         let head = (!self.all_heads).then_some(self.head.min(params.heads - 1));
         Some(crate::views::ViewExport {
@@ -368,8 +365,8 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
 
 /// Why this view does not use a shared control, or `None` where it does (its control is then
 /// disabled with this as the tooltip).
-fn unused_controls(param: crate::app::params::SharedParam) -> Option<&'static str> {
-    use crate::app::params::SharedParam::*;
+fn unused_controls(param: crate::ui::params::SharedParam) -> Option<&'static str> {
+    use crate::ui::params::SharedParam::*;
     match param {
         Dim | Base | Layout | Spacing => {
             Some("ALiBi has no frequencies: its bias is -m·|i - j| with one slope m per head")

@@ -9,14 +9,14 @@ use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
 use ndarray::ArrayD;
 
-use crate::app::dialogs::{DialogAnswer, PendingDialog};
-use crate::app::params::SharedParams;
 use crate::check::identify::{MAX_ELEMENTS, identify};
 use crate::check::{Comparison, Tolerance, drawn_slice, squeezed};
 use crate::colormap::Colormap;
 use crate::engine::reduce::Reduce;
 use crate::engine::{TableSpec, cpu};
 use crate::import::tables::{TableFormat, TensorInfo, list_tensors, read_table_typed};
+use crate::ui::dialogs::{DialogAnswer, PendingDialog};
+use crate::ui::params::SharedParams;
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, colorbar_ui, heatmap_ui};
 

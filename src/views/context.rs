@@ -7,7 +7,6 @@
 
 use egui_plot::{HLine, Legend, Line, Plot, PlotPoints, VLine};
 
-use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::encoding::context::{
     self, LearnedMaps, LearnedTable, METHODS, MethodOverrides, PATCH_PIXELS, PairReach, RopeModel,
     SURVEY_TRAINING_RESOLUTION, VisionMaps, VisionParams, method_label,
@@ -19,6 +18,7 @@ use crate::export::figure::context::{
     AlibiSettings, ContextChart, ContextFigure, ContextModelSource, FIT_SEED, SCORE_RANGE,
     VisionFigure,
 };
+use crate::ui::dialogs::{DialogAnswer, PendingDialog};
 use crate::views::{View, ViewContext};
 use crate::widgets::grid_map::GridMap;
 use crate::widgets::heatmap::TableHeatmap;
@@ -390,7 +390,7 @@ impl ContextView {
     fn lab_results(
         &mut self,
         ctx: &egui::Context,
-        status: &mut crate::app::status::Status,
+        status: &mut crate::ui::status::Status,
     ) -> Option<(std::sync::Arc<LabResults>, bool)> {
         let chart = match self.lower {
             ContextChart::Score | ContextChart::Decay => Some(self.lower),
@@ -1319,7 +1319,7 @@ impl ContextView {
         &mut self,
         ui: &mut egui::Ui,
         colormap: crate::colormap::Colormap,
-        engine: &crate::app::engine::AppEngine,
+        engine: &crate::ui::engine::AppEngine,
     ) {
         use crate::encoding::resample::ResampleMode;
         self.table_source_ui(ui);
@@ -1506,7 +1506,7 @@ impl View for ContextView {
         self.mode == LabMode::Vision
     }
 
-    fn export(&self, _: &crate::app::params::SharedParams) -> Option<crate::views::ViewExport> {
+    fn export(&self, _: &crate::ui::params::SharedParams) -> Option<crate::views::ViewExport> {
         if self.mode == LabMode::Vision {
             let figure = self.vision_figure();
             let p = figure.params;
@@ -1544,7 +1544,7 @@ impl View for ContextView {
         });
         if self.mode == LabMode::Vision {
             // The status bar speaks of the text half's map: not of these.
-            *status = crate::app::status::Status::default();
+            *status = crate::ui::status::Status::default();
             self.vision_ui(ui, colormap, engine);
             return;
         }
@@ -1729,7 +1729,7 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
 };
 
 /// Why this view leaves the side panel's controls unused: all of them, for one reason.
-fn unused_controls(_: crate::app::params::SharedParam) -> Option<&'static str> {
+fn unused_controls(_: crate::ui::params::SharedParam) -> Option<&'static str> {
     Some(
         "The context-extension lab takes the head width, base and lengths from the model chosen in the view",
     )

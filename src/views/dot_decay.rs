@@ -4,11 +4,11 @@
 
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
-use crate::app::engine::AppEngine;
-use crate::app::status::Status;
 use crate::encoding::rope;
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::engine::TableSpec;
+use crate::ui::engine::AppEngine;
+use crate::ui::status::Status;
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::TableHeatmap;
 use crate::widgets::layout::{split_columns, split_rows};
@@ -84,7 +84,7 @@ pub struct DotDecayView {
 
 /// The decay curve computed with the app's engine (on a worker thread).
 fn decay_points(
-    engine: &crate::app::engine::EngineHandle,
+    engine: &crate::ui::engine::EngineHandle,
     params: &SinusoidalParams,
     anchor: usize,
     normalised: bool,
@@ -222,10 +222,7 @@ fn rope_bound_ui(ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
 }
 
 impl View for DotDecayView {
-    fn export(
-        &self,
-        shared: &crate::app::params::SharedParams,
-    ) -> Option<crate::views::ViewExport> {
+    fn export(&self, shared: &crate::ui::params::SharedParams) -> Option<crate::views::ViewExport> {
         let params = shared.sinusoidal();
         let anchor = self.anchor.min(params.seq - 1);
         Some(crate::views::ViewExport {
@@ -355,8 +352,8 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
 
 /// Why this view does not use a shared control, or `None` where it does (its control is then
 /// disabled with this as the tooltip).
-fn unused_controls(param: crate::app::params::SharedParam) -> Option<&'static str> {
-    use crate::app::params::SharedParam::*;
+fn unused_controls(param: crate::ui::params::SharedParam) -> Option<&'static str> {
+    use crate::ui::params::SharedParam::*;
     match param {
         Heads => Some("Sinusoidal tables have no heads: every head adds the same table"),
         _ => None,

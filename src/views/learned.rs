@@ -6,10 +6,10 @@
 
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
-use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::colormap::rgb;
 use crate::scene::camera::OrbitCamera;
 use crate::scene::learned::{self, COLUMN_COLORS, LearnedAnalysis, LearnedSource, TableAnalysis};
+use crate::ui::dialogs::{DialogAnswer, PendingDialog};
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::array_heatmap::ArrayHeatmap;
 
@@ -419,7 +419,7 @@ impl View for LearnedView {
         true
     }
 
-    fn export(&self, _shared: &crate::app::params::SharedParams) -> Option<ViewExport> {
+    fn export(&self, _shared: &crate::ui::params::SharedParams) -> Option<ViewExport> {
         let (analysis, _) = self.analysis.as_ref()?;
         let dim = analysis.learned.table.ncols();
         let columns = learned::parse_columns(&self.columns_text, dim)
@@ -544,7 +544,7 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
 };
 
 /// Why this view leaves the side panel's controls unused: all of them, for one reason.
-fn unused_controls(_: crate::app::params::SharedParam) -> Option<&'static str> {
+fn unused_controls(_: crate::ui::params::SharedParam) -> Option<&'static str> {
     Some(
         "A learned table brings its own positions and width; the sinusoidal table beside it takes the same size",
     )

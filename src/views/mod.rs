@@ -14,10 +14,10 @@ pub mod tour;
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::engine::AppEngine;
-use crate::app::params::{SharedParam, SharedParams};
-use crate::app::status::Status;
 use crate::colormap::Colormap;
+use crate::ui::engine::AppEngine;
+use crate::ui::params::{SharedParam, SharedParams};
+use crate::ui::status::Status;
 
 /// What every view draws with: the shared parameters, the colour map, the engine that computes
 /// what it shows, and the status bar it reports to.
@@ -101,7 +101,7 @@ impl Registered {
 
 /// The key a view's own settings are saved under.
 pub fn view_key(view: ViewKind) -> String {
-    format!("{}.view.{view:?}", crate::app::STATE_KEY)
+    format!("{}.view.{view:?}", crate::ui::STATE_KEY)
 }
 
 /// One of every view, in the picker's order, with its settings read back from `storage`.

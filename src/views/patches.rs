@@ -2,9 +2,9 @@
 //! gets under a distance or 2D ALiBi, two methods side by side, and the full `[P, P]` matrix in
 //! raster order with the query's row outlined.
 
-use crate::app::dialogs::{DialogAnswer, PendingDialog};
 use crate::encoding::grid::GridParams;
 use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
+use crate::ui::dialogs::{DialogAnswer, PendingDialog};
 use crate::views::{View, ViewContext};
 use crate::widgets::grid_map::GridMap;
 use crate::widgets::heatmap::{HeatmapData, Outline, TableHeatmap};
@@ -187,7 +187,7 @@ impl PatchView {
 }
 
 impl PatchView {
-    fn settings(&self, shared: &crate::app::params::SharedParams) -> PatchMapSettings {
+    fn settings(&self, shared: &crate::ui::params::SharedParams) -> PatchMapSettings {
         PatchMapSettings {
             dim: (shared.dim / 4 * 4).max(4),
             base: shared.base,
@@ -203,10 +203,7 @@ impl View for PatchView {
         true
     }
 
-    fn export(
-        &self,
-        shared: &crate::app::params::SharedParams,
-    ) -> Option<crate::views::ViewExport> {
+    fn export(&self, shared: &crate::ui::params::SharedParams) -> Option<crate::views::ViewExport> {
         let settings = self.settings(shared);
         let head = self.head.min(shared.heads - 1);
         let query = self.query.min(self.grid.patches() - 1);
@@ -356,8 +353,8 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
 
 /// Why this view does not use a shared control, or `None` where it does (its control is then
 /// disabled with this as the tooltip).
-fn unused_controls(param: crate::app::params::SharedParam) -> Option<&'static str> {
-    use crate::app::params::SharedParam::*;
+fn unused_controls(param: crate::ui::params::SharedParam) -> Option<&'static str> {
+    use crate::ui::params::SharedParam::*;
     match param {
         Seq | Start => {
             Some("The patch maps take their positions from the patch grid set in the view")

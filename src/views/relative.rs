@@ -300,7 +300,7 @@ fn caption(panel: RelativePanel, settings: &RelativeSettings) -> String {
 impl View for RelativeView {
     fn export(
         &self,
-        _shared: &crate::app::params::SharedParams,
+        _shared: &crate::ui::params::SharedParams,
     ) -> Option<crate::views::ViewExport> {
         let figure = crate::export::figure::FigureSpec::Relative(
             crate::export::figure::relative::RelativeFigure {
@@ -433,6 +433,6 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
 };
 
 /// Why this view leaves the side panel's controls unused: all of them, for one reason.
-fn unused_controls(_: crate::app::params::SharedParam) -> Option<&'static str> {
+fn unused_controls(_: crate::ui::params::SharedParam) -> Option<&'static str> {
     Some("The relative view sets its own small lengths in the view, so that every cell can be read")
 }

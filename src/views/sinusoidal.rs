@@ -3,9 +3,9 @@
 
 use egui_plot::{Line, Plot, PlotPoints, VLine};
 
-use crate::app::engine::AppEngine;
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::engine::{Strided, Table, TableSpec, Window};
+use crate::ui::engine::AppEngine;
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::{HeatmapData, TableHeatmap};
 
@@ -48,7 +48,7 @@ fn window_rows(params: &SinusoidalParams) -> usize {
 fn column_curve(
     spec: &TableSpec,
     window: &Window,
-    engine: &crate::app::engine::EngineHandle,
+    engine: &crate::ui::engine::EngineHandle,
 ) -> Option<ColumnCurve> {
     use crate::engine::reduce::{Reduce, bin, compute_reduced_cpu};
     let first = match spec {
@@ -131,7 +131,7 @@ impl SinusoidalView {
         params: &SinusoidalParams,
         col: usize,
         engine: &AppEngine,
-        status: &mut crate::app::status::Status,
+        status: &mut crate::ui::status::Status,
     ) {
         let stale = self
             .column_curve
@@ -244,10 +244,7 @@ fn hover_text(params: &SinusoidalParams, row: usize, col: usize) -> String {
 }
 
 impl View for SinusoidalView {
-    fn export(
-        &self,
-        shared: &crate::app::params::SharedParams,
-    ) -> Option<crate::views::ViewExport> {
+    fn export(&self, shared: &crate::ui::params::SharedParams) -> Option<crate::views::ViewExport> {
         let params = shared.sinusoidal();
         Some(crate::views::ViewExport {
             figure: crate::export::figure::FigureSpec::Sinusoidal(params),
@@ -319,8 +316,8 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
 
 /// Why this view does not use a shared control, or `None` where it does (its control is then
 /// disabled with this as the tooltip).
-fn unused_controls(param: crate::app::params::SharedParam) -> Option<&'static str> {
-    use crate::app::params::SharedParam::*;
+fn unused_controls(param: crate::ui::params::SharedParam) -> Option<&'static str> {
+    use crate::ui::params::SharedParam::*;
     match param {
         Heads => Some("Sinusoidal tables have no heads: every head adds the same table"),
         _ => None,

@@ -44,7 +44,7 @@ impl TourView {
 
     /// Asks a worker for the frame of the step and settings now (a 4096 x 512 table and its
     /// checks take tens of milliseconds), and takes it once it has arrived.
-    fn update(&mut self, ctx: &egui::Context, status: &mut crate::app::status::Status) {
+    fn update(&mut self, ctx: &egui::Context, status: &mut crate::ui::status::Status) {
         let key = (self.step, self.settings);
         let shown = self
             .shown
@@ -250,7 +250,7 @@ fn curves_ui(ui: &mut egui::Ui, index: usize, curves: &TourCurves) {
 }
 
 impl View for TourView {
-    fn export(&self, _shared: &crate::app::params::SharedParams) -> Option<ViewExport> {
+    fn export(&self, _shared: &crate::ui::params::SharedParams) -> Option<ViewExport> {
         let settings = self.settings.clamped();
         let params = settings.sinusoidal();
         let data = match self.step {
@@ -445,7 +445,7 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
 };
 
 /// Why this view leaves the side panel's controls unused: all of them, for one reason.
-fn unused_controls(_: crate::app::params::SharedParam) -> Option<&'static str> {
+fn unused_controls(_: crate::ui::params::SharedParam) -> Option<&'static str> {
     Some(
         "The tour sets its own length, width and base above its pictures, so that they stay with the lesson",
     )

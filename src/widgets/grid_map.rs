@@ -4,10 +4,10 @@
 
 use ndarray::Array2;
 
-use crate::app::engine::AppEngine;
 use crate::colormap::Colormap;
 use crate::encoding::grid::GridParams;
 use crate::engine::{Strided, Table, TableSpec, Window};
+use crate::ui::engine::AppEngine;
 use crate::widgets::heatmap::{
     Freshness, HeatmapData, HeatmapTexture, Outline, colorbar_ui, colour_image, heatmap_ui,
     pending_overlay,

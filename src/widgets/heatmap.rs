@@ -440,7 +440,7 @@ const PREVIEW_BINS: usize = 96;
 /// window, a coarse preview of point samples, then the exact window block by block.
 #[allow(clippy::too_many_arguments)]
 fn render_window(
-    engine: &crate::app::engine::EngineHandle,
+    engine: &crate::ui::engine::EngineHandle,
     spec: &crate::engine::TableSpec,
     window: &crate::engine::Window,
     reduce: Reduce,
@@ -579,7 +579,7 @@ impl TableHeatmap {
 
     /// The window of the table on screen, with its values: one value per pixel, reduced where
     /// a pixel covers several cells.
-    pub fn shown(&self, _engine: &crate::app::engine::AppEngine) -> Option<HeatmapData> {
+    pub fn shown(&self, _engine: &crate::ui::engine::AppEngine) -> Option<HeatmapData> {
         self.data.as_ref().map(|d| HeatmapData {
             values: d.values.clone(),
             rows: d.rows,
@@ -641,8 +641,8 @@ impl TableHeatmap {
         window: &crate::engine::Window,
         reduce: Reduce,
         colormap: Colormap,
-        engine: &crate::app::engine::AppEngine,
-        status: &mut crate::app::status::Status,
+        engine: &crate::ui::engine::AppEngine,
+        status: &mut crate::ui::status::Status,
     ) -> ComputedFor {
         let key = (spec.clone(), *window, reduce, colormap, self.fixed_range);
         if !self.job.wants(&key) {
@@ -709,8 +709,8 @@ impl TableHeatmap {
         axis_labels: (&str, &str),
         reduce: Reduce,
         colormap: Colormap,
-        engine: &crate::app::engine::AppEngine,
-        status: &mut crate::app::status::Status,
+        engine: &crate::ui::engine::AppEngine,
+        status: &mut crate::ui::status::Status,
     ) -> Option<HeatmapResponse> {
         let [_, rows, cols] = spec.matrix_shape();
         let reshaped = self.visible_shape != Some((rows, cols));
@@ -794,8 +794,8 @@ impl TableHeatmap {
         size_px: f32,
         reduce: Reduce,
         colormap: Colormap,
-        engine: &crate::app::engine::AppEngine,
-        status: &mut crate::app::status::Status,
+        engine: &crate::ui::engine::AppEngine,
+        status: &mut crate::ui::status::Status,
     ) -> egui::Response {
         let [_, rows, cols] = spec.matrix_shape();
         let along = |n: usize| Strided {

@@ -2,7 +2,7 @@
 //! when editing ends (Enter or leaving the box), never keystroke by keystroke, so that typing
 //! 32 never computes a table of 3 first; Escape keeps the value it had. A typed number beyond
 //! the control's range is set to the nearest end, and a line beside the box says so, as does
-//! text that is no number. (The side panel's rows, [`crate::app::params::NumberRow`], add a
+//! text that is no number. (The side panel's rows, [`crate::ui::params::NumberRow`], add a
 //! reset button and evenness to the same behaviour.)
 
 use std::cell::RefCell;

@@ -203,7 +203,7 @@ impl CorkscrewView {
         &mut self,
         ctx: &egui::Context,
         key: SceneKey,
-        status: &mut crate::app::status::Status,
+        status: &mut crate::ui::status::Status,
     ) -> Option<(Arc<CorkscrewScene>, u64)> {
         let built = self.scene.as_ref().is_some_and(|(k, _, _)| *k == key);
         if !built && !self.scene_job.wants(&key) {
@@ -519,10 +519,7 @@ impl CorkscrewView {
 }
 
 impl View for CorkscrewView {
-    fn export(
-        &self,
-        shared: &crate::app::params::SharedParams,
-    ) -> Option<crate::views::ViewExport> {
+    fn export(&self, shared: &crate::ui::params::SharedParams) -> Option<crate::views::ViewExport> {
         let pairs = self
             .drawn_pairs(shared.dim / 2)
             .map(|(pairs, _)| pairs)
@@ -676,7 +673,7 @@ impl View for CorkscrewView {
             });
         });
         if self.layout != layout_of(&shared) {
-            ctx.shared_edit = Some(crate::app::params::SharedParams {
+            ctx.shared_edit = Some(crate::ui::params::SharedParams {
                 interleaved: self.layout == RopeLayout::Interleaved,
                 ..shared
             });
@@ -686,7 +683,7 @@ impl View for CorkscrewView {
 
 /// The RoPE layout of the side panel's setting: interleaved pairs `(2i, 2i+1)`, or split into
 /// halves `(i, i + d/2)`.
-fn layout_of(shared: &crate::app::params::SharedParams) -> RopeLayout {
+fn layout_of(shared: &crate::ui::params::SharedParams) -> RopeLayout {
     if shared.interleaved {
         RopeLayout::Interleaved
     } else {
@@ -718,8 +715,8 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
 
 /// Why this view does not use a shared control, or `None` where it does (its control is then
 /// disabled with this as the tooltip).
-fn unused_controls(param: crate::app::params::SharedParam) -> Option<&'static str> {
-    use crate::app::params::SharedParam::*;
+fn unused_controls(param: crate::ui::params::SharedParam) -> Option<&'static str> {
+    use crate::ui::params::SharedParam::*;
     match param {
         Heads => Some("RoPE rotates every head's query and key the same way"),
         Spacing => Some("RoPE's frequencies are base^(-2i/d) (Vaswani spacing) in every reference"),
