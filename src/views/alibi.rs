@@ -347,7 +347,7 @@ impl View for AlibiView {
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "ALiBi",
     hint: "Pick a head, or All heads to compare them · move the query to see what it attends to · hover for the bias",
-    explanation: crate::views::explain::Explanation {
+    explanation: crate::widgets::explainer::Explanation {
         formula: "bias[h, i, j] = −m_h·|i − j|,  m_h = 2^(−8(h+1)/H) for H heads (H a power of two)",
         reading: "The matrix: query i down, key j across, colour the bias added to the attention logit (0 on the diagonal, more negative further away; \
               causal mode masks keys after the query). The slopes: one per head on a log axis. \

@@ -730,7 +730,7 @@ impl View for CheckView {
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "Check a table",
     hint: "Open (Ctrl+O) or drop a .npy, .csv or .safetensors table · Identify it, or compare it with a kind",
-    explanation: crate::views::explain::Explanation {
+    explanation: crate::widgets::explainer::Explanation {
         formula: "difference = loaded − reference; a file matches when |loaded − reference| ≤ atol + rtol·|reference| everywhere \
               (or, for float32, when it equals PyTorch's own float32 computation to the contract's ulps)",
         reading: "Three aligned heatmaps on the same axes: poslab's reference, the loaded table, and their difference, \

@@ -1710,7 +1710,7 @@ impl View for ContextView {
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "Context extension",
     hint: "Pick a model and a target length L' · tick methods to compare · hover a pair for its wavelengths, the map for its angle",
-    explanation: crate::views::explain::Explanation {
+    explanation: crate::widgets::explainer::Explanation {
         formula: "Pair i turns θ_i per position. A method changes it to θ'_i (PI: θ_i/s; NTK-aware: base·s^(d/(d−2)); YaRN and Llama 3: by wavelength band). \
               A cell (p, i) is unseen when p·θ'_i mod 2π lies beyond the angles (L−1)·θ_i that training reached",
         reading: "Wavelengths: pair across, 2π/θ'_i up on a log axis, the training length L and the target L' marked. \

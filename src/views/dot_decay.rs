@@ -335,7 +335,7 @@ impl View for DotDecayView {
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "Dot-product decay",
     hint: "Move the anchor row · pin a curve, then change the base or dimension to compare · hover the matrix for PE[i]·PE[j]",
-    explanation: crate::views::explain::Explanation {
+    explanation: crate::widgets::explainer::Explanation {
         formula: "PE[a]·PE[a+k] = Σ_i (sin(aω_i) sin((a+k)ω_i) + cos(aω_i) cos((a+k)ω_i)) = Σ_i cos(k·ω_i)",
         reading: "The curve: offset k across, the dot product up (normalised: divided by d/2, its value at k = 0). \
               The matrix: PE[i]·PE[j] for every pair of rows; it is constant along each diagonal because it depends only on j − i.",

@@ -526,7 +526,7 @@ impl View for LearnedView {
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "Learned tables",
     hint: "Open (button), type or drop a .npy or .safetensors position table · hover the similarity for two rows' cosine · 3D: drag to orbit",
-    explanation: crate::views::explain::Explanation {
+    explanation: crate::widgets::explainer::Explanation {
         formula: "similarity(i, j) = PE[i]·PE[j] / (|PE[i]| |PE[j]|);  PCA: PE − mean = U S V^T, row i drawn at (U S)[i, 0..3]",
         reading: "Top row: the learned table; bottom row: the sinusoidal table of the same size. Left: the cosine similarity of every pair of rows \
               (position i down, j across, −1 to +1). Middle: every row projected on the directions of largest variance, joined in position order \

@@ -5,7 +5,6 @@ pub mod check;
 pub mod context;
 pub mod corkscrew;
 pub mod dot_decay;
-pub mod explain;
 pub mod learned;
 pub mod patches;
 pub mod relative;
@@ -180,7 +179,7 @@ impl ViewKind {
     }
 
     /// What this view shows, explained.
-    pub fn explanation(self) -> explain::Explanation {
+    pub fn explanation(self) -> crate::widgets::explainer::Explanation {
         self.info().explanation
     }
 }
@@ -192,7 +191,7 @@ pub struct ViewInfo {
     pub label: &'static str,
     /// What to do first, in one line (the status bar shows it).
     pub hint: &'static str,
-    pub explanation: explain::Explanation,
+    pub explanation: crate::widgets::explainer::Explanation,
     /// Why the view does not use a shared parameter, or `None` when it does.
     pub unused: fn(SharedParam) -> Option<&'static str>,
 }

@@ -335,7 +335,7 @@ impl View for PatchView {
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "2D patch maps",
     hint: "Click a patch to make it the query · pick what each map shows · hover a patch for its value",
-    explanation: crate::views::explain::Explanation {
+    explanation: crate::widgets::explainer::Explanation {
         formula: "For the query patch and a patch at offset (Δx, Δy): distances √(Δx²+Δy²), |Δx|+|Δy|, max(|Δx|, |Δy|); \
               2D ALiBi −m_h·√(Δx²+Δy²); the similarities are the mean over frequency pairs of cos(f_x·Δx + f_y·Δy)",
         reading: "Each map is the patch grid: colour is the value that patch gets with the outlined query. \

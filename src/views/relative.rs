@@ -415,7 +415,7 @@ impl View for RelativeView {
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "Relative positions",
     hint: "Pick a scheme above the boards · hover a cell for what it holds · skew trick: the arrow keys step, Space plays",
-    explanation: crate::views::explain::Explanation {
+    explanation: crate::widgets::explainer::Explanation {
         formula: "logit(i, j) = q_i·k_j + b(j − i): Shaw adds q_i·w[clip(j − i, −K, K)], T5 a learned bias per bucket(j − i), ALiBi −m·|j − i|",
         reading: "Every board is the attention matrix's shape: query i down, key j across, one labelled cell per pair (hover for what it holds). \
               Colour follows the number in the cell. White borders separate regions: clipped offsets, T5's exact and logarithmic buckets, \

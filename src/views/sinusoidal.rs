@@ -298,7 +298,7 @@ impl View for SinusoidalView {
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "Sinusoidal table",
     hint: "Click a column to plot it · scroll to zoom, drag to pan, double-click to reset · hover a cell for its value",
-    explanation: crate::views::explain::Explanation {
+    explanation: crate::widgets::explainer::Explanation {
         formula: "PE[p, 2i] = sin(p·ω_i),  PE[p, 2i+1] = cos(p·ω_i),  ω_i = base^(−2i/d)",
         reading: "Rows are positions p (from Start down), columns the d dimensions; colour is the value, from −1 to +1. \
               Each sine/cosine pair turns like a clock hand at its own speed ω_i: the left columns flicker every few rows, \

@@ -427,7 +427,7 @@ impl TourControl {
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "From counting to sinusoids",
     hint: "Step with Prev and Next, the step list or the arrow keys · every slider works in every step that uses it · hover a cell for its value",
-    explanation: crate::views::explain::Explanation {
+    explanation: crate::widgets::explainer::Explanation {
         formula: "from PE[p] = p, through bits and sines, to PE[p, 2i] = sin(p·ω_i), PE[p, 2i+1] = cos(p·ω_i), ω_i = base^(−2i/d), with PE[p + Δ] = PE[p]·T(Δ)",
         reading: "Nine steps, each a guess at a position code and what is wrong with it, or a property of the final table. \
               Curves: position or offset across, the code's value up. Heatmaps: positions down, columns across, colour the value \

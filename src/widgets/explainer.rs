@@ -1,7 +1,18 @@
 //! The collapsible "What am I looking at?" panel drawn above a view: its formula, how to read
 //! it, its convention and things to try. Closed by default, so that it costs the view one line.
 
-use crate::views::explain::Explanation;
+/// One view's explanation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Explanation {
+    /// The formula of what is drawn, in plain Unicode.
+    pub formula: &'static str,
+    /// What each axis and the colour mean.
+    pub reading: &'static str,
+    /// Which convention is shown and which reference implementation it matches.
+    pub convention: &'static str,
+    /// Things to try, each one sentence.
+    pub try_these: &'static [&'static str],
+}
 
 /// The header's text (tests find the panel by it).
 pub const HEADER: &str = "What am I looking at?";

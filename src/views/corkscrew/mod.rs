@@ -696,7 +696,7 @@ fn layout_of(shared: &crate::ui::params::SharedParams) -> RopeLayout {
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "RoPE corkscrew (3D)",
     hint: "Drag to orbit, scroll to zoom · Play (Space) or the arrow keys move the query · lock the offset to see the score stay put",
-    explanation: crate::views::explain::Explanation {
+    explanation: crate::widgets::explainer::Explanation {
         formula: "RoPE rotates pair i of a query at position m by m·θ_i, θ_i = base^(−2i/d); \
               q_m·k_n = Re Σ_i q_i conj(k_i) e^{i(m−n)θ_i}, so the score depends only on m − n",
         reading: "Each helix is one frequency pair: position runs along its axis, the rotated pair's two coordinates go round it. \
