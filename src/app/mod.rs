@@ -3,13 +3,14 @@
 
 pub mod export;
 pub mod frame_log;
+pub mod side_panel;
 
 use eframe::egui_wgpu;
 use serde::{Deserialize, Serialize};
 
 use crate::colormap::Colormap;
 use crate::ui::engine::AppEngine;
-use crate::ui::params::{SharedParams, shared_params_ui};
+use crate::ui::params::SharedParams;
 use crate::ui::status::{self, Status};
 use crate::views::alibi::AlibiView;
 use crate::views::check::CheckView;
@@ -22,6 +23,7 @@ use crate::views::relative::RelativeView;
 use crate::views::sinusoidal::SinusoidalView;
 use crate::views::tour::TourView;
 use crate::views::{Registered, View, ViewContext, ViewKind};
+use side_panel::shared_params_ui;
 
 /// What is saved between runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -4,8 +4,9 @@
 
 use clap::{Args, ValueEnum};
 
+use crate::app::side_panel::shared_number_row;
 use crate::table_args::CliError;
-use crate::ui::params::{SharedParam, SharedParams, shared_number_row};
+use crate::ui::params::{SharedParam, SharedParams};
 use crate::views::ViewKind;
 
 /// Pairs of columns, as `--layout` names them.

@@ -50,25 +50,7 @@ impl OutputFormat {
     }
 }
 
-/// The float width of real tables; index tables are always `<i4`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum RealDtype {
-    /// <f4: what models store, and half the size.
-    #[default]
-    F32,
-    /// <f8: every digit of the f64 engine.
-    F64,
-}
-
-impl RealDtype {
-    /// Bytes one value takes in a file.
-    pub fn bytes(self) -> u64 {
-        match self {
-            Self::F32 => 4,
-            Self::F64 => 8,
-        }
-    }
-}
+pub use crate::engine::RealDtype;
 
 /// Why a table could not be written.
 #[derive(Debug, thiserror::Error)]

@@ -22,8 +22,7 @@ use crate::encoding::rope2d::AxialParams;
 use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
 use crate::encoding::torch_f32::{Arithmetic, ArithmeticArg, FreqForm};
 use crate::encoding::{self, ParamError};
-use crate::engine::{self, EngineError, Table, TableSpec};
-use crate::export::RealDtype;
+use crate::engine::{self, EngineError, RealDtype, Table, TableSpec};
 use crate::import;
 
 pub mod config;

@@ -2,7 +2,7 @@
 //! when editing ends (Enter or leaving the box), never keystroke by keystroke, so that typing
 //! 32 never computes a table of 3 first; Escape keeps the value it had. A typed number beyond
 //! the control's range is set to the nearest end, and a line beside the box says so, as does
-//! text that is no number. (The side panel's rows, [`crate::ui::params::NumberRow`], add a
+//! text that is no number. (The side panel's rows, [`NumberRow`], add a
 //! reset button and evenness to the same behaviour.)
 
 use std::cell::RefCell;
@@ -294,4 +294,232 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// A number that a slider and a typed value both edit.
+pub trait SliderNumber: Copy + PartialEq {
+    fn to_f64(self) -> f64;
+    fn from_f64(value: f64) -> Self;
+}
+
+impl SliderNumber for usize {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(value: f64) -> Self {
+        value.round().max(0.0) as usize
+    }
+}
+
+impl SliderNumber for u64 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(value: f64) -> Self {
+        value.round().max(0.0) as u64
+    }
+}
+
+impl SliderNumber for f64 {
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f64(value: f64) -> Self {
+        value
+    }
+}
+
+/// A labelled slider whose number can be typed: the typed value is applied when editing ends,
+/// checked against the range (and evenness), and when it had to change, a line under the slider
+/// says what was typed, why it was not allowed and what is used instead. A reset button returns
+/// to the default.
+pub struct NumberRow<'a> {
+    label: &'a str,
+    tooltip: &'a str,
+    default: f64,
+    range: std::ops::RangeInclusive<f64>,
+    even: bool,
+    logarithmic: bool,
+    unused: Option<&'static str>,
+}
+
+impl<'a> NumberRow<'a> {
+    pub fn new(label: &'a str, default: f64, range: std::ops::RangeInclusive<f64>) -> Self {
+        Self {
+            label,
+            tooltip: "",
+            default,
+            range,
+            even: false,
+            logarithmic: false,
+            unused: None,
+        }
+    }
+
+    pub fn tooltip(mut self, tooltip: &'a str) -> Self {
+        self.tooltip = tooltip;
+        self
+    }
+
+    /// Only even values (a dimension made of pairs).
+    pub fn even(mut self) -> Self {
+        self.even = true;
+        self
+    }
+
+    pub fn logarithmic(mut self) -> Self {
+        self.logarithmic = true;
+        self
+    }
+
+    /// Disables the row, with `reason` as its tooltip.
+    pub fn unused(mut self, reason: Option<&'static str>) -> Self {
+        self.unused = reason;
+        self
+    }
+
+    /// The value the row allows for a typed `value`, and why it differs, if it does.
+    pub fn allowed(&self, value: f64) -> (f64, Option<String>) {
+        let (low, high) = (*self.range.start(), *self.range.end());
+        let shown = |v: f64| format_number(v);
+        if value < low {
+            return (
+                low,
+                Some(format!(
+                    "{} is below the smallest {}, {}",
+                    shown(value),
+                    self.label.to_lowercase(),
+                    shown(low)
+                )),
+            );
+        }
+        if value > high {
+            return (
+                high,
+                Some(format!(
+                    "{} is above the largest {}, {}",
+                    shown(value),
+                    self.label.to_lowercase(),
+                    shown(high)
+                )),
+            );
+        }
+        if self.even && value.round() as i64 % 2 != 0 {
+            // Round half away from zero towards the next pair, as the slider's step does.
+            let snapped = low + ((value - low) / 2.0).round() * 2.0;
+            return (
+                snapped.min(high),
+                Some(format!(
+                    "{} must be even (pairs of sin and cos)",
+                    self.label
+                )),
+            );
+        }
+        (value, None)
+    }
+
+    pub fn ui<T: SliderNumber>(self, ui: &mut egui::Ui, value: &mut T) -> egui::Response {
+        let note_id = ui.scope_id().with(("typed value note", self.label));
+        let typed = std::cell::Cell::new(None::<Result<f64, String>>);
+        let mut number = value.to_f64();
+        let before = number;
+        let response = ui
+            .add_enabled_ui(self.unused.is_none(), |ui| {
+                ui.horizontal(|ui| {
+                    let mut slider = egui::Slider::new(&mut number, self.range.clone())
+                        .text(self.label)
+                        .logarithmic(self.logarithmic)
+                        // The number box applies what is typed when editing ends, never a
+                        // half-typed number.
+                        .update_while_editing(false)
+                        .custom_parser(|text| {
+                            let cleaned: String =
+                                text.chars().filter(|c| !matches!(c, '_' | ' ')).collect();
+                            match cleaned.parse::<f64>() {
+                                Ok(v) if v.is_finite() => {
+                                    typed.set(Some(Ok(v)));
+                                    Some(v)
+                                }
+                                _ => {
+                                    typed.set(Some(Err(text.trim().to_owned())));
+                                    None
+                                }
+                            }
+                        });
+                    if self.even {
+                        slider = slider.step_by(2.0);
+                    } else if T::from_f64(0.5).to_f64() != 0.5 {
+                        slider = slider.integer();
+                    }
+                    let response = ui.add(slider).on_hover_text(self.tooltip);
+                    if ui
+                        .add_enabled(number != self.default, egui::Button::new("reset").small())
+                        .on_hover_text(format!(
+                            "Reset to the default, {}",
+                            format_number(self.default)
+                        ))
+                        .clicked()
+                    {
+                        number = self.default;
+                    }
+                    response
+                })
+                .inner
+            })
+            .inner;
+        let response = match self.unused {
+            Some(reason) => response.on_disabled_hover_text(reason),
+            None => response,
+        };
+        if let Some(kept) = kept_on_escape(ui, note_id, &response, before) {
+            number = kept;
+            typed.set(None);
+        }
+        match typed.take() {
+            Some(Ok(wanted)) => {
+                let (allowed, why) = self.allowed(wanted);
+                number = allowed;
+                match why {
+                    Some(why) => ui.data_mut(|d| {
+                        d.insert_temp(note_id, format!("{why}: using {}", format_number(allowed)));
+                    }),
+                    None => ui.data_mut(|d| d.remove::<String>(note_id)),
+                }
+            }
+            Some(Err(text)) => {
+                let (low, high) = (*self.range.start(), *self.range.end());
+                ui.data_mut(|d| {
+                    d.insert_temp(
+                        note_id,
+                        format!(
+                            "\"{text}\" is not a number: {} takes {} to {}; kept {}",
+                            self.label,
+                            format_number(low),
+                            format_number(high),
+                            format_number(before)
+                        ),
+                    )
+                });
+            }
+            None if number != before => ui.data_mut(|d| d.remove::<String>(note_id)),
+            None => {}
+        }
+        if let Some(note) = ui.data(|d| d.get_temp::<String>(note_id)) {
+            ui.colored_label(ui.visuals().warn_fg_color, note);
+        }
+        let new = T::from_f64(number);
+        if new != *value {
+            *value = new;
+        }
+        response
+    }
+}
+
+/// A number as a person types it: integers without decimals, others to 6 significant digits.
+fn format_number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{}", (value * 1e6).round() / 1e6)
+    }
 }

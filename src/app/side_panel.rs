@@ -1,0 +1,128 @@
+//! The side panel's controls for the shared parameters: the preset menu, a row per number
+//! (a slider with its typed box, a reset button and a line when a typed value had to change)
+//! and the layout and spacing choices. `poslab app` checks its options against the same rows.
+//!
+//! A number typed into a control is applied when editing ends (Enter or focus lost), never
+//! keystroke by keystroke, so that no half-typed value reaches the views; when the value has
+//! to change to be allowed (an odd dimension, a base beyond the range), the row says why.
+
+use crate::ui::params::{Preset, SharedParam, SharedParams, presets};
+use crate::widgets::number_box::NumberRow;
+
+/// What the preset menu shows: the preset chosen last, and whether a control has moved since.
+pub fn preset_label(active: Option<&str>, params: &SharedParams) -> String {
+    match active.and_then(Preset::named) {
+        Some(preset) if preset.params == *params => preset.name.clone(),
+        Some(preset) => format!("{} (modified)", preset.name),
+        None => "Choose a model…".to_owned(),
+    }
+}
+
+/// The shared controls. `active_preset` is the preset chosen last; `unused` says, for a
+/// parameter the current view does not use, why (its control is disabled with that tooltip).
+/// Returns whether any parameter changed.
+pub fn shared_params_ui(
+    ui: &mut egui::Ui,
+    params: &mut SharedParams,
+    active_preset: &mut Option<String>,
+    unused: impl Fn(SharedParam) -> Option<&'static str>,
+) -> bool {
+    let before = *params;
+    egui::ComboBox::from_label("Preset")
+        .selected_text(preset_label(active_preset.as_deref(), params))
+        // Every model at once on a 800-pixel-high window, without scrolling.
+        .height(640.0)
+        .show_ui(ui, |ui| {
+            for preset in presets() {
+                let chosen = active_preset.as_deref() == Some(preset.name.as_str());
+                if ui.selectable_label(chosen, &preset.name).clicked() {
+                    *params = preset.params;
+                    *active_preset = Some(preset.name.clone());
+                }
+            }
+        })
+        .response
+        .on_hover_text(
+            "Set every parameter to a real model's; \"(modified)\" once a control has moved",
+        );
+    ui.separator();
+    let row = |param| shared_number_row(param).unused(unused(param));
+    row(SharedParam::Dim).ui(ui, &mut params.dim);
+    row(SharedParam::Base).ui(ui, &mut params.base);
+    row(SharedParam::Seq).ui(ui, &mut params.seq);
+    row(SharedParam::Start).ui(ui, &mut params.start);
+    row(SharedParam::Heads).ui(ui, &mut params.heads);
+    choice_row_ui(
+        ui,
+        &mut params.interleaved,
+        (
+            "interleaved",
+            "Pairs are columns (2i, 2i+1): sin in 2i, cos in 2i+1 (Vaswani et al.; Meta's RoPE)",
+        ),
+        (
+            "split",
+            "Pairs are columns (i, i + d/2): all sines, then all cosines (tensor2tensor; Hugging Face's rotate_half RoPE)",
+        ),
+        unused(SharedParam::Layout),
+    );
+    choice_row_ui(
+        ui,
+        &mut params.vaswani,
+        (
+            "Vaswani spacing",
+            "w_i = base^(-2i/d): the last frequency stops short of 1/base",
+        ),
+        (
+            "t2t spacing",
+            "w_i = base^(-i/(d/2-1)): the last frequency is exactly 1/base",
+        ),
+        unused(SharedParam::Spacing),
+    );
+    *params != before
+}
+
+/// The side panel's row for a numeric shared parameter: its label, default, range and
+/// tooltip (`poslab app` checks its options against the same rows).
+pub fn shared_number_row(param: SharedParam) -> NumberRow<'static> {
+    let defaults = SharedParams::default();
+    match param {
+        SharedParam::Dim => NumberRow::new("Dimension", defaults.dim as f64, 2.0..=4096.0)
+            .tooltip(
+                "Width of the encoding: the number of columns, two per frequency. Even, 2 to 4096.",
+            )
+            .even(),
+        SharedParam::Base => NumberRow::new("Base", defaults.base, 2.0..=1e7)
+            .tooltip("Wavelength scale: frequencies run from 1 down to about 1/base (10000 in the original transformer, 500000 in Llama 3). 2 to 10^7.")
+            .logarithmic(),
+        SharedParam::Seq => NumberRow::new("Sequence length", defaults.seq as f64, 1.0..=1_048_576.0)
+            .tooltip("Number of positions (rows of the table), 1 to 1,048,576.")
+            .logarithmic(),
+        SharedParam::Start => NumberRow::new("Start position", defaults.start as f64, 0.0..=1_000_000.0)
+            .tooltip("The first row's position: rows are start, start + 1, ... (0 to 1,000,000).")
+            .logarithmic(),
+        SharedParam::Heads => NumberRow::new("Heads", defaults.heads as f64, 1.0..=128.0)
+            .tooltip("Attention heads (ALiBi gives each its own slope), 1 to 128."),
+        SharedParam::Layout | SharedParam::Spacing => {
+            unreachable!("layout and spacing are choices, not numbers")
+        }
+    }
+}
+
+/// Two radio buttons for a yes/no setting, `(label, tooltip)` for true then false; disabled with
+/// `unused` as the tooltip when the view does not use it.
+fn choice_row_ui(
+    ui: &mut egui::Ui,
+    value: &mut bool,
+    (yes, yes_tip): (&str, &str),
+    (no, no_tip): (&str, &str),
+    unused: Option<&'static str>,
+) {
+    ui.add_enabled_ui(unused.is_none(), |ui| {
+        ui.horizontal(|ui| {
+            ui.radio_value(value, true, yes).on_hover_text(yes_tip);
+            ui.radio_value(value, false, no).on_hover_text(no_tip);
+        })
+        .response
+        .on_disabled_hover_text(unused.unwrap_or_default());
+    });
+}
