@@ -1,0 +1,180 @@
+//! ALiBi: slopes, biases, the per-key forms of BLOOM and MPT, and CROMA's 2D biases.
+
+use super::*;
+
+/// ALiBi as BLOOM and MPT store it, `[heads, 1, seq]` (squeezed to `[heads, seq]`): one bias
+/// per key, `m_h j` or `m_h (j - (seq - 1))`, with the reference rule's slopes.
+pub(super) fn alibi_per_key(search: &mut Search, table: &Array2<f64>) {
+    let (heads, seq) = table.dim();
+    if seq < 2 || heads > 1 << 16 || table.iter().any(|v| !v.is_finite()) {
+        return;
+    }
+    let Ok(slopes) = alibi::slopes(heads) else {
+        return;
+    };
+    for (form, name) in [
+        (
+            alibi::AlibiForm::Bloom,
+            "BLOOM's build_alibi_tensor, m_h · j",
+        ),
+        (
+            alibi::AlibiForm::Mpt,
+            "MPT's build_alibi_bias, m_h · (j - (seq - 1))",
+        ),
+    ] {
+        let reference = Array2::from_shape_fn((heads, seq), |(h, j)| {
+            alibi::key_bias(slopes[h], form, j, seq)
+        });
+        search.consider(
+            format!(
+                "ALiBi as {name} per key, {heads} heads, {seq} keys (--form {})",
+                match form {
+                    alibi::AlibiForm::Bloom => "bloom",
+                    _ => "mpt",
+                }
+            ),
+            reference.into_dyn(),
+        );
+    }
+}
+
+/// One ALiBi head `[seq, seq]`, causal or symmetric, its slope read off `[1, 0]`.
+pub(super) fn alibi_head(search: &mut Search, table: &Array2<f64>) {
+    let seq = table.nrows();
+    // Least squares over the lower triangle: bias = -m (i - j).
+    let below_diagonal = table
+        .indexed_iter()
+        .filter(|((i, j), _)| j < i)
+        .map(|((i, j), &bias)| ((i - j) as f64, bias));
+    let Some(fitted) = fitted_slope(below_diagonal) else {
+        return;
+    };
+    let (slope, owners) = named_slope(fitted);
+    for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
+        let reference =
+            Array2::from_shape_fn((seq, seq), |(i, j)| alibi::bias_value(slope, mode, i, j));
+        let mode_name = match mode {
+            AlibiMode::Causal => "causal",
+            AlibiMode::Symmetric => "symmetric",
+        };
+        search.consider(
+            format!(
+                "ALiBi bias of one head, {mode_name}, slope {slope} = 2^{:.3} ({owners}), {seq} positions",
+                slope.log2()
+            ),
+            reference.into_dyn(),
+        );
+    }
+}
+
+/// One head of CROMA's 2D ALiBi, `[P, P]`: `-m` times the Euclidean distance between
+/// patches, on every grid of `P` patches at least 2 wide and 2 high (a 1 x P grid is the
+/// symmetric 1D head), with `m` fitted on the first row.
+pub(super) fn alibi_2d_head(search: &mut Search, table: &Array2<f64>) {
+    let patches = table.nrows();
+    if patches > 4096 {
+        return;
+    }
+    for grid_h in (2..patches).filter(|h| patches.is_multiple_of(*h) && patches / h >= 2) {
+        let grid = GridParams {
+            grid_h,
+            grid_w: patches / grid_h,
+        };
+        let first_row = table
+            .row(0)
+            .into_iter()
+            .enumerate()
+            .map(|(key, &bias)| (grid.distance(0, key, DistanceMetric::Euclidean), bias));
+        let Some(fitted) = fitted_slope(first_row) else {
+            continue;
+        };
+        let (slope, owners) = named_slope(fitted);
+        let bias = |query: usize, key: usize| alibi::bias_2d_value(slope, &grid, query, key);
+        search.consider_probed(
+            format!(
+                "2D ALiBi bias of one head (CROMA), slope {slope} = 2^{:.3} ({owners}), \
+                 {grid_h} x {} grid, -m · Euclidean distance between patches",
+                slope.log2(),
+                grid.grid_w
+            ),
+            Array2::from_shape_fn((patches.min(PROBE_ROWS), patches), |(q, k)| bias(q, k))
+                .into_dyn(),
+            || Some(Array2::from_shape_fn((patches, patches), |(q, k)| bias(q, k)).into_dyn()),
+        );
+    }
+}
+
+/// The slope `m > 0` of `bias = -m · distance` fitted by least squares to `(distance, bias)`
+/// pairs (infinite biases, masked cells, left out); `None` when none fits.
+pub(super) fn fitted_slope(points: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
+    let (weighted, squares) = points
+        .filter(|(_, bias)| bias.is_finite())
+        .fold((0.0, 0.0), |(w, s), (distance, bias)| {
+            (w - bias * distance, s + distance * distance)
+        });
+    let fitted = weighted / squares;
+    (fitted.is_finite() && fitted > 0.0).then_some(fitted)
+}
+
+/// The reference rule's slope nearest `fitted` and the (heads, head) that have it, as the
+/// rule assigns them ("head 3 of 8, or head 1 of 4"); `fitted` itself when no head count
+/// up to 128 gives a slope within 1e-4 of it.
+pub(super) fn named_slope(fitted: f64) -> (f64, String) {
+    let mut slope = None;
+    // Powers of two first: the head counts models use.
+    let counts = (0..8)
+        .map(|k| 1usize << k)
+        .chain((1..=128usize).filter(|n| !n.is_power_of_two()));
+    let owners: Vec<String> = counts
+        .filter_map(|heads| {
+            let slopes = alibi::slopes(heads).ok()?;
+            let head = slopes
+                .iter()
+                .position(|&m| (m - fitted).abs() <= 1e-4 * fitted)?;
+            slope.get_or_insert(slopes[head]);
+            Some(format!("head {head} of {heads}"))
+        })
+        .take(3)
+        .collect();
+    let slope = slope.unwrap_or(fitted);
+    let owners = if owners.is_empty() {
+        "a slope no head count gives".to_owned()
+    } else {
+        owners.join(", or ")
+    };
+    (slope, owners)
+}
+
+/// CROMA's 2D ALiBi of every head, `[heads, P, P]`: `-m_h` times the Euclidean distance
+/// between patches, on every grid of `P` patches at least 2 wide and 2 high; a grid is ruled
+/// out on the first head before the whole table is made.
+pub(super) fn alibi_2d(search: &mut Search, table: &ndarray::Array3<f64>) {
+    let (heads, patches, _) = table.dim();
+    if patches > 4096 {
+        return;
+    }
+    let Ok(slopes) = alibi::slopes(heads) else {
+        return;
+    };
+    for grid_h in (2..patches).filter(|h| patches.is_multiple_of(*h) && patches / h >= 2) {
+        let grid = GridParams {
+            grid_h,
+            grid_w: patches / grid_h,
+        };
+        let description = format!(
+            "2D ALiBi biases (CROMA), {heads} heads, {grid_h} x {} grid, -m_h · Euclidean \
+             distance between patches",
+            grid.grid_w
+        );
+        // The first head, as the first "row" of the table's first axis.
+        let first_head = ndarray::Array3::from_shape_fn((1, patches, patches), |(_, q, k)| {
+            alibi::bias_2d_value(slopes[0], &grid, q, k)
+        });
+        let params = Alibi2dParams { heads, grid };
+        search.consider_probed(description, first_head.into_dyn(), || {
+            cpu::compute(&TableSpec::Alibi2d { params, head: None })
+                .ok()
+                .map(|reference| reference.into_real())
+        });
+    }
+}

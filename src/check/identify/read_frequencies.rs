@@ -1,0 +1,559 @@
+//! RoPE inverse frequencies, angles and caches read back to their frequencies: the base, the scaling and its parameters fitted from the values, and the float32 readings of frequencies another library formed.
+
+use super::*;
+
+/// Round values near `fitted`: 1, 2 and 3 significant digits, then the value as fitted.
+pub(super) fn round_choices(fitted: f64) -> Vec<f64> {
+    round_choices_to(fitted, 3)
+}
+
+/// [`round_choices`] with up to `max_digits` significant digits.
+pub(super) fn round_choices_to(fitted: f64, max_digits: i32) -> Vec<f64> {
+    if !(fitted.is_finite() && fitted > 0.0) {
+        return Vec::new();
+    }
+    let mut choices = Vec::new();
+    for digits in 1..=max_digits {
+        let magnitude = 10f64.powi(fitted.log10().floor() as i32 - (digits - 1));
+        let rounded = (fitted / magnitude).round() * magnitude;
+        if !choices.contains(&rounded) {
+            choices.push(rounded);
+        }
+    }
+    choices.push(fitted);
+    choices
+}
+
+/// RoPE bases models use, most common first.
+pub(super) const ROUND_BASES: [f64; 8] = [
+    10_000.0,
+    500_000.0,
+    1_000_000.0,
+    100_000.0,
+    50_000.0,
+    5_000_000.0,
+    10_000_000.0,
+    1_000.0,
+];
+
+/// Context lengths models are trained with, most common first.
+pub(super) const TRAINED_LENGTHS: [usize; 8] =
+    [8192, 4096, 32_768, 2048, 16_384, 65_536, 131_072, 1024];
+
+/// RoPE inverse frequencies `[R/2]`: plain (any base), or under a scaling: linear, Llama 3,
+/// YaRN; NTK-aware and dynamic NTK only change the base, which the report says when the base
+/// is not round. Compared element by element relative to each frequency (a loose `--atol`
+/// would otherwise let a factor of 8 on the smallest frequencies through).
+pub(super) fn inverse_frequencies(search: &mut Search, values: &[f64]) {
+    let n = values.len();
+    let target = FrequencyTarget {
+        label: format!("RoPE inverse frequencies, dim {}", 2 * n),
+        table: ndarray::Array1::from(values.to_vec()).into_dyn(),
+        tolerance: Tolerance {
+            abs: search.subnormal_step,
+            rel: search.tolerance.abs.max(search.tolerance.rel),
+        },
+        make: &|theta: &[f64], _, _: &[usize], _| ndarray::Array1::from(theta.to_vec()).into_dyn(),
+        orient: &|table| table,
+        plain: true,
+        rows: 0,
+        base_pair: n - 1,
+        amplitude: None,
+        // Frequencies are compared relative to each value: float32 rounding is within that.
+        torch: false,
+    };
+    scaled_frequencies(search, values, &target);
+}
+
+/// A table made from RoPE inverse frequencies, to identify through them: its label (kind and
+/// the parameters read off the table), the table as loaded, how close a reading must come,
+/// and how the frequencies make the table.
+pub(super) struct FrequencyTarget<'a> {
+    pub(super) label: String,
+    /// The table with positions along its first axis.
+    pub(super) table: ArrayD<f64>,
+    pub(super) tolerance: Tolerance,
+    /// The table that frequencies `theta` make, times `attention` where the kind has it, at
+    /// rows `rows` of `table`; with `torch`, in PyTorch's float32 steps (`theta` then holds
+    /// torch's float32 frequencies).
+    pub(super) make: &'a MadeTable<'a>,
+    /// Lays a made table out as the loaded one, for the report.
+    pub(super) orient: &'a dyn Fn(ArrayD<f64>) -> ArrayD<f64>,
+    /// Whether to try unscaled frequencies too (a table whose plain reading is tried
+    /// elsewhere leaves them out).
+    pub(super) plain: bool,
+    /// Rows (positions) of `table`; 0 for a table of the frequencies themselves.
+    pub(super) rows: usize,
+    /// The pair whose frequency pins a plain base best (the table read it most precisely).
+    pub(super) base_pair: usize,
+    /// The factor a cache's values are multiplied by, as read off it.
+    pub(super) amplitude: Option<f64>,
+    /// Whether a float32 file may be PyTorch's float32 computation of a hypothesis.
+    pub(super) torch: bool,
+}
+
+/// How a float32 file's sin/cos table may have been computed.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Float32Reading {
+    /// Exactly as PyTorch's CPU kernels compute it.
+    Torch(TorchMode),
+    /// From frequencies its own library's `exp` or `pow` formed
+    /// ([`crate::check::verdict::own_frequencies_table`]).
+    OwnFrequencies,
+}
+
+/// Rows a long table's hypotheses are first tried on: spread over the whole table, since
+/// scalings show on the slow pairs, late.
+pub(super) fn probe_rows(rows: usize) -> Option<Vec<usize>> {
+    (rows > 2 * PROBE_ROWS).then(|| {
+        (0..PROBE_ROWS)
+            .map(|k| k * (rows - 1) / (PROBE_ROWS - 1))
+            .collect()
+    })
+}
+
+/// Readings of inverse frequencies `values` (as loaded, or read off a table made from them):
+/// plain with any base, linear, Llama 3 or YaRN scaling; each is checked on `target`.
+pub(super) fn scaled_frequencies(
+    search: &mut Search,
+    values: &[f64],
+    target: &FrequencyTarget<'_>,
+) {
+    let n = values.len();
+    let rotary = 2 * n;
+    if n < 2 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+        return;
+    }
+    let table = &target.table;
+    let tolerance = target.tolerance;
+    let label = &target.label;
+    // A rounded parameter (base 10000 for a fitted 9999.8) must fit as well as the file's
+    // precision allows, whatever the tolerance: a loose one would otherwise round 52664 to
+    // 52700. Frequencies compared relative to each value are held to the relative part.
+    let strict = if tolerance.abs == 0.0 {
+        Tolerance {
+            abs: 0.0,
+            rel: tolerance.rel.min(search.strict.rel.max(search.strict.abs)),
+        }
+    } else {
+        Tolerance {
+            abs: tolerance.abs.min(search.strict.abs),
+            rel: tolerance.rel.min(search.strict.rel),
+        }
+    };
+    let mut tried: Vec<Candidate> = Vec::new();
+    let all_rows: Vec<usize> = (0..target.rows).collect();
+    let probe = probe_rows(target.rows).map(|rows| {
+        let table = table.select(ndarray::Axis(0), &rows);
+        (rows, table)
+    });
+    // The table of frequencies `theta` (exact, or torch's float32 ones with `torch`), tried on
+    // the probe rows first: the comparison, its reference and whether only the probe was made.
+    let evaluate = |theta: &[f64], attention: f64, torch: bool, needed: Tolerance| {
+        if let Some((rows, probe_table)) = &probe {
+            let reference = (target.make)(theta, attention, rows, torch);
+            let comparison = compare(&reference, probe_table, needed);
+            if !comparison.matches() {
+                return (reference, comparison, true);
+            }
+        }
+        let reference = (target.make)(theta, attention, &all_rows, torch);
+        let comparison = compare(&reference, table, needed);
+        (reference, comparison, false)
+    };
+    let mut consider = |description: String,
+                        freqs: &RopeFrequencies,
+                        base: f64,
+                        rounded: bool|
+     -> bool {
+        if freqs.validate(rotary, base).is_err() {
+            return false;
+        }
+        let needed = if rounded { strict } else { tolerance };
+        let attention = freqs.attention_factor();
+        let (reference, comparison, partial) = evaluate(
+            &freqs.inv_freq(rotary, base, target.rows),
+            attention,
+            false,
+            needed,
+        );
+        if comparison.matches() {
+            let full = compare(&reference, table, tolerance);
+            tried.push(Candidate::new(
+                description,
+                (target.orient)(reference),
+                full,
+                false,
+            ));
+            return true;
+        }
+        if target.torch {
+            for mode in TorchMode::all() {
+                let theta: Vec<f64> = freqs
+                    .inv_freq_torch(rotary, base, target.rows, mode)
+                    .into_iter()
+                    .map(f64::from)
+                    .collect();
+                let (reference, comparison, _) =
+                    evaluate(&theta, f64::from(attention as f32), true, needed);
+                if comparison.matches() {
+                    let form = match mode.form {
+                        FreqForm::Pow => "pow",
+                        FreqForm::Exp => "exp",
+                    };
+                    let full = compare(&reference, table, tolerance);
+                    tried.push(Candidate::new(
+                            format!("{description}, as PyTorch computes it in float32 (--arith torch-f32 --freq-form {form})"),
+                            (target.orient)(reference),
+                            full,
+                            false,
+                        ));
+                    return true;
+                }
+            }
+        }
+        // Frequencies another library's exp or pow formed: searched on the probe rows, then
+        // confirmed on the whole table.
+        if target.torch {
+            let exact = freqs.inv_freq(rotary, base, target.rows);
+            let centers: Vec<Vec<f64>> = std::iter::once(exact)
+                .chain(TorchMode::all().into_iter().map(|mode| {
+                    freqs
+                        .inv_freq_torch(rotary, base, target.rows, mode)
+                        .into_iter()
+                        .map(f64::from)
+                        .collect()
+                }))
+                .collect();
+            let attention = f64::from(attention as f32);
+            let fit = |rows: &[usize], loaded: &ArrayD<f64>| {
+                crate::check::verdict::fit_own_frequencies(
+                    centers.clone(),
+                    loaded,
+                    |scale| scale / 4096.0,
+                    |theta| Some((target.make)(&theta, attention, rows, true)),
+                )
+            };
+            let on_probe = match &probe {
+                Some((rows, probe_table)) => fit(rows, probe_table).is_some(),
+                None => true,
+            };
+            if let Some(reference) = on_probe.then(|| fit(&all_rows, table)).flatten() {
+                let full = compare(&reference, table, tolerance);
+                if full.matches() {
+                    tried.push(Candidate::new(
+                        format!(
+                            "{description}, in float32 from float32 frequencies its library's \
+                             exp or pow formed (each within {} ulp of PyTorch's or of the exact \
+                             one)",
+                            crate::check::verdict::OWN_FREQUENCY_ULPS
+                        ),
+                        (target.orient)(reference),
+                        full,
+                        false,
+                    ));
+                    return true;
+                }
+            }
+        }
+        if rounded {
+            return false;
+        }
+        tried.push(Candidate::new(
+            description,
+            (target.orient)(reference),
+            comparison,
+            partial,
+        ));
+        false
+    };
+    let plain = |scaling: RopeScaling| RopeFrequencies {
+        rotary_dim: None,
+        scaling,
+    };
+    // Plain: theta_k = base^(-k/n); the slowest pair pins the base best (its error is not
+    // amplified) unless the table could not show it (a cache too short for it to turn).
+    let k = target.base_pair.clamp(1, n - 1);
+    let plain_base = values[k].powf(-(n as f64) / k as f64);
+    let default = plain(RopeScaling::default());
+    let mut plain_match = None;
+    // Up to 6 digits: a float32 cache pins its base that well, and PyTorch's float32 table of
+    // base 12345 is not that of 12344.998.
+    let plain_bases = if target.plain {
+        base_choices_to(plain_base, 6)
+    } else {
+        Vec::new()
+    };
+    // PyTorch rounds the base to float32: where the fit lands a few float32 steps off, the
+    // float32 values around it are the candidates.
+    let float32_neighbours: Vec<f64> = if target.torch && target.plain {
+        let nearest = plain_base as f32;
+        (-4i32..=4)
+            .filter(|&k| k != 0)
+            .filter_map(|k| {
+                let bits = nearest.to_bits().checked_add_signed(k)?;
+                Some(f64::from(f32::from_bits(bits)))
+            })
+            .chain(std::iter::once(f64::from(nearest)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // Bases of 1 to 3 significant digits are round; finer roundings are fits.
+    let round_plain = base_choices(plain_base);
+    let mut plain_bases = plain_bases;
+    // Before the fitted value itself, which comes last.
+    let fitted_last = plain_bases.pop();
+    plain_bases.extend(float32_neighbours);
+    plain_bases.extend(fitted_last);
+    for base in plain_bases {
+        let round = base != plain_base;
+        // Neither the fit nor a float32 step from it is a round base.
+        let note = if round && round_plain.contains(&base) {
+            String::new()
+        } else {
+            ", a base that is not round (NTK-aware and dynamic NTK scaling give such bases: base · s^(R/(R-2)))".to_owned()
+        };
+        if consider(format!("{label}, base {base}{note}"), &default, base, round) {
+            plain_match = Some(base);
+            break;
+        }
+    }
+    // A base that is not round may be a round one that NTK-aware scaling raised by
+    // s^(R/(R-2)), or dynamic NTK by (s·seq/L - (s-1))^(R/(R-2)) for a table of seq positions.
+    let round_base = plain_match.is_some_and(|b| !ROUND_BASES.contains(&b));
+    if target.plain && (plain_match.is_none() || round_base) {
+        let exponent = (rotary - 2) as f64 / rotary as f64;
+        'ntk: for base in ROUND_BASES.into_iter().filter(|&b| b < plain_base) {
+            let growth = (plain_base / base).powf(exponent);
+            let close = |value: f64| (value - growth).abs() <= 2e-3 * growth;
+            if let Some(factor) = round_choices(growth).into_iter().find(|&f| close(f)) {
+                let freqs = plain(RopeScaling {
+                    kind: ScalingKind::Ntk,
+                    factor: Some(factor),
+                    ..Default::default()
+                });
+                let description =
+                    format!("{label}, base {base}, NTK-aware scaling, factor {factor}");
+                if consider(description, &freqs, base, true) {
+                    break 'ntk;
+                }
+            }
+            let seq = target.rows as f64;
+            for factor in [2.0, 4.0, 8.0, 16.0, 32.0, 64.0] {
+                for trained in TRAINED_LENGTHS {
+                    if seq <= trained as f64
+                        || !close(factor * seq / trained as f64 - (factor - 1.0))
+                    {
+                        continue;
+                    }
+                    let freqs = plain(RopeScaling {
+                        kind: ScalingKind::Dynamic,
+                        factor: Some(factor),
+                        max_position_embeddings: Some(trained),
+                        ..Default::default()
+                    });
+                    let description = format!(
+                        "{label}, base {base}, dynamic NTK scaling, factor {factor}, max_position_embeddings {trained} (at {} positions)",
+                        target.rows
+                    );
+                    if consider(description, &freqs, base, true) {
+                        break 'ntk;
+                    }
+                }
+            }
+        }
+    }
+    // The scalings below keep the fastest frequencies (or divide all of them by one factor):
+    // the base comes from theta_1.
+    let high_base = values[1].powf(-(n as f64));
+    let bases: Vec<f64> = match plain_match {
+        Some(_) => Vec::new(),
+        None => base_choices(high_base),
+    };
+    // Linear: theta_0 = 1 / factor.
+    let linear_factor = 1.0 / values[0];
+    if plain_match.is_none() && linear_factor > 1.0 + 1e-6 {
+        let fitted_base = (values[k] * linear_factor).powf(-(n as f64) / k as f64);
+        'linear: for factor in round_choices(linear_factor) {
+            for base in base_choices(fitted_base) {
+                let rounded = factor != linear_factor || base != fitted_base;
+                let freqs = plain(RopeScaling {
+                    kind: ScalingKind::Linear,
+                    factor: Some(factor),
+                    ..Default::default()
+                });
+                if consider(
+                    format!(
+                        "{label}, base {base}, linear scaling (Position Interpolation), factor {factor}"
+                    ),
+                    &freqs,
+                    base,
+                    rounded,
+                ) {
+                    break 'linear;
+                }
+            }
+        }
+    }
+    // Llama 3 and YaRN: the slowest frequency is divided by the factor.
+    'scaled: for &base in &bases {
+        let unscaled = 1.0 / base.powf((rotary - 2) as f64 / rotary as f64);
+        let factor_fit = unscaled / values[n - 1];
+        if factor_fit <= 1.0 + 1e-6 {
+            continue;
+        }
+        for factor in round_choices(factor_fit) {
+            // The trained lengths and factor ratios of the grid below are parameters, not
+            // rounding; a rounded base or factor must fit closely.
+            let rounded = factor != factor_fit || base != high_base;
+            for original in TRAINED_LENGTHS {
+                for (low, high) in [(1.0, 4.0), (1.0, 8.0), (2.0, 4.0)] {
+                    let freqs = plain(RopeScaling {
+                        kind: ScalingKind::Llama3,
+                        factor: Some(factor),
+                        original_max_position_embeddings: Some(original),
+                        low_freq_factor: Some(low),
+                        high_freq_factor: Some(high),
+                        ..Default::default()
+                    });
+                    if consider(
+                        format!(
+                            "{label}, base {base}, Llama 3 scaling, factor {factor}, original context {original}, low_freq_factor {low}, high_freq_factor {high} (wavelengths beyond {} divided by the factor, below {} kept: any original context and factors with these two ratios give the same table)",
+                            original as f64 / low,
+                            original as f64 / high
+                        ),
+                        &freqs,
+                        base,
+                        rounded,
+                    ) {
+                        break 'scaled;
+                    }
+                }
+                for truncate in [true, false] {
+                    let yarn = |attention_factor: Option<f64>| {
+                        plain(RopeScaling {
+                            kind: ScalingKind::Yarn,
+                            factor: Some(factor),
+                            original_max_position_embeddings: Some(original),
+                            truncate: Some(truncate),
+                            attention_factor,
+                            ..Default::default()
+                        })
+                    };
+                    // A cache multiplied by another factor than YaRN's own (given as
+                    // attention_factor, or mscale / mscale_all_dim as DeepSeek-V2 has them).
+                    let default = yarn(None).attention_factor();
+                    let mut attentions = vec![None];
+                    if let Some(amplitude) = target.amplitude
+                        && (amplitude - default).abs() > 1e-6 * amplitude
+                    {
+                        let close = round_choices(amplitude)
+                            .into_iter()
+                            .find(|a| (a - amplitude).abs() <= 1e-5 * amplitude)
+                            .unwrap_or(amplitude);
+                        attentions.push(Some(close));
+                    }
+                    for attention in attentions {
+                        let truncated = if truncate { "" } else { ", truncate false" };
+                        let factor_text = match attention {
+                            Some(a) => format!(", attention factor {a}"),
+                            None => String::new(),
+                        };
+                        if consider(
+                            format!(
+                                "{label}, base {base}, YaRN scaling, factor {factor}, original context {original}, beta_fast 32, beta_slow 1{truncated}{factor_text}"
+                            ),
+                            &yarn(attention),
+                            base,
+                            rounded,
+                        ) {
+                            break 'scaled;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The models poslab ships (assets/models): LongRoPE's per-pair factors can only be named
+    // this way, and any other match is worth a model's name.
+    if target.plain {
+        for config in MODEL_CONFIGS
+            .iter()
+            .filter_map(|(_, text)| ModelConfig::parse(text).ok())
+        {
+            let PositionEncoding::Rope {
+                head_dim,
+                base,
+                freqs,
+                ..
+            } = &config.encoding
+            else {
+                continue;
+            };
+            if freqs.rotary(*head_dim) != rotary {
+                continue;
+            }
+            let mut readings = vec![(String::new(), (**freqs).clone())];
+            // A frequency table alone says nothing of the length: LongRoPE's long factors are
+            // the other reading.
+            if target.rows == 0 && freqs.scaling.kind == ScalingKind::Longrope {
+                let mut long = (**freqs).clone();
+                long.scaling.short_factor = long.scaling.long_factor.clone();
+                readings.push((
+                    " (its long factors, beyond the original context)".to_owned(),
+                    long,
+                ));
+            }
+            for (note, freqs) in readings {
+                let description = format!(
+                    "{label}, base {base}, as configured for {} ({} scaling){note}",
+                    config.name,
+                    freqs.scaling.kind.name()
+                );
+                if consider(description, &freqs, *base, true) {
+                    break;
+                }
+            }
+        }
+    }
+    // Keep per hypothesis kind the match or the closest, as consider_bases does.
+    let kinds = [
+        "linear scaling",
+        "Llama 3 scaling",
+        "YaRN scaling",
+        "NTK-aware scaling",
+        "dynamic NTK scaling",
+        "as configured for",
+    ];
+    let kind_of = |c: &Candidate| {
+        kinds
+            .iter()
+            // As a clause of its own: a plain base's note names scalings too.
+            .find(|k| c.description.contains(&format!(", {k}")))
+            .copied()
+            .unwrap_or("plain")
+    };
+    let mut best: Vec<Candidate> = Vec::new();
+    for candidate in tried {
+        let kind = kind_of(&candidate);
+        match best.iter_mut().find(|b| kind_of(b) == kind) {
+            Some(kept) => {
+                let better = (candidate.comparison.matches() && !kept.comparison.matches())
+                    || (candidate.comparison.matches() == kept.comparison.matches()
+                        && candidate.comparison.max_rel_error() < kept.comparison.max_rel_error()
+                        && !kept.comparison.matches());
+                if better {
+                    *kept = candidate;
+                }
+            }
+            None => best.push(candidate),
+        }
+    }
+    for mut candidate in best {
+        // One hypothesis per kind, whatever its parameters.
+        candidate.hypothesis = format!("{label}, {}", kind_of(&candidate));
+        search.candidates.push(candidate);
+    }
+    search.drop_unneeded_tables();
+}

@@ -1,0 +1,294 @@
+//! RoPE angles and cos/sin caches: the pairing, the part and the attention factor a cache is multiplied by.
+
+use super::*;
+
+/// RoPE's angle table `[seq, dim/2]`, and its cos and sin caches `[seq, dim]` in either
+/// pairing (Hugging Face repeats the frequencies as two halves; Llama-style caches repeat each
+/// one twice).
+pub(super) fn rope_tables(
+    search: &mut Search,
+    view: &Array2<f64>,
+    orient: &dyn Fn(Array2<f64>) -> ArrayD<f64>,
+    suffix: &str,
+) {
+    let (seq, width) = view.dim();
+    if seq < 2 {
+        return;
+    }
+    // Angles: column 0 turns by 1 radian a position, so it is the position itself.
+    if width >= 2 {
+        // + 0.0 turns a -0 into 0.
+        let start = view[[0, 0]].round() + 0.0;
+        // theta_i = base^(-i/width): pick the column that pins the base best.
+        let rates: Vec<(usize, f64, f64)> = (1..width)
+            .map(|i| {
+                let total = view[[seq - 1, i]] - view[[0, i]];
+                (i, total / (seq - 1) as f64, total)
+            })
+            .collect();
+        let exponent = |i: usize| width as f64 / i as f64;
+        if let Some((i, rate)) = best_conditioned(&rates, exponent)
+            && (0.0..1e12).contains(&start)
+        {
+            let base = rate.powf(-exponent(i));
+            search.consider_bases(
+                base,
+                |b| {
+                    format!(
+                        "RoPE angles p·θ_i, dim {}, base {b}, positions {start}..{}{suffix}",
+                        2 * width,
+                        start as u64 + seq as u64 - 1
+                    )
+                },
+                view,
+                orient,
+                |b, rows| {
+                    let params = RopeParams {
+                        seq: rows,
+                        dim: 2 * width,
+                        base: b,
+                        start: start as u64,
+                    };
+                    rope::angles(&params).ok()
+                },
+                None,
+            );
+        }
+    }
+    // Angles of scaled frequencies: each column's rate is its frequency.
+    if width >= 2 && seq >= 2 {
+        let theta: Vec<f64> = (0..width)
+            .map(|i| (view[[seq - 1, i]] - view[[0, i]]) / (seq - 1) as f64)
+            .collect();
+        let start = (view[[0, 0]] / theta[0]).round() + 0.0;
+        if theta[0] > 0.0 && (0.0..1e12).contains(&start) {
+            let first = start as u64;
+            let make = |theta: &[f64], _, rows: &[usize], torch: bool| {
+                Array2::from_shape_fn((rows.len(), theta.len()), |(r, i)| {
+                    let position = first + rows[r] as u64;
+                    if torch {
+                        f64::from(torch_f32::angle(position, theta[i]))
+                    } else {
+                        position as f64 * theta[i]
+                    }
+                })
+                .into_dyn()
+            };
+            let layout = |table: ArrayD<f64>| match table.into_dimensionality::<Ix2>() {
+                Ok(table) => orient(table),
+                Err(e) => unreachable!("angle tables are 2-D: {e}"),
+            };
+            let target = FrequencyTarget {
+                label: format!(
+                    "RoPE angles p·θ_i, dim {}, positions {first}..{}{suffix}",
+                    2 * width,
+                    first + seq as u64 - 1
+                ),
+                table: view.clone().into_dyn(),
+                tolerance: search.tolerance,
+                make: &make,
+                orient: &layout,
+                plain: false,
+                rows: seq,
+                base_pair: width - 1,
+                amplitude: None,
+                torch: search.float32,
+            };
+            scaled_frequencies(search, &theta, &target);
+        }
+    }
+    if width < 4 || width % 2 != 0 {
+        return;
+    }
+    for layout in [RopeLayout::Half, RopeLayout::Interleaved] {
+        for part in [CachePart::Cos, CachePart::Sin] {
+            rope_cache(search, view, orient, suffix, layout, part);
+        }
+    }
+}
+
+/// A cos or sin cache `[seq, R]` of positions `0..seq` in `layout`, read as its amplitude (the
+/// attention factor it was multiplied by) and each pair's frequency, then identified through
+/// those frequencies: plain at any base (NTK-aware and dynamic NTK give unround bases), or
+/// linear, Llama 3 or YaRN scaling, each exactly or as PyTorch computes it in float32.
+pub(super) fn rope_cache(
+    search: &mut Search,
+    view: &Array2<f64>,
+    orient: &dyn Fn(Array2<f64>) -> ArrayD<f64>,
+    suffix: &str,
+    layout: RopeLayout,
+    part: CachePart,
+) {
+    let (seq, width) = view.dim();
+    let Some(reading) = read_cache(view, layout, part, search.noise) else {
+        return;
+    };
+    let (name, function): (&str, fn(f64) -> f64) = match part {
+        CachePart::Cos => ("cos", f64::cos),
+        CachePart::Sin => ("sin", f64::sin),
+    };
+    let make = |theta: &[f64], attention: f64, rows: &[usize], torch: bool| {
+        Array2::from_shape_fn((rows.len(), width), |(r, col)| {
+            let pair = layout.pair_of_column(col, width);
+            let position = rows[r] as u64;
+            if torch {
+                let (sin, cos) = torch_f32::sin_cos(torch_f32::angle(position, theta[pair]));
+                let value = if part == CachePart::Cos { cos } else { sin };
+                f64::from(value * attention as f32)
+            } else {
+                attention * function(position as f64 * theta[pair])
+            }
+        })
+        .into_dyn()
+    };
+    let layout_of = |table: ArrayD<f64>| match table.into_dimensionality::<Ix2>() {
+        Ok(table) => orient(table),
+        Err(e) => unreachable!("caches are 2-D: {e}"),
+    };
+    let layout_name = match layout {
+        RopeLayout::Half => "half layout (Hugging Face: frequencies repeated as two halves)",
+        RopeLayout::Interleaved => "interleaved layout (each frequency twice in a row)",
+    };
+    let scaled = if (reading.amplitude - 1.0).abs() > 1e-6 {
+        // As many digits as the file holds.
+        let digits = if search.noise > 0.0 { 3 } else { 7 };
+        format!(", times {:.digits$}", reading.amplitude)
+    } else {
+        String::new()
+    };
+    let target = FrequencyTarget {
+        label: format!(
+            "RoPE {name} cache{scaled}, {layout_name}, dim {width} (the rotary part of a head), positions 0..{}{suffix}",
+            seq - 1
+        ),
+        table: view.clone().into_dyn(),
+        tolerance: search.tolerance,
+        make: &make,
+        orient: &layout_of,
+        plain: true,
+        rows: seq,
+        base_pair: reading.base_pair,
+        amplitude: Some(reading.amplitude),
+        torch: search.float32,
+    };
+    scaled_frequencies(search, &reading.frequencies, &target);
+}
+
+/// What a cache says about itself.
+pub(super) struct CacheReading {
+    /// The factor every value is multiplied by (YaRN's and LongRoPE's attention factor).
+    pub(super) amplitude: f64,
+    /// Each pair's frequency, in radians per position.
+    pub(super) frequencies: Vec<f64>,
+    /// The slowest pair whose angle turned far enough to be read well.
+    pub(super) base_pair: usize,
+}
+
+/// Reads a cache of positions from 0: the amplitude from the first rows, and each pair's
+/// frequency from the row where its angle is read best (where cos or sin is steep enough for
+/// float32 noise to matter least), within the first stretch where the column is monotonic so
+/// that acos or asin inverts it.
+/// `noise` is how far the file's rounding may move a value (0 for float32 and float64): with
+/// it, pairs too slow for their angle to be read (a float16 cos stays 1.0 where the angle is
+/// below 0.03) are continued geometrically from the pairs read well, and an amplitude within
+/// the noise of 1 is read as 1.
+pub(super) fn read_cache(
+    view: &Array2<f64>,
+    layout: RopeLayout,
+    part: CachePart,
+    noise: f64,
+) -> Option<CacheReading> {
+    let (seq, width) = view.dim();
+    if seq < 3 || width < 4 {
+        return None;
+    }
+    let pairs = width / 2;
+    let column = |i: usize| view.column(layout.pair(i, width).0);
+    let first = view.row(0);
+    let amplitude = match part {
+        // Position 0 is cos 0 times the factor, in every column.
+        CachePart::Cos => {
+            let a = first[0];
+            if !(a > 0.0 && first.iter().all(|&v| (v - a).abs() <= 1e-5 * a)) {
+                return None;
+            }
+            a
+        }
+        // sin 0 = 0 everywhere; the fastest pair gives s1 = A sin θ, s2 = A sin 2θ = 2 s1 cos θ.
+        CachePart::Sin => {
+            if first.iter().any(|v| v.abs() > 1e-5) {
+                return None;
+            }
+            let fastest = column(0);
+            let (s1, s2) = (fastest[1], fastest[2]);
+            let cos_theta = s2 / (2.0 * s1);
+            if !(s1 > 1e-3 && cos_theta.abs() < 1.0) {
+                return None;
+            }
+            s1 / (1.0 - cos_theta * cos_theta).sqrt()
+        }
+    };
+    if !(amplitude.is_finite() && amplitude > 0.0) {
+        return None;
+    }
+    // No factor at all, as far as a narrow file can tell.
+    let amplitude = if (amplitude - 1.0).abs() <= 4.0 * noise {
+        1.0
+    } else {
+        amplitude
+    };
+    let is_cos = part == CachePart::Cos;
+    // Pairs from the first whose angle reads worse than 5% (narrow files only).
+    let mut unreadable_from = None;
+    let mut frequencies = Vec::with_capacity(pairs);
+    let mut base_pair = 1;
+    for i in 0..pairs {
+        let values = column(i);
+        // (angle read, its position), at the best-conditioned row so far.
+        let mut best: Option<(f64, usize, f64)> = None;
+        for p in 1..seq {
+            let step = values[p] - values[p - 1];
+            let monotonic = if is_cos {
+                step <= 1e-5 * amplitude
+            } else {
+                step >= -1e-5 * amplitude
+            };
+            if !monotonic {
+                break;
+            }
+            let ratio = (values[p] / amplitude).clamp(-1.0, 1.0);
+            let angle = if is_cos { ratio.acos() } else { ratio.asin() };
+            // The relative error of the angle goes as 1 / (angle |d value / d angle|).
+            let score = angle * if is_cos { angle.sin() } else { angle.cos() };
+            if best.is_none_or(|(_, _, s)| score > s) {
+                best = Some((angle, p, score));
+            }
+        }
+        let (angle, p, score) = best?;
+        // The angle's relative error is about noise / score.
+        if noise > 0.0 && unreadable_from.is_none() && noise > 0.05 * score {
+            unreadable_from = Some(i);
+        }
+        if angle > 0.5 && i > 0 {
+            base_pair = i;
+        }
+        frequencies.push(angle / p as f64);
+    }
+    if let Some(from) = unreadable_from {
+        // The ratio between neighbouring frequencies, over the pairs read well.
+        let last = from.checked_sub(1).filter(|&last| last >= 2)?;
+        let ratio = (frequencies[last] / frequencies[0]).powf(1.0 / last as f64);
+        if !(ratio.is_finite() && ratio > 0.0 && ratio < 1.0) {
+            return None;
+        }
+        for i in from..pairs {
+            frequencies[i] = frequencies[last] * ratio.powi((i - last) as i32);
+        }
+        base_pair = base_pair.min(last);
+    }
+    Some(CacheReading {
+        amplitude,
+        frequencies,
+        base_pair,
+    })
+}

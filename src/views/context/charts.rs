@@ -1,0 +1,409 @@
+//! The language half's charts: wavelengths per method, the fitted score, the long-term decay,
+//! ALiBi at L', the survey's accuracies and the summary table.
+
+use super::*;
+
+/// `log10` of a wavelength, as the chart plots it.
+pub(super) fn log10(v: f64) -> f64 {
+    v.max(f64::MIN_POSITIVE).log10()
+}
+
+pub(super) fn wavelength_ui(
+    ui: &mut egui::Ui,
+    curves: &[MethodCurves],
+    shown: &[bool],
+    model: &RopeModel,
+    target: usize,
+    height: f32,
+) {
+    let response = Plot::new("context_wavelengths")
+        .height(height)
+        .legend(
+            Legend::default()
+                .position(egui_plot::Corner::LeftTop)
+                .follow_insertion_order(true),
+        )
+        .x_axis_label("pair i")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::decade_ticks)
+        .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+        .y_axis_label("wavelength 2π/θ_i (positions, log)")
+        .show(ui, |plot_ui| {
+            plot_ui.hline(
+                HLine::new(
+                    format!("L = {}", model.trained),
+                    log10(model.trained as f64),
+                )
+                .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            plot_ui.hline(
+                HLine::new(format!("L' = {target}"), log10(target as f64))
+                    .style(egui_plot::LineStyle::dashed_dense()),
+            );
+            for (curve, &visible) in curves.iter().zip(shown) {
+                if !visible || curve.reach.is_empty() {
+                    continue;
+                }
+                let points: Vec<[f64; 2]> = curve
+                    .reach
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| [i as f64, log10(r.wavelength)])
+                    .collect();
+                plot_ui
+                    .line(Line::new(method_label(curve.kind), PlotPoints::from(points)).width(1.5));
+            }
+            plot_ui.pointer_coordinate()
+        });
+    crate::widgets::layout::record_plot(ui.ctx(), "context_wavelengths", &response.transform);
+    let pairs = curves.first().map_or(0, |c| c.reach.len());
+    if response.response.hovered()
+        && let Some(pointer) = response.inner
+        && pairs > 0
+    {
+        let pair = (pointer.x.round().max(0.0) as usize).min(pairs - 1);
+        let mut text = format!("pair {pair} (dims {} and {})", 2 * pair, 2 * pair + 1);
+        if let Some(trained) = curves.first().and_then(|c| c.reach.get(pair)) {
+            text.push_str(&format!(
+                "\nin training (L = {}): {:.4} turns{}",
+                model.trained,
+                trained.trained_turns,
+                if trained.trained_turns >= 1.0 {
+                    ", every angle seen"
+                } else {
+                    ", part of a turn"
+                }
+            ));
+        }
+        for (curve, &visible) in curves.iter().zip(shown) {
+            if let (true, Some(r)) = (visible, curve.reach.get(pair)) {
+                text.push_str(&format!(
+                    "\n{}: wavelength {:.1}, {:.4} turns over L'{}",
+                    method_label(curve.kind),
+                    r.wavelength,
+                    r.target_turns,
+                    match r.first_unseen {
+                        Some(p) => format!(", unseen angles from distance {p}"),
+                        None => String::new(),
+                    }
+                ));
+            }
+        }
+        response.response.on_hover_text_at_pointer(text);
+    }
+}
+
+/// Above charts of earlier settings while the new ones are computed: which settings they show.
+pub(super) fn stale_charts_note(ui: &mut egui::Ui, key: &CurvesKey) {
+    ui.colored_label(
+        ui.visuals().warn_fg_color,
+        format!(
+            "computing… the charts below are still those of {} at L' = {}",
+            short_name(&key.model.name),
+            key.target
+        ),
+    );
+}
+
+/// The fitted score per shown method against distance, `L` marked. The view holds the
+/// fitted range (±5): an extrapolated score leaves it by orders of magnitude, which each
+/// method's legend entry gives as its largest value past `L`.
+pub(super) fn fitted_score_ui(
+    ui: &mut egui::Ui,
+    fit: &context::FittedScore,
+    lines: &[(String, Vec<[f64; 2]>)],
+    model: &RopeModel,
+    target: usize,
+    height: f32,
+) {
+    let last_trained = (model.trained - 1) as f64;
+    let response = Plot::new("context_fitted_score")
+        .height(height)
+        .default_y_bounds(-SCORE_RANGE, SCORE_RANGE)
+        .legend(
+            Legend::default()
+                .position(egui_plot::Corner::LeftTop)
+                .follow_insertion_order(true),
+        )
+        .x_axis_label(format!(
+            "distance s = m - n (a point every {:.0} positions)",
+            (target as f64 / context::CURVE_POINTS as f64).max(1.0)
+        ))
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::nice_ticks)
+        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_axis_label("score a(s), fitted in [0, L)")
+        .show(ui, |plot_ui| {
+            plot_ui.vline(
+                VLine::new(format!("L = {}", model.trained), last_trained)
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            for (label, points) in lines {
+                plot_ui.line(Line::new(label.clone(), PlotPoints::from(points.clone())).width(1.2));
+            }
+            let fitted: Vec<[f64; 2]> = fit.points.iter().map(|&(s, v)| [s, v]).collect();
+            plot_ui.points(
+                egui_plot::Points::new("fitted points", PlotPoints::from(fitted)).radius(1.5),
+            );
+        });
+    crate::widgets::layout::record_plot(ui.ctx(), "context_fitted_score", &response.transform);
+}
+
+/// RoFormer's long-term decay bound per shown method (times the attention factor squared).
+pub(super) fn decay_ui(
+    ui: &mut egui::Ui,
+    lines: &[(String, Vec<[f64; 2]>)],
+    model: &RopeModel,
+    height: f32,
+) {
+    let response = Plot::new("context_decay")
+        .height(height)
+        .legend(
+            Legend::default()
+                .position(egui_plot::Corner::RightTop)
+                .follow_insertion_order(true),
+        )
+        .x_axis_label("relative distance r (positions)")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::nice_ticks)
+        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_axis_label("bound on |q·k| (RoFormer)")
+        .show(ui, |plot_ui| {
+            plot_ui.vline(
+                VLine::new(format!("L = {}", model.trained), (model.trained - 1) as f64)
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            for (label, points) in lines {
+                plot_ui.line(Line::new(label.clone(), PlotPoints::from(points.clone())).width(1.2));
+            }
+        });
+    crate::widgets::layout::record_plot(ui.ctx(), "context_decay", &response.transform);
+}
+
+/// Each shown method's fitted score at distances up to `L'`, named with its largest value
+/// past `L`.
+pub(super) fn score_lines(
+    fit: &context::FittedScore,
+    curves: &[MethodCurves],
+    shown: &[bool],
+    model: &RopeModel,
+    target: usize,
+) -> Vec<(String, Vec<[f64; 2]>)> {
+    let last_trained = (model.trained - 1) as f64;
+    curves
+        .iter()
+        .zip(shown)
+        .filter(|(curve, visible)| **visible && !curve.theta.is_empty())
+        .map(|(curve, _)| {
+            let points = context::score_curve(fit, &curve.theta, curve.attention, target);
+            let name = method_label(curve.kind);
+            let label = match context::largest_past(&points, last_trained) {
+                Some(largest) if largest >= 1e3 => {
+                    format!("{name}: |a| up to {largest:.2e} past L")
+                }
+                Some(largest) => format!("{name}: |a| up to {largest:.3} past L"),
+                None => name.to_owned(),
+            };
+            (label, points)
+        })
+        .collect()
+}
+
+/// Each shown method's long-term decay bound times its attention factor squared.
+pub(super) fn decay_lines(
+    curves: &[MethodCurves],
+    shown: &[bool],
+    target: usize,
+) -> Vec<(String, Vec<[f64; 2]>)> {
+    curves
+        .iter()
+        .zip(shown)
+        .filter(|(curve, visible)| **visible && !curve.theta.is_empty())
+        .map(|(curve, _)| {
+            let points = context::decay_curve(&curve.theta, curve.attention, target);
+            (method_label(curve.kind).to_owned(), points)
+        })
+        .collect()
+}
+
+/// ALiBi at `L'`: the last query's attention over key distances for one head (log scale), or
+/// the share of attention beyond `L` for every head, with the trained slopes and scaled ones.
+pub(super) fn alibi_ui(
+    ui: &mut egui::Ui,
+    settings: &mut AlibiSettings,
+    trained: usize,
+    target: usize,
+) {
+    use crate::encoding::alibi;
+    ui.horizontal(|ui| {
+        ui.add(crate::widgets::number_box::NumberBox::drag(&mut settings.heads).range(1..=128).prefix("heads "))
+            .on_hover_text("Heads of the ALiBi model: head h has slope 2^(-8(h+1)/heads) (powers of two; the reference rule otherwise)");
+        settings.head = settings.head.min(settings.heads - 1);
+        ui.add_enabled(
+            !settings.all_heads,
+            crate::widgets::number_box::NumberBox::slider(&mut settings.head, 0..=settings.heads - 1).text("head"),
+        );
+        ui.checkbox(&mut settings.all_heads, "All heads")
+            .on_hover_text("Per head, the share of the last query's attention on keys farther than L");
+    });
+    let Ok(slopes) = alibi::slopes(settings.heads) else {
+        return;
+    };
+    let scale = alibi::slope_scale(trained, target).unwrap_or(1.0);
+    let height = ui.available_height();
+    let last = target.saturating_sub(1);
+    let plot = Plot::new("context_alibi")
+        .height(height)
+        .legend(
+            Legend::default()
+                .position(egui_plot::Corner::RightTop)
+                .follow_insertion_order(true),
+        )
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark));
+    if settings.all_heads {
+        let response = plot
+            .x_axis_label("head")
+            .y_grid_spacer(crate::widgets::layout::nice_ticks)
+            .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+            .y_axis_label(format!(
+                "attention on keys at L = {trained} or farther (log)"
+            ))
+            .include_y(0.0)
+            .show(ui, |plot_ui| {
+                for (label, factor) in [("trained slopes", 1.0), ("slopes × L/L'", scale)] {
+                    let points: Vec<[f64; 2]> = slopes
+                        .iter()
+                        .enumerate()
+                        .map(|(h, m)| {
+                            let ln =
+                                alibi::ln_last_query_attention_beyond(m * factor, target, trained);
+                            [h as f64, ln / std::f64::consts::LN_10]
+                        })
+                        .filter(|p| p[1].is_finite())
+                        .collect();
+                    plot_ui.line(Line::new(label, PlotPoints::from(points)).width(2.0));
+                }
+            });
+        crate::widgets::layout::record_plot(ui.ctx(), "context_alibi", &response.transform);
+        return;
+    }
+    let slope = slopes[settings.head];
+    let distances = context::sample_distances(target, context::CURVE_POINTS);
+    let response = plot
+        .x_axis_label(format!(
+            "key distance k from the last query (position {last})"
+        ))
+        .y_grid_spacer(crate::widgets::layout::decade_ticks)
+        .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+        .y_axis_label("attention weight (log)")
+        .show(ui, |plot_ui| {
+            plot_ui.vline(
+                VLine::new(format!("L = {trained}"), trained as f64)
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            for (label, m) in [
+                (format!("m = {slope:.3e}"), slope),
+                (format!("m · L/L' = {:.3e}", slope * scale), slope * scale),
+            ] {
+                let points: Vec<[f64; 2]> = distances
+                    .iter()
+                    .map(|&k| alibi::last_query_attention(m, target, k as usize))
+                    .zip(&distances)
+                    .filter(|(w, _)| *w > 0.0)
+                    .map(|(w, &k)| [k, w.log10()])
+                    .collect();
+                plot_ui.line(Line::new(label, PlotPoints::from(points)).width(1.5));
+            }
+        });
+    crate::widgets::layout::record_plot(ui.ctx(), "context_alibi", &response.transform);
+}
+
+pub(super) fn survey_ui(ui: &mut egui::Ui, height: f32) {
+    let Ok(series) = context::survey_series() else {
+        return;
+    };
+    let response = Plot::new("context_survey")
+        .height(height)
+        .legend(
+            Legend::default()
+                .position(egui_plot::Corner::RightBottom)
+                .follow_insertion_order(true),
+        )
+        .x_axis_label("test resolution (px), trained at 224")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(crate::widgets::layout::nice_ticks)
+        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_axis_label("ImageNet-100 top-1 (%)")
+        .show(ui, |plot_ui| {
+            plot_ui.vline(
+                VLine::new("trained at 224 px", f64::from(SURVEY_TRAINING_RESOLUTION))
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            for s in &series {
+                let points: Vec<[f64; 2]> =
+                    s.points.iter().map(|&(r, a)| [f64::from(r), a]).collect();
+                plot_ui.line(Line::new(s.method.clone(), PlotPoints::from(points)).width(1.5));
+            }
+        });
+    crate::widgets::layout::record_plot(ui.ctx(), "context_survey", &response.transform);
+}
+
+/// Per shown method: how many pairs see unseen angles, from which distance, and the attention
+/// factor.
+pub(super) fn summary_ui(
+    ui: &mut egui::Ui,
+    curves: &[MethodCurves],
+    shown: &[bool],
+    model: &RopeModel,
+    target: usize,
+) {
+    egui::Grid::new("context_summary").striped(true).show(ui, |ui| {
+        ui.strong("method");
+        ui.strong("unseen pairs").on_hover_text(
+            "Pairs whose angle at some distance below L' lies beyond every angle they reached in training",
+        );
+        ui.strong("from distance").on_hover_text("The shortest distance with an unseen angle in any pair");
+        ui.strong("unseen cells").on_hover_text(
+            "The share of the map's (distance, pair) cells that are unseen",
+        );
+        ui.strong("attention").on_hover_text("The factor cos and sin are multiplied by (YaRN, LongRoPE; 1 for the others)");
+        ui.end_row();
+        for (curve, &visible) in curves.iter().zip(shown) {
+            if !visible {
+                continue;
+            }
+            ui.label(method_label(curve.kind));
+            match &curve.freqs {
+                Ok(freqs) => {
+                    let unseen = curve.reach.iter().filter(|r| r.first_unseen.is_some()).count();
+                    ui.label(format!("{unseen} of {}", curve.reach.len()));
+                    match curve.reach.iter().filter_map(|r| r.first_unseen).min() {
+                        Some(p) => ui.label(format!("{p}")),
+                        None => ui.label("none"),
+                    };
+                    let cells = (curve.reach.len() as u64 * target as u64).max(1);
+                    let unseen_cells: u64 = curve.reach.iter().map(|r| r.unseen_distances).sum();
+                    ui.label(format!("{:.3}%", 100.0 * unseen_cells as f64 / cells as f64));
+                    ui.label(format!("{:.4}", freqs.attention_factor()));
+                }
+                Err(reason) => {
+                    ui.label(reason.as_str());
+                }
+            }
+            ui.end_row();
+        }
+    });
+    ui.label(format!(
+        "{}: head dim {}, rotary {}, base {}, trained on L = {} positions",
+        short_name(&model.name),
+        model.head_dim,
+        model.rotary(),
+        model.base,
+        model.trained
+    ));
+}
