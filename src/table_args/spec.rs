@@ -1,0 +1,572 @@
+//! The options read into a table specification: one kind at a time, each value checked
+//! against what the kind allows, with one message per bad value.
+
+use super::*;
+
+/// Every scaling parameter, by clap id.
+pub(super) const SCALING_OPTIONS: &[&str] = &[
+    "factor",
+    "original_max_position_embeddings",
+    "max_position_embeddings",
+    "low_freq_factor",
+    "high_freq_factor",
+    "beta_fast",
+    "beta_slow",
+    "mscale",
+    "mscale_all_dim",
+    "attention_factor",
+    "truncate",
+    "long_factor",
+    "short_factor",
+];
+
+/// The rotary width and scaling of the RoPE options, for a head of `dim`.
+pub(super) fn rope_frequencies(args: &TableArgs, dim: usize) -> Result<RopeFrequencies, CliError> {
+    let rotary_dim = match (args.rotary_dim, args.partial_rotary_factor) {
+        (Some(_), Some(_)) => {
+            return Err(CliError::usage(
+                "--rotary-dim and --partial-rotary-factor both set the rotary width: give one",
+            ));
+        }
+        (Some(r), None) => Some(non_negative("rotary_dim", r)?),
+        (None, Some(f)) => {
+            if !(f.is_finite() && f > 0.0 && f <= 1.0) {
+                return Err(CliError::usage(format!(
+                    "--partial-rotary-factor {f} is not allowed: use a number above 0 and at most 1"
+                )));
+            }
+            // Python's int(dim * factor).
+            Some((dim as f64 * f) as usize)
+        }
+        (None, None) => None,
+    };
+    let positions =
+        |id: &'static str, value: Option<i64>| value.map(|v| non_negative(id, v)).transpose();
+    let list = |id: &'static str, value: &Option<String>| {
+        value
+            .as_deref()
+            .map(|text| factor_list(id, text))
+            .transpose()
+    };
+    Ok(RopeFrequencies {
+        rotary_dim,
+        scaling: RopeScaling {
+            kind: args.scaling,
+            factor: args.factor,
+            original_max_position_embeddings: positions(
+                "original_max_position_embeddings",
+                args.original_max_position_embeddings,
+            )?,
+            max_position_embeddings: positions(
+                "max_position_embeddings",
+                args.max_position_embeddings,
+            )?,
+            low_freq_factor: args.low_freq_factor,
+            high_freq_factor: args.high_freq_factor,
+            beta_fast: args.beta_fast,
+            beta_slow: args.beta_slow,
+            mscale: args.mscale,
+            mscale_all_dim: args.mscale_all_dim,
+            attention_factor: args.attention_factor,
+            truncate: args.truncate,
+            long_factor: list("long_factor", &args.long_factor)?,
+            short_factor: list("short_factor", &args.short_factor)?,
+        },
+    })
+}
+
+/// A LongRoPE factor list: numbers separated by commas, or a 1-D `.npy` file.
+pub(super) fn factor_list(id: &'static str, text: &str) -> Result<Vec<f64>, CliError> {
+    let looks_like_numbers = text
+        .chars()
+        .all(|c| c.is_ascii_digit() || ".,-+eE ".contains(c));
+    if looks_like_numbers {
+        return text
+            .split(',')
+            .map(|part| {
+                part.trim().parse::<f64>().map_err(|_| {
+                    CliError::usage(format!(
+                        "{} {text:?} is not allowed: \"{}\" is not a number (give numbers separated by commas, or a 1-D .npy file)",
+                        flag(id),
+                        part.trim()
+                    ))
+                })
+            })
+            .collect();
+    }
+    let path = Path::new(text);
+    let values = read_input_1d(id, path)?;
+    Ok(values)
+}
+
+/// `--mode`: ALiBi's masking, or the interpolation of sincos-2d-resample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// alibi: keys after the query masked with -inf (a decoder; the default)
+    Causal,
+    /// alibi: -m|i-j| in both directions (an encoder)
+    Symmetric,
+    /// sincos-2d-resample: Keys' cubic, four neighbours per axis (timm's default)
+    Bicubic,
+    /// sincos-2d-resample: two neighbours per axis
+    Bilinear,
+}
+
+pub(super) fn mode_name(mode: ModeArg) -> String {
+    mode.to_possible_value()
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+/// ALiBi's `--mode`, causal unless given.
+pub(super) fn alibi_mode(args: &TableArgs) -> Result<AlibiMode, CliError> {
+    match args.mode {
+        None | Some(ModeArg::Causal) => Ok(AlibiMode::Causal),
+        Some(ModeArg::Symmetric) => Ok(AlibiMode::Symmetric),
+        Some(other) => Err(CliError::usage(format!(
+            "--mode {} does not apply to {}: give causal or symmetric",
+            mode_name(other),
+            kind_name(args.kind)
+        ))),
+    }
+}
+
+/// sincos-2d-resample's `--mode`, bicubic unless given.
+pub(super) fn resample_mode(args: &TableArgs) -> Result<ResampleMode, CliError> {
+    match args.mode {
+        None | Some(ModeArg::Bicubic) => Ok(ResampleMode::Bicubic),
+        Some(ModeArg::Bilinear) => Ok(ResampleMode::Bilinear),
+        Some(other) => Err(CliError::usage(format!(
+            "--mode {} does not apply to {}: give bicubic or bilinear",
+            mode_name(other),
+            kind_name(args.kind)
+        ))),
+    }
+}
+
+/// `--from-grid HxW`.
+pub(super) fn parse_grid_size(text: &str) -> Result<(usize, usize), CliError> {
+    let bad = || {
+        CliError::usage(format!(
+            "--from-grid {text:?} is not allowed: give rows x columns of patches as HxW, each \
+             1 to 65536 (e.g. 14x14)"
+        ))
+    };
+    let (h, w) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let side = |part: &str| -> Result<usize, CliError> {
+        let n: usize = part.trim().parse().map_err(|_| bad())?;
+        if encoding::GRID_SIDE_RANGE.contains(&n) {
+            Ok(n)
+        } else {
+            Err(bad())
+        }
+    };
+    Ok((side(h)?, side(w)?))
+}
+
+/// The square grid an input's patch rows make, as timm assumes when no old size is given.
+pub(super) fn square_grid_of(rows: usize, prefix_rows: usize) -> Result<(usize, usize), CliError> {
+    let patches = rows.checked_sub(prefix_rows).ok_or_else(|| {
+        CliError::usage(format!(
+            "--prefix-rows {prefix_rows} is not allowed: the --input table has only {rows} rows"
+        ))
+    })?;
+    let side = (patches as f64).sqrt().round() as usize;
+    if side >= 1 && side * side == patches {
+        Ok((side, side))
+    } else {
+        Err(CliError::usage(format!(
+            "the --input table has {patches} patch rows (after {prefix_rows} prefix rows), \
+             not a square: give --from-grid HxW"
+        )))
+    }
+}
+
+/// Reads an integer option that must be present, checking it is not negative.
+pub(super) fn required(
+    kind: Kind,
+    id: &'static str,
+    value: Option<i64>,
+    meaning: &str,
+) -> Result<usize, CliError> {
+    match value {
+        Some(v) => usize::try_from(v)
+            .map_err(|_| CliError::usage(format!("{} {v} is not allowed: {meaning}", flag(id)))),
+        None => Err(CliError::usage(format!(
+            "{} is required for {}: {meaning}",
+            flag(id),
+            kind_name(kind)
+        ))),
+    }
+}
+
+pub(super) fn non_negative(id: &'static str, value: i64) -> Result<usize, CliError> {
+    usize::try_from(value).map_err(|_| {
+        CliError::usage(format!(
+            "{} {value} is not allowed: must be 0 or more",
+            flag(id)
+        ))
+    })
+}
+
+/// Reads the arrays named by `--input` or `--freqs`, as 2-D f64 arrays.
+pub(super) fn read_input_1d(id: &'static str, path: &Path) -> Result<Vec<f64>, CliError> {
+    let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
+    let array = import::read_npy_f64(path, max_bytes)
+        .map_err(|e| CliError::usage(format!("{} {e}", flag(id))))?;
+    if array.ndim() != 1 {
+        return Err(CliError::usage(format!(
+            "{} {} has shape {:?}; it must be a 1-D array of factors",
+            flag(id),
+            path.display(),
+            array.shape()
+        )));
+    }
+    Ok(array.iter().copied().collect())
+}
+
+pub(super) fn read_input_2d(
+    id: &'static str,
+    path: &Path,
+) -> Result<ndarray::Array2<f64>, CliError> {
+    let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
+    let array = import::read_npy_f64(path, max_bytes)
+        .map_err(|e| CliError::usage(format!("{} {e}", flag(id))))?;
+    let shape = array.shape().to_vec();
+    array.into_dimensionality::<Ix2>().map_err(|_| {
+        let expected = if id == "input" {
+            "[seq, dim]"
+        } else {
+            "[2, dim/2]"
+        };
+        CliError::usage(format!(
+            "{} {} has shape {shape:?}; it must be a 2-D array {expected}",
+            flag(id),
+            path.display()
+        ))
+    })
+}
+
+/// The table named by `poslab table`'s words (`KIND [options]`, no output needed), as the
+/// Check view takes it: every check of the command line, and its one-line messages.
+pub fn table_spec_from_words(words: &[String]) -> Result<TableSpec, String> {
+    let command = TableArgs::augment_args(clap::Command::new("table").no_binary_name(true))
+        .mut_arg("output", |output| output.required(false));
+    let matches = command
+        .try_get_matches_from(words)
+        .map_err(|e| one_line(&e.render().to_string()))?;
+    let mut args = TableArgs::from_arg_matches(&matches).map_err(|e| one_line(&e.to_string()))?;
+    config::apply_config(&mut args, &matches).map_err(|e| e.message)?;
+    for id in ["output", "backend", "dtype", "arith", "freq_form"] {
+        if matches.value_source(id) == Some(ValueSource::CommandLine) {
+            return Err(format!(
+                "{} does not apply here: give the kind and its options",
+                flag(id)
+            ));
+        }
+    }
+    check_options_apply(args.kind, &matches).map_err(|e| e.message)?;
+    table_spec(&args).map_err(|e| e.message)
+}
+
+/// Builds the table's specification from the options, checking each as it is read.
+pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
+    let kind = args.kind;
+    let seq = || {
+        required(
+            kind,
+            "seq",
+            args.seq,
+            "the number of positions, 1 to 1073741824",
+        )
+    };
+    let dim = |meaning: &str| required(kind, "dim", args.dim, meaning);
+    let even_dim = || dim("the dimension, even, 2 to 1048576");
+    let dim_of_4 = || dim("the dimension, a multiple of 4, 4 to 1048576");
+    let heads = || required(kind, "heads", args.heads, "the number of heads, 1 to 65536");
+    let start = || non_negative("start", args.start).map(|s| s as u64);
+    let grid = || -> Result<GridParams, CliError> {
+        Ok(GridParams {
+            grid_h: required(kind, "grid_h", args.grid_h, "rows of patches, 1 to 65536")?,
+            grid_w: required(
+                kind,
+                "grid_w",
+                args.grid_w,
+                "columns of patches, 1 to 65536",
+            )?,
+        })
+    };
+    let head = || args.head.map(|h| non_negative("head", h)).transpose();
+    let sinusoidal = || -> Result<SinusoidalParams, CliError> {
+        let layout = match args.layout {
+            LayoutArg::Interleaved => SinusoidalLayout::Interleaved,
+            LayoutArg::Split => SinusoidalLayout::Split,
+            LayoutArg::Half => return Err(wrong_layout(kind, "interleaved or split")),
+        };
+        Ok(SinusoidalParams {
+            seq: seq()?,
+            dim: even_dim()?,
+            base: args.base,
+            start: start()?,
+            layout,
+            spacing: args.spacing,
+        })
+    };
+    let spec = match kind {
+        Kind::Sinusoidal => TableSpec::Sinusoidal(sinusoidal()?),
+        Kind::DotDecay => TableSpec::DotDecay {
+            params: sinusoidal()?,
+            anchor: non_negative("anchor", args.anchor)?,
+        },
+        Kind::Similarity => TableSpec::Similarity(sinusoidal()?),
+        Kind::RopeInvFreq => {
+            let dim = even_dim()?;
+            TableSpec::RopeInvFreq {
+                dim,
+                base: args.base,
+                // The current length, for dynamic NTK and LongRoPE; 0 when not given.
+                seq: args
+                    .seq
+                    .map(|n| non_negative("seq", n))
+                    .transpose()?
+                    .unwrap_or(0),
+                freqs: rope_frequencies(args, dim)?,
+            }
+        }
+        Kind::RopeAttentionFactor => {
+            let dim = even_dim()?;
+            TableSpec::RopeAttentionFactor {
+                dim,
+                base: args.base,
+                freqs: rope_frequencies(args, dim)?,
+            }
+        }
+        Kind::RopeAngles => {
+            let dim = even_dim()?;
+            TableSpec::RopeAngles {
+                params: RopeParams {
+                    seq: seq()?,
+                    dim,
+                    base: args.base,
+                    start: start()?,
+                },
+                freqs: rope_frequencies(args, dim)?,
+            }
+        }
+        Kind::RopeCos | Kind::RopeSin => {
+            let layout = match args.layout {
+                LayoutArg::Interleaved => RopeLayout::Interleaved,
+                LayoutArg::Half => RopeLayout::Half,
+                LayoutArg::Split => return Err(wrong_layout(kind, "half or interleaved")),
+            };
+            let dim = even_dim()?;
+            TableSpec::RopeCache {
+                params: RopeParams {
+                    seq: seq()?,
+                    dim,
+                    base: args.base,
+                    start: start()?,
+                },
+                freqs: rope_frequencies(args, dim)?,
+                layout,
+                part: if kind == Kind::RopeCos {
+                    CachePart::Cos
+                } else {
+                    CachePart::Sin
+                },
+            }
+        }
+        Kind::RopeUnseen => {
+            let dim = even_dim()?;
+            let freqs = rope_frequencies(args, dim)?;
+            let trained = args.train_len.ok_or_else(|| {
+                CliError::usage(
+                    "rope-unseen needs --train-len L, the length the model was trained on",
+                )
+            })?;
+            let trained = usize::try_from(trained)
+                .ok()
+                .filter(|&l| l >= 2)
+                .ok_or_else(|| {
+                    CliError::usage(format!(
+                        "--train-len {trained} is not allowed: use 2 or more"
+                    ))
+                })?;
+            TableSpec::RopeUnseen(Box::new(UnseenParams {
+                model: RopeModel {
+                    name: String::new(),
+                    head_dim: dim,
+                    base: args.base,
+                    rotary_dim: freqs.rotary_dim,
+                    trained,
+                    scaling: Default::default(),
+                },
+                freqs,
+                seq: seq()?,
+            }))
+        }
+        Kind::RopeApply => {
+            let layout = match args.layout {
+                LayoutArg::Interleaved => RopeLayout::Interleaved,
+                LayoutArg::Half => RopeLayout::Half,
+                LayoutArg::Split => return Err(wrong_layout(kind, "interleaved or half")),
+            };
+            // Check the cheap parameters before reading a possibly large file.
+            encoding::check_base("base", args.base)?;
+            let start = start()?;
+            let path = args.input.as_deref().ok_or_else(|| {
+                CliError::usage("--input is required for rope-apply: a [seq, dim] .npy array")
+            })?;
+            let input = read_input_2d("input", path)?;
+            encoding::rope::check_apply_shape(input.shape()).map_err(|e| {
+                CliError::usage(format!(
+                    "--input {} has shape {}: {}",
+                    path.display(),
+                    e.value,
+                    e.allowed
+                ))
+            })?;
+            let freqs = rope_frequencies(args, input.ncols())?;
+            TableSpec::RopeApply {
+                input,
+                layout,
+                base: args.base,
+                start,
+                freqs,
+            }
+        }
+        Kind::AlibiSlopes => TableSpec::AlibiSlopes { heads: heads()? },
+        Kind::Alibi if args.form != AlibiForm::Relative => {
+            if alibi_mode(args)? == AlibiMode::Symmetric {
+                return Err(CliError::usage(
+                    "--mode symmetric does not apply to --form bloom|mpt: those forms are causal (a decoder's mask hides later keys)",
+                ));
+            }
+            TableSpec::AlibiKeys {
+                heads: heads()?,
+                seq: seq()?,
+                form: args.form,
+                head: head()?,
+            }
+        }
+        Kind::Alibi => TableSpec::Alibi {
+            params: AlibiParams {
+                heads: heads()?,
+                seq: seq()?,
+                mode: alibi_mode(args)?,
+            },
+            head: head()?,
+        },
+        Kind::Alibi2d => TableSpec::Alibi2d {
+            params: Alibi2dParams {
+                heads: heads()?,
+                grid: grid()?,
+            },
+            head: head()?,
+        },
+        Kind::PatchDistance => TableSpec::PatchDistance {
+            grid: grid()?,
+            metric: args.metric,
+        },
+        Kind::SinCos2d => TableSpec::SinCos2d(SinCos2dParams {
+            grid: grid()?,
+            dim: dim_of_4()?,
+            base: args.base,
+            order: crate::encoding::grid::parse_order(&args.order)?,
+            raster: args.raster,
+            prefix_rows: non_negative("prefix_rows", args.prefix_rows)?,
+        }),
+        Kind::SinCos2dResample => {
+            let to = grid()?;
+            to.validate()?;
+            let prefix_rows = non_negative("prefix_rows", args.prefix_rows)?;
+            let mode = resample_mode(args)?;
+            let from = args.from_grid.as_deref().map(parse_grid_size).transpose()?;
+            let input = match (args.input.as_deref(), from) {
+                (Some(path), _) => read_input_2d("input", path)?,
+                (None, Some((grid_h, grid_w))) => {
+                    let source = TableSpec::SinCos2d(SinCos2dParams {
+                        grid: GridParams { grid_h, grid_w },
+                        dim: dim_of_4()?,
+                        base: args.base,
+                        order: crate::encoding::grid::parse_order(&args.order)?,
+                        raster: args.raster,
+                        prefix_rows,
+                    });
+                    engine::cpu::compute(&source)
+                        .map_err(engine_error)?
+                        .into_real()
+                        .into_dimensionality::<Ix2>()
+                        .map_err(|e| CliError::usage(e.to_string()))?
+                }
+                (None, None) => {
+                    return Err(CliError::usage(
+                        "sincos-2d-resample needs --input (a [prefix + H*W, dim] .npy table) or \
+                         --from-grid HxW with --dim (the sin-cos table made at that grid)",
+                    ));
+                }
+            };
+            let from = match from {
+                Some(from) => from,
+                None => square_grid_of(input.nrows(), prefix_rows)?,
+            };
+            TableSpec::SinCos2dResample {
+                input,
+                params: ResampleParams {
+                    from,
+                    to: (to.grid_h, to.grid_w),
+                    prefix_rows,
+                    mode,
+                    antialias: args.antialias,
+                },
+            }
+        }
+        Kind::Rope2dAxial => TableSpec::Rope2dAxial(AxialParams {
+            grid: grid()?,
+            dim: dim_of_4()?,
+            theta: args.theta,
+        }),
+        Kind::Rope2dMixed => {
+            let grid = grid()?;
+            grid.validate()?;
+            let path = args.freqs.as_deref().ok_or_else(|| {
+                CliError::usage(
+                    "--freqs is required for rope-2d-mixed: a [2, dim/2] .npy array \
+                     (row 0 theta_x, row 1 theta_y)",
+                )
+            })?;
+            let freqs = read_input_2d("freqs", path)?;
+            encoding::rope2d::check_mixed_freqs_shape(freqs.shape()).map_err(|e| {
+                CliError::usage(format!(
+                    "--freqs {} has shape {}: {}",
+                    path.display(),
+                    e.value,
+                    e.allowed
+                ))
+            })?;
+            TableSpec::Rope2dMixed { grid, freqs }
+        }
+        Kind::T5Buckets => TableSpec::T5Buckets(T5BucketParams {
+            seq: seq()?,
+            num_buckets: non_negative("num_buckets", args.num_buckets)?,
+            max_distance: non_negative("max_distance", args.max_distance)?,
+            bidirectional: args.bidirectional,
+        }),
+        Kind::RelativeClip => TableSpec::RelativeClip(RelativeClipParams {
+            seq: seq()?,
+            max_relative: required(
+                kind,
+                "max_relative",
+                args.max_relative,
+                "the clipping distance K, 0 to 1073741824",
+            )?,
+        }),
+        Kind::Binary => TableSpec::Binary(BinaryParams {
+            seq: seq()?,
+            dim: dim("the number of bits, 1 to 1048576")?,
+            start: start()?,
+        }),
+    };
+    spec.validate()?;
+    Ok(spec)
+}
