@@ -1399,8 +1399,8 @@ fn the_check_view_holds_a_file_to_its_float_type_as_the_command_line_does() {
 
 #[test]
 fn the_context_view_follows_the_model_the_target_and_the_methods() {
-    use poslab::encoding::context::method_label;
     use poslab::encoding::rope_scaling::ScalingKind;
+    use poslab::scene::context::method_label;
     let mut harness = harness();
     harness.run();
     harness.get_by_label("Context extension").click();

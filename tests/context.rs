@@ -8,14 +8,12 @@ use common::{gpu, real};
 
 use std::f64::consts::TAU;
 
-use poslab::encoding::context::{
-    self, METHODS, RopeModel, UnseenParams, pair_reach, survey_series,
-};
 use poslab::encoding::rope_scaling::ScalingKind;
 use poslab::engine::{Strided, TableSpec, Window, cpu};
+use poslab::scene::context::{self, METHODS, RopeModel, UnseenParams, pair_reach, survey_series};
 
 fn model(file: &str) -> RopeModel {
-    poslab::encoding::context::shipped_models()
+    poslab::scene::context::shipped_models()
         .iter()
         .find(|(name, _)| name == file)
         .map(|(_, model)| model.clone())
@@ -238,10 +236,10 @@ fn the_shipped_survey_table_is_the_articles_cell_by_cell() {
 
 #[test]
 fn the_vision_maps_are_the_engines_tables_compared_patch_by_patch() {
-    use poslab::encoding::context::VisionParams;
     use poslab::encoding::grid::{GridParams, SinCos2dParams};
     use poslab::encoding::resample::{ResampleMode, ResampleParams};
     use poslab::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams};
+    use poslab::scene::context::VisionParams;
     let params = VisionParams {
         train_side: 14,
         target_side: 24,
@@ -334,8 +332,8 @@ fn learned_table(rows: usize, dim: usize, seed: u64) -> ndarray::Array2<f64> {
 
 #[test]
 fn a_learned_table_is_read_with_its_grid_and_resampled_as_the_engine_does() {
-    use poslab::encoding::context::{LearnedTable, VisionParams};
     use poslab::encoding::resample::ResampleMode;
+    use poslab::scene::context::{LearnedTable, VisionParams};
     let folder = tempfile::tempdir().unwrap();
     // timm's [1, 1 + 7 x 7, 16] with a CLS row, in a .safetensors beside another tensor.
     let table = learned_table(50, 16, 3);

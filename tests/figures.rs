@@ -105,7 +105,7 @@ fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {
 
 /// Llama 2 run at 12,000 positions: extrapolation, PI and YaRN, the map under extrapolation.
 fn context_figure(chart: ContextChart) -> ContextFigure {
-    let (stem, model) = poslab::encoding::context::shipped_models()
+    let (stem, model) = poslab::scene::context::shipped_models()
         .iter()
         .find(|(stem, _)| stem == "llama-2-7b")
         .unwrap()

@@ -24,15 +24,6 @@ const LAYERS: &[(&str, u32)] = &[
     ("cli", 9),
 ];
 
-/// Imports that still point up, each with the issue that moves it. Keep this list shrinking:
-/// the test also fails when one of them no longer exists.
-const KNOWN: &[(&str, &str)] = &[
-    // The context-extension lab's model (RopeModel, the fitted score, the vision half) sits in
-    // encoding beside the unseen-angle table the engine computes; splitting them is issue 29.
-    ("src/encoding/context.rs", "engine"),
-    ("src/encoding/context.rs", "import"),
-];
-
 fn rust_files(folder: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(folder).expect("src/ is readable") {
         let path = entry.expect("a directory entry").path();
@@ -81,7 +72,6 @@ fn no_module_uses_a_layer_above_its_own() {
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     let mut upward = Vec::new();
-    let mut known_seen = Vec::new();
     for path in &files {
         let module = module_of(&root, path);
         let Some(&own) = layer.get(module.as_str()) else {
@@ -100,13 +90,9 @@ fn no_module_uses_a_layer_above_its_own() {
             if theirs <= own {
                 continue;
             }
-            if KNOWN.contains(&(shown.as_str(), target.as_str())) {
-                known_seen.push((shown.clone(), target));
-            } else {
-                upward.push(format!(
-                    "{shown} (layer {own}) uses crate::{target} (layer {theirs})"
-                ));
-            }
+            upward.push(format!(
+                "{shown} (layer {own}) uses crate::{target} (layer {theirs})"
+            ));
         }
     }
     upward.sort();
@@ -116,12 +102,6 @@ fn no_module_uses_a_layer_above_its_own() {
         "imports from a higher layer:\n{}",
         upward.join("\n")
     );
-    for (file, target) in KNOWN {
-        assert!(
-            known_seen.iter().any(|(f, t)| f == file && t == target),
-            "{file} no longer uses crate::{target}: take it off KNOWN"
-        );
-    }
 }
 
 #[test]

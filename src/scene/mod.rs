@@ -4,6 +4,7 @@
 
 pub mod board;
 pub mod camera;
+pub mod context;
 pub mod corkscrew;
 pub mod dot_decay;
 pub mod learned;

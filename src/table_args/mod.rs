@@ -12,7 +12,6 @@ use ndarray::Ix2;
 
 use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiMode, AlibiParams};
 use crate::encoding::binary::BinaryParams;
-use crate::encoding::context::{RopeModel, UnseenParams};
 use crate::encoding::grid::{DistanceMetric, GridParams, Raster, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::resample::{ResampleMode, ResampleParams};
@@ -24,6 +23,7 @@ use crate::encoding::torch_f32::{Arithmetic, ArithmeticArg, FreqForm};
 use crate::encoding::{self, ParamError};
 use crate::engine::{self, EngineError, RealDtype, Table, TableSpec};
 use crate::import;
+use crate::scene::context::{RopeModel, UnseenParams};
 
 pub mod config;
 mod spec;

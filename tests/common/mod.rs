@@ -106,8 +106,8 @@ pub fn every_kind() -> Vec<TableSpec> {
             freqs: Default::default(),
         },
         // A partial-rotary model trained on 40 positions at 300 under NTK-aware scaling.
-        TableSpec::RopeUnseen(Box::new(poslab::encoding::context::UnseenParams {
-            model: poslab::encoding::context::RopeModel {
+        TableSpec::RopeUnseen(Box::new(poslab::scene::context::UnseenParams {
+            model: poslab::scene::context::RopeModel {
                 name: String::new(),
                 head_dim: 24,
                 base: 100.0,

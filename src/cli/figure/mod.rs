@@ -470,7 +470,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
         FigureView::Tour => FigureSpec::Tour(tour_figure(args)?),
         FigureView::Learned => FigureSpec::Learned(learned_figure(args)?),
         FigureView::ContextVision => {
-            let defaults = crate::encoding::context::VisionParams::default();
+            let defaults = crate::scene::context::VisionParams::default();
             let train_side = count(
                 "trained_grid",
                 args.trained_grid,
@@ -500,7 +500,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
                         crate::import::read_position_table(file, args.tensor.as_deref(), max_bytes)
                             .map_err(|e| CliError::usage(format!("--file {e}")))?;
                     let cols = table.ncols();
-                    let learned = crate::encoding::context::LearnedTable::new(table)
+                    let learned = crate::scene::context::LearnedTable::new(table)
                         .map_err(|e| CliError::usage(format!("--file {}: {e}", file.display())))?;
                     (Some((file.clone(), tensor)), learned.side, cols)
                 }
@@ -513,7 +513,7 @@ pub(crate) fn figure_spec(args: &FigureArgs) -> Result<FigureSpec, CliError> {
             };
             FigureSpec::ContextVision(crate::export::figure::context::VisionFigure {
                 learned,
-                params: crate::encoding::context::VisionParams {
+                params: crate::scene::context::VisionParams {
                     train_side,
                     target_side,
                     dim,

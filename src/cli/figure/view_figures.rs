@@ -7,11 +7,11 @@ use super::*;
 pub(super) fn context_figure(
     args: &FigureArgs,
 ) -> Result<crate::export::figure::context::ContextFigure, CliError> {
-    use crate::encoding::context::{self, METHODS, RopeModel};
     use crate::encoding::rope_scaling::ScalingKind;
     use crate::export::figure::context::{
         AlibiSettings, ContextChart, ContextFigure, ContextModelSource,
     };
+    use crate::scene::context::{self, METHODS, RopeModel};
     let name = args
         .model
         .clone()

@@ -5,12 +5,12 @@
 use std::path::PathBuf;
 
 use crate::encoding::alibi;
-use crate::encoding::context::{
+use crate::encoding::rope_scaling::{RopeFrequencies, ScalingKind};
+use crate::engine::TableSpec;
+use crate::scene::context::{
     self, FittedScore, METHODS, MethodOverrides, RopeModel, SURVEY_TRAINING_RESOLUTION,
     UnseenParams, method_label,
 };
-use crate::encoding::rope_scaling::{RopeFrequencies, ScalingKind};
-use crate::engine::TableSpec;
 
 use super::build::{MAX_CELLS, colorbar, finite_range, heatmap_panel};
 use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};

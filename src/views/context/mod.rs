@@ -7,16 +7,16 @@
 
 use egui_plot::{HLine, Legend, Line, Plot, PlotPoints, VLine};
 
-use crate::encoding::context::{
-    self, LearnedMaps, LearnedTable, METHODS, MethodOverrides, PATCH_PIXELS, PairReach, RopeModel,
-    SURVEY_TRAINING_RESOLUTION, VisionMaps, VisionParams, method_label,
-};
 use crate::encoding::grid::GridParams;
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::engine::TableSpec;
 use crate::export::figure::context::{
     AlibiSettings, ContextChart, ContextFigure, ContextModelSource, FIT_SEED, SCORE_RANGE,
     VisionFigure,
+};
+use crate::scene::context::{
+    self, LearnedMaps, LearnedTable, METHODS, MethodOverrides, PATCH_PIXELS, PairReach, RopeModel,
+    SURVEY_TRAINING_RESOLUTION, VisionMaps, VisionParams, method_label,
 };
 use crate::ui::dialogs::{DialogAnswer, PendingDialog};
 use crate::views::{View, ViewContext};
