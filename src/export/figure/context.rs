@@ -12,7 +12,7 @@ use crate::scene::context::{
     UnseenParams, method_label,
 };
 
-use super::build::{MAX_CELLS, colorbar, finite_range, heatmap_panel};
+use super::panels::{MAX_CELLS, colorbar, finite_range, heatmap_panel};
 use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};
 
 /// Where the model comes from, as the command line names it.

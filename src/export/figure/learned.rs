@@ -2,8 +2,8 @@
 //! size, the similarity matrix, the rows on their first two principal components and the
 //! chosen columns against position (the app's 3D projection is drawn in 2D here).
 
-use super::build::{MAX_CELLS, strided};
 use super::context::span;
+use super::panels::{MAX_CELLS, strided};
 use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};
 use crate::engine::reduce::reduce_array;
 use crate::scene::learned::{self, COLUMN_COLORS, LearnedSource, TableAnalysis};

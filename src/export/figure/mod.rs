@@ -9,6 +9,7 @@ mod command;
 pub mod context;
 mod draw;
 pub mod learned;
+mod panels;
 pub mod relative;
 pub mod tour;
 

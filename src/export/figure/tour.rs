@@ -2,7 +2,7 @@
 //! own colour bar (and the line over the cells where the step draws one), curves with their
 //! legend. Built from the same [`TourFrame`] the app draws.
 
-use super::build::{MAX_CELLS, finite_range, strided};
+use super::panels::{MAX_CELLS, finite_range, strided};
 use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};
 use crate::engine::reduce::reduce_array;
 use crate::scene::tour::{self, TourCurves, TourHeatmap, TourPanel, TourSettings, TourStep};
