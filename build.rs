@@ -5,17 +5,24 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models");
+    // Read when the script runs, not when it was compiled: a build script compiled for another
+    // checkout of the same source (a worktree sharing the target folder) must still read this
+    // one's models.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let folder = Path::new(&manifest).join("assets/models");
     println!("cargo:rerun-if-changed={}", folder.display());
+    // No models would silently leave the app without presets: fail the build instead.
     let mut files: Vec<_> = std::fs::read_dir(&folder)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.path())
-                .filter(|path| path.extension().is_some_and(|e| e == "json"))
-                .collect()
-        })
-        .unwrap_or_default();
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", folder.display()))
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert!(
+        !files.is_empty(),
+        "{} holds no model config",
+        folder.display()
+    );
     files.sort();
     let mut code = String::from(
         "/// Every file of assets/models, by file name, sorted: (name, text).\npub const MODEL_CONFIGS: &[(&str, &str)] = &[\n",

@@ -11,6 +11,7 @@ use crate::ui::engine::AppEngine;
 use crate::ui::status::Status;
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::TableHeatmap;
+use crate::widgets::layout::NiceAxes;
 
 /// What the view keeps between frames (its settings also between runs).
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -175,10 +176,7 @@ fn attention_ui(
                 .follow_insertion_order(true),
         )
         .x_axis_label("key j (position)")
-        .x_grid_spacer(crate::widgets::layout::nice_ticks)
-        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
-        .y_grid_spacer(crate::widgets::layout::nice_ticks)
-        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .nice_axes()
         .y_axis_label("attention weight")
         .show(ui, |plot_ui| {
             // A handful of heads keeps the plot readable: first, last and evenly between.

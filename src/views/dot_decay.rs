@@ -11,6 +11,7 @@ use crate::ui::engine::AppEngine;
 use crate::ui::status::Status;
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::TableHeatmap;
+use crate::widgets::layout::NiceAxes;
 use crate::widgets::layout::{split_columns, split_rows};
 
 /// A curve kept on the plot while the parameters change: its raw values and the dimension they
@@ -172,10 +173,7 @@ impl DotDecayView {
             .height(height)
             .legend(Legend::default())
             .x_axis_label("offset k = j - a (positions)")
-            .x_grid_spacer(crate::widgets::layout::nice_ticks)
-            .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
-            .y_grid_spacer(crate::widgets::layout::nice_ticks)
-            .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+            .nice_axes()
             .y_axis_label(if self.normalised {
                 "PE[a]·PE[a+k] / (d/2)"
             } else {
@@ -210,10 +208,7 @@ fn rope_bound_ui(ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
     let response = Plot::new("rope_long_term_decay")
         .height(height)
         .x_axis_label("relative distance r (positions)")
-        .x_grid_spacer(crate::widgets::layout::nice_ticks)
-        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
-        .y_grid_spacer(crate::widgets::layout::nice_ticks)
-        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .nice_axes()
         .y_axis_label("bound on |q·k| (RoFormer)")
         .show(ui, |plot_ui| {
             plot_ui.line(Line::new("RoPE long-term decay", PlotPoints::from(points)));

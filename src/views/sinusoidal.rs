@@ -8,6 +8,7 @@ use crate::engine::{Strided, Table, TableSpec, Window};
 use crate::ui::engine::AppEngine;
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::{HeatmapData, TableHeatmap};
+use crate::widgets::layout::NiceAxes;
 
 /// What the view keeps between frames (the column chosen also between runs).
 #[derive(Default, serde::Serialize, serde::Deserialize)]
@@ -200,10 +201,7 @@ impl SinusoidalView {
                 .height(150.0)
                 .x_axis_label("position")
                 .y_axis_label("value")
-                .x_grid_spacer(crate::widgets::layout::nice_ticks)
-                .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
-                .y_grid_spacer(crate::widgets::layout::nice_ticks)
-                .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+                .nice_axes()
                 .show(ui, |plot_ui| {
                     if let Some((low, high)) = &curve.envelope {
                         // The envelope as two faint lines (a filled band would need a convex

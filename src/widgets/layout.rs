@@ -126,6 +126,20 @@ pub fn tick_label(mark: egui_plot::GridMark) -> String {
     }
 }
 
+/// Round-number ticks and their labels on both axes of a plot, as every chart of the app has.
+pub trait NiceAxes {
+    fn nice_axes(self) -> Self;
+}
+
+impl NiceAxes for egui_plot::Plot<'_> {
+    fn nice_axes(self) -> Self {
+        self.x_grid_spacer(nice_ticks)
+            .x_axis_formatter(|mark, _| tick_label(mark))
+            .y_grid_spacer(nice_ticks)
+            .y_axis_formatter(|mark, _| tick_label(mark))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! ALiBi at L', the survey's accuracies and the summary table.
 
 use super::*;
+use crate::widgets::layout::NiceAxes;
 
 /// `log10` of a wavelength, as the chart plots it.
 pub(super) fn log10(v: f64) -> f64 {
@@ -130,10 +131,7 @@ pub(super) fn fitted_score_ui(
             "distance s = m - n (a point every {:.0} positions)",
             (target as f64 / context::CURVE_POINTS as f64).max(1.0)
         ))
-        .x_grid_spacer(crate::widgets::layout::nice_ticks)
-        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
-        .y_grid_spacer(crate::widgets::layout::nice_ticks)
-        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .nice_axes()
         .y_axis_label("score a(s), fitted in [0, L)")
         .show(ui, |plot_ui| {
             plot_ui.vline(
@@ -166,10 +164,7 @@ pub(super) fn decay_ui(
                 .follow_insertion_order(true),
         )
         .x_axis_label("relative distance r (positions)")
-        .x_grid_spacer(crate::widgets::layout::nice_ticks)
-        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
-        .y_grid_spacer(crate::widgets::layout::nice_ticks)
-        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .nice_axes()
         .y_axis_label("bound on |q·k| (RoFormer)")
         .show(ui, |plot_ui| {
             plot_ui.vline(
@@ -334,10 +329,7 @@ pub(super) fn survey_ui(ui: &mut egui::Ui, height: f32) {
                 .follow_insertion_order(true),
         )
         .x_axis_label("test resolution (px), trained at 224")
-        .x_grid_spacer(crate::widgets::layout::nice_ticks)
-        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
-        .y_grid_spacer(crate::widgets::layout::nice_ticks)
-        .y_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .nice_axes()
         .y_axis_label("ImageNet-100 top-1 (%)")
         .show(ui, |plot_ui| {
             plot_ui.vline(
