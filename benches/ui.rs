@@ -284,6 +284,16 @@ fn frames_during_a_change() {
             change: Box::new(|app| app.state.shared.heads = 31),
         },
         HeavyChange {
+            name: "context lab's vision half, 24 to 64 patches",
+            view: ViewKind::Context,
+            setup: Box::new(|app| {
+                let context = app.context_view();
+                context.mode = poslab::views::context::LabMode::Vision;
+                context.vision.target_side = 24;
+            }),
+            change: Box::new(|app| app.context_view().vision.target_side = 64),
+        },
+        HeavyChange {
             name: "learned table 1024 x 768 opened",
             view: ViewKind::Learned,
             setup: Box::new(|_| {}),

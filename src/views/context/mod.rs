@@ -81,6 +81,9 @@ pub struct ContextView {
     pub vision_survey: bool,
     #[serde(skip)]
     vision_maps: Option<(VisionKey, Result<VisionPanels, String>)>,
+    /// The vision half's maps being computed on a worker thread.
+    #[serde(skip)]
+    vision_job: crate::jobs::Latest<VisionKey, Result<VisionPanels, String>>,
     /// A learned position table opened (not kept between runs: the file may be gone).
     #[serde(skip)]
     learned: Option<OpenedTable>,
@@ -233,6 +236,7 @@ impl Default for ContextView {
             vision: VisionParams::default(),
             vision_survey: false,
             vision_maps: None,
+            vision_job: crate::jobs::Latest::default(),
             learned: None,
             use_learned: false,
             table_path_text: String::new(),
@@ -785,7 +789,7 @@ impl View for ContextView {
         if self.mode == LabMode::Vision {
             // The status bar speaks of the text half's map: not of these.
             *status = crate::ui::status::Status::default();
-            self.vision_ui(ui, colormap, engine);
+            self.vision_ui(ui, colormap, engine, status);
             return;
         }
         self.poll_files(ui);

@@ -50,22 +50,64 @@ impl ContextView {
     }
 
     /// The vision half's similarity maps, computed once per setting.
+    /// The maps of the settings now, computed on a worker thread (a 64 x 64 grid's resampled
+    /// and made tables take a tenth of a second or more): the last ones of the same grid until
+    /// they arrive, `None` when there are none.
+    fn vision_maps_on_worker(
+        &mut self,
+        ctx: &egui::Context,
+        status: &mut crate::ui::status::Status,
+    ) -> Option<Result<VisionPanels, String>> {
+        let figure = self.vision_figure();
+        let key: VisionKey = (figure.params, figure.learned);
+        let current = self.vision_maps.as_ref().is_some_and(|(k, _)| *k == key);
+        if !current && !self.vision_job.wants(&key) {
+            let learned = self.learned_in_use().map(|opened| opened.table.clone());
+            let params = key.0;
+            self.vision_job.request(
+                Some(ctx),
+                key.clone(),
+                format!(
+                    "computing the {} x {} maps",
+                    params.target_side, params.target_side
+                ),
+                move |_| Ok(compute_vision_maps(&params, learned.as_ref())),
+            );
+        }
+        for update in self.vision_job.poll(Some(ctx)) {
+            match update {
+                crate::jobs::Update::Done(maps, _) => self.vision_maps = Some((key.clone(), maps)),
+                crate::jobs::Update::Failed(reason) => {
+                    self.vision_maps = Some((key.clone(), Err(reason)));
+                }
+                crate::jobs::Update::Preview(_) => {}
+            }
+        }
+        if let Some(pending) = self.vision_job.pending() {
+            status.pending(pending.clone());
+            ctx.request_repaint();
+        }
+        // Maps of another query on the same grid are drawn until this query's arrive (a click
+        // on a patch answers at once); maps of another grid cannot be drawn against this one's
+        // axes, and the view says they are being computed.
+        let same_grid = |shown: &VisionKey| {
+            let mut shown = shown.clone();
+            shown.0.query = key.0.query;
+            shown == key
+        };
+        self.vision_maps
+            .as_ref()
+            .filter(|(shown, _)| same_grid(shown))
+            .map(|(_, maps)| maps.clone())
+    }
+
+    /// The maps of the settings now, computed on this thread when the view has not (tests,
+    /// exports; the view asks a worker).
     pub fn vision_maps(&mut self) -> Result<&VisionPanels, String> {
         let figure = self.vision_figure();
         let key: VisionKey = (figure.params, figure.learned);
         if self.vision_maps.as_ref().map(|(k, _)| k) != Some(&key) {
-            let maps = match self.learned_in_use() {
-                Some(opened) => opened
-                    .table
-                    .maps(&key.0)
-                    .map(VisionPanels::Learned)
-                    .map_err(|e| e.to_string()),
-                None => key
-                    .0
-                    .maps()
-                    .map(VisionPanels::Mae)
-                    .map_err(|e| e.to_string()),
-            };
+            let maps = compute_vision_maps(&key.0, self.learned_in_use().map(|o| &o.table));
             self.vision_maps = Some((key, maps));
         }
         match self.vision_maps.as_ref().map(|(_, maps)| maps) {
@@ -195,6 +237,7 @@ impl ContextView {
         ui: &mut egui::Ui,
         colormap: crate::colormap::Colormap,
         engine: &crate::ui::engine::AppEngine,
+        status: &mut crate::ui::status::Status,
     ) {
         use crate::encoding::resample::ResampleMode;
         self.table_source_ui(ui);
@@ -251,10 +294,17 @@ impl ContextView {
         let side = self.vision.target_side;
         self.vision.query = self.vision.query.min(side * side - 1);
         let grid = self.vision.target_grid();
-        let panels = match self.vision_maps().cloned() {
-            Ok(panels) => panels,
-            Err(reason) => {
+        let panels = match self.vision_maps_on_worker(ui.ctx(), status) {
+            Some(Ok(panels)) => panels,
+            Some(Err(reason)) => {
                 ui.colored_label(ui.visuals().error_fg_color, reason);
+                return;
+            }
+            None => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("computing the maps…");
+                });
                 return;
             }
         };
@@ -372,5 +422,22 @@ impl ContextView {
         if let Some(patch) = clicked {
             self.vision.query = patch;
         }
+    }
+}
+
+/// The vision half's maps for `params`: of the learned table when one is in use, else MAE's.
+fn compute_vision_maps(
+    params: &VisionParams,
+    learned: Option<&LearnedTable>,
+) -> Result<VisionPanels, String> {
+    match learned {
+        Some(table) => table
+            .maps(params)
+            .map(VisionPanels::Learned)
+            .map_err(|e| e.to_string()),
+        None => params
+            .maps()
+            .map(VisionPanels::Mae)
+            .map_err(|e| e.to_string()),
     }
 }
