@@ -80,7 +80,7 @@ pub struct Outcome {
     pub report: String,
     pub matches: bool,
     pub comparison: Option<Comparison>,
-    reference: Option<ArrayD<f64>>,
+    reference: Option<Arc<ArrayD<f64>>>,
 }
 
 /// What an outcome depends on: the file, the choice, the parameters, the tolerance.
@@ -133,6 +133,8 @@ pub struct CheckView {
     job: Option<(OutcomeKey, Receiver<Outcome>)>,
     /// The three pictures, for the outcome's key, the slice and the colour map.
     pictures: Option<(PictureKey, [Picture; 3])>,
+    /// The three pictures being made on a worker thread.
+    pictures_job: crate::jobs::Latest<PictureKey, [DrawnPicture; 3]>,
 }
 
 impl Default for CheckView {
@@ -156,6 +158,7 @@ impl Default for CheckView {
             outcome: None,
             job: None,
             pictures: None,
+            pictures_job: crate::jobs::Latest::default(),
         }
     }
 }
@@ -470,36 +473,74 @@ impl CheckView {
         self.job = Some((key, receiver));
     }
 
-    /// The three pictures of the outcome shown, made when it, the slice or the colours change.
-    fn update_pictures(&mut self, ctx: &egui::Context, colormap: Colormap, reduce: Reduce) {
+    /// The three pictures of the outcome shown, made on a worker thread when it, the slice or
+    /// the colours change (a 4096 x 4096 table is 16M differences and three reductions); the
+    /// previous pictures stay until they arrive.
+    fn update_pictures(
+        &mut self,
+        ctx: &egui::Context,
+        colormap: Colormap,
+        reduce: Reduce,
+        status: &mut crate::ui::status::Status,
+    ) {
         let (Some(loaded), Some((key, outcome))) = (&self.loaded, &self.outcome) else {
             return;
         };
         let picture_key = (key.clone(), self.head, colormap, reduce);
-        if self
+        let shown = self
             .pictures
             .as_ref()
-            .is_some_and(|(k, _)| *k == picture_key)
-        {
-            return;
+            .is_some_and(|(k, _)| *k == picture_key);
+        if !shown && !self.pictures_job.wants(&picture_key) {
+            match outcome
+                .reference
+                .as_ref()
+                .filter(|r| r.shape() == loaded.values.shape())
+            {
+                Some(reference) => {
+                    let (values, reference, head) =
+                        (loaded.values.clone(), reference.clone(), self.head);
+                    self.pictures_job.request(
+                        Some(ctx),
+                        picture_key.clone(),
+                        "drawing the reference, the file and their difference",
+                        move |_| {
+                            let difference = (values.as_ref() - reference.as_ref())
+                                .mapv(|v| if v.is_nan() { 0.0 } else { v });
+                            // The difference is signed: a diverging map, white at zero.
+                            Ok([
+                                (reference.as_ref(), colormap),
+                                (values.as_ref(), colormap),
+                                (&difference, Colormap::Diverging),
+                            ]
+                            .map(|(table, colormap)| drawn_picture(table, head, colormap, reduce)))
+                        },
+                    );
+                }
+                None => {
+                    self.pictures = None;
+                    return;
+                }
+            }
         }
-        let values = loaded.values.as_ref();
-        self.pictures = outcome
-            .reference
-            .as_ref()
-            .filter(|r| r.shape() == values.shape())
-            .map(|reference| {
-                let difference = values - reference;
-                let difference = difference.mapv(|v| if v.is_nan() { 0.0 } else { v });
-                // The difference is signed: a diverging map, white at zero.
-                let pictures = [
-                    (reference, colormap),
-                    (values, colormap),
-                    (&difference, Colormap::Diverging),
-                ]
-                .map(|(table, colormap)| picture(ctx, table, self.head, colormap, reduce));
-                (picture_key, pictures)
-            });
+        for update in self.pictures_job.poll(Some(ctx)) {
+            if let crate::jobs::Update::Done(drawn, _) = update {
+                let pictures = drawn.map(|(data, image, range, colormap)| {
+                    let mut texture = HeatmapTexture::default();
+                    texture.set(ctx, image, range);
+                    Picture {
+                        data,
+                        texture,
+                        colormap,
+                    }
+                });
+                self.pictures = Some((picture_key.clone(), pictures));
+            }
+        }
+        if let Some(pending) = self.pictures_job.pending() {
+            status.pending(pending.clone());
+            ctx.request_repaint();
+        }
     }
 }
 
@@ -549,7 +590,7 @@ fn compute_outcome(
                         report,
                         matches: verdict.matches,
                         comparison: Some(verdict.comparison),
-                        reference: Some(squeezed(&reference)),
+                        reference: Some(Arc::new(squeezed(&reference))),
                     };
                 }
                 Err(error) => (name, error, None, None),
@@ -561,32 +602,29 @@ fn compute_outcome(
         report,
         matches: comparison.as_ref().is_some_and(|c| c.matches()),
         comparison,
-        reference,
+        reference: reference.map(Arc::new),
     }
 }
 
+/// A picture made off the UI thread: its values, colours and range, and its colour map.
+type DrawnPicture = (HeatmapData, egui::ColorImage, (f64, f64), Colormap);
+
 /// A 2-D slice of `table` (head `head` of a 3-D one; a 1-D one as a single row), every k-th
 /// row and column beyond [`MAX_SHOWN`] reduced (mean, min or max), colour-mapped.
-fn picture(
-    ctx: &egui::Context,
+fn drawn_picture(
     table: &ArrayD<f64>,
     head: usize,
     colormap: Colormap,
     reduce: Reduce,
-) -> Picture {
+) -> DrawnPicture {
     let (values, row_range, col_range) = drawn_slice(table, head, MAX_SHOWN, reduce);
     let data = HeatmapData {
         values,
         rows: row_range,
         cols: col_range,
     };
-    let mut texture = HeatmapTexture::default();
-    texture.update(ctx, &data, colormap, None);
-    Picture {
-        data,
-        texture,
-        colormap,
-    }
+    let (image, range) = crate::widgets::heatmap::colour_image(&data, colormap, None);
+    (data, image, range, colormap)
 }
 
 impl View for CheckView {
@@ -629,7 +667,7 @@ impl View for CheckView {
         }
         self.shared = *ctx.shared;
         self.update(ui.ctx());
-        self.update_pictures(ui.ctx(), ctx.colormap, ctx.reduce);
+        self.update_pictures(ui.ctx(), ctx.colormap, ctx.reduce, ctx.status);
         if self.busy() {
             ui.horizontal(|ui| {
                 ui.spinner();
