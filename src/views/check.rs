@@ -135,6 +135,10 @@ pub struct CheckView {
     pictures: Option<(PictureKey, [Picture; 3])>,
     /// The three pictures being made on a worker thread.
     pictures_job: crate::jobs::Latest<PictureKey, [DrawnPicture; 3]>,
+    /// The file being read on a worker thread: its path and tensor.
+    load_job: crate::jobs::Latest<(PathBuf, Option<String>), Result<Loaded, String>>,
+    /// egui's context, to wake the app when a file read outside a frame arrives.
+    egui_ctx: Option<egui::Context>,
 }
 
 impl Default for CheckView {
@@ -159,44 +163,61 @@ impl Default for CheckView {
             job: None,
             pictures: None,
             pictures_job: crate::jobs::Latest::default(),
+            load_job: crate::jobs::Latest::default(),
+            egui_ctx: None,
         }
     }
 }
 
 impl CheckView {
     /// Reads `path` (for a `.safetensors` file, `tensor` or its only tensor).
+    /// Reads `path` (its tensor `tensor`, or its first) on a worker thread: a large file takes
+    /// seconds to read. What the view shows stays until it has arrived.
     pub fn load(&mut self, path: &Path, tensor: Option<String>) {
         self.dialog_note = None;
-        let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
-        let tensors = if TableFormat::from_path(path) == Some(TableFormat::Safetensors) {
-            match list_tensors(path, max_bytes) {
-                Ok(tensors) => tensors,
-                Err(error) => {
-                    self.error = Some(error.to_string());
-                    return;
+        let (job_path, job_tensor) = (path.to_owned(), tensor.clone());
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        // Loading the same file again reads it again (it may have changed on disk).
+        self.load_job.forget();
+        self.load_job.request(
+            self.egui_ctx.as_ref(),
+            (path.to_owned(), tensor),
+            format!("reading {name}"),
+            move |_| Ok(read_file(&job_path, job_tensor)),
+        );
+        self.path_text = path.display().to_string();
+        // The next frame says the file is being read.
+        if let Some(ctx) = &self.egui_ctx {
+            ctx.request_repaint();
+        }
+    }
+
+    /// Takes a file read on a worker thread once it has arrived.
+    fn poll_load(&mut self, ctx: &egui::Context, status: &mut crate::ui::status::Status) {
+        for update in self.load_job.poll(Some(ctx)) {
+            match update {
+                crate::jobs::Update::Done(Ok(read), _) => {
+                    self.path_text = read.path.display().to_string();
+                    self.loads += 1;
+                    self.loaded = Some(Loaded {
+                        generation: self.loads,
+                        ..read
+                    });
+                    self.error = None;
+                    self.head = 0;
                 }
+                crate::jobs::Update::Done(Err(error), _) | crate::jobs::Update::Failed(error) => {
+                    self.error = Some(error);
+                }
+                crate::jobs::Update::Preview(_) => {}
             }
-        } else {
-            Vec::new()
-        };
-        // A file of several tensors opens on its first; the picker changes it.
-        let tensor = tensor.or_else(|| tensors.first().map(|t| t.name.clone()));
-        match read_table_typed(path, tensor.as_deref(), max_bytes) {
-            Ok((values, stored)) => {
-                self.path_text = path.display().to_string();
-                self.loads += 1;
-                self.loaded = Some(Loaded {
-                    path: path.to_owned(),
-                    tensors,
-                    tensor,
-                    values: Arc::new(squeezed(&values)),
-                    stored,
-                    generation: self.loads,
-                });
-                self.error = None;
-                self.head = 0;
-            }
-            Err(error) => self.error = Some(error.to_string()),
+        }
+        if let Some(pending) = self.load_job.pending() {
+            status.pending(pending.clone());
+            ctx.request_repaint();
         }
     }
 
@@ -394,7 +415,7 @@ impl CheckView {
 
     /// Whether an identification or comparison is running.
     pub fn busy(&self) -> bool {
-        self.job.is_some()
+        self.job.is_some() || self.load_job.is_pending()
     }
 
     fn outcome_key(&self) -> Option<OutcomeKey> {
@@ -606,6 +627,29 @@ fn compute_outcome(
     }
 }
 
+/// Reads a table to check (on a worker thread): a .safetensors file's tensors too, the one
+/// asked for or its first.
+fn read_file(path: &Path, tensor: Option<String>) -> Result<Loaded, String> {
+    let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
+    let tensors = if TableFormat::from_path(path) == Some(TableFormat::Safetensors) {
+        list_tensors(path, max_bytes).map_err(|e| e.to_string())?
+    } else {
+        Vec::new()
+    };
+    // A file of several tensors opens on its first; the picker changes it.
+    let tensor = tensor.or_else(|| tensors.first().map(|t| t.name.clone()));
+    let (values, stored) =
+        read_table_typed(path, tensor.as_deref(), max_bytes).map_err(|e| e.to_string())?;
+    Ok(Loaded {
+        path: path.to_owned(),
+        tensors,
+        tensor,
+        values: Arc::new(squeezed(&values)),
+        stored,
+        generation: 0,
+    })
+}
+
 /// A picture made off the UI thread: its values, colours and range, and its colour map.
 type DrawnPicture = (HeatmapData, egui::ColorImage, (f64, f64), Colormap);
 
@@ -649,6 +693,10 @@ impl View for CheckView {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
+        if self.egui_ctx.is_none() {
+            self.egui_ctx = Some(ui.ctx().clone());
+        }
+        self.poll_load(ui.ctx(), ctx.status);
         self.file_ui(ui);
         if let Some(error) = &self.error {
             ui.colored_label(ui.visuals().error_fg_color, error);
