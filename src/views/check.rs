@@ -131,6 +131,8 @@ pub struct CheckView {
     outcome: Option<(OutcomeKey, Outcome)>,
     /// Identification or comparison in progress, off the UI thread.
     job: Option<(OutcomeKey, Receiver<Outcome>)>,
+    /// What the job in flight does and since when, for the status bar.
+    job_pending: Option<crate::jobs::Pending>,
     /// The three pictures, for the outcome's key, the slice and the colour map.
     pictures: Option<(PictureKey, [Picture; 3])>,
     /// The three pictures being made on a worker thread.
@@ -163,6 +165,7 @@ impl Default for CheckView {
             job: None,
             pictures: None,
             pictures_job: crate::jobs::Latest::default(),
+            job_pending: None,
             load_job: crate::jobs::Latest::default(),
             egui_ctx: None,
         }
@@ -491,6 +494,15 @@ impl CheckView {
             let _ = sender.send(compute_outcome(name, spec, &values, stored, explicit));
             ctx.request_repaint();
         });
+        self.job_pending = Some(crate::jobs::Pending {
+            what: if self.expected == Expected::Identify {
+                "identifying the table".to_owned()
+            } else {
+                "comparing the table".to_owned()
+            },
+            since: std::time::Instant::now(),
+            progress: None,
+        });
         self.job = Some((key, receiver));
     }
 
@@ -697,6 +709,9 @@ impl View for CheckView {
             self.egui_ctx = Some(ui.ctx().clone());
         }
         self.poll_load(ui.ctx(), ctx.status);
+        if let (Some(_), Some(pending)) = (&self.job, &self.job_pending) {
+            ctx.status.pending(pending.clone());
+        }
         self.file_ui(ui);
         if let Some(error) = &self.error {
             ui.colored_label(ui.visuals().error_fg_color, error);
