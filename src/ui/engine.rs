@@ -286,3 +286,106 @@ fn cells_to_compute(spec: &TableSpec, window: &Window, sampling: Sampling) -> us
         _ => window.rows.len() * window.cols.len(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoding::alibi::{AlibiMode, AlibiParams};
+    use crate::encoding::sinusoidal::SinusoidalParams;
+
+    /// The CPU engine's handle (no GPU): the engine the app falls back to.
+    fn cpu() -> EngineHandle {
+        EngineHandle::default()
+    }
+
+    fn window(rows: Strided, cols: Strided) -> Window {
+        Window {
+            heads: Strided::all(1),
+            rows,
+            cols,
+        }
+    }
+
+    #[test]
+    fn block_by_block_is_the_window_computed_whole() {
+        let spec = TableSpec::Sinusoidal(SinusoidalParams {
+            seq: 70_000,
+            dim: 64,
+            ..Default::default()
+        });
+        // One cell per pixel, more cells than one block holds: the blocks of rows stitched
+        // back must be the window itself.
+        let exact = window(
+            Strided {
+                start: 5,
+                end: 69_999,
+                step: 1,
+            },
+            Strided::all(64),
+        );
+        assert!(
+            exact.rows.len() * exact.cols.len() > BLOCK_CELLS,
+            "two blocks at least"
+        );
+        let got = cpu()
+            .heatmap_values(&spec, &exact, Reduce::Mean, &Cancel::default(), &|_| {})
+            .expect("not cancelled")
+            .expect("computed");
+        assert_eq!(got.sampling, Sampling::Exact);
+        let whole = crate::engine::cpu::compute_window(&spec, &exact)
+            .expect("computed")
+            .into_real();
+        assert_eq!(got.values.shape(), &[69_994, 64]);
+        assert!(got.values.iter().zip(whole.iter()).all(|(a, b)| a == b));
+    }
+
+    #[test]
+    fn reduced_blocks_are_the_reduction_of_the_whole_window() {
+        // ALiBi's min has a closed form; every bin's rows must stay within one block.
+        let spec = TableSpec::Alibi {
+            params: AlibiParams {
+                heads: 4,
+                seq: 4096,
+                mode: AlibiMode::Symmetric,
+            },
+            head: Some(2),
+        };
+        let binned = window(
+            Strided {
+                start: 0,
+                end: 4096,
+                step: 7,
+            },
+            Strided {
+                start: 0,
+                end: 4096,
+                step: 9,
+            },
+        );
+        let got = cpu()
+            .heatmap_values(&spec, &binned, Reduce::Min, &Cancel::default(), &|_| {})
+            .expect("not cancelled")
+            .expect("computed");
+        let whole = reduce::compute_reduced_cpu(&spec, &binned, Reduce::Min).expect("computed");
+        assert_eq!(got.values, whole);
+    }
+
+    #[test]
+    fn a_cancelled_computation_stops_before_its_next_block() {
+        let spec = TableSpec::Sinusoidal(SinusoidalParams {
+            seq: 4096,
+            dim: 64,
+            ..Default::default()
+        });
+        let cancel = Cancel::default();
+        cancel.cancel();
+        let outcome = cpu().heatmap_values(
+            &spec,
+            &window(Strided::all(4096), Strided::all(64)),
+            Reduce::Mean,
+            &cancel,
+            &|_| panic!("no block may run once cancelled"),
+        );
+        assert!(outcome.is_err());
+    }
+}
