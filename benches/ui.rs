@@ -160,12 +160,7 @@ fn app_frame_after_a_change(c: &mut Criterion) {
                 state.shared.seq = seq;
                 state.shared.dim = dim;
             }
-            // Until the first pictures are there (the app repaints while they are pending).
-            harness.step();
-            while harness.state().is_computing() {
-                harness.step();
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
+            settle(&mut harness);
             let mut flip = false;
             group.bench_function(format!("{size}/{view:?}"), |b| {
                 b.iter(|| {
@@ -181,6 +176,17 @@ fn app_frame_after_a_change(c: &mut Criterion) {
         }
     }
     group.finish();
+}
+
+/// Steps the app until nothing it shows is pending (it repaints while something is), ten
+/// minutes at most.
+fn settle(harness: &mut egui_kittest::Harness<'_, poslab::app::PoslabApp>) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    harness.step();
+    while harness.state().is_computing() && std::time::Instant::now() < until {
+        harness.step();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// A change that one of the heavy cases makes, applied to the app.
@@ -319,14 +325,6 @@ fn frames_during_a_change() {
                 .build_eframe(|cc| PoslabApp::new(cc).hide_machine_details());
             harness.state_mut().state.view = change.view;
             (change.setup)(harness.state_mut());
-            let settle = |harness: &mut Harness<'_, PoslabApp>| {
-                let until = Instant::now() + Duration::from_secs(600);
-                harness.step();
-                while harness.state().is_computing() && Instant::now() < until {
-                    harness.step();
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            };
             settle(&mut harness);
             (change.change)(harness.state_mut());
             let started = Instant::now();
