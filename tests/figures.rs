@@ -12,7 +12,8 @@ use poslab::engine::{Table, TableSpec, cpu};
 use poslab::export::figure::Content;
 use poslab::export::figure::context::{ContextChart, ContextFigure, ContextModelSource};
 use poslab::export::figure::{
-    CorkscrewFigure, FigureFormat, FigureSpec, FigureStyle, build_figure,
+    AlibiFigure, CorkscrewFigure, DotDecayFigure, FigureFormat, FigureSpec, FigureStyle,
+    PatchesFigure, build_figure,
 };
 use poslab::scene::corkscrew::ProbeVector;
 use resvg::usvg;
@@ -35,26 +36,26 @@ fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {
             ],
         ),
         (
-            FigureSpec::DotDecay {
+            FigureSpec::DotDecay(DotDecayFigure {
                 params: sinusoidal,
                 anchor: 3,
                 normalised: true,
-            },
+            }),
             vec!["figure-title", "panel-0", "series-0-0", "axis-y-0"],
         ),
         (
-            FigureSpec::Alibi {
+            FigureSpec::Alibi(AlibiFigure {
                 params: AlibiParams {
                     heads: 4,
                     seq: 12,
                     mode: AlibiMode::Causal,
                 },
                 head: None,
-            },
+            }),
             vec!["heatmap-0", "heatmap-3", "colorbar"],
         ),
         (
-            FigureSpec::Patches {
+            FigureSpec::Patches(PatchesFigure {
                 grid: GridParams {
                     grid_h: 5,
                     grid_w: 7,
@@ -69,7 +70,7 @@ fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {
                     seed: 0,
                     loaded_freqs: None,
                 },
-            },
+            }),
             vec![
                 "heatmap-0",
                 "heatmap-1",
@@ -265,14 +266,14 @@ fn a_heatmap_holds_the_table_through_the_colour_map() {
 
 #[test]
 fn a_causal_mask_has_the_masked_colour_in_the_heatmap() {
-    let spec = FigureSpec::Alibi {
+    let spec = FigureSpec::Alibi(AlibiFigure {
         params: AlibiParams {
             heads: 2,
             seq: 6,
             mode: AlibiMode::Causal,
         },
         head: Some(1),
-    };
+    });
     let figure = build_figure(&spec, &FigureStyle::default()).unwrap();
     let svg = figure.to_svg();
     // Both spellings of the image link, for SVG 2 and SVG 1.1 renderers.
@@ -330,7 +331,7 @@ fn the_patch_figure_has_the_matrix_and_no_empty_bands() {
         grid_h: 14,
         grid_w: 14,
     };
-    let spec = FigureSpec::Patches {
+    let spec = FigureSpec::Patches(PatchesFigure {
         grid,
         query: 105,
         methods: [PatchMethod::Euclidean, PatchMethod::Alibi2d],
@@ -342,7 +343,7 @@ fn the_patch_figure_has_the_matrix_and_no_empty_bands() {
             seed: 0,
             loaded_freqs: None,
         },
-    };
+    });
     let figure = build_figure(&spec, &FigureStyle::default()).unwrap();
     assert_eq!(figure.panels.len(), 3);
     // The third panel is the full [P, P] matrix of the first method, cell for cell.

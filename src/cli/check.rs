@@ -12,6 +12,7 @@ use crate::check::identify::{MAX_ELEMENTS, identify};
 use crate::engine::{self, cpu};
 use crate::table_args::{
     CliError, TableArgs, check_options_apply, engine_error, finish_table, flag, table_spec,
+    tolerance_option,
 };
 
 /// The table a command reads, and how close a match must be.
@@ -104,7 +105,7 @@ pub fn python_slice(id: &str, text: &str, len: usize) -> Result<Vec<usize>, CliE
 
 impl FileArgs {
     fn tolerance(&self) -> Result<Tolerance, CliError> {
-        tolerance(self.atol, self.rtol)
+        tolerance_option(self.atol, self.rtol)
     }
 
     /// `table` with only the rows and columns of `--rows` and `--cols`.
@@ -162,21 +163,6 @@ Examples:
   poslab check inv_freq.npy --as rope-inv-freq --dim 128 --base 500000
   poslab check model.safetensors --tensor alibi --as alibi --heads 8 --seq 512
   poslab identify pe.npy";
-
-/// A tolerance from `--atol` and `--rtol`, each 0 or more.
-pub(super) fn tolerance(atol: f64, rtol: f64) -> Result<Tolerance, CliError> {
-    for (name, value) in [("atol", atol), ("rtol", rtol)] {
-        if !(value.is_finite() && value >= 0.0) {
-            return Err(CliError::usage(format!(
-                "--{name} {value} is not allowed: use a number 0 or greater"
-            )));
-        }
-    }
-    Ok(Tolerance {
-        abs: atol,
-        rel: rtol,
-    })
-}
 
 /// `poslab check`.
 pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, CliError> {

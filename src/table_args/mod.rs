@@ -386,6 +386,24 @@ pub enum LayoutArg {
     Half,
 }
 
+impl From<SinusoidalLayout> for LayoutArg {
+    fn from(layout: SinusoidalLayout) -> Self {
+        match layout {
+            SinusoidalLayout::Interleaved => Self::Interleaved,
+            SinusoidalLayout::Split => Self::Split,
+        }
+    }
+}
+
+impl From<RopeLayout> for LayoutArg {
+    fn from(layout: RopeLayout) -> Self {
+        match layout {
+            RopeLayout::Interleaved => Self::Interleaved,
+            RopeLayout::Half => Self::Half,
+        }
+    }
+}
+
 /// Engines `--backend` can pick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -579,6 +597,21 @@ pub(crate) fn kind_name(kind: Kind) -> String {
     kind.to_possible_value()
         .map(|v| v.get_name().to_owned())
         .unwrap_or_default()
+}
+
+/// A tolerance from `--atol` and `--rtol`, each 0 or more.
+pub(crate) fn tolerance_option(atol: f64, rtol: f64) -> Result<crate::check::Tolerance, CliError> {
+    for (name, value) in [("atol", atol), ("rtol", rtol)] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(CliError::usage(format!(
+                "--{name} {value} is not allowed: use a number 0 or greater"
+            )));
+        }
+    }
+    Ok(crate::check::Tolerance {
+        abs: atol,
+        rel: rtol,
+    })
 }
 
 pub(crate) fn flag(id: &str) -> String {

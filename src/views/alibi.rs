@@ -227,7 +227,10 @@ impl View for AlibiView {
         let params = self.params(shared);
         let head = (!self.all_heads).then_some(self.head.min(params.heads - 1));
         Some(crate::views::ViewExport {
-            figure: crate::export::figure::FigureSpec::Alibi { params, head },
+            figure: crate::export::figure::FigureSpec::Alibi(crate::export::figure::AlibiFigure {
+                params,
+                head,
+            }),
             data: Some(TableSpec::Alibi { params, head }),
             name: match head {
                 Some(h) => format!("alibi_head{h}"),

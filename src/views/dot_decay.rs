@@ -221,11 +221,13 @@ impl View for DotDecayView {
         let params = shared.sinusoidal();
         let anchor = self.anchor.min(params.seq - 1);
         Some(crate::views::ViewExport {
-            figure: crate::export::figure::FigureSpec::DotDecay {
-                params,
-                anchor,
-                normalised: self.normalised,
-            },
+            figure: crate::export::figure::FigureSpec::DotDecay(
+                crate::export::figure::DotDecayFigure {
+                    params,
+                    anchor,
+                    normalised: self.normalised,
+                },
+            ),
             data: Some(TableSpec::DotDecay { params, anchor }),
             name: format!("dot_decay_anchor{anchor}"),
         })

@@ -209,14 +209,16 @@ impl View for PatchView {
         let query = self.query.min(self.grid.patches() - 1);
         Some(crate::views::ViewExport {
             data: Some(self.methods[0].spec(self.grid, shared.heads, head, &settings)),
-            figure: crate::export::figure::FigureSpec::Patches {
-                grid: self.grid,
-                query,
-                methods: self.methods,
-                heads: shared.heads,
-                head,
-                settings,
-            },
+            figure: crate::export::figure::FigureSpec::Patches(
+                crate::export::figure::PatchesFigure {
+                    grid: self.grid,
+                    query,
+                    methods: self.methods,
+                    heads: shared.heads,
+                    head,
+                    settings,
+                },
+            ),
             name: format!(
                 "patches_{}x{}_query{query}",
                 self.grid.grid_h, self.grid.grid_w

@@ -11,9 +11,15 @@ use crate::scene::context::{
     self, FittedScore, METHODS, MethodOverrides, RopeModel, SURVEY_TRAINING_RESOLUTION,
     UnseenParams, method_label,
 };
+use crate::table_args::CliError;
 
-use super::panels::{MAX_CELLS, colorbar, finite_range, heatmap_panel};
-use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};
+use super::options::{FigureArgs, Words, count, value_name};
+use super::panels::{MAX_CELLS, colorbar, heatmap_panel, span};
+use super::{
+    Axis, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel, Series, SeriesStyle,
+};
+
+pub use super::context_vision::{VIT_HEAD_DIM, VisionFigure};
 
 /// Where the model comes from, as the command line names it.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +138,161 @@ impl ContextFigure {
     }
 }
 
+impl FigureKind for ContextFigure {
+    const OPTIONS: &'static [&'static str] = &[
+        "model", "target", "methods", "map", "set", "chart", "heads", "head",
+    ];
+
+    fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
+        let name = args
+            .model
+            .clone()
+            .unwrap_or_else(|| "llama-2-7b".to_owned());
+        let shipped = context::shipped_models()
+            .iter()
+            .find(|(stem, _)| *stem == name);
+        let (source, model) = match shipped {
+            Some((stem, model)) => (ContextModelSource::Shipped(stem.clone()), model.clone()),
+            None if name.ends_with(".json") || name.contains('/') => {
+                let path = PathBuf::from(&name);
+                let config = crate::table_args::config::read_config(&path)?;
+                let model = RopeModel::of(&config).ok_or_else(|| {
+                    CliError::usage(format!(
+                        "--model {name}: {} does not use RoPE (or gives no trained length)",
+                        config.name
+                    ))
+                })?;
+                model
+                    .validate()
+                    .map_err(|e| CliError::usage(format!("--model {name}: {e}")))?;
+                (ContextModelSource::File(path), model)
+            }
+            None => {
+                let names: Vec<&str> = context::shipped_models()
+                    .iter()
+                    .map(|(s, _)| s.as_str())
+                    .collect();
+                return Err(CliError::usage(format!(
+                    "--model {name} is not a shipped RoPE model ({}) nor a config.json path",
+                    names.join(", ")
+                )));
+            }
+        };
+        let target = count("target", args.target, 16_384, 2..=1 << 20)?;
+        let method = |word: &str, option: &str| {
+            METHODS
+                .iter()
+                .copied()
+                .find(|k| k.name() == word.trim())
+                .ok_or_else(|| {
+                    let names: Vec<&str> = METHODS.iter().map(|k| k.name()).collect();
+                    CliError::usage(format!(
+                        "--{option} {word}: the methods are {}",
+                        names.join(", ")
+                    ))
+                })
+        };
+        let shown: Vec<ScalingKind> = match &args.methods {
+            Some(list) => {
+                let mut kinds = list
+                    .split(',')
+                    .filter(|w| !w.trim().is_empty())
+                    .map(|w| method(w, "methods"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                kinds.sort_by_key(|kind| METHODS.iter().position(|k| k == kind));
+                kinds.dedup();
+                kinds
+            }
+            None => vec![
+                ScalingKind::None,
+                ScalingKind::Linear,
+                ScalingKind::Ntk,
+                ScalingKind::Yarn,
+            ],
+        };
+        let map = match &args.map {
+            Some(word) => method(word, "map")?,
+            None => ScalingKind::None,
+        };
+        let overrides = match &args.set {
+            Some(text) => {
+                context::parse_overrides(text).map_err(|e| CliError::usage(format!("--set {e}")))?
+            }
+            None => Vec::new(),
+        };
+        let chart = args.chart.unwrap_or_default();
+        let defaults = AlibiSettings::default();
+        let heads = count("heads", args.heads, defaults.heads, 1..=128)?;
+        let alibi = AlibiSettings {
+            heads,
+            head: count("head", args.head, heads - 1, 0..=heads - 1)?,
+            all_heads: chart == ContextChart::Alibi && args.head.is_none(),
+        };
+        if chart != ContextChart::Alibi && (args.heads.is_some() || args.head.is_some()) {
+            return Err(CliError::usage(
+                "--heads and --head apply to the context figure with --chart alibi",
+            ));
+        }
+        let figure = ContextFigure {
+            source,
+            model,
+            target,
+            shown,
+            overrides,
+            map,
+            chart,
+            alibi,
+        };
+        figure
+            .frequencies(map)
+            .map_err(|e| CliError::usage(format!("--map {}: {e}", map.name())))?;
+        for &kind in &figure.shown {
+            figure
+                .frequencies(kind)
+                .map_err(|e| CliError::usage(format!("--methods {}: {e}", kind.name())))?;
+        }
+        for (kind, overrides) in &figure.overrides {
+            figure.frequencies(*kind).map_err(|e| {
+                CliError::usage(format!("--set {}: {e}", overrides.words(*kind).join(",")))
+            })?;
+        }
+        Ok(figure)
+    }
+
+    fn write_options(&self, words: &mut Words) {
+        words.option(
+            "model",
+            match &self.source {
+                ContextModelSource::Shipped(stem) => stem.clone(),
+                ContextModelSource::File(path) => path.display().to_string(),
+            },
+        );
+        words.option("target", self.target);
+        let shown: Vec<&str> = self.shown.iter().map(|k| k.name()).collect();
+        words.option("methods", shown.join(","));
+        words.option("map", self.map.name());
+        let set: Vec<String> = self
+            .overrides
+            .iter()
+            .flat_map(|(kind, overrides)| overrides.words(*kind))
+            .collect();
+        if !set.is_empty() {
+            words.option("set", set.join(","));
+        }
+        words.option("chart", value_name(self.chart));
+        if self.chart == ContextChart::Alibi {
+            words.option("heads", self.alibi.heads);
+            if !self.alibi.all_heads {
+                words.option("head", self.alibi.head);
+            }
+        }
+    }
+
+    fn draw(&self, style: &FigureStyle) -> Result<Drawn, FigureError> {
+        draw_context(self, style)
+    }
+}
+
 /// A method's curves: `(kind, inverse frequencies at L', attention factor)`.
 fn method_frequencies(figure: &ContextFigure) -> Vec<(ScalingKind, Vec<f64>, f64)> {
     let model = &figure.model;
@@ -175,17 +336,6 @@ fn mark(name: String, x: f64, (low, high): (f64, f64)) -> Series {
     }
 }
 
-/// The finite values' range, padded by 5% (a range of 0 to 1 when none is finite).
-pub(super) fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (low, high) = finite_range(&values.collect::<Vec<f64>>());
-    if low.is_finite() {
-        let pad = (high - low).abs().max(1e-9) * 0.05;
-        (low - pad, high + pad)
-    } else {
-        (0.0, 1.0)
-    }
-}
-
 fn plot_panel(title: String, x: Axis, y: Axis, series: Vec<Series>) -> Panel {
     Panel {
         title,
@@ -198,10 +348,7 @@ fn plot_panel(title: String, x: Axis, y: Axis, series: Vec<Series>) -> Panel {
 }
 
 /// The figure's title, panels and colour bar.
-pub(super) fn build(
-    figure: &ContextFigure,
-    style: &FigureStyle,
-) -> Result<(String, Vec<Panel>, Option<ColorBar>), FigureError> {
+fn draw_context(figure: &ContextFigure, style: &FigureStyle) -> Result<Drawn, FigureError> {
     figure.model.validate()?;
     let model = &figure.model;
     let (trained, target) = (model.trained, figure.target);
@@ -252,11 +399,9 @@ pub(super) fn build(
         model.rotary(),
         model.base
     );
-    Ok((
-        title,
-        vec![wavelengths, map, lower],
-        colorbar(style, (0.0, 1.0), "unseen share"),
-    ))
+    Ok(Drawn::new(title, vec![wavelengths, map, lower])
+        .with_colorbar(colorbar(style, (0.0, 1.0), "unseen share"))
+        .in_columns(3))
 }
 
 fn short_name(name: &str) -> &str {
@@ -411,198 +556,4 @@ fn alibi_panel(figure: &ContextFigure) -> Result<Panel, FigureError> {
         Axis::new("attention weight", range.0, range.1).log10(),
         series,
     ))
-}
-
-/// The vision half's figure: the MAE table resampled and made at the larger grid, their
-/// difference, and the 2D encodings that need no resampling, for one query patch.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VisionFigure {
-    /// With a learned table, its grid and width are the table's (`train_side`, `dim`).
-    pub params: context::VisionParams,
-    /// A learned table's file and tensor, drawn instead of MAE's sin-cos table.
-    pub learned: Option<(PathBuf, Option<String>)>,
-    /// Heads of the 2D ALiBi map, and the head drawn.
-    pub heads: usize,
-    pub head: usize,
-}
-
-/// The head width of the vision half's RoPE maps (ViT-B: 768 wide, 12 heads).
-pub const VIT_HEAD_DIM: usize = 64;
-
-impl VisionFigure {
-    /// The three 2D encodings at the larger grid, as patch-map tables.
-    pub fn encoding_maps(&self) -> [(String, TableSpec); 3] {
-        use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
-        let grid = self.params.target_grid();
-        let settings = PatchMapSettings {
-            dim: VIT_HEAD_DIM,
-            base: crate::encoding::defaults::BASE,
-            seed: 0,
-            loaded_freqs: None,
-        };
-        let spec = |method: PatchMethod| method.spec(grid, self.heads, self.head, &settings);
-        [
-            (
-                "axial RoPE (rope-vit): nothing to resample".to_owned(),
-                spec(PatchMethod::AxialRope),
-            ),
-            (
-                "mixed RoPE (rope-vit, seed 0): nothing to resample".to_owned(),
-                spec(PatchMethod::MixedRope),
-            ),
-            (
-                format!("2D ALiBi, head {}: nothing to resample", self.head),
-                spec(PatchMethod::Alibi2d),
-            ),
-        ]
-    }
-}
-
-/// A patch-grid heatmap panel with a colour bar of its own, the query outlined.
-fn grid_panel(
-    style: &FigureStyle,
-    title: String,
-    values: Vec<f64>,
-    side: usize,
-    query: (usize, usize),
-) -> Panel {
-    let range = span(values.iter().copied());
-    Panel {
-        title,
-        equal_aspect: true,
-        colorbar: colorbar(style, range, "value"),
-        x: Axis::new("patch column x", -0.5, side as f64 - 0.5),
-        y: Axis::new("patch row y", -0.5, side as f64 - 0.5).downwards(),
-        content: Content::Heatmap {
-            values,
-            rows: side,
-            cols: side,
-            outlined: vec![(query.1, query.0)],
-            overlay: Vec::new(),
-        },
-    }
-}
-
-/// The vision figure's title and panels.
-pub(super) fn build_vision(
-    figure: &VisionFigure,
-    style: &FigureStyle,
-) -> Result<(String, Vec<Panel>, Option<ColorBar>), FigureError> {
-    use crate::engine::{Strided, Window, cpu};
-    let p = &figure.params;
-    alibi::check_head(figure.head, figure.heads)?;
-    let side = p.target_side;
-    let grid = p.target_grid();
-    let query = grid.patch_xy(p.query);
-    let mut panels = match &figure.learned {
-        Some((file, tensor)) => learned_panels(style, p, file, tensor.as_deref())?,
-        None => mae_panels(style, p)?,
-    };
-    for (title, spec) in figure.encoding_maps() {
-        let window = Window {
-            heads: Strided::all(1),
-            rows: Strided {
-                start: p.query,
-                end: p.query + 1,
-                step: 1,
-            },
-            cols: Strided::all(side * side),
-        };
-        let values = cpu::compute_window(&spec, &window)?
-            .into_real()
-            .into_iter()
-            .collect();
-        panels.push(grid_panel(style, title, values, side, query));
-    }
-    let mode = match p.mode {
-        crate::encoding::resample::ResampleMode::Bicubic => "bicubic",
-        crate::encoding::resample::ResampleMode::Bilinear => "bilinear",
-    };
-    let table = match &figure.learned {
-        Some((file, _)) => format!(
-            "the learned table of {}",
-            file.file_name().map_or_else(
-                || file.display().to_string(),
-                |n| n.to_string_lossy().into_owned()
-            )
-        ),
-        None => "MAE's table".to_owned(),
-    };
-    let title = format!(
-        "A ViT trained at {} px run at {} px, {table}: query patch ({}, {}), {mode}{}",
-        p.train_side * context::PATCH_PIXELS,
-        side * context::PATCH_PIXELS,
-        query.0,
-        query.1,
-        if p.antialias { ", antialias" } else { "" }
-    );
-    Ok((title, panels, None))
-}
-
-/// The learned table's panels: its similarity map at its own grid and resampled.
-fn learned_panels(
-    style: &FigureStyle,
-    p: &context::VisionParams,
-    file: &std::path::Path,
-    tensor: Option<&str>,
-) -> Result<Vec<Panel>, FigureError> {
-    let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
-    let (table, _) = crate::import::read_position_table(file, tensor, max_bytes)
-        .map_err(|e| FigureError::Input(e.to_string()))?;
-    let learned = context::LearnedTable::new(table)
-        .map_err(|e| FigureError::Input(format!("{}: {e}", file.display())))?;
-    let maps = learned.maps(p)?;
-    let flat = |a: &ndarray::Array2<f64>| a.iter().copied().collect::<Vec<f64>>();
-    let side = p.target_side;
-    Ok(vec![
-        grid_panel(
-            style,
-            format!(
-                "learned table at its {s} x {s} grid (cosine)",
-                s = learned.side
-            ),
-            flat(&maps.trained),
-            learned.side,
-            maps.trained_query,
-        ),
-        grid_panel(
-            style,
-            format!("resampled to {side} x {side} (cosine)"),
-            flat(&maps.resampled),
-            side,
-            p.target_grid().patch_xy(p.query),
-        ),
-    ])
-}
-
-/// MAE's panels: its table resampled, made at the larger grid, and their difference.
-fn mae_panels(style: &FigureStyle, p: &context::VisionParams) -> Result<Vec<Panel>, FigureError> {
-    let maps = p.maps()?;
-    let side = p.target_side;
-    let query = p.target_grid().patch_xy(p.query);
-    let flat = |a: &ndarray::Array2<f64>| a.iter().copied().collect::<Vec<f64>>();
-    let difference = &maps.resampled - &maps.direct;
-    Ok(vec![
-        grid_panel(
-            style,
-            format!("MAE table made at {t} x {t}, resampled", t = p.train_side),
-            flat(&maps.resampled),
-            side,
-            query,
-        ),
-        grid_panel(
-            style,
-            format!("MAE table made at {side} x {side}"),
-            flat(&maps.direct),
-            side,
-            query,
-        ),
-        grid_panel(
-            style,
-            "difference (resampled - made)".to_owned(),
-            flat(&difference),
-            side,
-            query,
-        ),
-    ])
 }

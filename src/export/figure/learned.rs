@@ -2,11 +2,15 @@
 //! size, the similarity matrix, the rows on their first two principal components and the
 //! chosen columns against position (the app's 3D projection is drawn in 2D here).
 
-use super::context::span;
-use super::panels::{MAX_CELLS, strided};
-use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};
+use super::options::{FigureArgs, Words};
+use super::panels::{MAX_CELLS, span, strided};
+use super::{
+    Axis, ColorBar, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel, Series,
+    SeriesStyle,
+};
 use crate::engine::reduce::reduce_array;
 use crate::scene::learned::{self, COLUMN_COLORS, LearnedSource, TableAnalysis};
+use crate::table_args::CliError;
 
 /// What the view shows: the file (and tensor) and the columns drawn.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,11 +19,52 @@ pub struct LearnedFigure {
     pub columns: Vec<usize>,
 }
 
+impl FigureKind for LearnedFigure {
+    const OPTIONS: &'static [&'static str] = &["file", "tensor", "columns"];
+
+    fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
+        let path = args.file.clone().ok_or_else(|| {
+            CliError::usage(
+                "the learned figure needs --file: a .npy or .safetensors position table",
+            )
+        })?;
+        let source = LearnedSource {
+            path,
+            tensor: args.tensor.clone(),
+        };
+        let (table, tensor) =
+            learned::read(&source).map_err(|e| CliError::usage(format!("--file {e}")))?;
+        let dim = table.ncols();
+        let columns = match &args.columns {
+            Some(text) => learned::parse_columns(text, dim)
+                .map_err(|e| CliError::usage(format!("--columns {text}: {e}")))?,
+            None => learned::default_columns(dim),
+        };
+        Ok(Self {
+            source: LearnedSource {
+                path: source.path,
+                tensor: tensor.or(source.tensor),
+            },
+            columns,
+        })
+    }
+
+    fn write_options(&self, words: &mut Words) {
+        words.option("file", self.source.path.display());
+        if let Some(tensor) = &self.source.tensor {
+            words.option("tensor", tensor);
+        }
+        let columns: Vec<String> = self.columns.iter().map(|c| c.to_string()).collect();
+        words.option("columns", columns.join(","));
+    }
+
+    fn draw(&self, style: &FigureStyle) -> Result<Drawn, FigureError> {
+        draw(self, style)
+    }
+}
+
 /// The figure's title and its six panels, three a row.
-pub fn build(
-    figure: &LearnedFigure,
-    style: &FigureStyle,
-) -> Result<(String, Vec<Panel>, Option<ColorBar>), FigureError> {
+fn draw(figure: &LearnedFigure, style: &FigureStyle) -> Result<Drawn, FigureError> {
     let analysis = learned::analyse(&figure.source).map_err(FigureError::Input)?;
     let dim = analysis.learned.table.ncols();
     if let Some(&bad) = figure.columns.iter().find(|&&c| c >= dim) {
@@ -39,7 +84,7 @@ pub fn build(
         "Learned position table {} ({positions} x {dim}) beside the sinusoidal one",
         analysis.learned.name
     );
-    Ok((title, panels, None))
+    Ok(Drawn::new(title, panels).in_columns(3))
 }
 
 fn similarity_panel(t: &TableAnalysis, style: &FigureStyle) -> Panel {

@@ -2,21 +2,36 @@
 //! images, curves, a colour bar, projected 3D lines), written as SVG with the `svg` crate and
 //! rasterised to PNG with `resvg`, so that the PNG is the SVG's picture at any scale. The app's
 //! export and `poslab figure` build the same [`Figure`] from the same [`FigureSpec`], computed
-//! by the CPU engine, so they give the same picture.
+//! by the CPU engine, so they give the same picture. Each view's figure is a module of its own
+//! (its options, their words, its drawing), listed once in `registry.rs`.
 
-mod build;
+pub mod alibi;
+pub mod check;
 mod command;
 pub mod context;
+pub mod context_vision;
+pub mod corkscrew;
+pub mod dot_decay;
 mod draw;
 pub mod learned;
+pub mod options;
 mod panels;
+pub mod patches;
+mod registry;
 pub mod relative;
+mod sinusoidal;
 pub mod tour;
 
 use std::path::Path;
 
-pub use build::{CheckFigure, CorkscrewFigure, FigureSpec, build_figure, helix_color};
-pub use command::{FigureView, command_line, command_words, value_name, view_name};
+pub use alibi::AlibiFigure;
+pub use check::CheckFigure;
+pub use command::{command_line, command_words};
+pub use corkscrew::{CorkscrewFigure, helix_color};
+pub use dot_decay::DotDecayFigure;
+pub use options::{FigureArgs, Words, value_name, view_name};
+pub use patches::PatchesFigure;
+pub use registry::{Drawn, FigureKind, FigureSpec, FigureView};
 
 use crate::colormap::Colormap;
 use crate::export::AtomicFile;
@@ -46,6 +61,23 @@ pub fn check_png_size(width: u32, height: u32, scale: f32) -> Result<(), String>
 fn png_pixels(width: u32, height: u32, scale: f32) -> (u64, u64) {
     let side = |v: u32| (v as f32 * scale).round().max(1.0) as u64;
     (side(width), side(height))
+}
+
+/// Builds the figure of `spec` in `style`.
+pub fn build_figure(spec: &FigureSpec, style: &FigureStyle) -> Result<Figure, FigureError> {
+    let drawn = spec.draw(style)?;
+    let mut figure = Figure {
+        width: f64::from(style.width),
+        height: f64::from(style.height),
+        title: style.title.clone().unwrap_or(drawn.title),
+        panels: drawn.panels,
+        colorbar: drawn.colorbar,
+        columns: drawn.columns,
+    };
+    if drawn.square_panels {
+        draw::trim_to_square_panels(&mut figure);
+    }
+    Ok(figure)
 }
 
 /// Size, colours and title of a figure.

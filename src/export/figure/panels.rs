@@ -97,3 +97,14 @@ pub(super) fn colorbar(
         label: label.to_owned(),
     })
 }
+
+/// The finite values' range, padded by 5% (a range of 0 to 1 when none is finite).
+pub(super) fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (low, high) = finite_range(&values.collect::<Vec<f64>>());
+    if low.is_finite() {
+        let pad = (high - low).abs().max(1e-9) * 0.05;
+        (low - pad, high + pad)
+    } else {
+        (0.0, 1.0)
+    }
+}

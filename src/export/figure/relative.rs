@@ -1,9 +1,12 @@
 //! The Relative positions view as a figure: the boards of one panel (for the skew trick, one
 //! stage), each with its own colour bar, lists without one.
 
-use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel};
+use super::options::{FigureArgs, Words, count, value_name};
+use super::{Axis, ColorBar, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel};
+use crate::encoding::alibi::AlibiMode;
 use crate::scene::board::Board;
 use crate::scene::relative::{self, RelativePanel, RelativeSettings};
+use crate::table_args::{CliError, flag};
 
 /// What the view shows: the panel and its settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -12,11 +15,158 @@ pub struct RelativeFigure {
     pub settings: RelativeSettings,
 }
 
+impl FigureKind for RelativeFigure {
+    const OPTIONS: &'static [&'static str] = &[
+        "panel",
+        "tokens",
+        "max_relative",
+        "num_buckets",
+        "max_distance",
+        "bidirectional",
+        "heads",
+        "head",
+        "mode",
+        "stage",
+        "dim",
+        "grid_h",
+        "grid_w",
+        "query",
+        "seed",
+    ];
+
+    fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
+        use crate::scene::relative::{
+            DIM_RANGE, GRID_RANGE, HEADS_RANGE, MAX_DISTANCE_RANGE, NUM_BUCKETS_RANGE,
+            RelativePanel, RelativeSettings, SKEW_TOKENS_RANGE, T5_TOKENS_RANGE, TOKENS_RANGE,
+        };
+        let panel = args.panel.unwrap_or_default();
+        let given: Vec<(&str, bool)> = vec![
+            ("tokens", args.tokens.is_some()),
+            ("max_relative", args.max_relative.is_some()),
+            ("num_buckets", args.num_buckets.is_some()),
+            ("max_distance", args.max_distance.is_some()),
+            ("bidirectional", args.bidirectional.is_some()),
+            ("heads", args.heads.is_some()),
+            ("head", args.head.is_some()),
+            ("mode", args.mode.is_some()),
+            ("stage", args.stage.is_some()),
+            ("dim", args.dim.is_some()),
+            ("grid_h", args.grid_h.is_some()),
+            ("grid_w", args.grid_w.is_some()),
+            ("query", args.query.is_some()),
+            ("seed", args.seed.is_some()),
+        ];
+        let accepted: &[&str] = match panel {
+            RelativePanel::Offsets => &["tokens"],
+            RelativePanel::Shaw => &["tokens", "max_relative"],
+            RelativePanel::T5 => &["tokens", "num_buckets", "max_distance", "bidirectional"],
+            RelativePanel::Alibi => &["tokens", "heads", "head", "mode"],
+            RelativePanel::Skew => &["tokens", "stage", "dim"],
+            RelativePanel::TwoD => &["grid_h", "grid_w", "query", "dim", "seed"],
+        };
+        if let Some((id, _)) = given
+            .iter()
+            .find(|(id, set)| *set && !accepted.contains(id))
+        {
+            let list: Vec<String> = accepted.iter().map(|id| flag(id)).collect();
+            return Err(CliError::usage(format!(
+                "{} does not apply to --panel {}; its options are {}",
+                flag(id),
+                value_name(panel),
+                list.join(" ")
+            )));
+        }
+        let d = RelativeSettings::default();
+        let mut s = d;
+        match panel {
+            RelativePanel::Offsets | RelativePanel::Shaw | RelativePanel::Alibi => {
+                s.tokens = count("tokens", args.tokens, d.tokens, TOKENS_RANGE)?;
+            }
+            RelativePanel::T5 => {
+                s.t5_tokens = count("tokens", args.tokens, d.t5_tokens, T5_TOKENS_RANGE)?
+            }
+            RelativePanel::Skew => {
+                s.skew_tokens = count("tokens", args.tokens, d.skew_tokens, SKEW_TOKENS_RANGE)?
+            }
+            RelativePanel::TwoD => {}
+        }
+        s.max_relative = count(
+            "max_relative",
+            args.max_relative,
+            d.max_relative,
+            0..=TOKENS_RANGE.end() - 1,
+        )?;
+        s.num_buckets = count(
+            "num_buckets",
+            args.num_buckets,
+            d.num_buckets,
+            NUM_BUCKETS_RANGE,
+        )?;
+        s.max_distance = count(
+            "max_distance",
+            args.max_distance,
+            d.max_distance,
+            MAX_DISTANCE_RANGE,
+        )?;
+        s.bidirectional = args.bidirectional.unwrap_or(d.bidirectional);
+        s.heads = count("heads", args.heads, d.heads, HEADS_RANGE)?;
+        s.head = count("head", args.head, d.head, 0..=s.heads - 1)?;
+        s.causal = args.mode.unwrap_or(AlibiMode::Causal) == AlibiMode::Causal;
+        s.stage = count("stage", args.stage, 1, 1..=6)? - 1;
+        s.dim = count("dim", args.dim, d.dim, DIM_RANGE)?;
+        s.grid.grid_h = count("grid_h", args.grid_h, d.grid.grid_h, GRID_RANGE)?;
+        s.grid.grid_w = count("grid_w", args.grid_w, d.grid.grid_w, GRID_RANGE)?;
+        let centre = (s.grid.grid_h / 2) * s.grid.grid_w + s.grid.grid_w / 2;
+        s.query = count("query", args.query, centre, 0..=s.grid.patches() - 1)?;
+        s.seed = args.seed.unwrap_or(d.seed);
+        s.validate(panel)
+            .map_err(|e| CliError::usage(e.to_string()))?;
+        Ok(Self { panel, settings: s })
+    }
+
+    fn write_options(&self, words: &mut Words) {
+        let s = &self.settings;
+        words.option("panel", value_name(self.panel));
+        match self.panel {
+            RelativePanel::Offsets => words.option("tokens", s.tokens),
+            RelativePanel::Shaw => {
+                words.option("tokens", s.tokens);
+                words.option("max-relative", s.max_relative);
+            }
+            RelativePanel::T5 => {
+                words.option("tokens", s.t5_tokens);
+                words.option("num-buckets", s.num_buckets);
+                words.option("max-distance", s.max_distance);
+                words.option("bidirectional", s.bidirectional);
+            }
+            RelativePanel::Alibi => {
+                words.option("tokens", s.tokens);
+                words.option("heads", s.heads);
+                words.option("head", s.head);
+                words.option("mode", value_name(s.alibi_mode()));
+            }
+            RelativePanel::Skew => {
+                words.option("tokens", s.skew_tokens);
+                words.option("stage", s.skew_stage().index() + 1);
+                words.option("dim", s.dim);
+            }
+            RelativePanel::TwoD => {
+                words.option("grid-h", s.grid.grid_h);
+                words.option("grid-w", s.grid.grid_w);
+                words.option("query", s.query);
+                words.option("dim", s.dim);
+                words.option("seed", s.seed);
+            }
+        }
+    }
+
+    fn draw(&self, style: &FigureStyle) -> Result<Drawn, FigureError> {
+        draw(self, style)
+    }
+}
+
 /// The figure's title, panels and (no shared) colour bar.
-pub fn build(
-    figure: &RelativeFigure,
-    style: &FigureStyle,
-) -> Result<(String, Vec<Panel>, Option<ColorBar>), FigureError> {
+fn draw(figure: &RelativeFigure, style: &FigureStyle) -> Result<Drawn, FigureError> {
     let boards = relative::boards(figure.panel, &figure.settings)?;
     let panels = boards.into_iter().map(|b| board_panel(b, style)).collect();
     let s = &figure.settings;
@@ -39,7 +189,13 @@ pub fn build(
             s.grid.grid_h, s.grid.grid_w, s.query
         ),
     };
-    Ok((title, panels, None))
+    // The boards of a panel side by side.
+    let columns = match figure.panel {
+        RelativePanel::TwoD => 3,
+        RelativePanel::Shaw | RelativePanel::T5 => 2,
+        _ => 1,
+    };
+    Ok(Drawn::new(title, panels).in_columns(columns))
 }
 
 /// A board as a panel: a square grid with its colour bar, or a list with neither axes nor bar.

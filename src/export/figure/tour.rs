@@ -2,10 +2,15 @@
 //! own colour bar (and the line over the cells where the step draws one), curves with their
 //! legend. Built from the same [`TourFrame`] the app draws.
 
+use super::options::{FigureArgs, Words, count};
 use super::panels::{MAX_CELLS, finite_range, strided};
-use super::{Axis, ColorBar, Content, FigureError, FigureStyle, Panel, Series, SeriesStyle};
+use super::{
+    Axis, ColorBar, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel, Series,
+    SeriesStyle,
+};
 use crate::engine::reduce::reduce_array;
 use crate::scene::tour::{self, TourCurves, TourHeatmap, TourPanel, TourSettings, TourStep};
+use crate::table_args::{CliError, flag};
 
 /// What the view shows: the step and the settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,11 +19,103 @@ pub struct TourFigure {
     pub settings: TourSettings,
 }
 
+impl FigureKind for TourFigure {
+    const OPTIONS: &'static [&'static str] =
+        &["step", "seq", "dim", "base", "delta", "anchor", "pair"];
+
+    fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
+        use crate::scene::tour::{
+            BASE_RANGE, DELTA_RANGE, DIM_RANGE, LENGTH_RANGE, TourSettings, TourStep,
+        };
+        let number = count("step", args.step, 1, 1..=TourStep::ALL.len())?;
+        let step = TourStep::from_number(number)
+            .ok_or_else(|| CliError::usage(format!("--step {number}: use 1 to 9")))?;
+        let uses = step.uses();
+        let given = [
+            ("dim", args.dim.is_some(), uses.dim),
+            ("base", args.base.is_some(), uses.base),
+            ("delta", args.delta.is_some(), uses.delta),
+            ("anchor", args.anchor.is_some(), uses.anchor),
+            ("pair", args.pair.is_some(), uses.pair),
+        ];
+        if let Some((id, _, _)) = given.iter().find(|(_, given, used)| *given && !*used) {
+            return Err(CliError::usage(format!(
+                "{} does not apply to --step {number} ({}): it does not depend on it",
+                flag(id),
+                step.title()
+            )));
+        }
+        let d = TourSettings::default();
+        let length = count("seq", args.seq, d.length, LENGTH_RANGE)?;
+        let dim = count("dim", args.dim, d.dim, DIM_RANGE)?;
+        if dim % 2 != 0 {
+            return Err(CliError::usage(format!(
+                "--dim {dim} is not allowed: the sinusoidal table is made of sine-cosine pairs, use an even number"
+            )));
+        }
+        let base = args.base.unwrap_or(d.base);
+        if !(base.is_finite() && BASE_RANGE.contains(&base)) {
+            return Err(CliError::usage(format!(
+                "--base {base} is not allowed: use {} to {}",
+                BASE_RANGE.start(),
+                BASE_RANGE.end()
+            )));
+        }
+        let delta = count(
+            "delta",
+            args.delta,
+            d.delta as usize,
+            *DELTA_RANGE.start() as usize..=*DELTA_RANGE.end() as usize,
+        )? as u64;
+        let anchor = count(
+            "anchor",
+            args.anchor,
+            d.anchor.min(length - 1),
+            0..=length - 1,
+        )?;
+        let pair = count("pair", args.pair, d.pair.min(dim / 2 - 1), 0..=dim / 2 - 1)?;
+        Ok(Self {
+            step,
+            settings: TourSettings {
+                dim,
+                base,
+                length,
+                delta,
+                anchor,
+                pair,
+            },
+        })
+    }
+
+    fn write_options(&self, words: &mut Words) {
+        let s = &self.settings;
+        let uses = self.step.uses();
+        words.option("step", self.step.index() + 1);
+        words.option("seq", s.length);
+        if uses.dim {
+            words.option("dim", s.dim);
+        }
+        if uses.base {
+            words.option("base", s.base);
+        }
+        if uses.delta {
+            words.option("delta", s.delta);
+        }
+        if uses.anchor {
+            words.option("anchor", s.anchor);
+        }
+        if uses.pair {
+            words.option("pair", s.pair);
+        }
+    }
+
+    fn draw(&self, style: &FigureStyle) -> Result<Drawn, FigureError> {
+        draw(self, style)
+    }
+}
+
 /// The figure's title and panels (each heatmap with its own colour bar).
-pub fn build(
-    figure: &TourFigure,
-    style: &FigureStyle,
-) -> Result<(String, Vec<Panel>, Option<ColorBar>), FigureError> {
+fn draw(figure: &TourFigure, style: &FigureStyle) -> Result<Drawn, FigureError> {
     let frame = tour::frame(figure.step, &figure.settings)?;
     let panels = frame
         .panels
@@ -29,7 +126,8 @@ pub fn build(
         })
         .collect();
     let title = format!("From counting to sinusoids, step {}", figure.step.title());
-    Ok((title, panels, None))
+    // A step's panels side by side.
+    Ok(Drawn::new(title, panels).in_columns(2))
 }
 
 fn heatmap_panel(map: &TourHeatmap, style: &FigureStyle) -> Panel {
@@ -82,7 +180,7 @@ fn curves_panel(curves: &TourCurves) -> Panel {
     } else {
         (
             finite_range(&points().map(|p| p[0]).collect::<Vec<f64>>()),
-            super::context::span(points().map(|p| p[1])),
+            super::panels::span(points().map(|p| p[1])),
         )
     };
     Panel {

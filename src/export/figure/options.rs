@@ -1,0 +1,394 @@
+//! The options of `poslab figure`, declared once: each figure's module reads the ones it
+//! names, and writes them back as words for the app's export dialog ([`Words`]).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::FigureView;
+use crate::colormap::Colormap;
+use crate::encoding::ParamError;
+use crate::encoding::alibi::AlibiMode;
+use crate::encoding::sinusoidal::Spacing;
+use crate::engine::patch_maps::PatchMethod;
+use crate::engine::reduce::Reduce;
+use crate::scene::corkscrew::ProbeVector;
+use crate::table_args::{CliError, LayoutArg};
+
+/// Options of `poslab figure`: the style options every figure takes, then each figure's own,
+/// documented with the figures that read them.
+#[derive(Debug, Clone, Args)]
+#[command(after_long_help = FIGURE_NOTES, allow_negative_numbers = true)]
+pub struct FigureArgs {
+    /// Which view's figure
+    #[arg(value_enum, value_name = "VIEW")]
+    pub view: FigureView,
+
+    /// Output file: .svg (vector) or .png, chosen by the extension
+    #[arg(short, long, value_name = "FILE", required = true)]
+    pub output: Option<PathBuf>,
+
+    /// Figure width in pixels (200 to 8000)
+    #[arg(long, value_name = "PX", default_value_t = 1000)]
+    pub width: i64,
+
+    /// Figure height in pixels (200 to 8000)
+    #[arg(long, value_name = "PX", default_value_t = 700)]
+    pub height: i64,
+
+    /// PNG only: pixels per figure pixel, 1 to 4 (2 for slides on high-density screens)
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 1.0,
+        allow_hyphen_values = true
+    )]
+    pub scale: f64,
+
+    /// Colour map of heatmaps
+    #[arg(long, value_enum, value_name = "MAP", default_value_t = Colormap::Viridis)]
+    pub colormap: Colormap,
+
+    /// Where a heatmap cell of the figure stands for several of the table's: show their mean,
+    /// or the min or max (the envelope)
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = Reduce::Mean)]
+    pub reduce: Reduce,
+
+    /// Title over the figure (default: what it shows and its parameters)
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+
+    /// Number of positions
+    #[arg(long, value_name = "N")]
+    pub seq: Option<i64>,
+
+    /// Embedding or head dimension (even; a multiple of 4 for the 2D similarities)
+    #[arg(long, value_name = "D")]
+    pub dim: Option<i64>,
+
+    /// Frequency base, a finite number greater than 1
+    #[arg(long, value_name = "B", allow_hyphen_values = true)]
+    pub base: Option<f64>,
+
+    /// First position
+    #[arg(long, value_name = "P")]
+    pub start: Option<i64>,
+
+    /// sinusoidal, dot-decay: interleaved or split; corkscrew: interleaved or half
+    #[arg(long, value_enum, value_name = "LAYOUT")]
+    pub layout: Option<LayoutArg>,
+
+    /// sinusoidal, dot-decay: vaswani or t2t frequency spacing
+    #[arg(long, value_enum, value_name = "SPACING")]
+    pub spacing: Option<Spacing>,
+
+    /// dot-decay: the anchor row a
+    #[arg(long, value_name = "ROW")]
+    pub anchor: Option<i64>,
+
+    /// dot-decay: divide by d/2 so that the curve starts at 1
+    #[arg(long)]
+    pub normalised: bool,
+
+    /// Attention heads (alibi, and the 2D ALiBi of patches)
+    #[arg(long, value_name = "H")]
+    pub heads: Option<i64>,
+
+    /// alibi: draw only this head (default: every head as small multiples); patches: the 2D
+    /// ALiBi head
+    #[arg(long, value_name = "H")]
+    pub head: Option<i64>,
+
+    /// alibi: causal or symmetric
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<AlibiMode>,
+
+    /// patches: rows of patches, 1 to 64
+    #[arg(long, value_name = "N")]
+    pub grid_h: Option<i64>,
+
+    /// patches: columns of patches, 1 to 64
+    #[arg(long, value_name = "N")]
+    pub grid_w: Option<i64>,
+
+    /// patches: the query patch in raster order (default: the centre)
+    #[arg(long, value_name = "K")]
+    pub query: Option<i64>,
+
+    /// patches: the left map's method
+    #[arg(long, value_enum, value_name = "METHOD")]
+    pub left: Option<PatchMethod>,
+
+    /// patches: the right map's method
+    #[arg(long, value_enum, value_name = "METHOD")]
+    pub right: Option<PatchMethod>,
+
+    /// patches: seed of the mixed RoPE frequencies
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// patches: mixed RoPE frequencies from a .npy instead of the seed: [2, n], or rope-vit's
+    /// [2, heads, n] parameter (one head of it, --freqs-head)
+    #[arg(long, value_name = "F.npy")]
+    pub freqs: Option<PathBuf>,
+
+    /// patches: which head of a [2, heads, n] --freqs file (default 0)
+    #[arg(long, value_name = "H", allow_hyphen_values = true)]
+    pub freqs_head: Option<i64>,
+
+    /// corkscrew: the pairs to draw, as a list such as 0,4,8-12 or all (default: every 8th)
+    #[arg(long, value_name = "LIST")]
+    pub pairs: Option<String>,
+
+    /// corkscrew: positions drawn along the axis, from --start (1 to 65536; default 256)
+    #[arg(long, value_name = "N")]
+    pub positions: Option<i64>,
+
+    /// corkscrew: the query position m, start to start+seq-1 (default start+12)
+    #[arg(long, value_name = "M")]
+    pub m: Option<i64>,
+
+    /// corkscrew: the key position n, start to start+seq-1 (default start+4)
+    #[arg(long, value_name = "N")]
+    pub n: Option<i64>,
+
+    /// corkscrew: the query vector: unit-pairs, ones or random:SEED
+    #[arg(long, value_name = "VECTOR", value_parser = super::corkscrew::parse_probe)]
+    pub query_vector: Option<ProbeVector>,
+
+    /// corkscrew: the key vector: unit-pairs, ones or random:SEED
+    #[arg(long, value_name = "VECTOR", value_parser = super::corkscrew::parse_probe)]
+    pub key_vector: Option<ProbeVector>,
+
+    /// check: the table to check, .npy, .csv or .safetensors
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// check: the tensor of a .safetensors file holding several
+    #[arg(long, value_name = "NAME")]
+    pub tensor: Option<String>,
+
+    /// check: what the table should be, as poslab table's words in one argument, e.g.
+    /// --as "rope-angles --seq 4096 --dim 128" (default: identify it)
+    #[arg(
+        long = "as",
+        id = "expected",
+        value_name = "KIND OPTIONS",
+        allow_hyphen_values = true
+    )]
+    pub expected: Option<String>,
+
+    /// check: absolute tolerance
+    #[arg(long, value_name = "A", allow_hyphen_values = true)]
+    pub atol: Option<f64>,
+
+    /// check: relative tolerance
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    pub rtol: Option<f64>,
+
+    /// context: a RoPE model, by the name of a file of assets/models (llama-2-7b,
+    /// llama-3.1-8b, ...) or the path of a config.json
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// context: the target length L' (2 to 1048576; default 16384)
+    #[arg(long, value_name = "L'")]
+    pub target: Option<i64>,
+
+    /// context: the methods drawn, a list of none, linear, ntk, dynamic, yarn, llama3,
+    /// longrope (default none,linear,ntk,yarn)
+    #[arg(long, value_name = "LIST")]
+    pub methods: Option<String>,
+
+    /// context: the method whose unseen angles the map shows (default none)
+    #[arg(long, value_name = "METHOD")]
+    pub map: Option<String>,
+
+    /// context: method parameters over the method's own, as METHOD.NAME=VALUE items, e.g.
+    /// yarn.factor=8,llama3.low_freq_factor=2
+    #[arg(long, value_name = "LIST")]
+    pub set: Option<String>,
+
+    /// context: the lower chart
+    #[arg(long, value_enum, value_name = "CHART")]
+    pub chart: Option<crate::export::figure::context::ContextChart>,
+
+    /// context-vision: patches along a side of the grid the ViT was trained on (default 14)
+    #[arg(long, value_name = "N")]
+    pub trained_grid: Option<i64>,
+
+    /// context-vision: patches along a side of the larger grid (default 24)
+    #[arg(long, value_name = "N")]
+    pub grid: Option<i64>,
+
+    /// context-vision: how the table is resampled, as timm's resample_abs_pos_embed
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub resample: Option<crate::encoding::resample::ResampleMode>,
+
+    /// context-vision: torch's anti-aliased interpolation (timm's default, true)
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub antialias: Option<bool>,
+
+    /// relative: which panel
+    #[arg(long, value_enum, value_name = "PANEL")]
+    pub panel: Option<crate::scene::relative::RelativePanel>,
+
+    /// relative: the sequence length L (offsets, shaw, alibi: 2 to 32, default 8; t5: 2 to 256,
+    /// default 48; skew: 2 to 12, default 5)
+    #[arg(long, value_name = "L")]
+    pub tokens: Option<i64>,
+
+    /// relative --panel shaw: the clipping distance K (default 3)
+    #[arg(long, value_name = "K")]
+    pub max_relative: Option<i64>,
+
+    /// relative --panel t5: number of buckets (default 32)
+    #[arg(long, value_name = "N")]
+    pub num_buckets: Option<i64>,
+
+    /// relative --panel t5: the distance from which all offsets share the last bucket (default
+    /// 128)
+    #[arg(long, value_name = "N")]
+    pub max_distance: Option<i64>,
+
+    /// relative --panel t5: encoder (true, the default) or decoder (false) buckets
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub bidirectional: Option<bool>,
+
+    /// relative --panel skew: the step of the trick, 1 (relative logits) to 6 (sliced)
+    #[arg(long, value_name = "K")]
+    pub stage: Option<i64>,
+
+    /// learned: the columns drawn against position, such as 0,1,2,3 (default: the first four)
+    #[arg(long, value_name = "C,C,...")]
+    pub columns: Option<String>,
+
+    /// tour: the step, 1 (counting) to 9 (the dials that turn)
+    #[arg(long, value_name = "N")]
+    pub step: Option<i64>,
+
+    /// tour --step 7: the shift Δ of the translation matrix T(Δ), 0 to 10000 (default 10)
+    #[arg(long, value_name = "Δ")]
+    pub delta: Option<i64>,
+
+    /// tour --step 6: the pair whose circle is drawn (default 8)
+    #[arg(long, value_name = "I")]
+    pub pair: Option<i64>,
+
+    /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
+    /// and the point it looks at), as the app's export dialog prints it (default: framing the
+    /// scene)
+    #[arg(long, value_name = "YAW,PITCH,DIST", allow_hyphen_values = true)]
+    pub camera: Option<String>,
+}
+
+const FIGURE_NOTES: &str = "\
+The defaults are the app's: the figure of a view whose controls were not touched. The app's
+export dialog prints the command that makes the figure it exports.
+
+Examples:
+  poslab figure sinusoidal --seq 2048 --dim 512 -o pe.svg
+  poslab figure alibi --heads 8 --seq 64 -o alibi_heads.png --scale 2
+  poslab figure patches --left mixed-rope --right sin-cos --query 0 -o patches.svg
+  poslab figure corkscrew --pairs 0,8,16 --m 40 --n 32 -o corkscrew.svg
+  poslab figure check --file cos.npy --as \"rope-angles --seq 4096 --dim 128\" -o check.png
+  poslab figure context --model llama-2-7b --target 16384 --methods none,linear,yarn --chart score -o ctx.svg
+  poslab figure context-vision --trained-grid 14 --grid 24 --query 0 -o vit.svg
+  poslab figure relative --panel skew --tokens 5 --stage 5 -o skew.svg
+  poslab figure relative --panel t5 --tokens 64 --bidirectional false -o t5.png
+  poslab figure tour --step 8 --seq 256 --dim 128 --anchor 128 -o dot.svg";
+
+/// A whole-number option, with the app's default when not given.
+pub(super) fn count(
+    id: &'static str,
+    value: Option<i64>,
+    default: usize,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<usize, CliError> {
+    let Some(value) = value else {
+        return Ok(default);
+    };
+    usize::try_from(value)
+        .ok()
+        .filter(|v| range.contains(v))
+        .ok_or_else(|| {
+            CliError::usage(
+                ParamError::new(
+                    id,
+                    value,
+                    format!("use {} to {}", range.start(), range.end()),
+                )
+                .to_string(),
+            )
+        })
+}
+
+/// The number of positions of a table figure (sinusoidal, dot-decay, alibi, corkscrew).
+pub(super) fn seq(args: &FigureArgs) -> Result<usize, CliError> {
+    count("seq", args.seq, crate::encoding::defaults::SEQ, 1..=1 << 30)
+}
+
+/// The width of a table figure's rows.
+pub(super) fn dim(args: &FigureArgs) -> Result<usize, CliError> {
+    count("dim", args.dim, crate::encoding::defaults::DIM, 2..=1 << 20)
+}
+
+/// The frequency base (checked by the parameters that use it).
+pub(super) fn base(args: &FigureArgs) -> f64 {
+    args.base.unwrap_or(crate::encoding::defaults::BASE)
+}
+
+/// The first position of a table figure.
+pub(super) fn start(args: &FigureArgs) -> Result<u64, CliError> {
+    Ok(count("start", args.start, 0, 0..=(1usize << 53) - 1)? as u64)
+}
+
+/// The attention heads of ALiBi figures.
+pub(super) fn heads(args: &FigureArgs) -> Result<usize, CliError> {
+    count(
+        "heads",
+        args.heads,
+        crate::encoding::defaults::HEADS,
+        1..=1 << 16,
+    )
+}
+
+/// A figure's settings as `poslab figure` options, in the order the figure's module writes
+/// them; the command's name, the view and the style options are added around them.
+#[derive(Debug, Default)]
+pub struct Words(Vec<String>);
+
+impl Words {
+    /// `--flag value`.
+    pub fn option(&mut self, flag: &str, value: impl ToString) {
+        self.0.push(format!("--{flag}"));
+        self.0.push(value.to_string());
+    }
+
+    /// `--flag` alone.
+    pub fn switch(&mut self, flag: &str) {
+        self.0.push(format!("--{flag}"));
+    }
+
+    /// `--flag=value` as one word, for a value that may start with `-` (a negative yaw).
+    pub fn joined(&mut self, flag: &str, value: impl std::fmt::Display) {
+        self.0.push(format!("--{flag}={value}"));
+    }
+
+    pub(super) fn into_vec(self) -> Vec<String> {
+        self.0
+    }
+}
+
+/// How the command line spells a value of one of its enums.
+pub fn value_name(value: impl clap::ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+/// The view's name on the command line.
+pub fn view_name(view: FigureView) -> String {
+    value_name(view)
+}

@@ -1,0 +1,74 @@
+//! The Sinusoidal view's figure: the `[seq, dim]` table as one heatmap.
+
+use super::options::{self, FigureArgs, Words, value_name};
+use super::panels::{MAX_CELLS, colorbar, heatmap_panel};
+use super::{Drawn, FigureError, FigureKind, FigureStyle};
+use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::engine::TableSpec;
+use crate::table_args::{CliError, LayoutArg};
+
+/// The table's parameters from the options, starting from the app's defaults (the dot-product
+/// decay figure reads the same).
+pub(super) fn params_from(args: &FigureArgs) -> Result<SinusoidalParams, CliError> {
+    let layout = match args.layout {
+        None | Some(LayoutArg::Interleaved) => SinusoidalLayout::Interleaved,
+        Some(LayoutArg::Split) => SinusoidalLayout::Split,
+        Some(LayoutArg::Half) => {
+            return Err(CliError::usage(
+                "--layout half is not allowed for this figure: use interleaved or split",
+            ));
+        }
+    };
+    let params = SinusoidalParams {
+        seq: options::seq(args)?,
+        dim: options::dim(args)?,
+        base: options::base(args),
+        start: options::start(args)?,
+        layout,
+        spacing: args.spacing.unwrap_or(Spacing::Vaswani),
+    };
+    params.validate()?;
+    Ok(params)
+}
+
+/// The table's parameters as options.
+pub(super) fn write_params(params: &SinusoidalParams, words: &mut Words) {
+    words.option("seq", params.seq);
+    words.option("dim", params.dim);
+    words.option("base", params.base);
+    words.option("start", params.start);
+    words.option("layout", value_name(LayoutArg::from(params.layout)));
+    words.option("spacing", value_name(params.spacing));
+}
+
+impl FigureKind for SinusoidalParams {
+    const OPTIONS: &'static [&'static str] = &["seq", "dim", "base", "start", "layout", "spacing"];
+
+    fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
+        params_from(args)
+    }
+
+    fn write_options(&self, words: &mut Words) {
+        write_params(self, words);
+    }
+
+    fn draw(&self, style: &FigureStyle) -> Result<Drawn, FigureError> {
+        let table = TableSpec::Sinusoidal(*self);
+        let (panel, range) = heatmap_panel(
+            &table,
+            0,
+            format!("[{}, {}] table", self.seq, self.dim),
+            ("dimension", "position"),
+            MAX_CELLS,
+            style.reduce,
+        )?;
+        Ok(Drawn::new(
+            format!(
+                "Sinusoidal encoding, d = {}, base {}, {:?} layout, {:?} spacing",
+                self.dim, self.base, self.layout, self.spacing
+            ),
+            vec![panel],
+        )
+        .with_colorbar(colorbar(style, range, "PE value")))
+    }
+}
