@@ -163,11 +163,11 @@ fn with_size(table: &TableArgs, size: &str) -> Result<TableArgs, CliError> {
             )));
         }
         match option {
-            "seq" => args.seq = Some(value),
-            "dim" => args.dim = Some(value),
-            "heads" => args.heads = Some(value),
-            "grid-h" => args.grid_h = Some(value),
-            "grid-w" => args.grid_w = Some(value),
+            "seq" => args.sizes.seq = Some(value),
+            "dim" => args.sizes.dim = Some(value),
+            "heads" => args.sizes.heads = Some(value),
+            "grid-h" => args.sizes.grid_h = Some(value),
+            "grid-w" => args.sizes.grid_w = Some(value),
             "start" => args.start = value,
             other => {
                 return Err(CliError::usage(format!(

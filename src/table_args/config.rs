@@ -362,7 +362,7 @@ fn set_option(args: &mut TableArgs, id: &str, value: &str) -> Result<(), CliErro
     let float = || value.parse::<f64>().map_err(|_| bad());
     let int = || value.parse::<i64>().map_err(|_| bad());
     match id {
-        "dim" => args.dim = Some(int()?),
+        "dim" => args.sizes.dim = Some(int()?),
         "base" => args.base = float()?,
         "rotary_dim" => args.rotary_dim = Some(int()?),
         "layout" => {
@@ -389,11 +389,11 @@ fn set_option(args: &mut TableArgs, id: &str, value: &str) -> Result<(), CliErro
         "truncate" => args.truncate = Some(value == "true"),
         "long_factor" => args.long_factor = Some(value.to_owned()),
         "short_factor" => args.short_factor = Some(value.to_owned()),
-        "heads" => args.heads = Some(int()?),
+        "heads" => args.sizes.heads = Some(int()?),
         "num_buckets" => args.num_buckets = int()?,
         "max_distance" => args.max_distance = int()?,
-        "grid_h" => args.grid_h = Some(int()?),
-        "grid_w" => args.grid_w = Some(int()?),
+        "grid_h" => args.sizes.grid_h = Some(int()?),
+        "grid_w" => args.sizes.grid_w = Some(int()?),
         _ => return Err(bad()),
     }
     Ok(())

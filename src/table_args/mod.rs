@@ -26,8 +26,10 @@ use crate::import;
 use crate::scene::context::{RopeModel, UnseenParams};
 
 pub mod config;
+mod sizes;
 mod spec;
 
+pub use sizes::SizeOptions;
 pub use spec::*;
 
 /// Every table `poslab table` writes.
@@ -103,14 +105,8 @@ pub struct TableArgs {
     #[arg(long, value_name = "FILE.json")]
     pub config: Option<PathBuf>,
 
-    /// Number of positions, 1 to 1073741824 (required by sequence tables)
-    #[arg(long, value_name = "N")]
-    pub seq: Option<i64>,
-
-    /// Embedding or head dimension: even for sin/cos pairs and RoPE, a multiple of 4 for 2D
-    /// tables, 1 to 1048576 bits for binary (required where used)
-    #[arg(long, value_name = "D")]
-    pub dim: Option<i64>,
+    #[command(flatten)]
+    pub sizes: crate::table_args::SizeOptions,
 
     /// Frequency base, a finite number greater than 1
     #[arg(
@@ -217,10 +213,6 @@ pub struct TableArgs {
     #[arg(long, value_name = "LIST|F.npy", allow_hyphen_values = true)]
     pub short_factor: Option<String>,
 
-    /// Number of attention heads, 1 to 65536 (required by ALiBi tables)
-    #[arg(long, value_name = "H")]
-    pub heads: Option<i64>,
-
     /// alibi: causal (keys after the query masked with -inf; the default) or symmetric (both
     /// directions biased); sincos-2d-resample: bicubic (timm's default) or bilinear
     #[arg(long, value_enum, value_name = "MODE")]
@@ -230,19 +222,6 @@ pub struct TableArgs {
     /// BLOOM (m*j) and MPT (m*(j-(seq-1))) store it (the same attention after softmax)
     #[arg(long, value_enum, value_name = "FORM", default_value_t = AlibiForm::Relative)]
     pub form: AlibiForm,
-
-    /// Write only this head's [seq, seq] or [P, P] slice of an ALiBi table, 0 to heads-1
-    /// (needed for .csv, which holds 2-D tables)
-    #[arg(long, value_name = "H")]
-    pub head: Option<i64>,
-
-    /// Rows of patches, 1 to 65536 (required by 2D tables)
-    #[arg(long, value_name = "N")]
-    pub grid_h: Option<i64>,
-
-    /// Columns of patches, 1 to 65536 (required by 2D tables)
-    #[arg(long, value_name = "N")]
-    pub grid_w: Option<i64>,
 
     /// patch-distance: how the distance between patch centres is measured
     #[arg(long, value_enum, value_name = "METRIC", default_value_t = DistanceMetric::Euclidean)]
@@ -708,7 +687,7 @@ pub(crate) fn finish_table(
 /// `--train-len L` (every slope, hence every bias, scales by it), else nothing.
 pub(crate) fn slope_scale(args: &TableArgs, spec: &TableSpec) -> Result<Option<f64>, CliError> {
     if !args.slope_scaling {
-        if matches!(spec, TableSpec::AlibiSlopes { .. }) && args.seq.is_some() {
+        if matches!(spec, TableSpec::AlibiSlopes { .. }) && args.sizes.seq.is_some() {
             return Err(CliError::usage(
                 "--seq applies to alibi-slopes only with --slope-scaling true (the slopes do not depend on the length otherwise)",
             ));
@@ -735,7 +714,7 @@ pub(crate) fn slope_scale(args: &TableArgs, spec: &TableSpec) -> Result<Option<f
         TableSpec::Alibi { params, .. } => params.seq,
         TableSpec::AlibiKeys { seq, .. } => *seq,
         _ => args
-            .seq
+            .sizes.seq
             .and_then(|n| usize::try_from(n).ok())
             .filter(|&n| n >= 1)
             .ok_or_else(|| {

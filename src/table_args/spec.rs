@@ -276,27 +276,39 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         required(
             kind,
             "seq",
-            args.seq,
+            args.sizes.seq,
             "the number of positions, 1 to 1073741824",
         )
     };
-    let dim = |meaning: &str| required(kind, "dim", args.dim, meaning);
+    let dim = |meaning: &str| required(kind, "dim", args.sizes.dim, meaning);
     let even_dim = || dim("the dimension, even, 2 to 1048576");
     let dim_of_4 = || dim("the dimension, a multiple of 4, 4 to 1048576");
-    let heads = || required(kind, "heads", args.heads, "the number of heads, 1 to 65536");
+    let heads = || {
+        required(
+            kind,
+            "heads",
+            args.sizes.heads,
+            "the number of heads, 1 to 65536",
+        )
+    };
     let start = || non_negative("start", args.start).map(|s| s as u64);
     let grid = || -> Result<GridParams, CliError> {
         Ok(GridParams {
-            grid_h: required(kind, "grid_h", args.grid_h, "rows of patches, 1 to 65536")?,
+            grid_h: required(
+                kind,
+                "grid_h",
+                args.sizes.grid_h,
+                "rows of patches, 1 to 65536",
+            )?,
             grid_w: required(
                 kind,
                 "grid_w",
-                args.grid_w,
+                args.sizes.grid_w,
                 "columns of patches, 1 to 65536",
             )?,
         })
     };
-    let head = || args.head.map(|h| non_negative("head", h)).transpose();
+    let head = || args.sizes.head.map(|h| non_negative("head", h)).transpose();
     let sinusoidal = || -> Result<SinusoidalParams, CliError> {
         let layout = match args.layout {
             LayoutArg::Interleaved => SinusoidalLayout::Interleaved,
@@ -326,6 +338,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 base: args.base,
                 // The current length, for dynamic NTK and LongRoPE; 0 when not given.
                 seq: args
+                    .sizes
                     .seq
                     .map(|n| non_negative("seq", n))
                     .transpose()?

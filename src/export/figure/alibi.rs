@@ -28,7 +28,7 @@ impl FigureKind for AlibiFigure {
             seq,
             mode: args.mode.unwrap_or(AlibiMode::Causal),
         };
-        let head = match args.head {
+        let head = match args.sizes.head {
             Some(head) => Some(count("head", Some(head), 0, 0..=heads - 1)?),
             None => None,
         };

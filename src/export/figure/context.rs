@@ -222,13 +222,14 @@ impl FigureKind for ContextFigure {
         };
         let chart = args.chart.unwrap_or_default();
         let defaults = AlibiSettings::default();
-        let heads = count("heads", args.heads, defaults.heads, 1..=128)?;
+        let heads = count("heads", args.sizes.heads, defaults.heads, 1..=128)?;
         let alibi = AlibiSettings {
             heads,
-            head: count("head", args.head, heads - 1, 0..=heads - 1)?,
-            all_heads: chart == ContextChart::Alibi && args.head.is_none(),
+            head: count("head", args.sizes.head, heads - 1, 0..=heads - 1)?,
+            all_heads: chart == ContextChart::Alibi && args.sizes.head.is_none(),
         };
-        if chart != ContextChart::Alibi && (args.heads.is_some() || args.head.is_some()) {
+        if chart != ContextChart::Alibi && (args.sizes.heads.is_some() || args.sizes.head.is_some())
+        {
             return Err(CliError::usage(
                 "--heads and --head apply to the context figure with --chart alibi",
             ));

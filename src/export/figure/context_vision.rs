@@ -82,18 +82,18 @@ impl FigureKind for VisionFigure {
         )?;
         let target_side = count("grid", args.grid, defaults.target_side, 2..=64)?;
         let patches = target_side * target_side;
-        let dim = count("dim", args.dim, defaults.dim, 4..=4096)?;
+        let dim = count("dim", args.sizes.dim, defaults.dim, 4..=4096)?;
         if dim % 4 != 0 {
             return Err(CliError::usage(format!(
                 "--dim {dim} is not allowed: the 2D sin-cos table needs a multiple of 4"
             )));
         }
         let alibi = super::context::AlibiSettings::default();
-        let heads = count("heads", args.heads, alibi.heads, 1..=128)?;
+        let heads = count("heads", args.sizes.heads, alibi.heads, 1..=128)?;
         // A learned table brings its own grid and width.
         let (learned, train_side, dim) = match &args.file {
             Some(file) => {
-                if args.trained_grid.is_some() || args.dim.is_some() {
+                if args.trained_grid.is_some() || args.sizes.dim.is_some() {
                     return Err(CliError::usage(
                         "--trained-grid and --dim come from the --file table: leave them out",
                     ));
@@ -130,7 +130,7 @@ impl FigureKind for VisionFigure {
                 )?,
             },
             heads,
-            head: count("head", args.head, heads - 1, 0..=heads - 1)?,
+            head: count("head", args.sizes.head, heads - 1, 0..=heads - 1)?,
         })
     }
 

@@ -58,13 +58,8 @@ pub struct FigureArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
 
-    /// Number of positions
-    #[arg(long, value_name = "N")]
-    pub seq: Option<i64>,
-
-    /// Embedding or head dimension (even; a multiple of 4 for the 2D similarities)
-    #[arg(long, value_name = "D")]
-    pub dim: Option<i64>,
+    #[command(flatten)]
+    pub sizes: crate::table_args::SizeOptions,
 
     /// Frequency base, a finite number greater than 1
     #[arg(long, value_name = "B", allow_hyphen_values = true)]
@@ -90,26 +85,9 @@ pub struct FigureArgs {
     #[arg(long)]
     pub normalised: bool,
 
-    /// Attention heads (alibi, and the 2D ALiBi of patches)
-    #[arg(long, value_name = "H")]
-    pub heads: Option<i64>,
-
-    /// alibi: draw only this head (default: every head as small multiples); patches: the 2D
-    /// ALiBi head
-    #[arg(long, value_name = "H")]
-    pub head: Option<i64>,
-
     /// alibi: causal or symmetric
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<AlibiMode>,
-
-    /// patches: rows of patches, 1 to 64
-    #[arg(long, value_name = "N")]
-    pub grid_h: Option<i64>,
-
-    /// patches: columns of patches, 1 to 64
-    #[arg(long, value_name = "N")]
-    pub grid_w: Option<i64>,
 
     /// patches: the query patch in raster order (default: the centre)
     #[arg(long, value_name = "K")]
@@ -325,12 +303,22 @@ pub(super) fn count(
 
 /// The number of positions of a table figure (sinusoidal, dot-decay, alibi, corkscrew).
 pub(super) fn seq(args: &FigureArgs) -> Result<usize, CliError> {
-    count("seq", args.seq, crate::encoding::defaults::SEQ, 1..=1 << 30)
+    count(
+        "seq",
+        args.sizes.seq,
+        crate::encoding::defaults::SEQ,
+        1..=1 << 30,
+    )
 }
 
 /// The width of a table figure's rows.
 pub(super) fn dim(args: &FigureArgs) -> Result<usize, CliError> {
-    count("dim", args.dim, crate::encoding::defaults::DIM, 2..=1 << 20)
+    count(
+        "dim",
+        args.sizes.dim,
+        crate::encoding::defaults::DIM,
+        2..=1 << 20,
+    )
 }
 
 /// The frequency base (checked by the parameters that use it).
@@ -347,7 +335,7 @@ pub(super) fn start(args: &FigureArgs) -> Result<u64, CliError> {
 pub(super) fn heads(args: &FigureArgs) -> Result<usize, CliError> {
     count(
         "heads",
-        args.heads,
+        args.sizes.heads,
         crate::encoding::defaults::HEADS,
         1..=1 << 16,
     )

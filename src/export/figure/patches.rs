@@ -41,8 +41,8 @@ impl FigureKind for PatchesFigure {
         let dim = options::dim(args)?;
         let heads = options::heads(args)?;
         let grid = GridParams {
-            grid_h: count("grid_h", args.grid_h, 14, 1..=64)?,
-            grid_w: count("grid_w", args.grid_w, 14, 1..=64)?,
+            grid_h: count("grid_h", args.sizes.grid_h, 14, 1..=64)?,
+            grid_w: count("grid_w", args.sizes.grid_w, 14, 1..=64)?,
         };
         let patches = grid.patches();
         let query = count(
@@ -51,7 +51,7 @@ impl FigureKind for PatchesFigure {
             (grid.grid_h / 2) * grid.grid_w + grid.grid_w / 2,
             0..=patches - 1,
         )?;
-        let head = count("head", args.head, 0, 0..=heads - 1)?;
+        let head = count("head", args.sizes.head, 0, 0..=heads - 1)?;
         let loaded_freqs = match &args.freqs {
             Some(path) => {
                 let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);

@@ -46,13 +46,13 @@ impl FigureKind for RelativeFigure {
             ("num_buckets", args.num_buckets.is_some()),
             ("max_distance", args.max_distance.is_some()),
             ("bidirectional", args.bidirectional.is_some()),
-            ("heads", args.heads.is_some()),
-            ("head", args.head.is_some()),
+            ("heads", args.sizes.heads.is_some()),
+            ("head", args.sizes.head.is_some()),
             ("mode", args.mode.is_some()),
             ("stage", args.stage.is_some()),
-            ("dim", args.dim.is_some()),
-            ("grid_h", args.grid_h.is_some()),
-            ("grid_w", args.grid_w.is_some()),
+            ("dim", args.sizes.dim.is_some()),
+            ("grid_h", args.sizes.grid_h.is_some()),
+            ("grid_w", args.sizes.grid_w.is_some()),
             ("query", args.query.is_some()),
             ("seed", args.seed.is_some()),
         ];
@@ -109,13 +109,13 @@ impl FigureKind for RelativeFigure {
             MAX_DISTANCE_RANGE,
         )?;
         s.bidirectional = args.bidirectional.unwrap_or(d.bidirectional);
-        s.heads = count("heads", args.heads, d.heads, HEADS_RANGE)?;
-        s.head = count("head", args.head, d.head, 0..=s.heads - 1)?;
+        s.heads = count("heads", args.sizes.heads, d.heads, HEADS_RANGE)?;
+        s.head = count("head", args.sizes.head, d.head, 0..=s.heads - 1)?;
         s.causal = args.mode.unwrap_or(AlibiMode::Causal) == AlibiMode::Causal;
         s.stage = count("stage", args.stage, 1, 1..=6)? - 1;
-        s.dim = count("dim", args.dim, d.dim, DIM_RANGE)?;
-        s.grid.grid_h = count("grid_h", args.grid_h, d.grid.grid_h, GRID_RANGE)?;
-        s.grid.grid_w = count("grid_w", args.grid_w, d.grid.grid_w, GRID_RANGE)?;
+        s.dim = count("dim", args.sizes.dim, d.dim, DIM_RANGE)?;
+        s.grid.grid_h = count("grid_h", args.sizes.grid_h, d.grid.grid_h, GRID_RANGE)?;
+        s.grid.grid_w = count("grid_w", args.sizes.grid_w, d.grid.grid_w, GRID_RANGE)?;
         let centre = (s.grid.grid_h / 2) * s.grid.grid_w + s.grid.grid_w / 2;
         s.query = count("query", args.query, centre, 0..=s.grid.patches() - 1)?;
         s.seed = args.seed.unwrap_or(d.seed);

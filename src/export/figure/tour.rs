@@ -32,7 +32,7 @@ impl FigureKind for TourFigure {
             .ok_or_else(|| CliError::usage(format!("--step {number}: use 1 to 9")))?;
         let uses = step.uses();
         let given = [
-            ("dim", args.dim.is_some(), uses.dim),
+            ("dim", args.sizes.dim.is_some(), uses.dim),
             ("base", args.base.is_some(), uses.base),
             ("delta", args.delta.is_some(), uses.delta),
             ("anchor", args.anchor.is_some(), uses.anchor),
@@ -46,8 +46,8 @@ impl FigureKind for TourFigure {
             )));
         }
         let d = TourSettings::default();
-        let length = count("seq", args.seq, d.length, LENGTH_RANGE)?;
-        let dim = count("dim", args.dim, d.dim, DIM_RANGE)?;
+        let length = count("seq", args.sizes.seq, d.length, LENGTH_RANGE)?;
+        let dim = count("dim", args.sizes.dim, d.dim, DIM_RANGE)?;
         if dim % 2 != 0 {
             return Err(CliError::usage(format!(
                 "--dim {dim} is not allowed: the sinusoidal table is made of sine-cosine pairs, use an even number"
