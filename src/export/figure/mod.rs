@@ -5,22 +5,26 @@
 //! by the CPU engine, so they give the same picture. Each view's figure is a module of its own
 //! (its options, their words, its drawing), listed once in `registry.rs`.
 
+// The figures, each a module of its own (its options, their words, its drawing) and a line of
+// the list below; the rest is what they share.
 pub mod alibi;
 pub mod check;
-mod command;
 pub mod context;
 pub mod context_vision;
 pub mod corkscrew;
 pub mod dot_decay;
-mod draw;
 pub mod learned;
-pub mod options;
-mod panels;
 pub mod patches;
-mod registry;
 pub mod relative;
 mod sinusoidal;
 pub mod tour;
+
+mod command;
+mod draw;
+pub mod options;
+mod panels;
+#[macro_use]
+mod registry;
 
 use std::path::Path;
 
@@ -31,10 +35,45 @@ pub use corkscrew::{CorkscrewFigure, helix_color};
 pub use dot_decay::DotDecayFigure;
 pub use options::{FigureArgs, Words, value_name, view_name};
 pub use patches::PatchesFigure;
-pub use registry::{Drawn, FigureKind, FigureSpec, FigureView};
+pub use registry::{Drawn, FigureKind};
 
 use crate::colormap::Colormap;
+use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::export::AtomicFile;
+use crate::table_args::CliError;
+use context::ContextFigure;
+use context_vision::VisionFigure;
+use learned::LearnedFigure;
+use relative::RelativeFigure;
+use tour::TourFigure;
+
+figures! {
+    /// The [seq, dim] sinusoidal table as a heatmap
+    Sinusoidal(SinusoidalParams),
+    /// PE[a]·PE[a+k] against the offset k
+    DotDecay(DotDecayFigure),
+    /// ALiBi bias matrices: one head (--head) or all heads as small multiples
+    Alibi(AlibiFigure),
+    /// Two per-query patch maps side by side (--left, --right)
+    Patches(PatchesFigure),
+    /// RoPE helices in 3D, projected as vector lines
+    Corkscrew(CorkscrewFigure),
+    /// A table from a file (--file) next to poslab's reference and their difference
+    Check(CheckFigure),
+    /// Context extension: wavelengths per method, unseen angles, and a --chart
+    Context(Box<ContextFigure>),
+    /// Context extension for ViTs: a position table resampled to a larger grid, and the 2D
+    /// encodings that need no resampling
+    ContextVision(VisionFigure),
+    /// Relative positions: offsets, Shaw's clipping, T5 buckets, ALiBi, the skew trick
+    /// (--stage), 2D offsets (--panel)
+    Relative(RelativeFigure),
+    /// The tour "From counting to sinusoids", one step (--step 1 to 9)
+    Tour(TourFigure),
+    /// A learned position table (--file, --tensor) beside the sinusoidal one: similarity,
+    /// principal components, --columns against position
+    Learned(LearnedFigure),
+}
 
 /// The largest PNG scale: four times the figure's size.
 pub const MAX_SCALE: f32 = 4.0;

@@ -1,20 +1,10 @@
-//! The figures `poslab figure` draws, one line each. A figure is a module of its own that
-//! implements [`FigureKind`]: the options it reads, the words that give them back (the app's
-//! export dialog prints them) and its drawing. Adding a figure is its module and a line here.
+//! What a figure is to `poslab figure` and the app's export: a module of its own that
+//! implements [`FigureKind`] (the options it reads, the words that give them back, which the
+//! export dialog prints, and its drawing), and the `figures!` macro that makes the list of
+//! figures in `figure/mod.rs` into [`FigureView`] and [`FigureSpec`].
 
-use super::alibi::AlibiFigure;
-use super::check::CheckFigure;
-use super::context::ContextFigure;
-use super::context_vision::VisionFigure;
-use super::corkscrew::CorkscrewFigure;
-use super::dot_decay::DotDecayFigure;
-use super::learned::LearnedFigure;
 use super::options::{FigureArgs, Words};
-use super::patches::PatchesFigure;
-use super::relative::RelativeFigure;
-use super::tour::TourFigure;
 use super::{ColorBar, FigureError, FigureStyle, Panel};
-use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::table_args::CliError;
 
 /// One figure: its options, the words that give them back, its drawing.
@@ -88,9 +78,8 @@ impl Drawn {
     }
 }
 
-/// Declares [`FigureView`] (the names on the command line, with their help) and
-/// [`FigureSpec`] (a figure's settings) from one list, and dispatches to each figure's
-/// [`FigureKind`].
+/// Declares `FigureView` (the names on the command line, with their help) and `FigureSpec`
+/// (a figure's settings) from one list, and dispatches to each figure's [`FigureKind`].
 macro_rules! figures {
     ($( $(#[$doc:meta])* $view:ident($figure:ty), )+) => {
         /// The views `poslab figure` draws.
@@ -129,45 +118,17 @@ macro_rules! figures {
                 }
             }
 
-            pub(super) fn write_options(&self, words: &mut Words) {
+            pub(crate) fn write_options(&self, words: &mut Words) {
                 match self {
                     $( Self::$view(figure) => figure.write_options(words), )+
                 }
             }
 
-            pub(super) fn draw(&self, style: &FigureStyle) -> Result<Drawn, FigureError> {
+            pub(crate) fn draw(&self, style: &FigureStyle) -> Result<Drawn, FigureError> {
                 match self {
                     $( Self::$view(figure) => figure.draw(style), )+
                 }
             }
         }
     };
-}
-
-figures! {
-    /// The [seq, dim] sinusoidal table as a heatmap
-    Sinusoidal(SinusoidalParams),
-    /// PE[a]·PE[a+k] against the offset k
-    DotDecay(DotDecayFigure),
-    /// ALiBi bias matrices: one head (--head) or all heads as small multiples
-    Alibi(AlibiFigure),
-    /// Two per-query patch maps side by side (--left, --right)
-    Patches(PatchesFigure),
-    /// RoPE helices in 3D, projected as vector lines
-    Corkscrew(CorkscrewFigure),
-    /// A table from a file (--file) next to poslab's reference and their difference
-    Check(CheckFigure),
-    /// Context extension: wavelengths per method, unseen angles, and a --chart
-    Context(Box<ContextFigure>),
-    /// Context extension for ViTs: a position table resampled to a larger grid, and the 2D
-    /// encodings that need no resampling
-    ContextVision(VisionFigure),
-    /// Relative positions: offsets, Shaw's clipping, T5 buckets, ALiBi, the skew trick
-    /// (--stage), 2D offsets (--panel)
-    Relative(RelativeFigure),
-    /// The tour "From counting to sinusoids", one step (--step 1 to 9)
-    Tour(TourFigure),
-    /// A learned position table (--file, --tensor) beside the sinusoidal one: similarity,
-    /// principal components, --columns against position
-    Learned(LearnedFigure),
 }
