@@ -3,8 +3,10 @@
 //! convention it is ([`identify`]).
 
 pub mod identify;
+pub mod locate;
 pub mod verdict;
 
+pub use locate::{Diagnosis, Located, OutsideCell, locate};
 pub use verdict::{Verdict, verdict};
 
 use std::fmt::Write as _;
@@ -118,6 +120,30 @@ impl Comparison {
     /// Every element within `|loaded - reference| <= abs + rel |reference|`, infinities equal.
     pub fn matches(&self) -> bool {
         self.shapes_match() && self.infinity_mismatch.is_none() && self.outside == 0
+    }
+
+    /// The largest difference allowed at reference value `r`: the file type's rule, or the
+    /// tolerance.
+    pub fn allowed(&self, r: f64) -> f64 {
+        match &self.rule {
+            Some(rule) => rule.allowed(r),
+            None => self.tolerance.abs + self.tolerance.rel * r.abs(),
+        }
+    }
+
+    /// Whether file value `l` is within what is allowed of reference value `r` (an infinity
+    /// only by the same infinity).
+    pub fn allows(&self, r: f64, l: f64) -> bool {
+        if r.is_infinite() || l.is_infinite() {
+            r == l
+        } else {
+            (l - r).abs() <= self.allowed(r)
+        }
+    }
+
+    /// Whether the element is counted outside: [`Comparison::allows`] refuses it.
+    pub fn is_outside(&self, r: f64, l: f64) -> bool {
+        !self.allows(r, l)
     }
 
     /// The largest absolute error, or infinity when the tables cannot be compared.

@@ -18,15 +18,20 @@ pub struct Verdict {
     pub notes: Vec<String>,
     /// Whether the file passes: the comparison, or one of the readings above.
     pub matches: bool,
+    /// Where a file that does not pass differs (shapes equal).
+    pub located: Option<super::Located>,
 }
 
 impl Verdict {
-    /// The comparison's report, then the notes.
+    /// The comparison's report, the notes, then where the file differs.
     pub fn report(&self) -> String {
         let mut text = self.comparison.report();
         for note in &self.notes {
             text.push_str(note);
             text.push('\n');
+        }
+        if let Some(located) = &self.located {
+            text.push_str(&located.report());
         }
         text
     }
@@ -35,13 +40,32 @@ impl Verdict {
 /// Checks `loaded` against `reference` (the table of `spec`). `explicit` is a tolerance the
 /// user gave; without one, a file that says how it stores its values (`stored`) is held to
 /// what that type can hold, and a float32 file that PyTorch's float32 computation reproduces
-/// to 2 ulp matches.
+/// to 2 ulp matches. A file that does not pass is located, its worst elements listed.
 pub fn verdict(
     spec: &TableSpec,
     reference: &ArrayD<f64>,
     loaded: &ArrayD<f64>,
     stored: Option<StoredFloat>,
     explicit: Option<Tolerance>,
+) -> Verdict {
+    verdict_showing(
+        spec,
+        reference,
+        loaded,
+        stored,
+        explicit,
+        super::locate::DEFAULT_SHOWN,
+    )
+}
+
+/// [`verdict`], listing the `show` worst elements of a file that does not pass.
+pub fn verdict_showing(
+    spec: &TableSpec,
+    reference: &ArrayD<f64>,
+    loaded: &ArrayD<f64>,
+    stored: Option<StoredFloat>,
+    explicit: Option<Tolerance>,
+    show: usize,
 ) -> Verdict {
     let tolerance = explicit.unwrap_or_default();
     let comparison = match (stored, explicit) {
@@ -124,10 +148,16 @@ pub fn verdict(
             matches = true;
         }
     }
+    let located = if matches {
+        None
+    } else {
+        super::locate(&comparison, reference, loaded, stored, show)
+    };
     Verdict {
         comparison,
         notes,
         matches,
+        located,
     }
 }
 

@@ -147,6 +147,10 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub input: FileArgs,
 
+    /// How many of the elements outside the tolerance to list, worst first (0 to 1000000)
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub show: i64,
+
     /// What the table should be: a kind of `poslab table` with its options (--as KIND)
     #[command(flatten)]
     pub table: TableArgs,
@@ -158,6 +162,10 @@ gives the largest absolute and relative errors and where they are; exit status 0
 element is within the tolerance, 1 a mismatch, 2 bad input. Where the exact table does not
 match, the kinds PyTorch computes in float32 are compared with PyTorch's own float32
 computation (--arith torch-f32, either --freq-form): within 2 ulp of it is a match too.
+A mismatch lists the elements outside the tolerance, worst first (--show N of them: index,
+reference, file, |error| and, for a typed file, the error in ulps of its type), how many rows
+and columns hold any, and names the pattern when one is clear: whole columns (a layout slip,
+columns swapped), every row shifted (the start), an error growing with position, one cell.
 
 Examples:
   poslab check inv_freq.npy --as rope-inv-freq --dim 128 --base 500000
@@ -188,12 +196,22 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
     let explicit = ["atol", "rtol"]
         .iter()
         .any(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
-    let verdict = crate::check::verdict(
+    let show = usize::try_from(args.show)
+        .ok()
+        .filter(|n| *n <= 1_000_000)
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "--show {} is not allowed: use 0 to 1000000 elements",
+                args.show
+            ))
+        })?;
+    let verdict = crate::check::verdict::verdict_showing(
         &spec,
         &reference,
         &loaded,
         stored,
         explicit.then_some(tolerance),
+        show,
     );
     println!("{}: {}", args.input.file.display(), spec.kind_name());
     print!("{}", verdict.report());

@@ -147,6 +147,83 @@ fn draw_check(figure: &CheckFigure, style: &FigureStyle) -> Result<Drawn, Figure
             },
         });
     }
-    // Reference, file and difference read across.
-    Ok(Drawn::new(format!("{name}: {verdict} with {description}"), panels).in_columns(3))
+    let located = crate::check::locate(
+        &comparison,
+        &reference,
+        &loaded,
+        stored,
+        crate::check::locate::DEFAULT_SHOWN,
+    );
+    let Some(located) = located else {
+        // Reference, file and difference read across.
+        return Ok(Drawn::new(format!("{name}: {verdict} with {description}"), panels).in_columns(3));
+    };
+    panels.push(outside_panel(&comparison, &reference, &loaded, &located));
+    // The three tables and where the file is outside the tolerance, two by two.
+    Ok(Drawn::new(format!("{name}: {verdict} with {description}"), panels).in_columns(2))
+}
+
+/// Cells a side of the map of elements outside the tolerance: coarse enough that one bad
+/// element is a visible block at a figure's size.
+const OUTSIDE_CELLS: usize = 128;
+
+/// Every element outside the tolerance, each block of the map lit when any of its elements is
+/// (so that a single bad element shows), the worst ones outlined.
+fn outside_panel(
+    comparison: &crate::check::Comparison,
+    reference: &ndarray::ArrayD<f64>,
+    loaded: &ndarray::ArrayD<f64>,
+    located: &crate::check::Located,
+) -> Panel {
+    let mut mask = reference.clone();
+    mask.zip_mut_with(loaded, |r, &l| {
+        *r = if comparison.is_outside(*r, l) { 1.0 } else { 0.0 };
+    });
+    let (values, row_range, col_range) =
+        crate::check::drawn_slice(&mask, 0, OUTSIDE_CELLS, crate::engine::reduce::Reduce::Max);
+    // The drawn slice is the first of a 3-D table's leading axis.
+    let outlined: Vec<(usize, usize)> = located
+        .worst
+        .iter()
+        .filter(|cell| cell.index.len() < 3 || cell.index[0] == 0)
+        .map(|cell| {
+            let n = cell.index.len();
+            let (row, col) = match n {
+                1 => (0, cell.index[0]),
+                _ => (cell.index[n - 2], cell.index[n - 1]),
+            };
+            (
+                (row - row_range.start) / row_range.step.max(1),
+                (col - col_range.start) / col_range.step.max(1),
+            )
+        })
+        .collect();
+    Panel {
+        title: format!(
+            "{} element{} outside the tolerance{}",
+            located.count,
+            if located.count == 1 { "" } else { "s" },
+            if outlined.is_empty() {
+                String::new()
+            } else {
+                ", the worst outlined".to_owned()
+            }
+        ),
+        equal_aspect: false,
+        colorbar: Some(super::ColorBar {
+            colormap: Colormap::Magma,
+            min: 0.0,
+            max: 1.0,
+            label: "outside".to_owned(),
+        }),
+        x: cell_axis("column", col_range),
+        y: cell_axis("row", row_range).downwards(),
+        content: Content::Heatmap {
+            values: values.into_iter().collect(),
+            rows: row_range.len(),
+            cols: col_range.len(),
+            outlined,
+            overlay: Vec::new(),
+        },
+    }
 }
