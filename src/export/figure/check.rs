@@ -156,7 +156,9 @@ fn draw_check(figure: &CheckFigure, style: &FigureStyle) -> Result<Drawn, Figure
     );
     let Some(located) = located else {
         // Reference, file and difference read across.
-        return Ok(Drawn::new(format!("{name}: {verdict} with {description}"), panels).in_columns(3));
+        return Ok(
+            Drawn::new(format!("{name}: {verdict} with {description}"), panels).in_columns(3),
+        );
     };
     panels.push(outside_panel(&comparison, &reference, &loaded, &located));
     // The three tables and where the file is outside the tolerance, two by two.
@@ -177,7 +179,11 @@ fn outside_panel(
 ) -> Panel {
     let mut mask = reference.clone();
     mask.zip_mut_with(loaded, |r, &l| {
-        *r = if comparison.is_outside(*r, l) { 1.0 } else { 0.0 };
+        *r = if comparison.is_outside(*r, l) {
+            1.0
+        } else {
+            0.0
+        };
     });
     let (values, row_range, col_range) =
         crate::check::drawn_slice(&mask, 0, OUTSIDE_CELLS, crate::engine::reduce::Reduce::Max);
