@@ -622,15 +622,23 @@ fn the_check_view_identifies_and_compares_a_file() {
     );
     harness.snapshot("views/check");
 
-    // Against the side panel's sinusoidal table (512 x 128): a shape mismatch, said so.
+    // Against the side panel's sinusoidal table: its sizes are the file's (64 x 16, not the
+    // panel's), said so; the side panel's interleaved layout is not the file's split one, and
+    // the diagnosis says the columns are the reference's in another order.
     harness.get_by_label("Compare with").click();
     harness.run();
     harness.get_by_label("sinusoidal").click();
     settle_check(&mut harness);
+    assert!(
+        harness
+            .query_by_label_contains("--seq 64 --dim 16 from the file's shape [64, 16]")
+            .is_some()
+    );
     let outcome = harness.state().check_view().outcome().unwrap();
     assert!(!outcome.matches);
     assert!(
-        outcome.report.starts_with("shape mismatch"),
+        outcome.report.starts_with("shape [64, 16]")
+            && outcome.report.contains("columns in another order"),
         "{}",
         outcome.report
     );
@@ -1320,6 +1328,68 @@ fn a_long_dot_product_curve_is_the_mean_over_each_points_offsets() {
             curve[k][1]
         );
     }
+}
+
+#[test]
+fn the_check_view_shows_where_a_file_differs() {
+    let folder = std::path::Path::new("target/check_view_where_test");
+    std::fs::create_dir_all(folder).unwrap();
+    let path = folder.join("three.npy");
+    // Vaswani's table written out here, three elements changed.
+    let (seq, dim) = (512, 128);
+    let mut values: Vec<f32> = (0..seq * dim)
+        .map(|k| {
+            let (p, c) = ((k / dim) as f64, k % dim);
+            let w = 1.0 / 10_000f64.powf(2.0 * (c / 2) as f64 / dim as f64);
+            (if c % 2 == 0 {
+                (p * w).sin()
+            } else {
+                (p * w).cos()
+            }) as f32
+        })
+        .collect();
+    values[40 * dim + 5] += 0.1;
+    values[300 * dim + 64] -= 0.05;
+    values[470 * dim + 120] += 0.02;
+    let mut bytes = poslab::export::npy_header(&[seq, dim], false, poslab::export::RealDtype::F32);
+    for v in &values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(&path, bytes).unwrap();
+    let launch = poslab::cli::app::AppLaunch {
+        check: Some(path.clone()),
+        ..Default::default()
+    };
+    let mut harness = common::app_harness_with(|app| app.launched(&launch));
+    settle_check(&mut harness);
+    harness.get_by_label("Compare with").click();
+    harness.run();
+    harness.get_by_label("sinusoidal").click();
+    settle_check(&mut harness);
+    let outcome = harness.state().check_view().outcome().expect("an outcome");
+    assert!(!outcome.matches);
+    let located = outcome.located.clone().expect("located");
+    assert_eq!(located.count, 3);
+    assert!(
+        harness
+            .query_by_label_contains("3 elements outside the tolerance, in 3 of 512 rows")
+            .is_some()
+    );
+    assert!(
+        harness
+            .query_by_label_contains("Diagnosis: 3 scattered")
+            .is_some()
+    );
+    // Four pictures: the map of elements outside joins the three.
+    harness.run();
+    assert!(harness.query_by_label("outside the tolerance").is_some());
+    // A click on an element of the list outlines it in every picture.
+    harness.get_by_label_contains("[300, 64]").click();
+    harness.run();
+    assert_eq!(
+        harness.state().check_view().focused_cell(),
+        Some(&vec![300, 64])
+    );
 }
 
 #[test]

@@ -99,6 +99,13 @@ impl PoslabApp {
         }
         // The preset menu says "(modified)" itself where these differ from the preset's.
         launch.apply(&mut self.state.shared);
+        if let Some(path) = &launch.check {
+            // A missing or bad file is said in the view, as for a file opened there.
+            self.view_mut::<CheckView>().load(path, None);
+            if launch.view.is_none() {
+                self.state.view = crate::views::ViewKind::Check;
+            }
+        }
         self
     }
 

@@ -25,13 +25,19 @@ pub struct Verdict {
 impl Verdict {
     /// The comparison's report, the notes, then where the file differs.
     pub fn report(&self) -> String {
+        let mut text = self.summary();
+        if let Some(located) = &self.located {
+            text.push_str(&located.report());
+        }
+        text
+    }
+
+    /// The comparison's report and the notes, without where the file differs.
+    pub fn summary(&self) -> String {
         let mut text = self.comparison.report();
         for note in &self.notes {
             text.push_str(note);
             text.push('\n');
-        }
-        if let Some(located) = &self.located {
-            text.push_str(&located.report());
         }
         text
     }

@@ -34,7 +34,8 @@ pub enum SpacingName {
     after_help = "Examples:
   poslab app --view sinusoidal --seq 1048576 --dim 4096
   poslab app --view alibi --heads 16 --seq 512
-  poslab app --view corkscrew --dim 64 --base 500000"
+  poslab app --view corkscrew --dim 64 --base 500000
+  poslab app --check cos_cached.npy"
 )]
 pub struct AppArgs {
     /// The view to open on
@@ -61,6 +62,9 @@ pub struct AppArgs {
     /// How frequencies are spaced
     #[arg(long, value_enum)]
     pub spacing: Option<SpacingName>,
+    /// A table to check (.npy, .csv or .safetensors): opens the Check view on it
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<std::path::PathBuf>,
 }
 
 /// What the app opens with: a view, and the shared settings given on the command line.
@@ -74,6 +78,8 @@ pub struct AppLaunch {
     pub heads: Option<usize>,
     pub interleaved: Option<bool>,
     pub vaswani: Option<bool>,
+    /// A table the Check view opens (read when the app starts, off the UI thread).
+    pub check: Option<std::path::PathBuf>,
 }
 
 impl AppLaunch {
@@ -146,5 +152,6 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
         heads: heads.map(|v| v as usize),
         interleaved: args.layout.map(|l| l == PairLayout::Interleaved),
         vaswani: args.spacing.map(|s| s == SpacingName::Vaswani),
+        check: args.check.clone(),
     })
 }

@@ -214,6 +214,21 @@ pub fn pending_overlay(
     );
 }
 
+fn zoom_key(link: egui::Id) -> egui::Id {
+    link.with("zoom to")
+}
+
+/// Asks every heatmap of the `link` group to show rows `rows` and columns `cols` (table
+/// coordinates) from the next time it is drawn, until [`zoom_done`].
+pub fn request_zoom(ctx: &egui::Context, link: egui::Id, rows: (f64, f64), cols: (f64, f64)) {
+    ctx.data_mut(|d| d.insert_temp(zoom_key(link), [rows.0, rows.1, cols.0, cols.1]));
+}
+
+/// Ends a [`request_zoom`] once every heatmap of the group has been drawn with it.
+pub fn zoom_done(ctx: &egui::Context, link: egui::Id) {
+    ctx.data_mut(|d| d.remove::<[f64; 4]>(zoom_key(link)));
+}
+
 /// Draws the texture `texture` of a window (`rows`, `cols`) in plot axes named `id`; with
 /// `link`, its zoom, pan and cursor follow every other plot of that group (heatmaps of the same
 /// shape side by side); with `square_cells`, a cell is as wide as it is tall (a square matrix
@@ -264,6 +279,16 @@ pub fn heatmap_ui(
         .allow_scroll(false)
         .show_grid(false);
     let response = plot.show(ui, |plot_ui| {
+        if let Some([row0, row1, col0, col1]) = link.and_then(|group| {
+            plot_ui
+                .ctx()
+                .data(|d| d.get_temp::<[f64; 4]>(zoom_key(group)))
+        }) {
+            plot_ui.set_plot_bounds(egui_plot::PlotBounds::from_min_max(
+                [col0, -row1],
+                [col1, -row0],
+            ));
+        }
         let scroll = plot_ui.ctx().input(|i| i.smooth_scroll_delta);
         let scroll = scroll.x + scroll.y;
         if scroll != 0.0 && plot_ui.response().hovered() {

@@ -458,6 +458,17 @@ pub fn app_harness() -> egui_kittest::Harness<'static, poslab::app::PoslabApp> {
         .build_eframe(|cc| poslab::app::PoslabApp::new(cc).hide_machine_details())
 }
 
+/// [`app_harness`], the app changed by `change` before its first frame (opened on a file, say).
+pub fn app_harness_with(
+    change: impl FnOnce(poslab::app::PoslabApp) -> poslab::app::PoslabApp,
+) -> egui_kittest::Harness<'static, poslab::app::PoslabApp> {
+    egui_kittest::Harness::builder()
+        .with_max_steps(4000)
+        .with_size([1100.0, 720.0])
+        .wgpu_setup(poslab::app::wgpu_setup())
+        .build_eframe(|cc| change(poslab::app::PoslabApp::new(cc).hide_machine_details()))
+}
+
 /// The number box beside the slider labelled `label`: the spin button on the slider's row (a
 /// text box while it is being typed into).
 pub fn number_box<'a>(

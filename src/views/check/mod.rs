@@ -1,7 +1,11 @@
 //! Check an implementation: open a table computed elsewhere (`.npy`, `.csv`, `.safetensors`,
 //! by dialog, typed path or dropped on the window), say what it should be or let poslab
 //! identify it, and see the reference, the loaded table and their difference as three aligned
-//! heatmaps, with the largest errors, where they are, and a verdict.
+//! heatmaps, with the largest errors, where they are, and a verdict; for a file that does not
+//! match, a map of every element outside the tolerance, the worst listed, and the error curves.
+
+mod outcome;
+mod where_ui;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,16 +13,16 @@ use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
 use ndarray::ArrayD;
 
-use crate::check::identify::{MAX_ELEMENTS, identify};
-use crate::check::{Comparison, Tolerance, drawn_slice, squeezed};
+use crate::check::Tolerance;
 use crate::colormap::Colormap;
 use crate::engine::reduce::Reduce;
-use crate::engine::{TableSpec, cpu};
-use crate::import::tables::{TableFormat, TensorInfo, list_tensors, read_table_typed};
+use crate::import::tables::{TableFormat, TensorInfo};
 use crate::ui::dialogs::{DialogAnswer, PendingDialog};
 use crate::ui::params::SharedParams;
 use crate::views::{View, ViewContext, ViewExport};
-use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, colorbar_ui, heatmap_ui};
+use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, Outline, colorbar_ui, heatmap_ui};
+use outcome::{DrawnPicture, compute_outcome, drawn_picture, read_file};
+pub use outcome::{Envelopes, Outcome};
 
 /// Heatmaps show at most this many cells a side (every k-th row or column beyond).
 const MAX_SHOWN: usize = 1024;
@@ -74,15 +78,6 @@ struct Loaded {
     generation: u64,
 }
 
-/// What the file was compared with, the report, and the reference.
-pub struct Outcome {
-    pub title: String,
-    pub report: String,
-    pub matches: bool,
-    pub comparison: Option<Comparison>,
-    reference: Option<Arc<ArrayD<f64>>>,
-}
-
 /// What an outcome depends on: the file, the choice, the parameters, the tolerance.
 #[derive(Debug, Clone, PartialEq)]
 struct OutcomeKey {
@@ -95,7 +90,7 @@ struct OutcomeKey {
     type_tolerance: bool,
 }
 
-/// What the three pictures were made for: the outcome, the slice, the colours, the reduction.
+/// What the pictures were made for: the outcome, the slice, the colours, the reduction.
 type PictureKey = (OutcomeKey, usize, Colormap, Reduce);
 
 struct Picture {
@@ -133,10 +128,13 @@ pub struct CheckView {
     job: Option<(OutcomeKey, Receiver<Outcome>)>,
     /// What the job in flight does and since when, for the status bar.
     job_pending: Option<crate::jobs::Pending>,
-    /// The three pictures, for the outcome's key, the slice and the colour map.
-    pictures: Option<(PictureKey, [Picture; 3])>,
-    /// The three pictures being made on a worker thread.
-    pictures_job: crate::jobs::Latest<PictureKey, [DrawnPicture; 3]>,
+    /// The pictures (reference, file, difference and, for a mismatch, the elements outside),
+    /// for the outcome's key, the slice and the colour map.
+    pictures: Option<(PictureKey, Vec<Picture>)>,
+    /// The pictures being made on a worker thread.
+    pictures_job: crate::jobs::Latest<PictureKey, Vec<DrawnPicture>>,
+    /// The element outside the tolerance last clicked in the list, outlined in every picture.
+    focused_cell: Option<Vec<usize>>,
     /// The file being read on a worker thread: its path and tensor.
     load_job: crate::jobs::Latest<(PathBuf, Option<String>), Result<Loaded, String>>,
     /// egui's context, to wake the app when a file read outside a frame arrives.
@@ -165,6 +163,7 @@ impl Default for CheckView {
             job: None,
             pictures: None,
             pictures_job: crate::jobs::Latest::default(),
+            focused_cell: None,
             job_pending: None,
             load_job: crate::jobs::Latest::default(),
             egui_ctx: None,
@@ -352,6 +351,9 @@ impl CheckView {
                 );
             });
         });
+        if let Some(note) = self.sizes_note() {
+            ui.label(egui::RichText::new(note).small().weak());
+        }
     }
 
     /// The outcome shown, once computed for the current file and choices.
@@ -361,6 +363,11 @@ impl CheckView {
             .as_ref()
             .filter(|(k, _)| *k == key)
             .map(|(_, outcome)| outcome)
+    }
+
+    /// The element outside the tolerance last clicked in the list (outlined in the pictures).
+    pub fn focused_cell(&self) -> Option<&Vec<usize>> {
+        self.focused_cell.as_ref()
     }
 
     /// Asks for a table to open with the file dialog (Ctrl+O).
@@ -375,9 +382,58 @@ impl CheckView {
         }
     }
 
-    /// The expected table as `poslab table` words; empty to identify.
+    /// The sizes the file's shape gives the kind picked (`--seq 512 --dim 128` for a
+    /// `[512, 128]` sinusoidal table), or `None` when its shape is not one of that kind's.
+    fn sizes_from_file(&self) -> Option<Vec<(&'static str, usize)>> {
+        let shape = self.loaded.as_ref()?.values.shape();
+        match (self.expected, shape) {
+            (Expected::Sinusoidal, &[seq, dim]) if dim % 2 == 0 => {
+                Some(vec![("seq", seq), ("dim", dim)])
+            }
+            (Expected::RopeAngles, &[seq, pairs]) => Some(vec![("seq", seq), ("dim", 2 * pairs)]),
+            (Expected::RopeInvFreq, &[pairs]) => Some(vec![("dim", 2 * pairs)]),
+            (Expected::AlibiSlopes, &[heads]) => Some(vec![("heads", heads)]),
+            (Expected::Alibi, &[heads, queries, keys]) if queries == keys => {
+                Some(vec![("heads", heads), ("seq", keys)])
+            }
+            (Expected::Alibi, &[queries, keys]) if queries == keys => {
+                Some(vec![("heads", 1), ("seq", keys)])
+            }
+            _ => None,
+        }
+    }
+
+    /// What the comparison takes from the file's shape and what from the side panel, in a line.
+    fn sizes_note(&self) -> Option<String> {
+        if matches!(self.expected, Expected::Identify | Expected::Options) {
+            return None;
+        }
+        let shape = self.loaded.as_ref()?.values.shape().to_vec();
+        Some(match self.sizes_from_file() {
+            Some(sizes) => {
+                let words: Vec<String> = sizes.iter().map(|(n, v)| format!("--{n} {v}")).collect();
+                format!(
+                    "{} from the file's shape {shape:?}; the side panel gives the rest",
+                    words.join(" ")
+                )
+            }
+            None => format!(
+                "the file's shape {shape:?} is not one of this kind's: the side panel's sizes are used"
+            ),
+        })
+    }
+
+    /// The expected table as `poslab table` words; empty to identify. The sizes come from the
+    /// file's shape where it is one of the kind's, the rest from the side panel.
     fn expected_words(&self) -> Vec<String> {
         let words = |text: String| text.split_whitespace().map(str::to_owned).collect();
+        let from_file = self.sizes_from_file().unwrap_or_default();
+        let size = |name: &str, panel: usize| {
+            from_file
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(panel, |(_, v)| *v)
+        };
         let shared = &self.shared;
         match self.expected {
             Expected::Identify => Vec::new(),
@@ -386,8 +442,8 @@ impl CheckView {
                 let p = shared.sinusoidal();
                 words(format!(
                     "sinusoidal --seq {} --dim {} --base {} --start {} --layout {} --spacing {}",
-                    p.seq,
-                    p.dim,
+                    size("seq", p.seq),
+                    size("dim", p.dim),
                     p.base,
                     p.start,
                     if shared.interleaved {
@@ -400,17 +456,24 @@ impl CheckView {
             }
             Expected::RopeAngles => words(format!(
                 "rope-angles --seq {} --dim {} --base {} --start {}",
-                shared.seq, shared.dim, shared.base, shared.start
+                size("seq", shared.seq),
+                size("dim", shared.dim),
+                shared.base,
+                shared.start
             )),
             Expected::RopeInvFreq => words(format!(
                 "rope-inv-freq --dim {} --base {}",
-                shared.dim, shared.base
+                size("dim", shared.dim),
+                shared.base
             )),
-            Expected::AlibiSlopes => words(format!("alibi-slopes --heads {}", shared.heads)),
+            Expected::AlibiSlopes => words(format!(
+                "alibi-slopes --heads {}",
+                size("heads", shared.heads)
+            )),
             Expected::Alibi => words(format!(
                 "alibi --heads {} --seq {} --mode {}",
-                shared.heads,
-                shared.seq,
+                size("heads", shared.heads),
+                size("seq", shared.seq),
                 if self.causal { "causal" } else { "symmetric" }
             )),
         }
@@ -533,6 +596,11 @@ impl CheckView {
                 Some(reference) => {
                     let (values, reference, head) =
                         (loaded.values.clone(), reference.clone(), self.head);
+                    // A mismatch adds the map of the elements outside the tolerance.
+                    let outside = outcome
+                        .comparison
+                        .clone()
+                        .filter(|_| outcome.located.is_some());
                     self.pictures_job.request(
                         Some(ctx),
                         picture_key.clone(),
@@ -541,12 +609,23 @@ impl CheckView {
                             let difference = (values.as_ref() - reference.as_ref())
                                 .mapv(|v| if v.is_nan() { 0.0 } else { v });
                             // The difference is signed: a diverging map, white at zero.
-                            Ok([
+                            let mut pictures: Vec<DrawnPicture> = [
                                 (reference.as_ref(), colormap),
                                 (values.as_ref(), colormap),
                                 (&difference, Colormap::Diverging),
                             ]
-                            .map(|(table, colormap)| drawn_picture(table, head, colormap, reduce)))
+                            .into_iter()
+                            .map(|(table, colormap)| drawn_picture(table, head, colormap, reduce))
+                            .collect();
+                            if let Some(comparison) = outside {
+                                pictures.push(outcome::outside_picture(
+                                    &comparison,
+                                    &reference,
+                                    &values,
+                                    head,
+                                ));
+                            }
+                            Ok(pictures)
                         },
                     );
                 }
@@ -558,15 +637,18 @@ impl CheckView {
         }
         for update in self.pictures_job.poll(Some(ctx)) {
             if let crate::jobs::Update::Done(drawn, _) = update {
-                let pictures = drawn.map(|(data, image, range, colormap)| {
-                    let mut texture = HeatmapTexture::default();
-                    texture.set(ctx, image, range);
-                    Picture {
-                        data,
-                        texture,
-                        colormap,
-                    }
-                });
+                let pictures = drawn
+                    .into_iter()
+                    .map(|(data, image, range, colormap)| {
+                        let mut texture = HeatmapTexture::default();
+                        texture.set(ctx, image, range);
+                        Picture {
+                            data,
+                            texture,
+                            colormap,
+                        }
+                    })
+                    .collect();
                 self.pictures = Some((picture_key.clone(), pictures));
             }
         }
@@ -575,112 +657,6 @@ impl CheckView {
             ctx.request_repaint();
         }
     }
-}
-
-/// Identifies `values`, or compares them with `spec`'s table.
-fn compute_outcome(
-    name: String,
-    spec: Option<TableSpec>,
-    values: &ArrayD<f64>,
-    stored: Option<crate::import::StoredFloat>,
-    explicit: Option<Tolerance>,
-) -> Outcome {
-    let tolerance = explicit.unwrap_or_default();
-    let (title, report, comparison, reference) = match spec {
-        None if values.len() > MAX_ELEMENTS => (
-            name,
-            format!(
-                "{} values: too many to identify (at most {MAX_ELEMENTS})",
-                values.len()
-            ),
-            None,
-            None,
-        ),
-        None => {
-            let stored = stored.filter(|_| explicit.is_none());
-            let identification = identify(values, tolerance, stored);
-            let best = identification.best();
-            (
-                name,
-                identification.report(),
-                best.map(|c| c.comparison.clone()),
-                best.map(|c| c.reference.clone()),
-            )
-        }
-        Some(spec) => {
-            let computed = spec
-                .check_fits(crate::engine::available_memory_bytes())
-                .map_err(|e| e.to_string())
-                .and_then(|_| cpu::compute(&spec).map_err(|e| e.to_string()));
-            match computed {
-                Ok(table) => {
-                    let reference = table.into_real();
-                    let verdict =
-                        crate::check::verdict(&spec, &reference, values, stored, explicit);
-                    let report = verdict.report();
-                    return Outcome {
-                        title: format!("{name} as {}", spec.kind_name()),
-                        report,
-                        matches: verdict.matches,
-                        comparison: Some(verdict.comparison),
-                        reference: Some(Arc::new(squeezed(&reference))),
-                    };
-                }
-                Err(error) => (name, error, None, None),
-            }
-        }
-    };
-    Outcome {
-        title,
-        report,
-        matches: comparison.as_ref().is_some_and(|c| c.matches()),
-        comparison,
-        reference: reference.map(Arc::new),
-    }
-}
-
-/// Reads a table to check (on a worker thread): a .safetensors file's tensors too, the one
-/// asked for or its first.
-fn read_file(path: &Path, tensor: Option<String>) -> Result<Loaded, String> {
-    let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
-    let tensors = if TableFormat::from_path(path) == Some(TableFormat::Safetensors) {
-        list_tensors(path, max_bytes).map_err(|e| e.to_string())?
-    } else {
-        Vec::new()
-    };
-    // A file of several tensors opens on its first; the picker changes it.
-    let tensor = tensor.or_else(|| tensors.first().map(|t| t.name.clone()));
-    let (values, stored) =
-        read_table_typed(path, tensor.as_deref(), max_bytes).map_err(|e| e.to_string())?;
-    Ok(Loaded {
-        path: path.to_owned(),
-        tensors,
-        tensor,
-        values: Arc::new(squeezed(&values)),
-        stored,
-        generation: 0,
-    })
-}
-
-/// A picture made off the UI thread: its values, colours and range, and its colour map.
-type DrawnPicture = (HeatmapData, egui::ColorImage, (f64, f64), Colormap);
-
-/// A 2-D slice of `table` (head `head` of a 3-D one; a 1-D one as a single row), every k-th
-/// row and column beyond [`MAX_SHOWN`] reduced (mean, min or max), colour-mapped.
-fn drawn_picture(
-    table: &ArrayD<f64>,
-    head: usize,
-    colormap: Colormap,
-    reduce: Reduce,
-) -> DrawnPicture {
-    let (values, row_range, col_range) = drawn_slice(table, head, MAX_SHOWN, reduce);
-    let data = HeatmapData {
-        values,
-        rows: row_range,
-        cols: col_range,
-    };
-    let (image, range) = crate::widgets::heatmap::colour_image(&data, colormap, None);
-    (data, image, range, colormap)
 }
 
 impl View for CheckView {
@@ -752,10 +728,20 @@ impl View for CheckView {
             ui.visuals().error_fg_color
         };
         ui.label(
-            egui::RichText::new(&outcome.report)
+            egui::RichText::new(&outcome.summary)
                 .monospace()
                 .color(color),
         );
+        let link = ui.scope_id().with("check_heatmaps");
+        let (located, envelopes) = (outcome.located.clone(), outcome.envelopes.clone());
+        if let Some(located) = &located
+            && let Some(index) = where_ui::located_ui(ui, located, self.focused_cell.as_ref(), link)
+        {
+            if index.len() >= 3 {
+                self.head = index[0];
+            }
+            self.focused_cell = Some(index);
+        }
         if let Some(loaded) = &self.loaded
             && loaded.values.ndim() == 3
         {
@@ -768,14 +754,29 @@ impl View for CheckView {
         let Some((_, pictures)) = &self.pictures else {
             return;
         };
-        let width = (ui.available_width() - 24.0) / 3.0;
-        let height = (ui.available_height() - 28.0).max(120.0);
-        let link = ui.scope_id().with("check_heatmaps");
+        // A mismatch keeps room under the pictures for the error curves.
+        let curves_height = if located.is_some() { 170.0 } else { 0.0 };
+        let width = (ui.available_width() - 8.0 * pictures.len() as f32) / pictures.len() as f32;
+        let height = (ui.available_height() - 28.0 - curves_height).max(120.0);
+        // The element last clicked in the list, outlined where this slice holds it.
+        let outline = self.focused_cell.as_ref().and_then(|index| {
+            let n = index.len();
+            match n {
+                1 => Some(Outline::Cell(0, index[0])),
+                2 => Some(Outline::Cell(index[0], index[1])),
+                _ if n >= 3 && index[0] == self.head => {
+                    Some(Outline::Cell(index[n - 2], index[n - 1]))
+                }
+                _ => None,
+            }
+        });
         ui.horizontal_top(|ui| {
-            for (picture, title) in pictures
-                .iter()
-                .zip(["reference", "file", "file − reference"])
-            {
+            for (picture, title) in pictures.iter().zip([
+                "reference",
+                "file",
+                "file − reference",
+                "outside the tolerance",
+            ]) {
                 ui.allocate_ui_with_layout(
                     egui::vec2(width, height),
                     egui::Layout::top_down(egui::Align::Min),
@@ -799,7 +800,7 @@ impl View for CheckView {
                                     picture.texture.id(),
                                     ("column", "row"),
                                     (data.rows.end, data.cols.end),
-                                    None,
+                                    outline,
                                     Some(link),
                                     false,
                                 );
@@ -823,6 +824,10 @@ impl View for CheckView {
                 );
             }
         });
+        crate::widgets::heatmap::zoom_done(ui.ctx(), link);
+        if let Some(located) = &located {
+            where_ui::error_curves_ui(ui, located, &envelopes, curves_height - 10.0);
+        }
     }
 }
 
@@ -835,13 +840,16 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
         formula: "difference = loaded − reference; a file matches when |loaded − reference| ≤ atol + rtol·|reference| everywhere \
               (or, for float32, when it equals PyTorch's own float32 computation to the contract's ulps)",
         reading: "Three aligned heatmaps on the same axes: poslab's reference, the loaded table, and their difference, \
-              with the largest errors and where they are. Identify tries every kind and convention and names the closest.",
+              with the largest errors and where they are. Identify tries every kind and convention and names the closest. \
+              When the file does not match, a fourth map lights every block holding an element outside the tolerance, the worst elements are listed \
+              (click one to zoom to it), a diagnosis names the pattern, and two curves give the largest error of each row and column against what is allowed.",
         convention: "The references are the table contract's: Hugging Face transformers and Meta's Llama for RoPE (scaling and partial rotary included), \
                  ofirpress for ALiBi (and BLOOM's and MPT's stored forms), MAE for 2D sin-cos, tensor2tensor for t2t spacing.",
         try_these: &[
             "Write a table with poslab table sinusoidal --layout split -o t.npy, open it and press Identify.",
             "Open a cos cache saved from a transformers model: Identify names its scaling and rotary width.",
             "Compare a table with the wrong layout on purpose and read where the errors sit.",
+            "Compare a float32 table made with a slightly wrong base: the error curve climbs with position, past the float32 angle line.",
         ],
     },
     unused: crate::views::uses_every_control,

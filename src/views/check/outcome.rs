@@ -1,0 +1,249 @@
+//! What the Check view shows of a file, made on worker threads: the outcome of identifying it
+//! or comparing it with a kind (the report, the comparison, where the file differs and the
+//! envelopes its errors are measured against), the file read, and the pictures.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ndarray::ArrayD;
+
+use super::{Loaded, MAX_SHOWN};
+use crate::check::identify::{MAX_ELEMENTS, identify};
+use crate::check::{Comparison, Located, Tolerance, drawn_slice, squeezed};
+use crate::colormap::Colormap;
+use crate::engine::reduce::Reduce;
+use crate::engine::{TableSpec, cpu};
+use crate::import::tables::{TableFormat, list_tensors, read_table_typed};
+use crate::widgets::heatmap::HeatmapData;
+
+/// What the file was compared with, the report, and the reference.
+pub struct Outcome {
+    pub title: String,
+    /// The whole report, as `poslab check` prints it.
+    pub report: String,
+    /// The report without the list of elements outside (the view lists them to click).
+    pub summary: String,
+    pub matches: bool,
+    pub comparison: Option<Comparison>,
+    /// Where a file that does not match differs.
+    pub located: Option<Arc<Located>>,
+    pub envelopes: Arc<Envelopes>,
+    pub(super) reference: Option<Arc<ArrayD<f64>>>,
+}
+
+/// What the errors are drawn against: per row and per column, the largest difference the
+/// tolerance allows; and for a sin/cos table, how far float32 angles may take it.
+#[derive(Debug, Clone, Default)]
+pub struct Envelopes {
+    pub allowed_by_row: Vec<f64>,
+    pub allowed_by_column: Vec<f64>,
+    /// The fastest frequency of a sin/cos (or angle) reference, and its first position: the
+    /// angle `p·ω` rounded to float32 is off by up to half an ulp of it, which grows with `p`.
+    pub fastest_frequency: Option<(f64, u64)>,
+}
+
+impl Envelopes {
+    /// `spec`: the reference's table, when known (not for a reading identify found).
+    fn of(comparison: &Comparison, reference: &ArrayD<f64>, spec: Option<&TableSpec>) -> Self {
+        let shape = reference.shape();
+        let columns = shape.last().copied().unwrap_or(1).max(1);
+        let rows = if shape.len() >= 2 {
+            shape[shape.len() - 2]
+        } else {
+            1
+        };
+        let mut allowed_by_row = vec![0.0f64; rows];
+        let mut allowed_by_column = vec![0.0f64; columns];
+        for (k, &r) in reference.iter().enumerate() {
+            if !r.is_finite() {
+                continue;
+            }
+            let allowed = comparison.allowed(r);
+            let (row, column) = ((k / columns) % rows, k % columns);
+            allowed_by_row[row] = allowed_by_row[row].max(allowed);
+            allowed_by_column[column] = allowed_by_column[column].max(allowed);
+        }
+        let start = match spec {
+            Some(TableSpec::Sinusoidal(p)) => p.start,
+            Some(TableSpec::RopeAngles { params, .. } | TableSpec::RopeCache { params, .. }) => {
+                params.start
+            }
+            _ => 0,
+        };
+        let fastest = spec
+            .map(crate::engine::exact_frequencies)
+            .unwrap_or_default()
+            .into_iter()
+            .fold(0.0f64, f64::max);
+        Self {
+            allowed_by_row,
+            allowed_by_column,
+            fastest_frequency: (fastest > 0.0 && shape.len() == 2).then_some((fastest, start)),
+        }
+    }
+}
+
+/// Identifies `values`, or compares them with `spec`'s table.
+pub(super) fn compute_outcome(
+    name: String,
+    spec: Option<TableSpec>,
+    values: &ArrayD<f64>,
+    stored: Option<crate::import::StoredFloat>,
+    explicit: Option<Tolerance>,
+) -> Outcome {
+    let tolerance = explicit.unwrap_or_default();
+    let (title, report, comparison, reference) = match spec {
+        None if values.len() > MAX_ELEMENTS => (
+            name,
+            format!(
+                "{} values: too many to identify (at most {MAX_ELEMENTS})",
+                values.len()
+            ),
+            None,
+            None,
+        ),
+        None => {
+            let stored = stored.filter(|_| explicit.is_none());
+            let identification = identify(values, tolerance, stored);
+            let best = identification.best();
+            (
+                name,
+                identification.report(),
+                best.map(|c| c.comparison.clone()),
+                best.map(|c| c.reference.clone()),
+            )
+        }
+        Some(spec) => {
+            let computed = spec
+                .check_fits(crate::engine::available_memory_bytes())
+                .map_err(|e| e.to_string())
+                .and_then(|_| cpu::compute(&spec).map_err(|e| e.to_string()));
+            match computed {
+                Ok(table) => {
+                    let reference = squeezed(&table.into_real());
+                    let verdict =
+                        crate::check::verdict(&spec, &reference, values, stored, explicit);
+                    let envelopes = verdict
+                        .located
+                        .as_ref()
+                        .map(|_| Envelopes::of(&verdict.comparison, &reference, Some(&spec)))
+                        .unwrap_or_default();
+                    return Outcome {
+                        title: format!("{name} as {}", spec.kind_name()),
+                        report: verdict.report(),
+                        summary: verdict.summary(),
+                        matches: verdict.matches,
+                        comparison: Some(verdict.comparison),
+                        located: verdict.located.map(Arc::new),
+                        envelopes: Arc::new(envelopes),
+                        reference: Some(Arc::new(reference)),
+                    };
+                }
+                Err(error) => (name, error, None, None),
+            }
+        }
+    };
+    let matches = comparison.as_ref().is_some_and(|c| c.matches());
+    // The closest reading of a table identify does not quite match: where it differs.
+    let located = match (&comparison, &reference) {
+        (Some(comparison), Some(reference)) if !matches => crate::check::locate(
+            comparison,
+            reference,
+            values,
+            stored,
+            crate::check::locate::DEFAULT_SHOWN,
+        ),
+        _ => None,
+    };
+    let envelopes = match (&comparison, &reference, &located) {
+        (Some(comparison), Some(reference), Some(_)) => Envelopes::of(comparison, reference, None),
+        _ => Envelopes::default(),
+    };
+    Outcome {
+        title,
+        summary: report.clone(),
+        report,
+        matches,
+        comparison,
+        located: located.map(Arc::new),
+        envelopes: Arc::new(envelopes),
+        reference: reference.map(Arc::new),
+    }
+}
+
+/// Reads a table to check (on a worker thread): a .safetensors file's tensors too, the one
+/// asked for or its first.
+pub(super) fn read_file(path: &Path, tensor: Option<String>) -> Result<Loaded, String> {
+    let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
+    let tensors = if TableFormat::from_path(path) == Some(TableFormat::Safetensors) {
+        list_tensors(path, max_bytes).map_err(|e| e.to_string())?
+    } else {
+        Vec::new()
+    };
+    // A file of several tensors opens on its first; the picker changes it.
+    let tensor = tensor.or_else(|| tensors.first().map(|t| t.name.clone()));
+    let (values, stored) =
+        read_table_typed(path, tensor.as_deref(), max_bytes).map_err(|e| e.to_string())?;
+    Ok(Loaded {
+        path: path.to_owned(),
+        tensors,
+        tensor,
+        values: Arc::new(squeezed(&values)),
+        stored,
+        generation: 0,
+    })
+}
+
+/// A picture made off the UI thread: its values, colours and range, and its colour map.
+pub(super) type DrawnPicture = (HeatmapData, egui::ColorImage, (f64, f64), Colormap);
+
+/// A 2-D slice of `table` (head `head` of a 3-D one; a 1-D one as a single row), every k-th
+/// row and column beyond [`MAX_SHOWN`] reduced (mean, min or max), colour-mapped.
+pub(super) fn drawn_picture(
+    table: &ArrayD<f64>,
+    head: usize,
+    colormap: Colormap,
+    reduce: Reduce,
+) -> DrawnPicture {
+    let (values, row_range, col_range) = drawn_slice(table, head, MAX_SHOWN, reduce);
+    let data = HeatmapData {
+        values,
+        rows: row_range,
+        cols: col_range,
+    };
+    let (image, range) = crate::widgets::heatmap::colour_image(&data, colormap, None);
+    (data, image, range, colormap)
+}
+
+/// Cells a side of the map of elements outside the tolerance: a block lights when any of its
+/// elements is outside, so one bad element is a block of several pixels in a panel a quarter
+/// of the window wide (the other pictures show up to [`MAX_SHOWN`] cells, below a pixel each;
+/// clicking an element in the list outlines it exactly).
+const OUTSIDE_SHOWN: usize = 48;
+
+/// The map of the elements outside `comparison`'s tolerance: 1 where any element of a block
+/// is, 0 elsewhere.
+pub(super) fn outside_picture(
+    comparison: &Comparison,
+    reference: &ArrayD<f64>,
+    loaded: &ArrayD<f64>,
+    head: usize,
+) -> DrawnPicture {
+    let mut mask = reference.clone();
+    mask.zip_mut_with(loaded, |r, &l| {
+        *r = if comparison.is_outside(*r, l) {
+            1.0
+        } else {
+            0.0
+        };
+    });
+    let (values, row_range, col_range) = drawn_slice(&mask, head, OUTSIDE_SHOWN, Reduce::Max);
+    let data = HeatmapData {
+        values,
+        rows: row_range,
+        cols: col_range,
+    };
+    let colormap = Colormap::Magma;
+    let (image, _) = crate::widgets::heatmap::colour_image(&data, colormap, Some((0.0, 1.0)));
+    (data, image, (0.0, 1.0), colormap)
+}
