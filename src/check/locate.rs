@@ -23,6 +23,23 @@ const MAX_SHIFT: usize = 8;
 /// Wrong columns beyond this many are not searched for among the reference's columns.
 const MAX_MOVED_COLUMNS: usize = 256;
 
+/// The rows (second-last axis; 1 for a 1-D table) and columns (last axis) of `shape`.
+pub fn rows_and_columns(shape: &[usize]) -> (usize, usize) {
+    let columns = shape.last().copied().unwrap_or(1).max(1);
+    let rows = if shape.len() >= 2 {
+        shape[shape.len() - 2]
+    } else {
+        1
+    };
+    (rows, columns)
+}
+
+/// The row and column of the `flat`-th element (C order) of a table of `rows` x `columns`
+/// (leading axes folded in).
+pub fn row_and_column(flat: usize, rows: usize, columns: usize) -> (usize, usize) {
+    ((flat / columns) % rows, flat % columns)
+}
+
 /// An element outside the tolerance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutsideCell {
@@ -257,12 +274,7 @@ pub fn locate(
     let shape = reference.shape().to_vec();
     let (reference, loaded) = (reference.as_standard_layout(), loaded.as_standard_layout());
     let (reference, loaded) = (reference.as_slice()?, loaded.as_slice()?);
-    let columns = shape.last().copied().unwrap_or(1).max(1);
-    let rows = if shape.len() >= 2 {
-        shape[shape.len() - 2]
-    } else {
-        1
-    };
+    let (rows, columns) = rows_and_columns(&shape);
     let mut row_errors = vec![0.0f64; rows];
     let mut column_errors = vec![0.0f64; columns];
     let mut row_counts = vec![0usize; rows];
@@ -272,7 +284,7 @@ pub fn locate(
     // Outside because one table masks (holds an infinity) and the other does not.
     let (mut file_masks, mut reference_masks) = (0, 0);
     for (k, (&r, &l)) in reference.iter().zip(loaded).enumerate() {
-        let (row, column) = ((k / columns) % rows, k % columns);
+        let (row, column) = row_and_column(k, rows, columns);
         let error = if r.is_infinite() || l.is_infinite() {
             if r == l { 0.0 } else { f64::INFINITY }
         } else {

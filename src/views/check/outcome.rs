@@ -46,12 +46,7 @@ impl Envelopes {
     /// `spec`: the reference's table, when known (not for a reading identify found).
     fn of(comparison: &Comparison, reference: &ArrayD<f64>, spec: Option<&TableSpec>) -> Self {
         let shape = reference.shape();
-        let columns = shape.last().copied().unwrap_or(1).max(1);
-        let rows = if shape.len() >= 2 {
-            shape[shape.len() - 2]
-        } else {
-            1
-        };
+        let (rows, columns) = crate::check::locate::rows_and_columns(shape);
         let mut allowed_by_row = vec![0.0f64; rows];
         let mut allowed_by_column = vec![0.0f64; columns];
         for (k, &r) in reference.iter().enumerate() {
@@ -59,7 +54,7 @@ impl Envelopes {
                 continue;
             }
             let allowed = comparison.allowed(r);
-            let (row, column) = ((k / columns) % rows, k % columns);
+            let (row, column) = crate::check::locate::row_and_column(k, rows, columns);
             allowed_by_row[row] = allowed_by_row[row].max(allowed);
             allowed_by_column[column] = allowed_by_column[column].max(allowed);
         }
