@@ -232,6 +232,11 @@ fn stream_table(
     output: &Path,
 ) -> Result<String, CliError> {
     let arith = args.arithmetic()?;
+    if args.backend == Backend::Gpu && spec.cpu_only() {
+        return Err(engine_error(
+            engine::gpu::GpuError::CpuOnly(spec.kind_name()).into(),
+        ));
+    }
     // A .csv line is a whole row: its blocks are never part of one.
     let [_, _, cols] = spec.matrix_shape();
     let whole_rows = |values: usize| match format {

@@ -36,6 +36,8 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         | TableSpec::RopeAttentionFactor { .. }
         | TableSpec::RopeApply { .. }
         | TableSpec::RopeUnseen(_)
+        | TableSpec::RopeCacheError(_)
+        | TableSpec::RopeScoreDrift(_)
         | TableSpec::AlibiKeys { .. }
         | TableSpec::SinCos2dResample { .. } => {
             let window = Window::all(spec.matrix_shape());
@@ -304,6 +306,14 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             real(Box::new(move |_, _, j| {
                 values.dot_at_offset(j as i64 - anchor)
             }))
+        }
+        TableSpec::RopeCacheError(p) => {
+            let prepared = p.prepared();
+            real(Box::new(move |_, row, pair| prepared.value(row, pair)))
+        }
+        TableSpec::RopeScoreDrift(p) => {
+            let prepared = p.prepared();
+            real(Box::new(move |_, _, n| prepared.value(n)))
         }
         TableSpec::RopeUnseen(p) => {
             let pairs = p.pairs();

@@ -114,6 +114,11 @@ pub enum TableSpec {
     Binary(BinaryParams),
     /// `[P, P]` similarity of a 2D encoding between patches (drawn by the app).
     PatchSimilarity(PatchSimilarityParams),
+    /// `[seq, R/2]`: the cos cache made in a compute type, minus the exact one (the
+    /// precision lab). Computed by the CPU engine only: it emulates each rounding.
+    RopeCacheError(Box<encoding::precision::CacheErrorParams>),
+    /// `[seq]`: a query-key score computed in a compute type, minus the exact score.
+    RopeScoreDrift(encoding::precision::ScoreDriftParams),
 }
 
 /// What kind of numbers a table holds.
@@ -194,6 +199,8 @@ impl TableSpec {
             TableSpec::RelativeClip(p) => p.validate(),
             TableSpec::Binary(p) => p.validate(),
             TableSpec::PatchSimilarity(p) => p.validate(),
+            TableSpec::RopeCacheError(p) => p.validate(),
+            TableSpec::RopeScoreDrift(p) => p.validate(),
         }
     }
 
@@ -229,7 +236,17 @@ impl TableSpec {
             TableSpec::RelativeClip(_) => "relative-clip",
             TableSpec::Binary(_) => "binary",
             TableSpec::PatchSimilarity(_) => "patch-similarity",
+            TableSpec::RopeCacheError(_) => "rope-cache-error",
+            TableSpec::RopeScoreDrift(_) => "rope-score-drift",
         }
+    }
+
+    /// Whether only the CPU engine computes this kind (the GPU engine refuses it).
+    pub fn cpu_only(&self) -> bool {
+        matches!(
+            self,
+            TableSpec::RopeCacheError(_) | TableSpec::RopeScoreDrift(_)
+        )
     }
 
     pub fn value_kind(&self) -> ValueKind {
@@ -246,11 +263,13 @@ impl TableSpec {
             | TableSpec::RopeAngles { .. }
             | TableSpec::RopeCache { .. }
             | TableSpec::RopeUnseen(_)
+            | TableSpec::RopeCacheError(_)
             | TableSpec::Binary(_)
             | TableSpec::DotDecay { .. } => "--seq or --dim",
-            TableSpec::Similarity(_) | TableSpec::T5Buckets(_) | TableSpec::RelativeClip(_) => {
-                "--seq"
-            }
+            TableSpec::Similarity(_)
+            | TableSpec::T5Buckets(_)
+            | TableSpec::RelativeClip(_)
+            | TableSpec::RopeScoreDrift(_) => "--seq",
             TableSpec::RopeInvFreq { .. } | TableSpec::RopeAttentionFactor { .. } => "--dim",
             TableSpec::RopeApply { .. } => "the --input array",
             TableSpec::AlibiSlopes { .. } => "--heads",
@@ -324,6 +343,8 @@ impl TableSpec {
             TableSpec::RelativeClip(p) => square(p.seq),
             TableSpec::Binary(p) => Some(vec![p.seq, p.dim]),
             TableSpec::PatchSimilarity(p) => square(patches(&p.grid)?),
+            TableSpec::RopeCacheError(p) => Some(p.shape().to_vec()),
+            TableSpec::RopeScoreDrift(p) => Some(vec![p.seq]),
         }?;
         Some(shape)
     }

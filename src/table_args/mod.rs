@@ -85,6 +85,19 @@ pub enum Kind {
     RelativeClip,
     /// [seq, dim] binary position code, least significant bit first
     Binary,
+    /// [seq, R/2] the cos cache as Hugging Face makes it in --arith f32, bf16 or f16, minus
+    /// the exact cache (the precision lab)
+    RopeCacheError,
+    /// [seq] q_(n+D)·k_n computed in --arith f32, bf16 or f16 as a model does, minus the exact
+    /// score at offset D = --offset (the precision lab)
+    RopeScoreDrift,
+}
+
+impl Kind {
+    /// The precision lab's kinds: their --arith is a compute type (f32, bf16, f16).
+    pub fn is_precision_lab(self) -> bool {
+        matches!(self, Kind::RopeCacheError | Kind::RopeScoreDrift)
+    }
 }
 
 /// Options of `poslab table`. Which apply depends on the kind; giving one that does not is an
@@ -317,9 +330,25 @@ pub struct TableArgs {
 
     /// Arithmetic: exact (f64) or torch-f32, every step as PyTorch's CPU kernels round it in
     /// float32 (frequencies, torch.outer(pos, inv_freq), sin/cos), for sinusoidal,
-    /// rope-inv-freq, rope-angles, rope-apply
+    /// rope-inv-freq, rope-angles, rope-apply; for rope-cache-error and rope-score-drift, the
+    /// type the model computes in: f32 (the default), bf16 or f16
     #[arg(long, value_enum, value_name = "ARITH", default_value_t = ArithmeticArg::Exact)]
     pub arith: ArithmeticArg,
+
+    /// rope-cache-error: cast the positions to bf16 or f16 before the product, as code that
+    /// builds position ids in the model's dtype does (bfloat16 positions above 256 collide)
+    #[arg(long, value_enum, value_name = "TYPE")]
+    pub positions_in: Option<crate::encoding::precision::ComputeType>,
+
+    /// rope-score-drift: the offset D between query and key (the query at n + D), 0 to
+    /// 2^24 - seq
+    #[arg(long, value_name = "D")]
+    pub offset: Option<i64>,
+
+    /// rope-score-drift: q and k drawn uniformly from [-1, 1) with this seed (default: all
+    /// ones)
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
 
     /// With --arith torch-f32: how the frequencies are formed, pow as Hugging Face, Meta and
     /// timm (1 / base ** (2i/d)) or exp as the Annotated Transformer and fairseq
@@ -426,6 +455,36 @@ impl From<ParamError> for CliError {
 impl TableArgs {
     /// The arithmetic of `--arith` and `--freq-form`.
     pub fn arithmetic(&self) -> Result<Arithmetic, CliError> {
+        if self.kind.is_precision_lab() {
+            // Exact is the default, float32 for these (an explicit --arith exact is refused by
+            // check_options_apply).
+            let compute = match self.arith {
+                ArithmeticArg::Exact => Some(crate::encoding::precision::ComputeType::F32),
+                other => other.compute_type(),
+            };
+            return match compute {
+                // Its table emulates the type itself: computed exactly otherwise.
+                Some(_) if self.freq_form.is_none() => Ok(Arithmetic::Exact),
+                Some(_) => Err(CliError::usage(
+                    "--freq-form applies only with --arith torch-f32; the precision lab forms frequencies as Hugging Face does",
+                )),
+                None => Err(CliError::usage(format!(
+                    "--arith {} does not apply to {}: give the type the model computes in, f32, bf16 or f16",
+                    self.arith
+                        .to_possible_value()
+                        .map(|v| v.get_name().to_owned())
+                        .unwrap_or_default(),
+                    kind_name(self.kind)
+                ))),
+            };
+        }
+        if let Some(compute) = self.arith.compute_type() {
+            return Err(CliError::usage(format!(
+                "--arith {} applies to rope-cache-error and rope-score-drift (the precision lab); {} takes exact or torch-f32",
+                compute_name(compute),
+                kind_name(self.kind)
+            )));
+        }
         if self.arith == ArithmeticArg::Exact && self.freq_form.is_some() {
             return Err(CliError::usage(
                 "--freq-form applies only with --arith torch-f32 (the exact table has one form)",
@@ -569,6 +628,29 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
         Kind::T5Buckets => &["seq", "num_buckets", "max_distance", "bidirectional"],
         Kind::RelativeClip => &["seq", "max_relative"],
         Kind::Binary => &["seq", "dim", "start", "dtype"],
+        Kind::RopeCacheError => &[
+            "seq",
+            "dim",
+            "base",
+            "start",
+            "arith",
+            "positions_in",
+            "dtype",
+            ROTARY,
+            FACTOR,
+            SCALING,
+        ],
+        Kind::RopeScoreDrift => &["seq", "dim", "base", "offset", "arith", "seed", "dtype"],
+    }
+}
+
+/// How `--arith` spells a compute type.
+fn compute_name(compute: crate::encoding::precision::ComputeType) -> &'static str {
+    use crate::encoding::precision::ComputeType;
+    match compute {
+        ComputeType::F32 => "f32",
+        ComputeType::Bf16 => "bf16",
+        ComputeType::F16 => "f16",
     }
 }
 
@@ -611,6 +693,15 @@ pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<()
         .get_arguments()
         .map(|arg| arg.get_id().as_str())
         .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
+    if kind.is_precision_lab()
+        && matches.value_source("arith") == Some(ValueSource::CommandLine)
+        && matches.get_one::<ArithmeticArg>("arith") == Some(&ArithmeticArg::Exact)
+    {
+        return Err(CliError::usage(format!(
+            "--arith exact does not apply to {}: it is what the table subtracts; give the type the model computes in, f32 (the default), bf16 or f16",
+            kind_name(kind)
+        )));
+    }
     let scaling = accepted
         .contains(&"scaling")
         .then(|| matches.get_one::<ScalingKind>("scaling").copied())
@@ -779,6 +870,8 @@ pub(crate) fn engine_error(error: EngineError) -> CliError {
         | EngineError::Window(_)
         | EngineError::Arithmetic(_)
         | EngineError::TooLarge(_) => CliError::usage(error.to_string()),
+        // Asking the GPU for a kind only the CPU computes is the user's to change.
+        EngineError::Gpu(engine::gpu::GpuError::CpuOnly(_)) => CliError::usage(error.to_string()),
         EngineError::Gpu(_) => CliError::runtime(error.to_string()),
     }
 }

@@ -269,6 +269,24 @@ pub fn table_spec_from_words(words: &[String]) -> Result<TableSpec, String> {
     table_spec(&args).map_err(|e| e.message)
 }
 
+/// The precision lab's compute type: `--arith f32|bf16|f16`, float32 when not given.
+fn compute_type(args: &TableArgs) -> Result<crate::encoding::precision::ComputeType, CliError> {
+    use crate::encoding::torch_f32::ArithmeticArg;
+    match args.arith {
+        ArithmeticArg::Exact => Ok(crate::encoding::precision::ComputeType::F32),
+        other => other.compute_type().ok_or_else(|| {
+            CliError::usage(format!(
+                "--arith {} does not apply to {}: give the type the model computes in, f32, bf16 or f16",
+                other
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_owned())
+                    .unwrap_or_default(),
+                super::kind_name(args.kind)
+            ))
+        }),
+    }
+}
+
 /// Builds the table's specification from the options, checking each as it is read.
 pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     let kind = args.kind;
@@ -388,6 +406,34 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                     CachePart::Sin
                 },
             }
+        }
+        Kind::RopeCacheError => {
+            let dim = even_dim()?;
+            TableSpec::RopeCacheError(Box::new(crate::encoding::precision::CacheErrorParams {
+                rope: RopeParams {
+                    seq: seq()?,
+                    dim,
+                    base: args.base,
+                    start: start()?,
+                },
+                freqs: rope_frequencies(args, dim)?,
+                arith: compute_type(args)?,
+                positions_in: args.positions_in,
+            }))
+        }
+        Kind::RopeScoreDrift => {
+            TableSpec::RopeScoreDrift(crate::encoding::precision::ScoreDriftParams {
+                seq: seq()?,
+                dim: even_dim()?,
+                base: args.base,
+                offset: args
+                    .offset
+                    .map(|d| non_negative("offset", d))
+                    .transpose()?
+                    .unwrap_or(0) as u64,
+                arith: compute_type(args)?,
+                seed: args.seed,
+            })
         }
         Kind::RopeUnseen => {
             let dim = even_dim()?;

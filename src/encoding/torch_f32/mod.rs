@@ -45,17 +45,38 @@ pub enum ArithmeticArg {
     /// Every step rounded to f32 as PyTorch's CPU kernels round it.
     #[value(name = "torch-f32")]
     TorchF32,
+    /// rope-cache-error, rope-score-drift: the cache or score made in float32
+    F32,
+    /// rope-cache-error, rope-score-drift: made in bfloat16
+    Bf16,
+    /// rope-cache-error, rope-score-drift: made in float16
+    F16,
 }
 
 impl ArithmeticArg {
-    /// The arithmetic, with the frequencies formed as `form`.
+    /// The arithmetic, with the frequencies formed as `form`. The precision lab's compute
+    /// types are not an arithmetic of the table (its tables emulate them themselves): exact.
     pub fn with_form(self, form: FreqForm) -> Arithmetic {
         match self {
-            ArithmeticArg::Exact => Arithmetic::Exact,
+            ArithmeticArg::Exact
+            | ArithmeticArg::F32
+            | ArithmeticArg::Bf16
+            | ArithmeticArg::F16 => Arithmetic::Exact,
             ArithmeticArg::TorchF32 => Arithmetic::TorchF32(TorchMode {
                 form,
                 block: AVX2_BLOCK,
             }),
+        }
+    }
+
+    /// The precision lab's compute type this names, if it names one.
+    pub fn compute_type(self) -> Option<super::precision::ComputeType> {
+        use super::precision::ComputeType;
+        match self {
+            ArithmeticArg::F32 => Some(ComputeType::F32),
+            ArithmeticArg::Bf16 => Some(ComputeType::Bf16),
+            ArithmeticArg::F16 => Some(ComputeType::F16),
+            ArithmeticArg::Exact | ArithmeticArg::TorchF32 => None,
         }
     }
 }

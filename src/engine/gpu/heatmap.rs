@@ -208,7 +208,7 @@ impl GpuEngine {
         match sampling {
             Sampling::Reduced(reduce) => self.reduce_into(spec, window, reduce, &heatmap.values)?,
             Sampling::Exact | Sampling::PointSampled => {
-                let plan = Plan::new(spec, Arithmetic::Exact);
+                let plan = Plan::new(spec, Arithmetic::Exact)?;
                 self.run(&plan, spec, window, Sink::Buffer(&heatmap.values))?;
             }
         }

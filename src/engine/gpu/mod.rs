@@ -43,6 +43,11 @@ pub enum GpuError {
     PositionsTooLarge { last: u64 },
     #[error("reading the table back from the GPU failed: {0}")]
     Readback(String),
+    #[error(
+        "{0} is computed by the CPU engine only (it emulates each float32, bfloat16 and float16 \
+         rounding step by step); leave out --backend gpu"
+    )]
+    CpuOnly(&'static str),
 }
 
 /// A compute device with the pipelines of every kernel, created once and reused.
@@ -241,7 +246,7 @@ impl GpuEngine {
         Ok(GpuBlocks {
             engine: self,
             spec,
-            plan: Plan::new(spec, arith),
+            plan: Plan::new(spec, arith)?,
         })
     }
 }
@@ -286,7 +291,7 @@ impl GpuEngine {
         super::check_arithmetic(spec, arith)?;
         window_fits(spec)?;
         check_positions(spec)?;
-        let plan = Plan::new(spec, arith);
+        let plan = Plan::new(spec, arith)?;
         let (_, duration) = self.run(
             &plan,
             spec,

@@ -40,13 +40,16 @@ const TILE_2D: [u32; 2] = [16, 16];
 const TILE_1D: [u32; 2] = [256, 1];
 
 impl Plan {
-    /// The plan for a validated spec.
-    pub(super) fn new(spec: &TableSpec, arith: Arithmetic) -> Self {
+    /// The plan for a validated spec; the kinds only the CPU engine computes are refused.
+    pub(super) fn new(spec: &TableSpec, arith: Arithmetic) -> Result<Self, super::GpuError> {
+        if spec.cpu_only() {
+            return Err(super::GpuError::CpuOnly(spec.kind_name()));
+        }
         let exact = Self::exact(spec);
-        match arith {
+        Ok(match arith {
             Arithmetic::Exact => exact,
             Arithmetic::TorchF32(mode) => exact.in_torch_f32(spec, mode),
-        }
+        })
     }
 
     /// The plan in exact arithmetic.
@@ -387,6 +390,9 @@ impl Plan {
                     ..Default::default()
                 },
             ),
+            TableSpec::RopeCacheError(_) | TableSpec::RopeScoreDrift(_) => {
+                unreachable!("Plan::new refuses the kinds only the CPU engine computes")
+            }
         }
     }
 }

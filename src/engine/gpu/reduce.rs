@@ -105,7 +105,7 @@ impl GpuEngine {
         // The closed forms with kernels of their own (a dot-decay curve is reduced on the CPU).
         let kernel = matches!(spec, TableSpec::Sinusoidal(_) | TableSpec::Alibi { .. });
         if kernel && has_closed_form(spec, reduce) {
-            let mut plan = Plan::new(spec, Arithmetic::Exact);
+            let mut plan = Plan::new(spec, Arithmetic::Exact)?;
             plan.entry = match spec {
                 TableSpec::Alibi { .. } => {
                     plan.params.flags |= reduce.code() << 1;
@@ -143,7 +143,7 @@ impl GpuEngine {
         {
             return self.similarity_means_into(spec, params, window, pixels);
         }
-        let plan = Plan::new(spec, Arithmetic::Exact);
+        let plan = Plan::new(spec, Arithmetic::Exact)?;
         let (px_rows, px_cols) = (window.rows.len(), window.cols.len());
         let columns = Strided {
             start: window.cols.start,
@@ -268,7 +268,7 @@ impl GpuEngine {
         }
         let (rows, cols) = (window.rows.len(), window.cols.len());
         let (last_row, last_col) = (last_bin_len(&window.rows), last_bin_len(&window.cols));
-        let mut plan = Plan::new(spec, Arithmetic::Exact);
+        let mut plan = Plan::new(spec, Arithmetic::Exact)?;
         // After the frequencies, the ratios of a full bin, the last row bin and the last column
         // bin (see similarity_block_means in shaders/sinusoidal.wgsl).
         push_bin_ratios(&mut plan, params, &[window.rows.step, last_row, last_col])?;
