@@ -4,6 +4,9 @@
 //! bit elsewhere) and the exact cache, and the score drift recomputed here from those caches,
 //! with the exact score from rotating q and k at their own positions.
 
+mod common;
+
+use egui_kittest::kittest::Queryable;
 use ndarray::{ArrayD, Ix1, Ix2};
 use poslab::encoding::precision::{
     CacheErrorParams, ComputeType, ScoreDriftParams, cache_error, score_drift,
@@ -420,4 +423,68 @@ fn the_lab_tables_on_the_command_line() {
         assert_eq!(status, 2, "{args:?}: {text}");
         assert!(text.contains(message), "{args:?}: {text}");
     }
+}
+
+#[test]
+fn the_precision_lab_draws_both_charts_and_exports_its_figure() {
+    let folder = tempfile::tempdir().unwrap();
+    let launch = poslab::cli::app::AppLaunch {
+        view: Some(poslab::views::ViewKind::Precision),
+        seq: Some(4096),
+        dim: Some(64),
+        ..Default::default()
+    };
+    let mut harness = common::app_harness_with(|app| app.launched(&launch));
+    harness.run();
+    let (settings, shown) = harness
+        .state()
+        .precision_view()
+        .shown()
+        .cloned()
+        .expect("the curves");
+    assert_eq!(
+        (settings.seq, settings.dim, settings.offset),
+        (4096, 64, 16)
+    );
+    assert_eq!(shown.drift.len(), 3);
+    assert_eq!(shown.cache.len(), 4);
+    assert_eq!(
+        shown.collisions,
+        vec![(ComputeType::Bf16, 257), (ComputeType::F16, 2049)]
+    );
+    // Each curve point is the table's value at its position: the bfloat16 drift, every key up
+    // to 600, then keys spread evenly over the decades up to the last.
+    let drift = score_drift(&settings.score_params(ComputeType::Bf16)).unwrap();
+    let bf16 = shown
+        .drift
+        .iter()
+        .find(|c| c.compute == ComputeType::Bf16)
+        .expect("a bfloat16 curve");
+    for point in &bf16.points {
+        assert_eq!(point[1], drift[point[0] as usize].abs());
+    }
+    let positions = poslab::scene::precision::sampled_positions(4096);
+    assert!(positions.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(positions[..600], (0..600).collect::<Vec<_>>()[..]);
+    assert_eq!(positions.last(), Some(&4095));
+    assert!(
+        harness
+            .query_by_label_contains("bfloat16 positions collide from 257")
+            .is_some()
+    );
+    harness.snapshot("views/precision");
+    // Random q and k: the curves follow.
+    harness.get_by_label("random q and k").click();
+    harness.run();
+    let (settings, _) = harness.state().precision_view().shown().cloned().unwrap();
+    assert_eq!(settings.seed, Some(0));
+    let export = harness.state().view_export().expect("an export");
+    let style = poslab::export::figure::FigureStyle::default();
+    let svg = common::assert_command_line_figure_equals_export(
+        &export,
+        &style,
+        folder.path(),
+        "precision",
+    );
+    assert!(svg.contains("q and k from seed 0"), "the figure's title");
 }

@@ -232,6 +232,10 @@ impl PoslabApp {
     }
 
     /// The Check view, for tests.
+    pub fn precision_view(&self) -> &crate::views::precision::PrecisionView {
+        self.view::<crate::views::precision::PrecisionView>()
+    }
+
     pub fn check_view(&self) -> &CheckView {
         self.view::<CheckView>()
     }

@@ -49,7 +49,8 @@ pub enum ComputeType {
 }
 
 impl ComputeType {
-    pub const ALL: [ComputeType; 3] = [ComputeType::F32, ComputeType::Bf16, ComputeType::F16];
+    /// float32, float16, then bfloat16 (drawn last, on top: the lab's subject).
+    pub const ALL: [ComputeType; 3] = [ComputeType::F32, ComputeType::F16, ComputeType::Bf16];
 
     /// The name PyTorch gives the type.
     pub fn name(self) -> &'static str {

@@ -8,5 +8,6 @@ pub mod context;
 pub mod corkscrew;
 pub mod dot_decay;
 pub mod learned;
+pub mod precision;
 pub mod relative;
 pub mod tour;

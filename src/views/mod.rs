@@ -7,6 +7,7 @@ pub mod corkscrew;
 pub mod dot_decay;
 pub mod learned;
 pub mod patches;
+pub mod precision;
 pub mod relative;
 pub mod sinusoidal;
 pub mod tour;
@@ -145,6 +146,8 @@ pub enum ViewKind {
     Tour,
     /// Learned position tables
     Learned,
+    /// RoPE in float32, bfloat16 and float16: the score drift and the cache error
+    Precision,
 }
 
 impl ViewKind {
@@ -244,5 +247,6 @@ pub const VIEWS: &[ViewClass] = &[
     ViewClass::saved::<patches::PatchView>(ViewKind::Patches, &patches::INFO),
     ViewClass::saved::<learned::LearnedView>(ViewKind::Learned, &learned::INFO),
     ViewClass::saved::<context::ContextView>(ViewKind::Context, &context::INFO),
+    ViewClass::saved::<precision::PrecisionView>(ViewKind::Precision, &precision::INFO),
     ViewClass::unsaved::<check::CheckView>(ViewKind::Check, &check::INFO),
 ];

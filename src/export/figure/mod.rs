@@ -15,6 +15,7 @@ pub mod corkscrew;
 pub mod dot_decay;
 pub mod learned;
 pub mod patches;
+pub mod precision;
 pub mod relative;
 mod sinusoidal;
 pub mod tour;
@@ -44,6 +45,7 @@ use crate::table_args::CliError;
 use context::ContextFigure;
 use context_vision::VisionFigure;
 use learned::LearnedFigure;
+use precision::PrecisionFigure;
 use relative::RelativeFigure;
 use tour::TourFigure;
 
@@ -73,6 +75,9 @@ figures! {
     /// A learned position table (--file, --tensor) beside the sinusoidal one: similarity,
     /// principal components, --columns against position
     Learned(LearnedFigure),
+    /// The precision lab: RoPE's score drift and cos cache error against position in float32,
+    /// bfloat16 and float16 (--offset, --seed)
+    Precision(PrecisionFigure),
 }
 
 /// The largest PNG scale: four times the figure's size.

@@ -101,7 +101,8 @@ pub struct FigureArgs {
     #[arg(long, value_enum, value_name = "METHOD")]
     pub right: Option<PatchMethod>,
 
-    /// patches: seed of the mixed RoPE frequencies
+    /// patches: seed of the mixed RoPE frequencies; precision: q and k drawn from it (default
+    /// all ones)
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
@@ -252,6 +253,10 @@ pub struct FigureArgs {
     /// tour --step 6: the pair whose circle is drawn (default 8)
     #[arg(long, value_name = "I")]
     pub pair: Option<i64>,
+
+    /// precision: the offset D between query and key, the query at n + D (default 16)
+    #[arg(long, value_name = "D")]
+    pub offset: Option<i64>,
 
     /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
     /// and the point it looks at), as the app's export dialog prints it (default: framing the
