@@ -416,6 +416,17 @@ fn the_lab_tables_on_the_command_line() {
             ],
             "must stay below 2^24",
         ),
+        (
+            vec![
+                "table",
+                "rope-score-drift",
+                "--seq",
+                "16000000",
+                "--dim",
+                "128",
+            ],
+            "at most 2^30",
+        ),
     ] {
         let mut args = args;
         args.extend(["-o", &out]);

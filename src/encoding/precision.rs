@@ -182,6 +182,10 @@ pub fn cache_error(params: &CacheErrorParams) -> Result<Array2<f64>, ParamError>
     }))
 }
 
+/// The most `seq x dim` a score drift table computes (each element costs `dim` sines and
+/// cosines).
+pub const MAX_DRIFT_WORK: u64 = 1 << 30;
+
 /// The score drift of a query and key in a compute type.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScoreDriftParams {
@@ -204,6 +208,17 @@ impl ScoreDriftParams {
             start: 0,
         }
         .validate()?;
+        // Every element rotates q and k (d/2 sines and cosines each): bounded work.
+        let work = (self.seq as u64).saturating_mul(self.dim as u64);
+        if work > MAX_DRIFT_WORK {
+            return Err(ParamError::new(
+                "seq",
+                self.seq,
+                format!(
+                    "rope-score-drift rotates q and k at every position: --seq x --dim is {work}, at most 2^30 (about a minute's work); use fewer positions or a narrower head"
+                ),
+            ));
+        }
         let last = (self.seq as u64 - 1).checked_add(self.offset);
         if last.is_none_or(|last| last >= 1 << 24) {
             return Err(ParamError::new(
