@@ -1181,6 +1181,67 @@ fn enter_saves_and_a_new_format_replaces_the_extension() {
 }
 
 #[test]
+fn play_moves_the_query_at_the_speed_its_control_shows() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("RoPE corkscrew (3D)").click();
+    harness.run();
+    harness.get_by_label("Play").click();
+    // The frame that starts playing starts its clock.
+    harness.step();
+    let start = harness.state().corkscrew_view().query_position;
+    // egui_kittest's clock: each step is a quarter of a second (slower than 10 frames a
+    // second, as a software renderer draws), so 20 steps are 5 seconds at 8 positions/s.
+    for _ in 0..20 {
+        harness.step();
+    }
+    let moved = harness.state().corkscrew_view().query_position - start;
+    assert!(
+        (39..=41).contains(&moved),
+        "moved {moved} positions in 5 s at 8/s"
+    );
+    harness.get_by_label("Pause").click();
+    harness.run();
+}
+
+#[test]
+fn the_export_path_follows_the_view() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Export…").click();
+    harness.run();
+    let field = |h: &Harness<'_, PoslabApp>| h.state().export_window().path_text.clone();
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .click();
+    harness.run();
+    let mine = folder.path().join("slide3.svg");
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .type_text(&mine.display().to_string());
+    harness.run();
+    // Typed for this view: kept while it is shown.
+    harness.run();
+    assert_eq!(field(&harness), mine.display().to_string());
+    // Another view: the folder stays, the file is that view's, so Save cannot overwrite the
+    // first view's figure.
+    // Through AccessKit: the export window may lie over the picker.
+    harness.get_by_label("ALiBi").click_accesskit();
+    harness.run();
+    let name = harness.state().view_export().unwrap().name;
+    assert!(name.starts_with("alibi"), "{name}");
+    assert_eq!(
+        field(&harness),
+        folder
+            .path()
+            .join(format!("{name}.svg"))
+            .display()
+            .to_string()
+    );
+}
+
+#[test]
 fn open_without_a_file_dialog_says_so_and_offers_the_path_box() {
     let mut harness = harness();
     harness.run();

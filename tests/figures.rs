@@ -170,6 +170,59 @@ fn the_context_figure_draws_the_engines_wavelengths_and_map() {
     }
 }
 
+#[test]
+fn a_method_has_one_colour_in_every_chart() {
+    use poslab::encoding::context::{METHODS, method_label};
+    use poslab::scene::context::method_color;
+    // Every method shown, in an order other than the list's: colours follow the method, not
+    // its place among the lines.
+    let mut shown: Vec<ScalingKind> = METHODS.to_vec();
+    shown.reverse();
+    let colours_by_label = |chart: ContextChart, panel: usize| -> Vec<(String, [u8; 3])> {
+        let mut figure = context_figure(chart);
+        figure.shown = shown.clone();
+        let built = build_figure(
+            &FigureSpec::Context(Box::new(figure)),
+            &FigureStyle::default(),
+        )
+        .unwrap();
+        let Content::Plot(series) = &built.panels[panel].content else {
+            panic!("curves")
+        };
+        series.iter().map(|s| (s.name.clone(), s.color)).collect()
+    };
+    for (chart, panel) in [
+        (ContextChart::Decay, 0),
+        (ContextChart::Decay, 2),
+        (ContextChart::Score, 2),
+    ] {
+        let colours = colours_by_label(chart, panel);
+        // The methods Llama 2 has a setting for (LongRoPE needs factors of its own).
+        let drawn: Vec<ScalingKind> = METHODS
+            .into_iter()
+            .filter(|&kind| context_figure(chart).frequencies(kind).is_ok())
+            .collect();
+        assert!(drawn.len() >= 6, "{drawn:?}");
+        for kind in drawn {
+            let label = method_label(kind);
+            let (_, colour) = colours
+                .iter()
+                .find(|(name, _)| name.starts_with(label))
+                .unwrap_or_else(|| panic!("{label} in {chart:?} panel {panel}"));
+            assert_eq!(
+                *colour,
+                method_color(kind),
+                "{label} in {chart:?} panel {panel}"
+            );
+        }
+    }
+    // Seven methods, seven colours.
+    let mut all: Vec<[u8; 3]> = METHODS.iter().map(|&k| method_color(k)).collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), METHODS.len());
+}
+
 fn parse(svg: &str) -> usvg::Tree {
     usvg::Tree::from_str(svg, &poslab::export::figure::svg_options()).expect("the SVG parses")
 }

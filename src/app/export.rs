@@ -62,6 +62,9 @@ pub struct ExportWindow {
     /// What a heatmap cell of the figure shows when it stands for several (the app's setting).
     pub reduce: crate::engine::reduce::Reduce,
     pub path_text: String,
+    /// The export the typed path was for (its file name follows the view: another view's
+    /// name would overwrite that view's figure).
+    path_for: Option<String>,
     pending_dialog: Option<PendingDialog>,
     job: Option<Receiver<Result<String, String>>>,
     /// The last write's outcome.
@@ -81,6 +84,7 @@ impl Default for ExportWindow {
             title: String::new(),
             reduce: crate::engine::reduce::Reduce::Mean,
             path_text: String::new(),
+            path_for: None,
             pending_dialog: None,
             job: None,
             message: None,
@@ -143,6 +147,7 @@ impl ExportWindow {
         }
         let path = with_extension(path, self.format.extension());
         self.path_text = path.display().to_string();
+        self.path_for = Some(export.name.clone());
         let (sender, receiver) = channel();
         let format = self.format;
         let style = self.style(colormap);
@@ -210,7 +215,26 @@ impl ExportWindow {
         self.open = open;
     }
 
+    /// A path typed for another view (or other settings, which name the file differently)
+    /// keeps its folder and takes this export's file name.
+    fn follow_view(&mut self, export: &ViewExport) {
+        if self.path_for.as_deref() == Some(export.name.as_str()) {
+            return;
+        }
+        let typed = self.path_text.trim();
+        if !typed.is_empty() {
+            let file = format!("{}.{}", export.name, self.format.extension());
+            let path = match Path::new(typed).parent() {
+                Some(folder) if !folder.as_os_str().is_empty() => folder.join(file),
+                _ => PathBuf::from(file),
+            };
+            self.path_text = path.display().to_string();
+        }
+        self.path_for = Some(export.name.clone());
+    }
+
     fn contents_ui(&mut self, ui: &mut egui::Ui, export: &ViewExport, colormap: Colormap) {
+        self.follow_view(export);
         ui.horizontal_wrapped(|ui| {
             for format in ExportFormat::ALL {
                 if ui

@@ -477,6 +477,23 @@ pub fn survey_series() -> Result<Vec<SurveySeries>, String> {
 /// The resolution the survey's models were trained at.
 pub const SURVEY_TRAINING_RESOLUTION: u32 = 224;
 
+/// A colour per method (the order of [`METHODS`]); the survey's series take them in turn.
+pub const METHOD_COLORS: [[u8; 3]; 7] = [
+    [31, 119, 180],
+    [255, 127, 14],
+    [44, 160, 44],
+    [214, 39, 40],
+    [148, 103, 189],
+    [140, 86, 75],
+    [227, 119, 194],
+];
+
+/// The colour of a method in every chart of the context lab and its figure.
+pub fn method_color(kind: crate::encoding::rope_scaling::ScalingKind) -> [u8; 3] {
+    let k = METHODS.iter().position(|&m| m == kind).unwrap_or(0);
+    METHOD_COLORS[k % METHOD_COLORS.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

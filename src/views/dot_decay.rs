@@ -207,11 +207,24 @@ fn rope_bound_ui(ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
     let points: Vec<[f64; 2]> = distances.iter().zip(bound).map(|(&r, b)| [r, b]).collect();
     let response = Plot::new("rope_long_term_decay")
         .height(height)
+        .legend(Legend::default())
         .x_axis_label("relative distance r (positions)")
         .nice_axes()
         .y_axis_label("bound on |q·k| (RoFormer)")
         .show(ui, |plot_ui| {
-            plot_ui.line(Line::new("RoPE long-term decay", PlotPoints::from(points)));
+            // A colour of its own: plots colour their first line alike, and this is not the
+            // decay curve or a pin.
+            plot_ui.line(
+                Line::new(
+                    format!(
+                        "RoPE long-term decay bound, d {} base {}",
+                        params.dim, params.base
+                    ),
+                    PlotPoints::from(points),
+                )
+                .color(egui::Color32::from_rgb(148, 103, 189))
+                .width(1.8),
+            );
         });
     crate::widgets::layout::record_plot(ui.ctx(), "rope_long_term_decay", &response.transform);
 }

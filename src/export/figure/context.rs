@@ -8,8 +8,8 @@ use crate::encoding::alibi;
 use crate::encoding::rope_scaling::{RopeFrequencies, ScalingKind};
 use crate::engine::TableSpec;
 use crate::scene::context::{
-    self, FittedScore, METHODS, MethodOverrides, RopeModel, SURVEY_TRAINING_RESOLUTION,
-    UnseenParams, method_label,
+    self, FittedScore, METHOD_COLORS, METHODS, MethodOverrides, RopeModel,
+    SURVEY_TRAINING_RESOLUTION, UnseenParams, method_color, method_label,
 };
 use crate::table_args::CliError;
 
@@ -94,22 +94,6 @@ pub const FIT_SEED: u64 = 2023;
 
 /// The fitted score's plot holds this range: past it the score has left what it was fitted to.
 pub const SCORE_RANGE: f64 = 5.0;
-
-/// A colour per method (the order of [`METHODS`]).
-const METHOD_COLORS: [[u8; 3]; 7] = [
-    [31, 119, 180],
-    [255, 127, 14],
-    [44, 160, 44],
-    [214, 39, 40],
-    [148, 103, 189],
-    [140, 86, 75],
-    [227, 119, 194],
-];
-
-fn method_color(kind: ScalingKind) -> [u8; 3] {
-    let k = METHODS.iter().position(|&m| m == kind).unwrap_or(0);
-    METHOD_COLORS[k % METHOD_COLORS.len()]
-}
 
 impl ContextFigure {
     /// The overrides of `kind` (none when the user set none).

@@ -36,10 +36,12 @@ pub(super) fn wavelength_ui(
                     format!("L = {}", model.trained),
                     log10(model.trained as f64),
                 )
+                .color(TRAINED_COLOR)
                 .style(egui_plot::LineStyle::dashed_loose()),
             );
             plot_ui.hline(
                 HLine::new(format!("L' = {target}"), log10(target as f64))
+                    .color(TARGET_COLOR)
                     .style(egui_plot::LineStyle::dashed_dense()),
             );
             for (curve, &visible) in curves.iter().zip(shown) {
@@ -52,8 +54,11 @@ pub(super) fn wavelength_ui(
                     .enumerate()
                     .map(|(i, r)| [i as f64, log10(r.wavelength)])
                     .collect();
-                plot_ui
-                    .line(Line::new(method_label(curve.kind), PlotPoints::from(points)).width(1.5));
+                plot_ui.line(
+                    Line::new(method_label(curve.kind), PlotPoints::from(points))
+                        .color(method_color32(curve.kind))
+                        .width(1.5),
+                );
             }
             plot_ui.pointer_coordinate()
         });
@@ -113,7 +118,7 @@ pub(super) fn stale_charts_note(ui: &mut egui::Ui, key: &CurvesKey) {
 pub(super) fn fitted_score_ui(
     ui: &mut egui::Ui,
     fit: &context::FittedScore,
-    lines: &[(String, Vec<[f64; 2]>)],
+    lines: &[(ScalingKind, String, Vec<[f64; 2]>)],
     model: &RopeModel,
     target: usize,
     height: f32,
@@ -136,14 +141,21 @@ pub(super) fn fitted_score_ui(
         .show(ui, |plot_ui| {
             plot_ui.vline(
                 VLine::new(format!("L = {}", model.trained), last_trained)
+                    .color(TRAINED_COLOR)
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
-            for (label, points) in lines {
-                plot_ui.line(Line::new(label.clone(), PlotPoints::from(points.clone())).width(1.2));
+            for (kind, label, points) in lines {
+                plot_ui.line(
+                    Line::new(label.clone(), PlotPoints::from(points.clone()))
+                        .color(method_color32(*kind))
+                        .width(1.2),
+                );
             }
             let fitted: Vec<[f64; 2]> = fit.points.iter().map(|&(s, v)| [s, v]).collect();
             plot_ui.points(
-                egui_plot::Points::new("fitted points", PlotPoints::from(fitted)).radius(1.5),
+                egui_plot::Points::new("fitted points", PlotPoints::from(fitted))
+                    .color(egui::Color32::from_gray(170))
+                    .radius(1.5),
             );
         });
     crate::widgets::layout::record_plot(ui.ctx(), "context_fitted_score", &response.transform);
@@ -152,7 +164,7 @@ pub(super) fn fitted_score_ui(
 /// RoFormer's long-term decay bound per shown method (times the attention factor squared).
 pub(super) fn decay_ui(
     ui: &mut egui::Ui,
-    lines: &[(String, Vec<[f64; 2]>)],
+    lines: &[(ScalingKind, String, Vec<[f64; 2]>)],
     model: &RopeModel,
     height: f32,
 ) {
@@ -169,10 +181,15 @@ pub(super) fn decay_ui(
         .show(ui, |plot_ui| {
             plot_ui.vline(
                 VLine::new(format!("L = {}", model.trained), (model.trained - 1) as f64)
+                    .color(TRAINED_COLOR)
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
-            for (label, points) in lines {
-                plot_ui.line(Line::new(label.clone(), PlotPoints::from(points.clone())).width(1.2));
+            for (kind, label, points) in lines {
+                plot_ui.line(
+                    Line::new(label.clone(), PlotPoints::from(points.clone()))
+                        .color(method_color32(*kind))
+                        .width(1.2),
+                );
             }
         });
     crate::widgets::layout::record_plot(ui.ctx(), "context_decay", &response.transform);
@@ -186,7 +203,7 @@ pub(super) fn score_lines(
     shown: &[bool],
     model: &RopeModel,
     target: usize,
-) -> Vec<(String, Vec<[f64; 2]>)> {
+) -> Vec<(ScalingKind, String, Vec<[f64; 2]>)> {
     let last_trained = (model.trained - 1) as f64;
     curves
         .iter()
@@ -202,7 +219,7 @@ pub(super) fn score_lines(
                 Some(largest) => format!("{name}: |a| up to {largest:.3} past L"),
                 None => name.to_owned(),
             };
-            (label, points)
+            (curve.kind, label, points)
         })
         .collect()
 }
@@ -212,14 +229,14 @@ pub(super) fn decay_lines(
     curves: &[MethodCurves],
     shown: &[bool],
     target: usize,
-) -> Vec<(String, Vec<[f64; 2]>)> {
+) -> Vec<(ScalingKind, String, Vec<[f64; 2]>)> {
     curves
         .iter()
         .zip(shown)
         .filter(|(curve, visible)| **visible && !curve.theta.is_empty())
         .map(|(curve, _)| {
             let points = context::decay_curve(&curve.theta, curve.attention, target);
-            (method_label(curve.kind).to_owned(), points)
+            (curve.kind, method_label(curve.kind).to_owned(), points)
         })
         .collect()
 }
@@ -336,10 +353,16 @@ pub(super) fn survey_ui(ui: &mut egui::Ui, height: f32) {
                 VLine::new("trained at 224 px", f64::from(SURVEY_TRAINING_RESOLUTION))
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
-            for s in &series {
+            for (k, s) in series.iter().enumerate() {
                 let points: Vec<[f64; 2]> =
                     s.points.iter().map(|&(r, a)| [f64::from(r), a]).collect();
-                plot_ui.line(Line::new(s.method.clone(), PlotPoints::from(points)).width(1.5));
+                // The figure's colours, in the same order.
+                let [r, g, b] = context::METHOD_COLORS[k % context::METHOD_COLORS.len()];
+                plot_ui.line(
+                    Line::new(s.method.clone(), PlotPoints::from(points))
+                        .color(egui::Color32::from_rgb(r, g, b))
+                        .width(1.5),
+                );
             }
         });
     crate::widgets::layout::record_plot(ui.ctx(), "context_survey", &response.transform);
@@ -369,7 +392,8 @@ pub(super) fn summary_ui(
             if !visible {
                 continue;
             }
-            ui.label(method_label(curve.kind));
+            // In the method's colour, as its curves.
+            ui.colored_label(method_color32(curve.kind), method_label(curve.kind));
             match &curve.freqs {
                 Ok(freqs) => {
                     let unseen = curve.reach.iter().filter(|r| r.first_unseen.is_some()).count();
@@ -399,3 +423,14 @@ pub(super) fn summary_ui(
         model.trained
     ));
 }
+
+/// A method's colour, the same in every chart and in the figure.
+pub(super) fn method_color32(kind: ScalingKind) -> egui::Color32 {
+    let [r, g, b] = context::method_color(kind);
+    egui::Color32::from_rgb(r, g, b)
+}
+
+/// The trained length's and the target length's marks: greys, so that no method's colour is
+/// taken.
+const TRAINED_COLOR: egui::Color32 = egui::Color32::from_gray(140);
+const TARGET_COLOR: egui::Color32 = egui::Color32::from_gray(215);

@@ -132,8 +132,8 @@ pub struct ContextView {
 /// lines (the score or the decay).
 type LabKey = (CurvesKey, Option<ContextChart>);
 
-/// The lines of the lower chart: a label and its points per shown method.
-type ChartLines = Vec<(String, Vec<[f64; 2]>)>;
+/// The lines of the lower chart: per shown method, its kind (its colour), label and points.
+type ChartLines = Vec<(ScalingKind, String, Vec<[f64; 2]>)>;
 
 /// Every chart's contents for one [`LabKey`].
 struct LabResults {

@@ -66,6 +66,9 @@ pub struct CorkscrewView {
     /// Fractional position while playing.
     #[serde(skip)]
     play_phase: f64,
+    /// When the last frame while playing was drawn (egui's clock, seconds).
+    #[serde(skip)]
+    play_clock: Option<f64>,
     #[serde(skip)]
     camera: OrbitCamera,
     #[serde(skip)]
@@ -79,6 +82,9 @@ pub struct CorkscrewView {
     next_scene_id: u64,
     #[serde(skip)]
     error: Option<String>,
+    /// The last pairs a valid selection gave, drawn while the list typed is not valid.
+    #[serde(skip)]
+    last_valid_pairs: Option<(Vec<usize>, bool)>,
     #[serde(skip)]
     shown_scores: Option<Vec<PairScore>>,
 }
@@ -99,6 +105,8 @@ impl Default for CorkscrewView {
             playing: false,
             speed: 8.0,
             play_phase: 0.0,
+            play_clock: None,
+            last_valid_pairs: None,
             camera: OrbitCamera::framing(glam::Vec3::ONE, 1.0),
             framed_for: None,
             scene: None,
@@ -326,13 +334,22 @@ impl CorkscrewView {
             .on_hover_text("Play speed");
         });
         if self.playing {
-            let dt = ui.input(|i| i.stable_dt).min(0.1) as f64;
+            // The time since the last frame as it passed: egui's frame time estimate is capped
+            // for slow frames, which would play a software renderer at half the speed shown.
+            // A gap of over a second (the window hidden) does not jump.
+            let now = ui.input(|i| i.time);
+            let dt = self
+                .play_clock
+                .map_or(0.0, |last| (now - last).clamp(0.0, 1.0));
+            self.play_clock = Some(now);
             self.play_phase += dt * self.speed;
             let steps = self.play_phase.floor();
             self.play_phase -= steps;
             let span = last - first + 1;
             self.query_position = first + (self.query_position - first + steps as u64) % span;
             ui.ctx().request_repaint();
+        } else {
+            self.play_clock = None;
         }
         if self.lock_offset {
             // The key follows the query; keep both inside the context.
@@ -357,9 +374,13 @@ impl CorkscrewView {
         let render_state = ctx.engine.render_state();
         let (Some(render_state), Some((scene, scene_id))) = (render_state, scene) else {
             ui.allocate_ui(size, |ui| {
-                ui.label(
-                    "The 3D view needs eframe's wgpu device; the insets and the spectrum below still work.",
-                );
+                ui.label(if ctx.engine.render_state().is_none() {
+                    "The 3D view needs eframe's wgpu device; the insets and the spectrum below still work."
+                } else if self.error.is_some() {
+                    "No pairs to draw: give a valid pair list above."
+                } else {
+                    "Building the helices…"
+                });
             });
             return;
         };
@@ -566,10 +587,21 @@ impl View for CorkscrewView {
         self.controls_ui(ui, shared.seq);
         let pair_count = shared.dim / 2;
         let (pairs, more_than_drawn) = match self.drawn_pairs(pair_count) {
-            Ok(drawn) => drawn,
+            Ok(drawn) => {
+                self.last_valid_pairs = Some(drawn.clone());
+                drawn
+            }
             Err(error) => {
-                self.error = Some(error.to_string());
-                (Vec::new(), false)
+                // A half-typed or wrong list keeps the last valid pairs on screen.
+                let kept = self.last_valid_pairs.clone().filter(|(pairs, _)| {
+                    !pairs.is_empty() && pairs.iter().all(|&p| p < pair_count)
+                });
+                self.error = Some(if kept.is_some() {
+                    format!("{error} (still drawing the last valid pairs)")
+                } else {
+                    error.to_string()
+                });
+                kept.unwrap_or_default()
             }
         };
         let first = shared.start;
