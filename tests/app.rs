@@ -1205,6 +1205,46 @@ fn play_moves_the_query_at_the_speed_its_control_shows() {
 }
 
 #[test]
+fn a_wrong_pair_list_keeps_the_last_valid_pairs_and_says_why() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("RoPE corkscrew (3D)").click();
+    harness.run();
+    harness.get_by_label("list").click();
+    harness.run();
+    let before = harness
+        .state()
+        .corkscrew_view()
+        .scene()
+        .map(|scene| scene.helices.len())
+        .expect("the list's helices");
+    let field = harness.get_by_role(Role::TextInput);
+    field.click();
+    harness.run();
+    harness.key_press_modifiers(poslab::egui::Modifiers::COMMAND, poslab::egui::Key::A);
+    harness.get_by_role(Role::TextInput).type_text("0, 99, abc");
+    harness.key_press(poslab::egui::Key::Enter);
+    harness.run();
+    assert!(
+        harness
+            .query_by_label_contains("still drawing the last valid pairs")
+            .is_some(),
+        "the error says the last pairs stay"
+    );
+    let after = harness
+        .state()
+        .corkscrew_view()
+        .scene()
+        .map(|s| s.helices.len());
+    assert_eq!(after, Some(before), "the 3D view keeps its helices");
+    assert!(
+        harness
+            .query_by_label_contains("needs eframe's wgpu device")
+            .is_none()
+    );
+}
+
+#[test]
 fn the_export_path_follows_the_view() {
     let folder = tempfile::tempdir().unwrap();
     let mut harness = harness();

@@ -39,15 +39,13 @@ impl CorkscrewView {
             .show(ui, |ui| {
                 ui.horizontal_wrapped(|ui| {
                     for (index, helix) in scene.helices.iter().enumerate() {
-                        let score = &scores[helix.pair];
-                        inset_ui(
-                            ui,
-                            helix.pair,
-                            helix.theta,
-                            score,
-                            max_radius,
-                            colors[index],
-                        );
+                        // A scene of a previous, wider head may hold pairs the scores lack.
+                        let (Some(score), Some(&color)) =
+                            (scores.get(helix.pair), colors.get(index))
+                        else {
+                            continue;
+                        };
+                        inset_ui(ui, helix.pair, helix.theta, score, max_radius, color);
                     }
                 });
             });

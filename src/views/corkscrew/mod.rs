@@ -397,30 +397,40 @@ impl CorkscrewView {
             .shown_scores
             .iter()
             .flat_map(|scores| {
-                scene.helices.iter().enumerate().flat_map(|(index, helix)| {
-                    let score = &scores[helix.pair];
-                    let inside = |p: u64| p - scene.first_position < scene.position_count as u64;
-                    let query = inside(self.query_position).then(|| HelixVertex {
-                        position: [
-                            relative(self.query_position),
-                            score.query.0 as f32,
-                            score.query.1 as f32,
-                        ],
-                        helix: index as u32,
-                    });
-                    // The key's ring sits on the key's helix: the query's when the two
-                    // vectors agree, its own (drawn fainter) otherwise.
-                    let key = inside(self.key_position).then(|| HelixVertex {
-                        position: [
-                            relative(self.key_position),
-                            score.key.0 as f32,
-                            score.key.1 as f32,
-                        ],
-                        helix: index as u32 | KEY_FLAG,
-                    });
-                    query.into_iter().chain(key)
-                })
+                scene
+                    .helices
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(index, helix)| {
+                        // A scene of a previous, wider head may hold pairs the scores lack.
+                        let score = scores.get(helix.pair)?;
+                        // The scene may be of later positions than m and n (a new start).
+                        let inside = |p: u64| {
+                            p >= scene.first_position
+                                && p - scene.first_position < scene.position_count as u64
+                        };
+                        let query = inside(self.query_position).then(|| HelixVertex {
+                            position: [
+                                relative(self.query_position),
+                                score.query.0 as f32,
+                                score.query.1 as f32,
+                            ],
+                            helix: index as u32,
+                        });
+                        // The key's ring sits on the key's helix: the query's when the two
+                        // vectors agree, its own (drawn fainter) otherwise.
+                        let key = inside(self.key_position).then(|| HelixVertex {
+                            position: [
+                                relative(self.key_position),
+                                score.key.0 as f32,
+                                score.key.1 as f32,
+                            ],
+                            helix: index as u32 | KEY_FLAG,
+                        });
+                        Some(query.into_iter().chain(key))
+                    })
             })
+            .flatten()
             .collect();
         let visuals = ui.visuals();
         let frame = CanvasFrame {
@@ -477,7 +487,7 @@ impl CorkscrewView {
                 egui::Align2::RIGHT_CENTER,
                 format!("pair {}", helix.pair),
                 font.clone(),
-                colors[index],
+                colors.get(index).copied().unwrap_or(egui::Color32::GRAY),
             );
         }
         let bottom = scene.helices.len().saturating_sub(1);
@@ -673,15 +683,21 @@ impl View for CorkscrewView {
             ui.colored_label(ui.visuals().error_fg_color, error);
         }
 
+        // The scene on screen may still be the one of the previous pairs (the new one is built
+        // off the UI thread): its helices are coloured by its own count, not the new pairs'.
+        let scene_colors: Vec<egui::Color32> = scene.as_ref().map_or(Vec::new(), |(scene, _)| {
+            let count = scene.helices.len();
+            (0..count).map(|k| helix_color(k, count)).collect()
+        });
         let full = egui::vec2(panel_width, ui.available_height());
         let canvas_size = egui::vec2(full.x * 0.62, full.y * 0.56);
         let top_down = egui::Layout::top_down(egui::Align::Min);
         ui.horizontal_top(|ui| {
-            self.canvas_area_ui(ui, canvas_size, ctx, scene.clone(), &colors);
+            self.canvas_area_ui(ui, canvas_size, ctx, scene.clone(), &scene_colors);
             let rest = egui::vec2(full.x - canvas_size.x - 8.0, canvas_size.y);
             ui.allocate_ui_with_layout(rest, top_down, |ui| {
                 ui.set_max_width(rest.x);
-                self.insets_ui(ui, scene.as_ref().map(|(s, _)| s.as_ref()), &colors);
+                self.insets_ui(ui, scene.as_ref().map(|(s, _)| s.as_ref()), &scene_colors);
             });
         });
         ui.separator();
