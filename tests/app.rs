@@ -1282,6 +1282,33 @@ fn the_export_path_follows_the_view() {
 }
 
 #[test]
+fn the_learned_views_open_without_a_file_dialog_says_so_too() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Learned tables").click();
+    harness.run();
+    harness.get_by_label("Open table…").click();
+    for _ in 0..200 {
+        harness.step();
+        if harness.state_mut().learned_view().dialog_note.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    harness.run();
+    assert!(
+        harness
+            .query_by_label_contains("no file dialog on this desktop")
+            .is_some()
+    );
+    assert!(
+        harness
+            .get_by_role_and_label(Role::TextInput, "or path:")
+            .is_focused()
+    );
+}
+
+#[test]
 fn open_without_a_file_dialog_says_so_and_offers_the_path_box() {
     let mut harness = harness();
     harness.run();

@@ -403,3 +403,28 @@ fn the_relative_figures_from_the_command_line_equal_the_apps_export() {
         );
     }
 }
+
+#[test]
+fn readme_names_every_preset_the_app_offers() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/models");
+    let mut stems: Vec<String> = std::fs::read_dir(folder)
+        .unwrap()
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let stem = path.file_stem()?.to_string_lossy().into_owned();
+            (path.extension()? == "json").then_some(stem)
+        })
+        .collect();
+    stems.sort();
+    for stem in &stems {
+        assert!(
+            readme.contains(&format!("`{stem}`")),
+            "README does not name {stem}"
+        );
+    }
+    // One preset per config but T5's (no table to preset), as README says.
+    assert_eq!(poslab::ui::params::presets().len(), stems.len() - 1);
+    assert!(readme.contains("`t5-base` has no table to preset"));
+}

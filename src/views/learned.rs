@@ -42,6 +42,12 @@ pub struct LearnedView {
     error: Option<String>,
     #[serde(skip)]
     dialog: Option<PendingDialog>,
+    /// Why no file came from the dialog, shown beside the path box until the next open.
+    #[serde(skip)]
+    pub dialog_note: Option<String>,
+    /// Puts the keyboard in the path box next frame.
+    #[serde(skip)]
+    focus_path: bool,
     #[serde(skip)]
     heatmaps: [ArrayHeatmap; 2],
     #[serde(skip)]
@@ -144,9 +150,18 @@ impl LearnedView {
                 DialogAnswer::Waiting => {}
                 DialogAnswer::Chosen(path) => {
                     self.dialog = None;
+                    self.dialog_note = None;
                     self.open(ui.ctx(), LearnedSource { path, tensor: None });
                 }
-                DialogAnswer::Cancelled => self.dialog = None,
+                DialogAnswer::Cancelled => {
+                    // rfd answers the same for a cancel and for no dialog at all: either way,
+                    // the path box is the way on.
+                    self.dialog = None;
+                    self.dialog_note = Some(
+                        "No file chosen (cancelled, or no file dialog on this desktop): type a path and press Enter".to_owned(),
+                    );
+                    self.focus_path = true;
+                }
             }
         }
         let dropped = ui.ctx().input(|i| {
@@ -180,12 +195,19 @@ impl LearnedView {
                         .desired_width(ui.available_width() - 60.0),
                 )
                 .labelled_by(label.id);
+            if std::mem::take(&mut self.focus_path) {
+                field.request_focus();
+            }
             let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
             if (ui.button("Load").clicked() || entered) && !self.path_text.trim().is_empty() {
                 let path = std::path::PathBuf::from(self.path_text.trim());
+                self.dialog_note = None;
                 self.open(ui.ctx(), LearnedSource { path, tensor: None });
             }
         });
+        if let Some(note) = &self.dialog_note {
+            ui.colored_label(ui.visuals().warn_fg_color, note);
+        }
         ui.horizontal(|ui| {
             if self.tensors.len() > 1 {
                 let chosen = self.tensor.clone();
