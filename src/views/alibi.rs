@@ -11,7 +11,6 @@ use crate::ui::engine::AppEngine;
 use crate::ui::status::Status;
 use crate::views::{View, ViewContext};
 use crate::widgets::heatmap::TableHeatmap;
-use crate::widgets::layout::NiceAxes;
 
 /// What the view keeps between frames (its settings also between runs).
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -162,22 +161,21 @@ fn attention_ui(
     height: f32,
 ) {
     let keys = params.seq;
-    // The legend in the corner away from the peak, which sits at the query.
-    let corner = if query * 2 >= keys {
-        egui_plot::Corner::LeftTop
-    } else {
-        egui_plot::Corner::RightTop
-    };
     let response = Plot::new("alibi_attention")
         .height(height)
         .legend(
             Legend::default()
-                .position(corner)
+                .position(egui_plot::Corner::LeftBottom)
                 .follow_insertion_order(true),
         )
-        .x_axis_label("key j (position)")
-        .nice_axes()
-        .y_axis_label("attention weight")
+        // Log axes: the weights fall over decades, and at thousands of keys a linear key axis
+        // squeezes every curve into the few pixels next to the query.
+        .x_axis_label("distance from the query |i − j| (log scale)")
+        .x_grid_spacer(crate::widgets::layout::decade_ticks)
+        .x_axis_formatter(|mark, _| format!("1e{}", mark.value))
+        .y_axis_label("attention weight of one key (log scale)")
+        .y_grid_spacer(crate::widgets::layout::decade_ticks)
+        .y_axis_formatter(|mark, _| format!("1e{}", mark.value))
         .show(ui, |plot_ui| {
             // A handful of heads keeps the plot readable: first, last and evenly between.
             let shown = 8.min(slopes.len());
@@ -192,12 +190,23 @@ fn attention_ui(
                     .collect();
                 let peak = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let total: f64 = row.iter().map(|b| (b - peak).exp()).sum();
-                let points: Vec<[f64; 2]> = row
-                    .iter()
-                    .enumerate()
-                    .map(|(j, b)| [j as f64, (b - peak).exp() / total])
+                let weight = |j: usize| (row[j] - peak).exp() / total;
+                // One key per distance (both sides weigh alike in symmetric mode): the keys
+                // before the query, or after it where there are none before.
+                let points: Vec<[f64; 2]> = (1..keys)
+                    .filter_map(|d| {
+                        let j = query.checked_sub(d).or_else(|| {
+                            (params.mode == AlibiMode::Symmetric && query + d < keys)
+                                .then_some(query + d)
+                        })?;
+                        let w = weight(j);
+                        (w >= MIN_WEIGHT).then(|| [(d as f64).log10(), w.log10()])
+                    })
                     .collect();
-                plot_ui.line(Line::new(format!("head {head}"), PlotPoints::from(points)));
+                plot_ui.line(Line::new(
+                    format!("head {head}: {:.3} on the query itself", weight(query)),
+                    PlotPoints::from(points),
+                ));
             }
         });
     crate::widgets::layout::record_plot(ui.ctx(), "alibi_attention", &response.transform);
@@ -218,6 +227,9 @@ impl AlibiView {
         }
     }
 }
+
+/// Attention weights below this are left off the curves (they would reach 1e-300).
+const MIN_WEIGHT: f64 = 1e-12;
 
 /// The longest sequence the view draws.
 const MAX_SEQ: usize = 8192;
@@ -352,7 +364,8 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
         formula: "bias[h, i, j] = −m_h·|i − j|,  m_h = 2^(−8(h+1)/H) for H heads (H a power of two)",
         reading: "The matrix: query i down, key j across, colour the bias added to the attention logit (0 on the diagonal, more negative further away; \
               causal mode masks keys after the query). The slopes: one per head on a log axis. \
-              The curves: the query's attention over the keys when every content score is equal, i.e. the softmax of its bias row.",
+              The curves: the query's attention over the keys when every content score is equal, i.e. the softmax of its bias row, \
+              against the distance from the query, both on log axes (one key per distance; the weight on the query itself is in the legend).",
         convention: "Slopes as get_slopes in ofirpress/attention_with_linear_biases, including its rule for a head count that is not a power of two \
                  (the slopes of the next power down, then every other slope of twice that many).",
         try_these: &[
