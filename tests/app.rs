@@ -1598,7 +1598,6 @@ fn the_check_view_holds_a_file_to_its_float_type_as_the_command_line_does() {
 #[test]
 fn the_context_view_follows_the_model_the_target_and_the_methods() {
     use poslab::encoding::rope_scaling::ScalingKind;
-    use poslab::scene::context::method_label;
     let mut harness = harness();
     harness.run();
     harness.get_by_label("Context extension").click();
@@ -1611,17 +1610,15 @@ fn the_context_view_follows_the_model_the_target_and_the_methods() {
         .get_by_role_and_label(Role::Slider, "Target length L'")
         .set_value_accesskit(65_536.0);
     harness.run();
-    harness
-        .get_by_label(method_label(ScalingKind::Llama3))
-        .click();
-    harness.run();
+    // Choosing Llama 3.1 ticks its own method, Llama 3 (the sixth).
+    assert!(harness.state_mut().context_view().methods[5].shown);
     let view = harness.state_mut().context_view();
     let model = view.model();
     assert_eq!(model.name, "meta-llama/Llama-3.1-8B");
     assert_eq!((model.trained, model.base), (8192, 500_000.0));
     assert_eq!(view.shown_target(), 65_536);
     let shown: Vec<bool> = view.methods.iter().map(|m| m.shown).collect();
-    // The defaults (extrapolation, PI, NTK, YaRN) and Llama 3, ticked above.
+    // The defaults (extrapolation, PI, NTK, YaRN) and Llama 3, the model's own.
     assert_eq!(shown, [true, true, true, false, true, true, false]);
     let unseen = view.unseen_spec().unwrap();
     let curves: Vec<_> = view

@@ -272,6 +272,20 @@ impl ContextView {
             .or_else(|| models.first())
     }
 
+    /// Ticks the method a model was released with (Llama 3.1's llama3, Qwen's YaRN), so that
+    /// choosing it shows its own scaling beside the others.
+    fn show_own_method(&mut self, model: &RopeModel) {
+        let own = model.scaling.kind;
+        if own == ScalingKind::None {
+            return;
+        }
+        if let Some(index) = METHODS.iter().position(|&kind| kind == own)
+            && let Some(edit) = self.methods.get_mut(index)
+        {
+            edit.shown = true;
+        }
+    }
+
     /// The model drawn: the opened config, else the chosen shipped one.
     pub fn model(&self) -> RopeModel {
         if let Some((_, model)) = &self.opened {
@@ -460,6 +474,7 @@ impl ContextView {
                     self.file_error = Some(format!("{}: {problem}", path.display()));
                 }
                 Some(model) => {
+                    self.show_own_method(&model);
                     self.opened = Some((path.to_owned(), model));
                     self.file_error = None;
                 }
@@ -500,6 +515,7 @@ impl ContextView {
                         {
                             self.model_file = file.clone();
                             self.opened = None;
+                            self.show_own_method(rope);
                         }
                     }
                 })
