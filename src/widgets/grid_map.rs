@@ -34,6 +34,8 @@ pub struct GridMap {
     job: crate::jobs::Latest<(MapSource, usize, Colormap), Result<ComputedMap, String>>,
     /// Where the map was drawn last frame, so that tests can click a patch.
     pub transform: Option<egui_plot::PlotTransform>,
+    /// The colour scale given for the values shown (`None`: their own range).
+    shown_range: Option<(f64, f64)>,
 }
 
 impl GridMap {
@@ -105,8 +107,10 @@ impl GridMap {
         self.draw(ui, id, grid, query, colormap, stale)
     }
 
-    /// Draws `values` (`[grid_h, grid_w]`) as the grid, `query` outlined; returns the patch
-    /// clicked, if any.
+    /// Draws `values` (`[grid_h, grid_w]`) as the grid, `query` outlined, coloured over
+    /// `range` (a scale shared with another map) or the values' own; returns the patch clicked,
+    /// if any.
+    #[allow(clippy::too_many_arguments)]
     pub fn ui_values(
         &mut self,
         ui: &mut egui::Ui,
@@ -115,11 +119,13 @@ impl GridMap {
         grid: GridParams,
         query: usize,
         colormap: Colormap,
+        range: Option<(f64, f64)>,
     ) -> Option<usize> {
         let key = (MapSource::Values(values.clone()), query, colormap);
-        if self.computed_for.as_ref() != Some(&key) {
-            self.show(ui.ctx(), values.clone(), colormap);
+        if self.computed_for.as_ref() != Some(&key) || self.shown_range != range {
+            self.show(ui.ctx(), values.clone(), colormap, range);
             self.computed_for = Some(key);
+            self.shown_range = range;
         }
         self.draw(ui, id, grid, query, colormap, false)
     }
@@ -138,14 +144,20 @@ impl GridMap {
         )))
     }
 
-    fn show(&mut self, ctx: &egui::Context, values: Array2<f64>, colormap: Colormap) {
+    fn show(
+        &mut self,
+        ctx: &egui::Context,
+        values: Array2<f64>,
+        colormap: Colormap,
+        range: Option<(f64, f64)>,
+    ) {
         let (rows, cols) = values.dim();
         let data = HeatmapData {
             values,
             rows: Strided::all(rows),
             cols: Strided::all(cols),
         };
-        self.texture.update(ctx, &data, colormap, None);
+        self.texture.update(ctx, &data, colormap, range);
         self.data = Some(data);
     }
 

@@ -256,7 +256,7 @@ fn learned_panels(
     let maps = learned.maps(p)?;
     let flat = |a: &ndarray::Array2<f64>| a.iter().copied().collect::<Vec<f64>>();
     let side = p.target_side;
-    Ok(vec![
+    Ok(sharing_one_scale(vec![
         grid_panel(
             style,
             format!(
@@ -274,7 +274,7 @@ fn learned_panels(
             side,
             p.target_grid().patch_xy(p.query),
         ),
-    ])
+    ]))
 }
 
 /// MAE's panels: its table resampled, made at the larger grid, and their difference.
@@ -284,7 +284,7 @@ fn mae_panels(style: &FigureStyle, p: &context::VisionParams) -> Result<Vec<Pane
     let query = p.target_grid().patch_xy(p.query);
     let flat = |a: &ndarray::Array2<f64>| a.iter().copied().collect::<Vec<f64>>();
     let difference = &maps.resampled - &maps.direct;
-    Ok(vec![
+    Ok(sharing_one_scale(vec![
         grid_panel(
             style,
             format!("MAE table made at {t} x {t}, resampled", t = p.train_side),
@@ -306,5 +306,25 @@ fn mae_panels(style: &FigureStyle, p: &context::VisionParams) -> Result<Vec<Pane
             side,
             query,
         ),
-    ])
+    ]))
+}
+
+/// The first two panels (the two tables' maps, compared side by side) on one colour scale;
+/// the rest keep their own.
+fn sharing_one_scale(mut panels: Vec<Panel>) -> Vec<Panel> {
+    let bars: Vec<(f64, f64)> = panels
+        .iter()
+        .take(2)
+        .filter_map(|p| p.colorbar.as_ref().map(|c| (c.min, c.max)))
+        .collect();
+    if let [(a_lo, a_hi), (b_lo, b_hi)] = bars[..] {
+        let (lo, hi) = (a_lo.min(b_lo), a_hi.max(b_hi));
+        for panel in panels.iter_mut().take(2) {
+            if let Some(bar) = &mut panel.colorbar {
+                bar.min = lo;
+                bar.max = hi;
+            }
+        }
+    }
+    panels
 }

@@ -395,6 +395,17 @@ impl ContextView {
             [a, b, c]
         };
         let rects: Vec<egui::Rect> = cells(top).into_iter().chain(cells(bottom)).collect();
+        // The two tables' maps side by side are compared: one colour scale for both (the
+        // difference keeps its own).
+        let shared_range = firsts
+            .iter()
+            .take(2)
+            .flat_map(|(values, ..)| values.iter().copied())
+            .filter(|v| v.is_finite())
+            .fold(None, |range: Option<(f64, f64)>, v| {
+                Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
+            })
+            .map(|(lo, hi)| colormap.range(lo, hi));
         let query = self.vision.query;
         let mut clicked = None;
         for (k, (map, rect)) in self.grid_maps.iter_mut().zip(rects).enumerate() {
@@ -403,7 +414,9 @@ impl ContextView {
             let picked = match (k, firsts.get(k)) {
                 (0..3, Some((values, map_grid, map_query, title))) => {
                     ui.label(title);
-                    let picked = map.ui_values(ui, &id, values, *map_grid, *map_query, colormap);
+                    let range = if k < 2 { shared_range } else { None };
+                    let picked =
+                        map.ui_values(ui, &id, values, *map_grid, *map_query, colormap, range);
                     // Only a click on the larger grid names a query patch.
                     picked.filter(|_| *map_grid == grid)
                 }
