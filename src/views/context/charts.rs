@@ -137,7 +137,9 @@ pub(super) fn fitted_score_ui(
             (target as f64 / context::CURVE_POINTS as f64).max(1.0)
         ))
         .nice_axes()
-        .y_axis_label("score a(s), fitted in [0, L)")
+        .y_axis_label(format!(
+            "score a(s), fitted in [0, L); cut at ±{SCORE_RANGE}"
+        ))
         .show(ui, |plot_ui| {
             plot_ui.vline(
                 VLine::new(format!("L = {}", model.trained), last_trained)
@@ -145,11 +147,16 @@ pub(super) fn fitted_score_ui(
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
             for (kind, label, points) in lines {
-                plot_ui.line(
-                    Line::new(label.clone(), PlotPoints::from(points.clone()))
-                        .color(method_color32(*kind))
-                        .width(1.2),
-                );
+                // Past ±SCORE_RANGE a curve is cut, not drawn off the plot: an exploding score
+                // alternates sign from point to point and would fill the chart with vertical
+                // lines. Its largest value is in its legend entry.
+                for run in runs_within(points, SCORE_RANGE) {
+                    plot_ui.line(
+                        Line::new(label.clone(), PlotPoints::from(run))
+                            .color(method_color32(*kind))
+                            .width(1.2),
+                    );
+                }
             }
             let fitted: Vec<[f64; 2]> = fit.points.iter().map(|&(s, v)| [s, v]).collect();
             plot_ui.points(
@@ -434,3 +441,36 @@ pub(super) fn method_color32(kind: ScalingKind) -> egui::Color32 {
 /// taken.
 const TRAINED_COLOR: egui::Color32 = egui::Color32::from_gray(140);
 const TARGET_COLOR: egui::Color32 = egui::Color32::from_gray(215);
+
+/// The runs of consecutive points whose value lies within `±limit` (a curve cut where it
+/// leaves the plot).
+fn runs_within(points: &[[f64; 2]], limit: f64) -> Vec<Vec<[f64; 2]>> {
+    let mut runs: Vec<Vec<[f64; 2]>> = Vec::new();
+    let mut current = Vec::new();
+    for &point in points {
+        if point[1].abs() <= limit {
+            current.push(point);
+        } else if !current.is_empty() {
+            runs.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        runs.push(current);
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs_within;
+
+    #[test]
+    fn a_curve_is_cut_where_it_leaves_the_plot() {
+        let points = [[0.0, 1.0], [1.0, 9.0], [2.0, -1.0], [3.0, 5.0], [4.0, -7.0]];
+        assert_eq!(
+            runs_within(&points, 5.0),
+            vec![vec![[0.0, 1.0]], vec![[2.0, -1.0], [3.0, 5.0]]]
+        );
+        assert!(runs_within(&[[0.0, 6.0]], 5.0).is_empty());
+    }
+}
