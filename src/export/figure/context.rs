@@ -410,8 +410,12 @@ fn lower_panel(
                 .map(|(kind, theta, attention)| {
                     let mut points = context::score_curve(&fit, theta, *attention, target);
                     let past = context::largest_past(&points, last_trained).unwrap_or(0.0);
+                    // Cut where the curve leaves the plot (a gap in the line): clamped, an
+                    // exploding score alternating sign drew a wall of vertical lines.
                     for p in &mut points {
-                        p[1] = p[1].clamp(range.0, range.1);
+                        if p[1].abs() > SCORE_RANGE {
+                            p[1] = f64::NAN;
+                        }
                     }
                     let name = format!("{}, |a| ≤ {past:.3e} past L", method_label(*kind));
                     line(name, points, method_color(*kind))
@@ -425,7 +429,7 @@ fn lower_panel(
             });
             series.push(mark(format!("L = {trained}"), last_trained, range));
             plot_panel(
-                format!("Fitted attention score (held to ±{SCORE_RANGE})"),
+                format!("Fitted attention score (cut at ±{SCORE_RANGE})"),
                 distance_axis("distance s"),
                 Axis::new("score a(s)", range.0, range.1),
                 series,

@@ -738,21 +738,37 @@ fn series_group(
         let color = hex(s.color);
         match s.style {
             SeriesStyle::Line { width } => {
-                let points: Vec<String> = s
-                    .points
-                    .iter()
-                    .filter(|p| p[1].is_finite())
-                    .map(|p| format!("{:.2},{:.2}", x_scale.px(p[0]), y_scale.px(p[1])))
-                    .collect();
-                group = group.add(
+                // A value that is not a number breaks the line (a curve cut where it leaves
+                // the plot): one polyline per run of finite points.
+                let mut runs: Vec<Vec<String>> = vec![Vec::new()];
+                for p in &s.points {
+                    if p[1].is_finite() {
+                        if let Some(run) = runs.last_mut() {
+                            run.push(format!("{:.2},{:.2}", x_scale.px(p[0]), y_scale.px(p[1])));
+                        }
+                    } else if runs.last().is_some_and(|run| !run.is_empty()) {
+                        runs.push(Vec::new());
+                    }
+                }
+                runs.retain(|run| !run.is_empty());
+                let polyline = |points: &[String]| {
                     Polyline::new()
-                        .set("id", id)
                         .set("points", points.join(" "))
                         .set("fill", "none")
-                        .set("stroke", color)
+                        .set("stroke", color.clone())
                         .set("stroke-width", width)
-                        .set("stroke-linejoin", "round"),
-                );
+                        .set("stroke-linejoin", "round")
+                };
+                if runs.len() <= 1 {
+                    let points = runs.first().map(Vec::as_slice).unwrap_or(&[]);
+                    group = group.add(polyline(points).set("id", id));
+                } else {
+                    let mut lines = Group::new().set("id", id);
+                    for run in &runs {
+                        lines = lines.add(polyline(run));
+                    }
+                    group = group.add(lines);
+                }
             }
             SeriesStyle::Dots { radius } => {
                 let mut dots = Group::new().set("id", id);
