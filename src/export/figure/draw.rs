@@ -547,7 +547,9 @@ fn legend(series: &[super::Series], plot: Area) -> Group {
         .map(|s| s.name.chars().count())
         .max()
         .unwrap_or(0);
-    let width = longest as f64 * 6.5 + 36.0;
+    // Within its own plot: a wider card reached over the panel to its left (a white box on
+    // the context figure's map); names longer than the plot run into the margin beside it.
+    let width = (longest as f64 * 6.5 + 36.0).min(plot.w - 8.0).max(0.0);
     group = group.add(
         Rectangle::new()
             .set("x", plot.x + plot.w - 4.0 - width)
