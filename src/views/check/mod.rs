@@ -825,8 +825,8 @@ impl View for CheckView {
             }
         });
         crate::widgets::heatmap::zoom_done(ui.ctx(), link);
-        if let Some(located) = &located {
-            where_ui::error_curves_ui(ui, located, &envelopes, curves_height - 10.0);
+        if located.is_some() {
+            where_ui::error_curves_ui(ui, &envelopes, curves_height - 10.0);
         }
     }
 }

@@ -31,20 +31,54 @@ pub struct Outcome {
     pub(super) reference: Option<Arc<ArrayD<f64>>>,
 }
 
-/// What the errors are drawn against: per row and per column, the largest difference the
-/// tolerance allows; and for a sin/cos table, how far float32 angles may take it.
+/// Points a side of an error curve at most: a 1M-row table's curve is binned (the largest
+/// error of the rows a point stands for), so that drawing it costs a frame nothing.
+const CURVE_POINTS: usize = 2048;
+
+/// One chart's curves, ready to draw: `(index, log10 value)`.
+#[derive(Debug, Clone, Default)]
+pub struct CurveSet {
+    /// The largest |file − reference|.
+    pub errors: Vec<[f64; 2]>,
+    /// The largest difference the tolerance allows.
+    pub allowed: Vec<[f64; 2]>,
+    /// Half an ulp of the float32 angle `p·ω` of the fastest pair (rows of a sin/cos table),
+    /// which grows with position.
+    pub angles: Option<Vec<[f64; 2]>>,
+}
+
+/// The error against row and against column, made off the UI thread with the outcome.
 #[derive(Debug, Clone, Default)]
 pub struct Envelopes {
-    pub allowed_by_row: Vec<f64>,
-    pub allowed_by_column: Vec<f64>,
-    /// The fastest frequency of a sin/cos (or angle) reference, and its first position: the
-    /// angle `p·ω` rounded to float32 is off by up to half an ulp of it, which grows with `p`.
-    pub fastest_frequency: Option<(f64, u64)>,
+    pub rows: CurveSet,
+    pub columns: CurveSet,
+}
+
+/// `(first index of the bin, log10 of its largest value)` for bins of `values` at most
+/// [`CURVE_POINTS`] in all; bins with no positive finite value are left out (no logarithm).
+fn binned_log(values: &[f64]) -> Vec<[f64; 2]> {
+    let step = values.len().div_ceil(CURVE_POINTS).max(1);
+    values
+        .chunks(step)
+        .enumerate()
+        .filter_map(|(k, bin)| {
+            let largest = bin
+                .iter()
+                .filter(|v| v.is_finite())
+                .fold(0.0f64, |m, &v| m.max(v));
+            (largest > 0.0).then(|| [(k * step) as f64, largest.log10()])
+        })
+        .collect()
 }
 
 impl Envelopes {
     /// `spec`: the reference's table, when known (not for a reading identify found).
-    fn of(comparison: &Comparison, reference: &ArrayD<f64>, spec: Option<&TableSpec>) -> Self {
+    fn of(
+        comparison: &Comparison,
+        reference: &ArrayD<f64>,
+        located: &Located,
+        spec: Option<&TableSpec>,
+    ) -> Self {
         let shape = reference.shape();
         let (rows, columns) = crate::check::locate::rows_and_columns(shape);
         let mut allowed_by_row = vec![0.0f64; rows];
@@ -70,10 +104,31 @@ impl Envelopes {
             .unwrap_or_default()
             .into_iter()
             .fold(0.0f64, f64::max);
+        // Position 0 rounds nothing (and has no logarithm): left out as a zero.
+        let angles = (fastest > 0.0 && shape.len() == 2).then(|| {
+            let half_ulps: Vec<f64> = (0..rows)
+                .map(|row| {
+                    let angle = (start + row as u64) as f64 * fastest;
+                    if angle > 0.0 {
+                        crate::check::f32_ulp(angle) / 2.0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            binned_log(&half_ulps)
+        });
         Self {
-            allowed_by_row,
-            allowed_by_column,
-            fastest_frequency: (fastest > 0.0 && shape.len() == 2).then_some((fastest, start)),
+            rows: CurveSet {
+                errors: binned_log(&located.row_errors),
+                allowed: binned_log(&allowed_by_row),
+                angles,
+            },
+            columns: CurveSet {
+                errors: binned_log(&located.column_errors),
+                allowed: binned_log(&allowed_by_column),
+                angles: None,
+            },
         }
     }
 }
@@ -121,7 +176,9 @@ pub(super) fn compute_outcome(
                     let envelopes = verdict
                         .located
                         .as_ref()
-                        .map(|_| Envelopes::of(&verdict.comparison, &reference, Some(&spec)))
+                        .map(|located| {
+                            Envelopes::of(&verdict.comparison, &reference, located, Some(&spec))
+                        })
                         .unwrap_or_default();
                     return Outcome {
                         title: format!("{name} as {}", spec.kind_name()),
@@ -151,7 +208,9 @@ pub(super) fn compute_outcome(
         _ => None,
     };
     let envelopes = match (&comparison, &reference, &located) {
-        (Some(comparison), Some(reference), Some(_)) => Envelopes::of(comparison, reference, None),
+        (Some(comparison), Some(reference), Some(located)) => {
+            Envelopes::of(comparison, reference, located, None)
+        }
         _ => Envelopes::default(),
     };
     Outcome {

@@ -6,6 +6,7 @@
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
 use super::Envelopes;
+use super::outcome::CurveSet;
 use crate::check::Located;
 
 /// Rows and columns shown around a cell zoomed to, each side.
@@ -90,70 +91,23 @@ pub(super) fn located_ui(
     clicked
 }
 
-/// The largest |error| of each row and of each column against what is allowed, log scale.
-pub(super) fn error_curves_ui(
-    ui: &mut egui::Ui,
-    located: &Located,
-    envelopes: &Envelopes,
-    height: f32,
-) {
+/// The largest |error| of each row and of each column against what is allowed, log scale
+/// (curves made with the outcome, off the UI thread).
+pub(super) fn error_curves_ui(ui: &mut egui::Ui, envelopes: &Envelopes, height: f32) {
     let width = (ui.available_width() - 8.0) / 2.0;
     ui.horizontal_top(|ui| {
         ui.allocate_ui(egui::vec2(width, height), |ui| {
-            let angles = envelopes.fastest_frequency.map(|(omega, start)| {
-                (0..located.row_errors.len())
-                    .map(|row| {
-                        let angle = (start + row as u64) as f64 * omega;
-                        // Position 0 rounds nothing (and has no logarithm): left out.
-                        if angle > 0.0 {
-                            crate::check::f32_ulp(angle) / 2.0
-                        } else {
-                            0.0
-                        }
-                    })
-                    .collect::<Vec<f64>>()
-            });
-            curves_plot(
-                ui,
-                "check_error_by_row",
-                "row (position)",
-                &located.row_errors,
-                &envelopes.allowed_by_row,
-                angles.as_deref(),
-            );
+            curves_plot(ui, "check_error_by_row", "row (position)", &envelopes.rows);
         });
         ui.allocate_ui(egui::vec2(width, height), |ui| {
-            curves_plot(
-                ui,
-                "check_error_by_column",
-                "column",
-                &located.column_errors,
-                &envelopes.allowed_by_column,
-                None,
-            );
+            curves_plot(ui, "check_error_by_column", "column", &envelopes.columns);
         });
     });
 }
 
-/// One plot of log10 |error| against index, with the allowed envelope and an optional second
-/// one (float32 angles).
-fn curves_plot(
-    ui: &mut egui::Ui,
-    id: &str,
-    axis: &str,
-    errors: &[f64],
-    allowed: &[f64],
-    angles: Option<&[f64]>,
-) {
-    // Zero errors have no logarithm: they are left out of the curve.
-    let log_points = |values: &[f64]| -> Vec<[f64; 2]> {
-        values
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| **v > 0.0 && v.is_finite())
-            .map(|(i, v)| [i as f64, v.log10()])
-            .collect()
-    };
+/// One plot of log10 |error| against index, with the allowed envelope and, where there is
+/// one, the float32 angles' envelope.
+fn curves_plot(ui: &mut egui::Ui, id: &str, axis: &str, curves: &CurveSet) {
     let response = Plot::new(id)
         .height(ui.available_height())
         .width(ui.available_width())
@@ -169,7 +123,7 @@ fn curves_plot(
             plot_ui.line(
                 Line::new(
                     "largest |file − reference|",
-                    PlotPoints::from(log_points(errors)),
+                    PlotPoints::from(curves.errors.clone()),
                 )
                 .color(egui::Color32::from_rgb(230, 90, 80))
                 .width(1.5),
@@ -177,16 +131,16 @@ fn curves_plot(
             plot_ui.line(
                 Line::new(
                     "allowed by the tolerance",
-                    PlotPoints::from(log_points(allowed)),
+                    PlotPoints::from(curves.allowed.clone()),
                 )
                 .color(egui::Color32::from_rgb(150, 150, 150))
                 .style(egui_plot::LineStyle::dashed_dense()),
             );
-            if let Some(angles) = angles {
+            if let Some(angles) = &curves.angles {
                 plot_ui.line(
                     Line::new(
                         "float32 angles: ½ ulp of p·ω (fastest pair)",
-                        PlotPoints::from(log_points(angles)),
+                        PlotPoints::from(angles.clone()),
                     )
                     .color(egui::Color32::from_rgb(90, 160, 230))
                     .style(egui_plot::LineStyle::dashed_loose()),
