@@ -153,25 +153,34 @@ pub struct Located {
 }
 
 impl Located {
-    /// Lines for a terminal: the summary, the worst cells as a table (the most times over the
-    /// tolerance first), the diagnosis.
-    pub fn report(&self) -> String {
-        let mut text = String::new();
-        let two_d = self.shape.len() >= 2;
-        let _ = write!(text, "outside the tolerance: {} element", self.count);
-        if self.count != 1 {
-            text.push('s');
-        }
-        if two_d {
-            let _ = write!(
-                text,
-                " in {} of {} rows and {} of {} columns, rows {} to {}",
+    /// "3 elements" (or "1 element") outside.
+    pub fn elements(&self) -> String {
+        let plural = if self.count == 1 { "" } else { "s" };
+        format!("{} element{plural}", self.count)
+    }
+
+    /// "in 3 of 512 rows and 3 of 128 columns" for a table of two or more axes.
+    pub fn spread(&self) -> Option<String> {
+        (self.shape.len() >= 2).then(|| {
+            format!(
+                "in {} of {} rows and {} of {} columns",
                 self.rows_with_any,
                 self.row_errors.len(),
                 self.columns_with_any,
-                self.column_errors.len(),
-                self.first_row,
-                self.last_row
+                self.column_errors.len()
+            )
+        })
+    }
+
+    /// Lines for a terminal: the summary, the worst cells as a table (the most times over the
+    /// tolerance first), the diagnosis.
+    pub fn report(&self) -> String {
+        let mut text = format!("outside the tolerance: {}", self.elements());
+        if let Some(spread) = self.spread() {
+            let _ = write!(
+                text,
+                " {spread}, rows {} to {}",
+                self.first_row, self.last_row
             );
         }
         text.push('\n');

@@ -206,9 +206,8 @@ fn outside_panel(
         .collect();
     Panel {
         title: format!(
-            "{} element{} outside the tolerance{}",
-            located.count,
-            if located.count == 1 { "" } else { "s" },
+            "{} outside the tolerance{}",
+            located.elements(),
             if outlined.is_empty() {
                 String::new()
             } else {

@@ -22,20 +22,11 @@ pub(super) fn located_ui(
     link: egui::Id,
 ) -> Option<Vec<usize>> {
     let mut clicked = None;
-    let mut summary = format!(
-        "{} element{} outside the tolerance",
-        located.count,
-        if located.count == 1 { "" } else { "s" }
-    );
-    if located.shape.len() >= 2 {
+    let mut summary = format!("{} outside the tolerance", located.elements());
+    if let Some(spread) = located.spread() {
         summary.push_str(&format!(
-            ", in {} of {} rows and {} of {} columns (rows {} to {})",
-            located.rows_with_any,
-            located.row_errors.len(),
-            located.columns_with_any,
-            located.column_errors.len(),
-            located.first_row,
-            located.last_row
+            ", {spread} (rows {} to {})",
+            located.first_row, located.last_row
         ));
     }
     ui.label(egui::RichText::new(summary).strong());
