@@ -1465,25 +1465,18 @@ fn the_check_view_shows_where_a_file_differs() {
     let path = folder.join("three.npy");
     // Vaswani's table written out here, three elements changed.
     let (seq, dim) = (512, 128);
-    let mut values: Vec<f32> = (0..seq * dim)
-        .map(|k| {
-            let (p, c) = ((k / dim) as f64, k % dim);
-            let w = 1.0 / 10_000f64.powf(2.0 * (c / 2) as f64 / dim as f64);
-            (if c % 2 == 0 {
-                (p * w).sin()
-            } else {
-                (p * w).cos()
-            }) as f32
-        })
-        .collect();
-    values[40 * dim + 5] += 0.1;
-    values[300 * dim + 64] -= 0.05;
-    values[470 * dim + 120] += 0.02;
-    let mut bytes = poslab::export::npy_header(&[seq, dim], false, poslab::export::RealDtype::F32);
-    for v in &values {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    std::fs::write(&path, bytes).unwrap();
+    let mut table = ndarray::Array2::from_shape_fn((seq, dim), |(p, c)| {
+        let w = 1.0 / 10_000f64.powf(2.0 * (c / 2) as f64 / dim as f64);
+        if c % 2 == 0 {
+            (p as f64 * w).sin()
+        } else {
+            (p as f64 * w).cos()
+        }
+    });
+    table[[40, 5]] += 0.1;
+    table[[300, 64]] -= 0.05;
+    table[[470, 120]] += 0.02;
+    common::write_npy_f32(&path, &table);
     let launch = poslab::cli::app::AppLaunch {
         check: Some(path.clone()),
         ..Default::default()

@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::run_poslab as run;
 use ndarray::{Array2, ArrayD, IxDyn, array};
 use poslab::check::identify::identify;
 use poslab::check::{Tolerance, compare};
@@ -520,19 +521,6 @@ fn the_comparison_names_the_worst_element() {
     let other = compare(&array![1.0, 2.0].into_dyn(), &row, Tolerance::default());
     assert!(!other.shapes_match());
     assert!(other.report().starts_with("shape mismatch"));
-}
-
-fn run(args: &[&str]) -> (i32, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_poslab"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.code().unwrap_or(-1), text)
 }
 
 #[test]

@@ -3,6 +3,9 @@
 //! error growing with position, masking), on tables made here from the formulas (Vaswani's
 //! sin/cos written out, ALiBi's −m|i−j|), not by poslab's engine.
 
+mod common;
+
+use common::{run_poslab as run, write_npy_f32 as write_npy};
 use ndarray::{Array2, ArrayD};
 use poslab::check::{Diagnosis, Located, Tolerance, compare, locate};
 use poslab::import::StoredFloat;
@@ -196,40 +199,21 @@ fn show_keeps_the_worst_and_counts_the_rest() {
     assert!(found.worst.windows(2).all(|w| w[0].over >= w[1].over));
 }
 
-fn run(args: &[&str]) -> (i32, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_poslab"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.code().unwrap_or(-1), text)
-}
-
-/// Writes `table` as a little-endian float32 `.npy`.
-fn write_npy(path: &std::path::Path, table: &Array2<f64>) {
-    let mut bytes = poslab::export::npy_header(
-        &[table.nrows(), table.ncols()],
-        false,
-        poslab::export::RealDtype::F32,
-    );
-    for v in table.iter() {
-        bytes.extend_from_slice(&(*v as f32).to_le_bytes());
-    }
-    std::fs::write(path, bytes).unwrap();
+/// The file: Vaswani's 512 x 128 table with rows 40, 300 and 470 changed in columns
+/// 5, 64 and 120.
+fn three_bad_cells() -> Array2<f64> {
+    let mut table = vaswani(512, 128, 0, 1.0);
+    table[[40, 5]] += 0.1;
+    table[[300, 64]] -= 0.05;
+    table[[470, 120]] += 0.02;
+    table
 }
 
 #[test]
 fn poslab_check_names_the_three_cells_and_exits_1() {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("three.npy");
-    let mut table = vaswani(512, 128, 0, 1.0);
-    table[[40, 5]] += 0.1;
-    table[[300, 64]] -= 0.05;
-    table[[470, 120]] += 0.02;
+    let table = three_bad_cells();
     write_npy(&path, &table);
     let file = path.display().to_string();
     let words = [
@@ -274,10 +258,7 @@ fn poslab_check_names_the_three_cells_and_exits_1() {
 fn the_check_figure_maps_every_element_outside() {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("three.npy");
-    let mut table = vaswani(512, 128, 0, 1.0);
-    table[[40, 5]] += 0.1;
-    table[[300, 64]] -= 0.05;
-    table[[470, 120]] += 0.02;
+    let table = three_bad_cells();
     write_npy(&path, &table);
     let svg = folder.path().join("check.svg");
     let (status, text) = run(&[

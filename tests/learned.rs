@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::write_npy_f32 as write_npy;
+
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use ndarray::{Array1, Array2};
@@ -73,19 +75,6 @@ fn learned_like(positions: usize, dim: usize) -> Array2<f64> {
             * 0.2
             + 0.01 * ((p * 31 + c * 17) % 13) as f64
     })
-}
-
-/// Writes `table` as a little-endian float32 `.npy`.
-fn write_npy(path: &std::path::Path, table: &Array2<f64>) {
-    let mut bytes = poslab::export::npy_header(
-        &[table.nrows(), table.ncols()],
-        false,
-        poslab::export::RealDtype::F32,
-    );
-    for v in table.iter() {
-        bytes.extend_from_slice(&(*v as f32).to_le_bytes());
-    }
-    std::fs::write(path, bytes).unwrap();
 }
 
 /// The table as float32 reads it back.

@@ -304,16 +304,7 @@ fn bfloat16_drifts_ten_times_more_than_float32_which_stays_within_its_angles() {
 fn the_lab_tables_on_the_command_line() {
     let folder = tempfile::tempdir().unwrap();
     let out = folder.path().join("t.npy").display().to_string();
-    let run = |args: &[&str]| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_poslab"))
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    };
+    let run = common::run_poslab;
     let (status, text) = run(&[
         "table",
         "rope-cache-error",

@@ -507,3 +507,31 @@ pub fn type_number(
     harness.key_press(poslab::egui::Key::Enter);
     harness.run();
 }
+
+/// Runs the poslab binary with `args`: its exit status and what it printed (stdout, then
+/// stderr).
+pub fn run_poslab(args: &[&str]) -> (i32, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_poslab"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.code().unwrap_or(-1), text)
+}
+
+/// Writes `table` as a little-endian float32 `.npy`.
+pub fn write_npy_f32(path: &std::path::Path, table: &ndarray::Array2<f64>) {
+    let mut bytes = poslab::export::npy_header(
+        &[table.nrows(), table.ncols()],
+        false,
+        poslab::export::RealDtype::F32,
+    );
+    for v in table.iter() {
+        bytes.extend_from_slice(&(*v as f32).to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
