@@ -80,6 +80,20 @@ impl Window {
         }
     }
 
+    /// Row `row` of a one-head table `cols` wide, every column (a patch map: one query's row
+    /// of a `[P, P]` table).
+    pub fn one_row(row: usize, cols: usize) -> Self {
+        Self {
+            heads: Strided::all(1),
+            rows: Strided {
+                start: row,
+                end: row + 1,
+                step: 1,
+            },
+            cols: Strided::all(cols),
+        }
+    }
+
     /// Number of values in the window.
     pub fn len(&self) -> usize {
         self.heads.len() * self.rows.len() * self.cols.len()

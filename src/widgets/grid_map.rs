@@ -54,15 +54,7 @@ impl GridMap {
     ) -> Option<usize> {
         let key = (MapSource::Table(Box::new(spec.clone())), query, colormap);
         if self.computed_for.as_ref() != Some(&key) && !self.job.wants(&key) {
-            let window = Window {
-                heads: Strided::all(1),
-                rows: Strided {
-                    start: query,
-                    end: query + 1,
-                    step: 1,
-                },
-                cols: Strided::all(grid.patches()),
-            };
+            let window = Window::one_row(query, grid.patches());
             let (handle, spec) = (engine.handle(), spec.clone());
             self.job.request(
                 Some(ui.ctx()),

@@ -189,7 +189,7 @@ fn grid_panel(
 
 /// The vision figure's title and panels.
 fn draw_vision(figure: &VisionFigure, style: &FigureStyle) -> Result<Drawn, FigureError> {
-    use crate::engine::{Strided, Window, cpu};
+    use crate::engine::{Window, cpu};
     let p = &figure.params;
     alibi::check_head(figure.head, figure.heads)?;
     let side = p.target_side;
@@ -200,15 +200,7 @@ fn draw_vision(figure: &VisionFigure, style: &FigureStyle) -> Result<Drawn, Figu
         None => mae_panels(style, p)?,
     };
     for (title, spec) in figure.encoding_maps() {
-        let window = Window {
-            heads: Strided::all(1),
-            rows: Strided {
-                start: p.query,
-                end: p.query + 1,
-                step: 1,
-            },
-            cols: Strided::all(side * side),
-        };
+        let window = Window::one_row(p.query, side * side);
         let values = cpu::compute_window(&spec, &window)?
             .into_real()
             .into_iter()

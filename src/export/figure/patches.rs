@@ -6,7 +6,7 @@ use super::panels::{MAX_CELLS, colorbar, finite_range, heatmap_panel};
 use super::{Axis, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel};
 use crate::encoding::grid::GridParams;
 use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
-use crate::engine::{Strided, Window, cpu};
+use crate::engine::{Window, cpu};
 use crate::table_args::CliError;
 
 /// Two per-query patch maps side by side.
@@ -115,15 +115,7 @@ impl FigureKind for PatchesFigure {
         for method in self.methods {
             let name = method.label().to_owned();
             let table = &method.spec(*grid, heads, head, settings);
-            let window = Window {
-                heads: Strided::all(1),
-                rows: Strided {
-                    start: query,
-                    end: query + 1,
-                    step: 1,
-                },
-                cols: Strided::all(grid.patches()),
-            };
+            let window = Window::one_row(query, grid.patches());
             let values = cpu::compute_window(table, &window)?
                 .into_real()
                 .into_iter()
