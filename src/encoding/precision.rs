@@ -200,14 +200,11 @@ pub struct ScoreDriftParams {
 }
 
 impl ScoreDriftParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
-        RopeParams {
-            seq: self.seq,
-            dim: self.dim,
-            base: self.base,
-            start: 0,
-        }
-        .validate()?;
+    /// The parameters of a whole table: [`ScoreDriftParams::validate`], and at most
+    /// [`MAX_DRIFT_WORK`] of `seq x dim` (the lab's view and figure compute a sample of
+    /// positions, and may go further).
+    pub fn validate_table(&self) -> Result<(), ParamError> {
+        self.validate()?;
         // Every element rotates q and k (d/2 sines and cosines each): bounded work.
         let work = (self.seq as u64).saturating_mul(self.dim as u64);
         if work > MAX_DRIFT_WORK {
@@ -219,6 +216,17 @@ impl ScoreDriftParams {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    pub fn validate(&self) -> Result<(), ParamError> {
+        RopeParams {
+            seq: self.seq,
+            dim: self.dim,
+            base: self.base,
+            start: 0,
+        }
+        .validate()?;
         let last = (self.seq as u64 - 1).checked_add(self.offset);
         if last.is_none_or(|last| last >= 1 << 24) {
             return Err(ParamError::new(
@@ -332,7 +340,7 @@ impl PreparedScoreDrift {
 /// For key positions `n = 0..seq` and queries at `n + offset`: the score computed in
 /// `params.arith` minus the exact score.
 pub fn score_drift(params: &ScoreDriftParams) -> Result<Array1<f64>, ParamError> {
-    params.validate()?;
+    params.validate_table()?;
     let prepared = params.prepared();
     Ok(Array1::from_shape_fn(params.seq, |n| prepared.value(n)))
 }

@@ -200,7 +200,7 @@ impl TableSpec {
             TableSpec::Binary(p) => p.validate(),
             TableSpec::PatchSimilarity(p) => p.validate(),
             TableSpec::RopeCacheError(p) => p.validate(),
-            TableSpec::RopeScoreDrift(p) => p.validate(),
+            TableSpec::RopeScoreDrift(p) => p.validate_table(),
         }
     }
 
