@@ -28,10 +28,7 @@ fn open_and_wait(harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path) {
     let ctx = harness.ctx.clone();
     harness.state_mut().learned_view().open(
         &ctx,
-        poslab::scene::learned::LearnedSource {
-            path: path.to_owned(),
-            tensor: None,
-        },
+        poslab::scene::learned::LearnedSource::path(path.to_owned()),
     );
     harness.state_mut().learned_view().wait();
     harness.run();
@@ -350,4 +347,101 @@ fn the_learned_figure_from_the_command_line_equals_the_apps_export() {
         .collect();
     assert_eq!(poslab::cli::run(&words), 2);
     assert!(!folder.path().join("x.svg").exists());
+}
+
+#[test]
+fn the_example_table_opens_from_its_button_and_from_the_command_line() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Learned tables").click();
+    harness.run();
+    harness.get_by_label_contains("Open the example").click();
+    harness.run();
+    harness.state_mut().learned_view().wait();
+    harness.run();
+    let shown = harness
+        .state_mut()
+        .learned_view()
+        .shown()
+        .expect("the example is drawn")
+        .clone();
+    assert_eq!(shown.learned.table.dim(), (512, 384));
+    assert_eq!(
+        shown.tensor.as_deref(),
+        Some("embeddings.position_embeddings.weight")
+    );
+    // The first values of rows 0 and 1, read from the model's own model.safetensors by
+    // Python's struct module (not by poslab), as float32.
+    let published: [(usize, [f32; 4]); 2] = [
+        (
+            0,
+            [-0.085_554_17, -0.032_915_67, -0.017_028_086, 0.104_158_536],
+        ),
+        (
+            1,
+            [
+                -0.032_721_207,
+                0.002_271_948_8,
+                0.021_104_142,
+                0.018_687_705,
+            ],
+        ),
+    ];
+    for (row, values) in published {
+        for (column, want) in values.into_iter().enumerate() {
+            assert_eq!(
+                shown.learned.table[[row, column]],
+                f64::from(want),
+                "[{row}, {column}]"
+            );
+        }
+    }
+    // The default columns show four different periods of the sinusoidal companion, all
+    // within the table's length, none a solid block of oscillation.
+    let columns = poslab::scene::learned::default_columns(512, 384);
+    assert_eq!(columns.len(), 4);
+    let periods: Vec<f64> = columns
+        .iter()
+        .map(|&c| std::f64::consts::TAU * 10_000f64.powf((c & !1) as f64 / 384.0))
+        .collect();
+    for (period, target) in periods.iter().zip([64.0, 128.0, 256.0, 512.0]) {
+        assert!(
+            (period / target - 1.0).abs() < 0.1,
+            "{columns:?}: periods {periods:?}"
+        );
+    }
+    harness.snapshot("views/learned_example");
+
+    // The app's export names the example, and the command line draws the same figure.
+    let export = harness.state().view_export().expect("the example exports");
+    let style = poslab::export::figure::FigureStyle {
+        width: 1200,
+        height: 700,
+        ..Default::default()
+    };
+    let svg =
+        common::assert_command_line_figure_equals_export(&export, &style, folder.path(), "learned");
+    assert!(svg.contains("all-MiniLM-L6-v2"));
+    let png = folder.path().join("x.png");
+    let (code, out) = common::run_poslab(&[
+        "figure",
+        "learned",
+        "--example",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    let (code, out) = common::run_poslab(&[
+        "figure",
+        "learned",
+        "--example",
+        "--file",
+        png.to_str().unwrap(),
+        "-o",
+        folder.path().join("y.png").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(out.contains("--file and --example"), "{out}");
 }

@@ -149,10 +149,7 @@ impl PoslabApp {
         let ctx = self.egui_ctx.clone();
         self.view_mut::<LearnedView>().open(
             &ctx,
-            crate::scene::learned::LearnedSource {
-                path: path.to_path_buf(),
-                tensor: None,
-            },
+            crate::scene::learned::LearnedSource::path(path.to_path_buf()),
         );
     }
 

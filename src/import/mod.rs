@@ -40,11 +40,26 @@ pub fn read_position_table(
     tensor: Option<&str>,
     max_bytes: u64,
 ) -> Result<(ndarray::Array2<f64>, Option<String>), ImportError> {
-    use tables::{TableFormat, list_tensors, read_table};
-    let tensor = match (tensor, TableFormat::from_path(path)) {
+    let format = tables::TableFormat::from_path(path).ok_or_else(|| {
+        problem(
+            path,
+            "is not a table poslab reads: use a .npy, .csv or .safetensors file",
+        )
+    })?;
+    let bytes = read_bytes(path, max_bytes)?;
+    position_table_from_bytes(&bytes, format, tensor).map_err(|p| problem(path, p))
+}
+
+/// [`read_position_table`] of bytes already read (the example table poslab ships).
+pub fn position_table_from_bytes(
+    bytes: &[u8],
+    format: tables::TableFormat,
+    tensor: Option<&str>,
+) -> Result<(ndarray::Array2<f64>, Option<String>), String> {
+    let tensor = match (tensor, format) {
         (Some(name), _) => Some(name.to_owned()),
-        (None, Some(TableFormat::Safetensors)) => {
-            let tensors = list_tensors(path, max_bytes)?;
+        (None, tables::TableFormat::Safetensors) => {
+            let tensors = tables::safetensors_tensors(bytes)?;
             let is_position = |name: &str| {
                 let name = name.to_ascii_lowercase();
                 name.contains("pos_embed") || name.contains("position_embedding")
@@ -54,19 +69,16 @@ pub fn read_position_table(
                 None if tensors.len() == 1 => Some(tensors[0].name.clone()),
                 None => {
                     let names: Vec<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
-                    return Err(problem(
-                        path,
-                        format!(
-                            "holds no tensor named like a position embedding (pos_embed, position_embeddings): name one of {}",
-                            names.join(", ")
-                        ),
+                    return Err(format!(
+                        "holds no tensor named like a position embedding (pos_embed, position_embeddings): name one of {}",
+                        names.join(", ")
                     ));
                 }
             }
         }
         _ => None,
     };
-    let values = read_table(path, tensor.as_deref(), max_bytes)?;
+    let values = tables::parse_table(bytes, format, tensor.as_deref())?;
     // timm stores [1, rows, dim]: the leading ones go.
     let shape: Vec<usize> = values.shape().to_vec();
     let kept: Vec<usize> = match shape.iter().position(|&n| n != 1) {
@@ -74,16 +86,13 @@ pub fn read_position_table(
         _ => shape.clone(),
     };
     if kept.len() != 2 {
-        return Err(problem(
-            path,
-            format!(
-                "holds a table of shape {shape:?}: a position table is [rows, dim] (or timm's [1, rows, dim])"
-            ),
+        return Err(format!(
+            "holds a table of shape {shape:?}: a position table is [rows, dim] (or timm's [1, rows, dim])"
         ));
     }
     let table = values
         .into_shape_with_order((kept[0], kept[1]))
-        .map_err(|e| problem(path, e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     Ok((table, tensor))
 }
 

@@ -174,7 +174,7 @@ pub fn parse_csv(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
     ArrayD::from_shape_vec(IxDyn(&[rows, cols]), values).map_err(|e| e.to_string())
 }
 
-fn safetensors_tensors(bytes: &[u8]) -> Result<Vec<TensorInfo>, String> {
+pub(crate) fn safetensors_tensors(bytes: &[u8]) -> Result<Vec<TensorInfo>, String> {
     let tensors = safetensors::SafeTensors::deserialize(bytes)
         .map_err(|e| format!("is not a valid .safetensors file ({e})"))?;
     let mut list: Vec<TensorInfo> = tensors

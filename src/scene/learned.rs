@@ -13,8 +13,61 @@ use crate::encoding::sinusoidal::{self, SinusoidalLayout, SinusoidalParams, Spac
 /// Where a learned table comes from: a file, and the tensor of a file holding several.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LearnedSource {
-    pub path: PathBuf,
+    pub file: TableFile,
     pub tensor: Option<String>,
+}
+
+/// A learned table's file: one on disk, or the example poslab carries in its binary.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TableFile {
+    Path(PathBuf),
+    /// [`EXAMPLE`]: all-MiniLM-L6-v2's position embeddings.
+    Example,
+}
+
+/// The example learned table: `embeddings.position_embeddings.weight` of
+/// sentence-transformers' all-MiniLM-L6-v2 (512 positions x 384, float32, Apache-2.0), as the
+/// model stores it; `assets/learned/README.md` says where it comes from.
+pub const EXAMPLE: &[u8] = include_bytes!("../../assets/learned/all-MiniLM-L6-v2.safetensors");
+
+/// What the example is called wherever it is named.
+pub const EXAMPLE_NAME: &str = "all-MiniLM-L6-v2 (example)";
+
+impl LearnedSource {
+    /// The file at `path`, its tensor found by name.
+    pub fn path(path: PathBuf) -> Self {
+        Self {
+            file: TableFile::Path(path),
+            tensor: None,
+        }
+    }
+
+    /// The example table.
+    pub fn example() -> Self {
+        Self {
+            file: TableFile::Example,
+            tensor: None,
+        }
+    }
+
+    /// The file as its path box shows it: the path, or the example's name.
+    pub fn shown(&self) -> String {
+        match &self.file {
+            TableFile::Path(path) => path.display().to_string(),
+            TableFile::Example => EXAMPLE_NAME.to_owned(),
+        }
+    }
+
+    /// The file's name as a person reads it (no folders).
+    pub fn file_name(&self) -> String {
+        match &self.file {
+            TableFile::Path(path) => path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            TableFile::Example => EXAMPLE_NAME.to_owned(),
+        }
+    }
 }
 
 /// One table's pictures.
@@ -47,16 +100,25 @@ fn max_bytes() -> u64 {
 
 /// Reads the table of `source`: `[positions, dim]`, or timm's `[1, positions, dim]`.
 pub fn read(source: &LearnedSource) -> Result<(Array2<f64>, Option<String>), String> {
-    if !is_table_file(&source.path) {
-        return Err(format!(
-            "{}: is not a learned table poslab reads: use a .npy or .safetensors file",
-            source.path.display()
-        ));
-    }
-    let (table, tensor) =
-        crate::import::read_position_table(&source.path, source.tensor.as_deref(), max_bytes())
-            .map_err(|e| e.to_string())?;
-    learned::check_table(&table).map_err(|e| format!("{}: {e}", source.path.display()))?;
+    let tensor = source.tensor.as_deref();
+    let (table, tensor) = match &source.file {
+        TableFile::Path(path) => {
+            if !is_table_file(path) {
+                return Err(format!(
+                    "{}: is not a learned table poslab reads: use a .npy or .safetensors file",
+                    path.display()
+                ));
+            }
+            crate::import::read_position_table(path, tensor, max_bytes())
+                .map_err(|e| e.to_string())?
+        }
+        TableFile::Example => {
+            let format = crate::import::tables::TableFormat::Safetensors;
+            crate::import::position_table_from_bytes(EXAMPLE, format, tensor)
+                .map_err(|e| format!("{EXAMPLE_NAME}: {e}"))?
+        }
+    };
+    learned::check_table(&table).map_err(|e| format!("{}: {e}", source.shown()))?;
     Ok((table, tensor))
 }
 
@@ -88,10 +150,7 @@ pub fn analyse(source: &LearnedSource) -> Result<LearnedAnalysis, String> {
     let (positions, dim) = table.dim();
     let params = sinusoidal_of_size(positions, dim);
     let sinusoidal = sinusoidal::table(&params).map_err(|e| e.to_string())?;
-    let file = source.path.file_name().map_or_else(
-        || source.path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let file = source.file_name();
     let name = match &tensor {
         Some(tensor) => format!("{file}: {tensor}"),
         None => file,
@@ -109,15 +168,12 @@ pub fn analyse(source: &LearnedSource) -> Result<LearnedAnalysis, String> {
 
 /// The tensors of a `.safetensors` file that could be position tables (`[P, D]` or
 /// `[1, P, D]`); none for other files or a file that cannot be read.
-pub fn table_tensors(path: &Path) -> Vec<String> {
-    let is_safetensors = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"));
-    if !is_safetensors {
-        return Vec::new();
-    }
-    crate::import::tables::list_tensors(path, max_bytes())
+pub fn table_tensors(file: &TableFile) -> Vec<String> {
+    let tensors = match file {
+        TableFile::Path(path) => path_tensors(path),
+        TableFile::Example => crate::import::tables::safetensors_tensors(EXAMPLE).ok(),
+    };
+    tensors
         .map(|tensors| {
             tensors
                 .into_iter()
@@ -126,6 +182,17 @@ pub fn table_tensors(path: &Path) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+fn path_tensors(path: &Path) -> Option<Vec<crate::import::tables::TensorInfo>> {
+    let is_safetensors = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"));
+    if !is_safetensors {
+        return None;
+    }
+    crate::import::tables::list_tensors(path, max_bytes()).ok()
 }
 
 /// Parses a list of columns such as `0, 1, 64` (at most 8), each below `dim`.
@@ -153,9 +220,36 @@ pub fn parse_columns(text: &str, dim: usize) -> Result<Vec<usize>, String> {
 /// The most columns drawn against position at once.
 pub const MAX_COLUMNS: usize = 8;
 
-/// The columns drawn by default: the first four (fewer in a narrower table).
-pub fn default_columns(dim: usize) -> Vec<usize> {
-    (0..dim.min(4)).collect()
+/// The columns drawn by default: four whose sinusoidal companions (base 10000, interleaved)
+/// have periods of about 1/8, 1/4, 1/2 and 1 times the table's length, so that both tables
+/// show four distinct curves rather than the first columns' solid block of oscillations
+/// (columns 0 and 1 turn once every 6.3 positions). Fewer in a narrower table.
+pub fn default_columns(positions: usize, dim: usize) -> Vec<usize> {
+    if dim <= 4 {
+        return (0..dim).collect();
+    }
+    let last_pair = (dim & !1).saturating_sub(2);
+    let mut columns: Vec<usize> = Vec::new();
+    for fraction in [8.0, 4.0, 2.0, 1.0] {
+        // Column c = 2i turns with period 2π · 10000^(c / dim).
+        let period = (positions as f64 / fraction).max(std::f64::consts::TAU);
+        let exact = dim as f64 * (period / std::f64::consts::TAU).ln() / 10_000f64.ln();
+        let column = ((exact / 2.0).round() as usize * 2).min(last_pair);
+        if !columns.contains(&column) {
+            columns.push(column);
+        }
+    }
+    // A short table's periods all round to the first pair: the next columns fill in.
+    for column in 0..dim {
+        if columns.len() == 4 {
+            break;
+        }
+        if !columns.contains(&column) {
+            columns.push(column);
+        }
+    }
+    columns.sort_unstable();
+    columns
 }
 
 /// Curve colours, one per column.

@@ -2,7 +2,7 @@
 //! the slopes per head on a log axis; and what a query attends to when content scores are equal
 //! (the softmax of its bias row) for each head.
 
-use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
+use egui_plot::{Line, Plot, PlotPoints, Points};
 
 use crate::colormap::Colormap;
 use crate::encoding::alibi::{self, AlibiMode, AlibiParams};
@@ -164,7 +164,7 @@ fn attention_ui(
     let response = Plot::new("alibi_attention")
         .height(height)
         .legend(
-            Legend::default()
+            crate::widgets::layout::legend()
                 .position(egui_plot::Corner::LeftBottom)
                 .follow_insertion_order(true),
         )

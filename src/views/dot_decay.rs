@@ -2,7 +2,7 @@
 //! to compare bases and dimensions, the `[seq, seq]` similarity heatmap that shows the product
 //! depends only on the distance, and RoFormer's long-term decay bound for RoPE.
 
-use egui_plot::{Legend, Line, Plot, PlotPoints};
+use egui_plot::{Line, Plot, PlotPoints};
 
 use crate::encoding::rope;
 use crate::encoding::sinusoidal::SinusoidalParams;
@@ -171,7 +171,7 @@ impl DotDecayView {
     fn curve_ui(&self, ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
         let response = Plot::new("dot_decay")
             .height(height)
-            .legend(Legend::default())
+            .legend(crate::widgets::layout::legend())
             .x_axis_label("offset k = j - a (positions)")
             .nice_axes()
             .y_axis_label(if self.normalised {
@@ -207,7 +207,7 @@ fn rope_bound_ui(ui: &mut egui::Ui, params: &SinusoidalParams, height: f32) {
     let points: Vec<[f64; 2]> = distances.iter().zip(bound).map(|(&r, b)| [r, b]).collect();
     let response = Plot::new("rope_long_term_decay")
         .height(height)
-        .legend(Legend::default())
+        .legend(crate::widgets::layout::legend())
         .x_axis_label("relative distance r (positions)")
         .nice_axes()
         .y_axis_label("bound on |q·k| (RoFormer)")

@@ -4,11 +4,13 @@
 //! beside it. The reading and the decomposition run on a worker thread (seconds for a
 //! thousand rows); a file that cannot be used says why and leaves the view as it was.
 
-use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
+use egui_plot::{Line, Plot, PlotPoints, Points};
 
 use crate::colormap::rgb;
 use crate::scene::camera::OrbitCamera;
-use crate::scene::learned::{self, COLUMN_COLORS, LearnedAnalysis, LearnedSource, TableAnalysis};
+use crate::scene::learned::{
+    self, COLUMN_COLORS, LearnedAnalysis, LearnedSource, TableAnalysis, TableFile,
+};
 use crate::ui::dialogs::{DialogAnswer, PendingDialog};
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::array_heatmap::ArrayHeatmap;
@@ -22,6 +24,9 @@ type Answer = (Vec<String>, Result<LearnedAnalysis, String>);
 pub struct LearnedView {
     /// The file last opened, reopened when the app starts again.
     pub path: Option<std::path::PathBuf>,
+    /// The example table was the last opened (reopened when the app starts again, as is the
+    /// example on the first run, when no file was ever opened).
+    pub example: bool,
     pub tensor: Option<String>,
     /// The columns drawn against position, as typed.
     pub columns_text: String,
@@ -90,18 +95,15 @@ impl LearnedView {
         let job = source.clone();
         let what = format!(
             "reading {} and its principal components",
-            source.path.file_name().map_or_else(
-                || source.path.display().to_string(),
-                |n| n.to_string_lossy().into_owned()
-            )
+            source.file_name()
         );
         // Opening the same file again reads it again (it may have changed on disk).
         self.job.forget();
         self.job.request(Some(ctx), source.clone(), what, move |_| {
-            let tensors = learned::table_tensors(&job.path);
+            let tensors = learned::table_tensors(&job.file);
             Ok((tensors, learned::analyse(&job)))
         });
-        self.path_text = source.path.display().to_string();
+        self.path_text = source.shown();
         self.pending = Some(source);
     }
 
@@ -109,12 +111,21 @@ impl LearnedView {
         match result {
             Ok(analysis) => {
                 let generation = self.analysis.as_ref().map_or(0, |(_, g)| g + 1);
-                self.path = Some(analysis.source.path.clone());
+                match &analysis.source.file {
+                    TableFile::Path(path) => {
+                        self.path = Some(path.clone());
+                        self.example = false;
+                    }
+                    TableFile::Example => self.example = true,
+                }
                 self.tensor = analysis.tensor.clone();
-                self.path_text = analysis.source.path.display().to_string();
-                let dim = analysis.learned.table.ncols();
-                if learned::parse_columns(&self.columns_text, dim).is_err() {
-                    self.columns_text = columns_text(&learned::default_columns(dim));
+                self.path_text = analysis.source.shown();
+                let (positions, dim) = analysis.learned.table.dim();
+                let new_table = self.analysis.as_ref().is_none_or(|(shown, _)| {
+                    shown.learned.table.dim() != analysis.learned.table.dim()
+                });
+                if new_table || learned::parse_columns(&self.columns_text, dim).is_err() {
+                    self.columns_text = columns_text(&learned::default_columns(positions, dim));
                 }
                 self.analysis = Some((analysis, generation));
                 self.tensors = tensors;
@@ -151,7 +162,7 @@ impl LearnedView {
                 DialogAnswer::Chosen(path) => {
                     self.dialog = None;
                     self.dialog_note = None;
-                    self.open(ui.ctx(), LearnedSource { path, tensor: None });
+                    self.open(ui.ctx(), LearnedSource::path(path));
                 }
                 DialogAnswer::Cancelled => {
                     // rfd answers the same for a cancel and for no dialog at all: either way,
@@ -172,7 +183,7 @@ impl LearnedView {
                 .find(|path| learned::is_table_file(path))
         });
         if let Some(path) = dropped {
-            self.open(ui.ctx(), LearnedSource { path, tensor: None });
+            self.open(ui.ctx(), LearnedSource::path(path));
         }
         ui.horizontal(|ui| {
             if ui
@@ -187,6 +198,14 @@ impl LearnedView {
                     &["npy", "safetensors"],
                 ));
             }
+            if ui
+                .button("Example")
+                .on_hover_text("all-MiniLM-L6-v2's learned position embeddings (512 positions x 384, float32, Apache-2.0), shipped with poslab: a BERT-style table to start from")
+                .clicked()
+            {
+                self.dialog_note = None;
+                self.open(ui.ctx(), LearnedSource::example());
+            }
             let label = ui.label("or path:");
             let field = ui
                 .add(
@@ -200,9 +219,14 @@ impl LearnedView {
             }
             let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
             if (ui.button("Load").clicked() || entered) && !self.path_text.trim().is_empty() {
-                let path = std::path::PathBuf::from(self.path_text.trim());
+                let text = self.path_text.trim();
                 self.dialog_note = None;
-                self.open(ui.ctx(), LearnedSource { path, tensor: None });
+                let source = if text == learned::EXAMPLE_NAME {
+                    LearnedSource::example()
+                } else {
+                    LearnedSource::path(std::path::PathBuf::from(text))
+                };
+                self.open(ui.ctx(), source);
             }
         });
         if let Some(note) = &self.dialog_note {
@@ -226,17 +250,21 @@ impl LearnedView {
                     })
                     .response
                     .on_hover_text("The file holds several tables: the one to draw");
-                let path = self
+                let file = self
                     .pending
                     .as_ref()
-                    .map(|s| s.path.clone())
-                    .or_else(|| self.analysis.as_ref().map(|(a, _)| a.source.path.clone()))
-                    .or_else(|| Some(std::path::PathBuf::from(self.path_text.trim())));
-                if let (Some(tensor), Some(path)) = (picked, path) {
+                    .map(|s| s.file.clone())
+                    .or_else(|| self.analysis.as_ref().map(|(a, _)| a.source.file.clone()))
+                    .or_else(|| {
+                        Some(TableFile::Path(std::path::PathBuf::from(
+                            self.path_text.trim(),
+                        )))
+                    });
+                if let (Some(tensor), Some(file)) = (picked, file) {
                     self.open(
                         ui.ctx(),
                         LearnedSource {
-                            path,
+                            file,
                             tensor: Some(tensor),
                         },
                     );
@@ -317,7 +345,7 @@ impl LearnedView {
             let points = learned::projection_2d(p);
             let ends = vec![points[0], points[points.len() - 1]];
             Plot::new(format!("learned_pca_{index}"))
-                .legend(Legend::default())
+                .legend(crate::widgets::layout::legend())
                 .data_aspect(1.0)
                 .x_axis_label(learned::component_name(p, 0))
                 .y_axis_label(learned::component_name(p, 1))
@@ -408,7 +436,7 @@ impl LearnedView {
     fn columns_ui(&self, ui: &mut egui::Ui, index: usize, t: &TableAnalysis, columns: &[usize]) {
         ui.label(egui::RichText::new("Columns against position").strong());
         Plot::new(format!("learned_columns_{index}"))
-            .legend(Legend::default())
+            .legend(crate::widgets::layout::legend())
             .x_axis_label("position p")
             .y_axis_label("value")
             .show(ui, |plot_ui| {
@@ -445,12 +473,12 @@ impl View for LearnedView {
         let (analysis, _) = self.analysis.as_ref()?;
         let dim = analysis.learned.table.ncols();
         let columns = learned::parse_columns(&self.columns_text, dim)
-            .unwrap_or_else(|_| learned::default_columns(dim));
+            .unwrap_or_else(|_| learned::default_columns(analysis.learned.table.nrows(), dim));
         Some(ViewExport {
             figure: crate::export::figure::FigureSpec::Learned(
                 crate::export::figure::learned::LearnedFigure {
                     source: LearnedSource {
-                        path: analysis.source.path.clone(),
+                        file: analysis.source.file.clone(),
                         tensor: analysis.tensor.clone(),
                     },
                     columns,
@@ -464,12 +492,17 @@ impl View for LearnedView {
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
         if !self.reopened {
             self.reopened = true;
-            if let Some(path) = self.path.clone()
+            let file = match self.path.clone() {
+                _ if self.example => Some(TableFile::Example),
+                Some(path) => Some(TableFile::Path(path)),
+                None => None,
+            };
+            if let Some(file) = file
                 && self.pending.is_none()
                 && self.analysis.is_none()
             {
                 let tensor = self.tensor.clone();
-                self.open(ui.ctx(), LearnedSource { path, tensor });
+                self.open(ui.ctx(), LearnedSource { file, tensor });
             }
         }
         self.poll(Some(ui.ctx()));
@@ -484,7 +517,18 @@ impl View for LearnedView {
         let Some((analysis, generation)) = self.analysis.take() else {
             ui.add_space(40.0);
             ui.vertical_centered(|ui| {
-                ui.label("Open a learned position table, [positions, dim]: GPT-2's transformer.wpe.weight, BERT's embeddings.position_embeddings.weight, a ViT's pos_embed.");
+                let example = egui::Button::new(
+                    egui::RichText::new("Open the example: all-MiniLM-L6-v2's positions").heading(),
+                );
+                if ui
+                    .add_enabled(self.pending.is_none(), example)
+                    .on_hover_text("512 learned position embeddings of 384 values, from sentence-transformers' all-MiniLM-L6-v2 (a small BERT), shipped with poslab")
+                    .clicked()
+                {
+                    self.open(ui.ctx(), LearnedSource::example());
+                }
+                ui.add_space(12.0);
+                ui.label("Or open your own learned position table, [positions, dim]: GPT-2's transformer.wpe.weight, BERT's embeddings.position_embeddings.weight, a ViT's pos_embed.");
                 ui.label("From PyTorch: numpy.save(\"wpe.npy\", model.transformer.wpe.weight.detach().float().numpy()), or any .safetensors checkpoint.");
             });
             return;
@@ -494,7 +538,7 @@ impl View for LearnedView {
             Ok(columns) => columns,
             Err(reason) => {
                 ui.colored_label(ui.visuals().error_fg_color, format!("Columns: {reason}"));
-                learned::default_columns(dim)
+                learned::default_columns(analysis.learned.table.nrows(), dim)
             }
         };
         let (positions, _) = analysis.learned.table.dim();

@@ -3,7 +3,7 @@
 //! with absolute position (exactly, it would not move); below, how far the cos cache is from
 //! the exact one, and what casting positions to bfloat16 does (they collide above 256).
 
-use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
+use egui_plot::{Line, Plot, PlotPoints, Points, VLine};
 
 use crate::encoding::precision::ComputeType;
 use crate::scene::precision::{
@@ -116,7 +116,7 @@ fn curves_plot(
     };
     let response = Plot::new(id)
         .height(height)
-        .legend(Legend::default().position(egui_plot::Corner::LeftTop))
+        .legend(crate::widgets::layout::legend().position(egui_plot::Corner::LeftTop))
         .x_axis_label("position (log scale)")
         .y_axis_label(y_label)
         .x_grid_spacer(crate::widgets::layout::decade_ticks)

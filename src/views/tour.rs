@@ -2,7 +2,7 @@
 //! settings every step shares, and the step's formula, text, measured line and panels, all
 //! built by `scene::tour`.
 
-use egui_plot::{Legend, Line, Plot, PlotPoint, PlotPoints, Points};
+use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Points};
 
 use crate::colormap::rgb;
 use crate::engine::TableSpec;
@@ -213,7 +213,7 @@ fn heatmap_ui(
 fn curves_ui(ui: &mut egui::Ui, index: usize, curves: &TourCurves) {
     ui.label(egui::RichText::new(&curves.title).strong());
     let mut plot = Plot::new(format!("tour_curves_{index}"))
-        .legend(Legend::default())
+        .legend(crate::widgets::layout::legend())
         .x_axis_label(curves.x_name.clone())
         .y_axis_label(curves.y_name.clone());
     if curves.equal_aspect {

@@ -199,3 +199,12 @@ mod tests {
         assert_eq!(tick_label(mark(2.5, 0.5)), "2.5");
     }
 }
+
+/// The legend every chart uses: entries in the order they were drawn (the order the view
+/// chose, not alphabetical, so column 96 comes before column 126), on a card opaque enough to
+/// read over the curves behind it.
+pub fn legend() -> egui_plot::Legend {
+    egui_plot::Legend::default()
+        .follow_insertion_order(true)
+        .background_alpha(0.85)
+}

@@ -9,7 +9,7 @@ use super::{
     SeriesStyle,
 };
 use crate::engine::reduce::reduce_array;
-use crate::scene::learned::{self, COLUMN_COLORS, LearnedSource, TableAnalysis};
+use crate::scene::learned::{self, COLUMN_COLORS, LearnedSource, TableAnalysis, TableFile};
 use crate::table_args::CliError;
 
 /// What the view shows: the file (and tensor) and the columns drawn.
@@ -20,29 +20,38 @@ pub struct LearnedFigure {
 }
 
 impl FigureKind for LearnedFigure {
-    const OPTIONS: &'static [&'static str] = &["file", "tensor", "columns"];
+    const OPTIONS: &'static [&'static str] = &["file", "example", "tensor", "columns"];
 
     fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
-        let path = args.file.clone().ok_or_else(|| {
-            CliError::usage(
-                "the learned figure needs --file: a .npy or .safetensors position table",
-            )
-        })?;
+        let (file, flag) = match (&args.file, args.example) {
+            (Some(path), false) => (TableFile::Path(path.clone()), "--file"),
+            (None, true) => (TableFile::Example, "--example"),
+            (Some(_), true) => {
+                return Err(CliError::usage(
+                    "--file and --example both name the table: give one",
+                ));
+            }
+            (None, false) => {
+                return Err(CliError::usage(
+                    "the learned figure needs --file (a .npy or .safetensors position table) or --example (all-MiniLM-L6-v2's, shipped with poslab)",
+                ));
+            }
+        };
         let source = LearnedSource {
-            path,
+            file,
             tensor: args.tensor.clone(),
         };
         let (table, tensor) =
-            learned::read(&source).map_err(|e| CliError::usage(format!("--file {e}")))?;
-        let dim = table.ncols();
+            learned::read(&source).map_err(|e| CliError::usage(format!("{flag} {e}")))?;
+        let (positions, dim) = table.dim();
         let columns = match &args.columns {
             Some(text) => learned::parse_columns(text, dim)
                 .map_err(|e| CliError::usage(format!("--columns {text}: {e}")))?,
-            None => learned::default_columns(dim),
+            None => learned::default_columns(positions, dim),
         };
         Ok(Self {
             source: LearnedSource {
-                path: source.path,
+                file: source.file,
                 tensor: tensor.or(source.tensor),
             },
             columns,
@@ -50,7 +59,10 @@ impl FigureKind for LearnedFigure {
     }
 
     fn write_options(&self, words: &mut Words) {
-        words.option("file", self.source.path.display());
+        match &self.source.file {
+            TableFile::Path(path) => words.option("file", path.display()),
+            TableFile::Example => words.switch("example"),
+        }
         if let Some(tensor) = &self.source.tensor {
             words.option("tensor", tensor);
         }

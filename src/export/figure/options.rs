@@ -143,6 +143,11 @@ pub struct FigureArgs {
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
 
+    /// learned: the example table poslab ships (all-MiniLM-L6-v2's 512 x 384 position
+    /// embeddings) instead of --file
+    #[arg(long)]
+    pub example: bool,
+
     /// check: the tensor of a .safetensors file holding several
     #[arg(long, value_name = "NAME")]
     pub tensor: Option<String>,
@@ -238,7 +243,8 @@ pub struct FigureArgs {
     #[arg(long, value_name = "K")]
     pub stage: Option<i64>,
 
-    /// learned: the columns drawn against position, such as 0,1,2,3 (default: the first four)
+    /// learned: the columns drawn against position, such as 0,1,2,3 (default: four whose
+    /// sinusoidal periods are 1/8, 1/4, 1/2 and 1 times the table's length)
     #[arg(long, value_name = "C,C,...")]
     pub columns: Option<String>,
 

@@ -3,7 +3,7 @@
 //! row and column on a log axis beside what the tolerance allows (and, for sin/cos tables,
 //! what float32 angles allow, which grows with position).
 
-use egui_plot::{Legend, Line, Plot, PlotPoints};
+use egui_plot::{Line, Plot, PlotPoints};
 
 use super::Envelopes;
 use super::outcome::CurveSet;
@@ -102,7 +102,7 @@ fn curves_plot(ui: &mut egui::Ui, id: &str, axis: &str, curves: &CurveSet) {
     let response = Plot::new(id)
         .height(ui.available_height())
         .width(ui.available_width())
-        .legend(Legend::default().position(egui_plot::Corner::RightBottom))
+        .legend(crate::widgets::layout::legend().position(egui_plot::Corner::RightBottom))
         .x_axis_label(axis)
         .x_grid_spacer(crate::widgets::layout::nice_ticks)
         .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))

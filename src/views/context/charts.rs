@@ -20,7 +20,7 @@ pub(super) fn wavelength_ui(
     let response = Plot::new("context_wavelengths")
         .height(height)
         .legend(
-            Legend::default()
+            crate::widgets::layout::legend()
                 .position(egui_plot::Corner::LeftTop)
                 .follow_insertion_order(true),
         )
@@ -128,7 +128,7 @@ pub(super) fn fitted_score_ui(
         .height(height)
         .default_y_bounds(-SCORE_RANGE, SCORE_RANGE)
         .legend(
-            Legend::default()
+            crate::widgets::layout::legend()
                 .position(egui_plot::Corner::LeftTop)
                 .follow_insertion_order(true),
         )
@@ -178,7 +178,7 @@ pub(super) fn decay_ui(
     let response = Plot::new("context_decay")
         .height(height)
         .legend(
-            Legend::default()
+            crate::widgets::layout::legend()
                 .position(egui_plot::Corner::RightTop)
                 .follow_insertion_order(true),
         )
@@ -277,7 +277,7 @@ pub(super) fn alibi_ui(
     let plot = Plot::new("context_alibi")
         .height(height)
         .legend(
-            Legend::default()
+            crate::widgets::layout::legend()
                 .position(egui_plot::Corner::RightTop)
                 .follow_insertion_order(true),
         )
@@ -348,7 +348,7 @@ pub(super) fn survey_ui(ui: &mut egui::Ui, height: f32) {
     let response = Plot::new("context_survey")
         .height(height)
         .legend(
-            Legend::default()
+            crate::widgets::layout::legend()
                 .position(egui_plot::Corner::RightBottom)
                 .follow_insertion_order(true),
         )

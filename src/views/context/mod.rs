@@ -5,7 +5,7 @@
 //! the survey's ViT accuracies). Vision transformers: a ViT's MAE table resampled to a larger
 //! grid against the table made for it, beside the 2D encodings that need no resampling.
 
-use egui_plot::{HLine, Legend, Line, Plot, PlotPoints, VLine};
+use egui_plot::{HLine, Line, Plot, PlotPoints, VLine};
 
 use crate::encoding::grid::GridParams;
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
