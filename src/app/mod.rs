@@ -3,6 +3,7 @@
 
 pub mod export;
 pub mod frame_log;
+pub mod presentation;
 pub mod side_panel;
 
 use eframe::egui_wgpu;
@@ -36,6 +37,8 @@ pub struct AppState {
     pub reduce: crate::engine::reduce::Reduce,
     /// The preset chosen last (the menu says "modified" once a control has moved).
     pub preset: Option<String>,
+    /// The theme, and presentation mode.
+    pub appearance: presentation::Appearance,
 }
 
 pub use crate::ui::STATE_KEY;
@@ -99,6 +102,13 @@ impl PoslabApp {
         }
         // The preset menu says "(modified)" itself where these differ from the preset's.
         launch.apply(&mut self.state.shared);
+        if let Some(theme) = launch.theme {
+            self.state.appearance.theme = theme;
+        }
+        if launch.present {
+            let ctx = self.egui_ctx.clone();
+            self.state.appearance.set_presenting(&ctx, true);
+        }
         if let Some(path) = &launch.check {
             // A missing or bad file is said in the view, as for a file opened there.
             self.view_mut::<CheckView>().load(path, None);
@@ -284,6 +294,8 @@ impl PoslabApp {
             self.export.open(self.view_size);
         }
         ui.separator();
+        self.appearance_ui(ui);
+        ui.separator();
         egui::ComboBox::from_label("Colour map")
             .selected_text(self.state.colormap.label())
             .show_ui(ui, |ui| {
@@ -306,6 +318,128 @@ impl PoslabApp {
                 "When a heatmap has more rows or columns than pixels, each pixel reduces the cells it covers (the status bar says how many); picking one of them would draw aliasing as if it were a pattern",
             );
         });
+    }
+
+    /// The theme and presentation controls of the side panel.
+    fn appearance_ui(&mut self, ui: &mut egui::Ui) {
+        use presentation::{CONTROLS_KEY, PRESENT_KEY, ThemeChoice};
+        ui.horizontal(|ui| {
+            let presenting = self.state.appearance.present;
+            if ui
+                .selectable_label(presenting, "Present")
+                .on_hover_text(format!(
+                    "Presentation mode ({PRESENT_KEY}; Esc leaves): large type and thick lines for a projector, the light theme, these controls folded away ({CONTROLS_KEY} brings them back). Page Down and Page Up step through the tour's steps and then the views."
+                ))
+                .clicked()
+            {
+                let ctx = ui.ctx().clone();
+                self.state.appearance.set_presenting(&ctx, !presenting);
+            }
+            ui.separator();
+            for theme in [ThemeChoice::Dark, ThemeChoice::Light] {
+                ui.radio_value(&mut self.state.appearance.theme, theme, theme.label());
+            }
+            ui.label("theme").on_hover_text(
+                "Light suits a projector (and is what presentation mode uses); dark suits a desk",
+            );
+        });
+        if ui
+            .button("Hide controls")
+            .on_hover_text(format!(
+                "Fold this panel away so that the view fills the window ({CONTROLS_KEY}, or Show controls, brings it back)"
+            ))
+            .clicked()
+        {
+            self.state.appearance.controls_hidden = true;
+        }
+    }
+
+    /// Does what a key asked.
+    fn run_command(&mut self, ctx: &egui::Context, command: presentation::Command) {
+        use presentation::Command;
+        let step_view = |app: &mut Self, forward: bool| {
+            let index = app.status_index();
+            let count = app.views.len();
+            let next = if forward {
+                (index + 1) % count
+            } else {
+                (index + count - 1) % count
+            };
+            app.state.view = app.views[next].kind;
+        };
+        match command {
+            Command::TogglePresenting => {
+                let present = !self.state.appearance.present;
+                self.state.appearance.set_presenting(ctx, present);
+            }
+            Command::StopPresenting => self.state.appearance.set_presenting(ctx, false),
+            Command::ToggleControls => {
+                self.state.appearance.controls_hidden = !self.state.appearance.controls_hidden;
+            }
+            Command::Forward | Command::Back => {
+                let forward = command == Command::Forward;
+                let index = self.status_index();
+                if !self.views[index].view.step(forward) {
+                    step_view(self, forward);
+                }
+            }
+            Command::NextView => step_view(self, true),
+            Command::PreviousView => step_view(self, false),
+        }
+    }
+
+    /// The bar above a view whose controls are folded away: the way back to them, the views
+    /// one by one, and the way out of presentation mode.
+    fn view_bar_ui(&mut self, ui: &mut egui::Ui) {
+        use presentation::{CONTROLS_KEY, PRESENT_KEY};
+        let ctx = ui.ctx().clone();
+        ui.horizontal(|ui| {
+            if ui
+                .button("Show controls")
+                .on_hover_text(format!("Show the side panel again ({CONTROLS_KEY})"))
+                .clicked()
+            {
+                self.state.appearance.controls_hidden = false;
+            }
+            ui.separator();
+            let index = self.status_index();
+            if ui
+                .button("Previous view")
+                .on_hover_text("The previous view (Ctrl+Page Up)")
+                .clicked()
+            {
+                self.run_command(&ctx, presentation::Command::PreviousView);
+            }
+            ui.label(
+                egui::RichText::new(format!(
+                    "{}  ({} of {})",
+                    self.views[index].kind.label(),
+                    index + 1,
+                    self.views.len()
+                ))
+                .strong(),
+            );
+            if ui
+                .button("Next view")
+                .on_hover_text(
+                    "The next view (Ctrl+Page Down; Page Down steps through a view's steps first)",
+                )
+                .clicked()
+            {
+                self.run_command(&ctx, presentation::Command::NextView);
+            }
+            if self.state.appearance.present {
+                ui.separator();
+                if ui
+                    .button("Stop presenting")
+                    .on_hover_text(format!("Back to the desk layout (Esc or {PRESENT_KEY})"))
+                    .clicked()
+                {
+                    self.state.appearance.set_presenting(&ctx, false);
+                }
+            }
+        });
+        ui.add_space(2.0);
     }
 
     /// Where the current view sits in the registry (and its status in `statuses`).
@@ -392,6 +526,11 @@ impl eframe::App for PoslabApp {
         let frame_started = std::time::Instant::now();
         crate::widgets::layout::clear_plots(ui.ctx());
 
+        let ctx = ui.ctx().clone();
+        if let Some(command) = presentation::command(&ctx, self.state.appearance.present) {
+            self.run_command(&ctx, command);
+        }
+        self.state.appearance.apply(&ctx);
         let open = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::O);
         if ui.input_mut(|i| i.consume_shortcut(&open)) {
             self.state.view = ViewKind::Check;
@@ -419,14 +558,19 @@ impl eframe::App for PoslabApp {
         }
         // What was pending at the end of the last frame: the views say again below.
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar_ui(ui));
-        egui::Panel::left("controls")
-            .resizable(true)
-            .default_size(300.0)
-            .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| self.side_panel_ui(ui));
-            });
-        let status_index = self.status_index();
+        if !self.state.appearance.controls_hidden {
+            egui::Panel::left("controls")
+                .resizable(true)
+                .default_size(300.0)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical().show(ui, |ui| self.side_panel_ui(ui));
+                });
+        }
         egui::CentralPanel::default().show(ui, |ui| {
+            if self.state.appearance.controls_hidden {
+                self.view_bar_ui(ui);
+            }
+            let status_index = self.status_index();
             let kind = self.state.view;
             crate::widgets::explainer::explainer_ui(ui, kind.label(), &kind.explanation());
             self.view_size = ui.available_size();

@@ -35,7 +35,8 @@ pub enum SpacingName {
   poslab app --view sinusoidal --seq 1048576 --dim 4096
   poslab app --view alibi --heads 16 --seq 512
   poslab app --view corkscrew --dim 64 --base 500000
-  poslab app --check cos_cached.npy"
+  poslab app --check cos_cached.npy
+  poslab app --present --view tour"
 )]
 pub struct AppArgs {
     /// The view to open on
@@ -65,6 +66,13 @@ pub struct AppArgs {
     /// A table to check (.npy, .csv or .safetensors): opens the Check view on it
     #[arg(long, value_name = "FILE")]
     pub check: Option<std::path::PathBuf>,
+    /// Opens in presentation mode: large type for a projector, the light theme, the controls
+    /// folded away (F5 or Esc ends it; Page Down steps through the tour and the views)
+    #[arg(long)]
+    pub present: bool,
+    /// The window's colours (kept for the next run)
+    #[arg(long, value_enum)]
+    pub theme: Option<crate::app::presentation::ThemeChoice>,
 }
 
 /// What the app opens with: a view, and the shared settings given on the command line.
@@ -80,6 +88,9 @@ pub struct AppLaunch {
     pub vaswani: Option<bool>,
     /// A table the Check view opens (read when the app starts, off the UI thread).
     pub check: Option<std::path::PathBuf>,
+    /// Presentation mode from the start.
+    pub present: bool,
+    pub theme: Option<crate::app::presentation::ThemeChoice>,
 }
 
 impl AppLaunch {
@@ -153,5 +164,7 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
         interleaved: args.layout.map(|l| l == PairLayout::Interleaved),
         vaswani: args.spacing.map(|s| s == SpacingName::Vaswani),
         check: args.check.clone(),
+        present: args.present,
+        theme: args.theme,
     })
 }

@@ -46,6 +46,13 @@ pub trait View: std::any::Any {
     fn takes_dropped_tables(&self) -> bool {
         false
     }
+
+    /// Moves one step forward or back through what the view shows in steps (the tour's steps,
+    /// the skew trick's stages), as Page Down and Page Up ask; `false` where there is no step
+    /// that way, and the app moves to the next or previous view instead.
+    fn step(&mut self, _forward: bool) -> bool {
+        false
+    }
 }
 
 /// Writes a view (as `Any`) to storage under a key.

@@ -298,6 +298,19 @@ fn caption(panel: RelativePanel, settings: &RelativeSettings) -> String {
 }
 
 impl View for RelativeView {
+    fn step(&mut self, forward: bool) -> bool {
+        let last = SkewStage::ALL.len() - 1;
+        let stage = self.settings.stage;
+        let next = match (self.panel, forward) {
+            (RelativePanel::Skew, true) if stage < last => stage + 1,
+            (RelativePanel::Skew, false) if stage > 0 => stage - 1,
+            _ => return false,
+        };
+        self.settings.stage = next;
+        self.playing_since = None;
+        true
+    }
+
     fn export(
         &self,
         _shared: &crate::ui::params::SharedParams,

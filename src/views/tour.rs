@@ -250,6 +250,15 @@ fn curves_ui(ui: &mut egui::Ui, index: usize, curves: &TourCurves) {
 }
 
 impl View for TourView {
+    fn step(&mut self, forward: bool) -> bool {
+        let next = if forward {
+            self.step.next()
+        } else {
+            self.step.previous()
+        };
+        next.map(|step| self.step = step).is_some()
+    }
+
     fn export(&self, _shared: &crate::ui::params::SharedParams) -> Option<ViewExport> {
         let settings = self.settings.clamped();
         let params = settings.sinusoidal();

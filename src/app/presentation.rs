@@ -1,0 +1,180 @@
+//! How the app looks and how a presenter drives it: the light or dark theme, presentation mode
+//! (the whole window zoomed for a projector, the light theme, the controls folded away) and the
+//! keys a lecture uses: F5 and Esc, Ctrl+B for the controls, Page Down and Page Up through a
+//! view's steps and then the views (what a presenter's remote sends).
+
+use serde::{Deserialize, Serialize};
+
+/// The window's colours.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+pub enum ThemeChoice {
+    /// Light text on dark grey: easy on the eyes at a desk
+    #[default]
+    Dark,
+    /// Dark text on white: what a projector shows best
+    Light,
+}
+
+impl ThemeChoice {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Dark => "dark",
+            Self::Light => "light",
+        }
+    }
+
+    fn egui(self) -> egui::Theme {
+        match self {
+            Self::Dark => egui::Theme::Dark,
+            Self::Light => egui::Theme::Light,
+        }
+    }
+}
+
+/// How wide the window is in points while presenting: the type and lines of a 1280-pixel
+/// window grow by a quarter, those of a 1920-pixel one by seven eighths, so that a slide reads
+/// the same from the back of a room whatever the projector's resolution.
+pub const PRESENT_WIDTH_POINTS: f32 = 1024.0;
+
+/// Presentation mode never zooms by less than this.
+pub const PRESENT_MIN_ZOOM: f32 = 1.25;
+
+/// The look of the window, kept between runs (presenting and folded controls are not: the app
+/// opens as a desk tool unless `--present` says otherwise).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Appearance {
+    pub theme: ThemeChoice,
+    /// Presentation mode.
+    #[serde(skip)]
+    pub present: bool,
+    /// The side panel folded away, so that the view fills the window.
+    #[serde(skip)]
+    pub controls_hidden: bool,
+    /// The theme and zoom before presenting, given back when it ends.
+    #[serde(skip)]
+    before_present: Option<(ThemeChoice, f32)>,
+}
+
+impl Appearance {
+    /// Starts or ends presentation mode: the light theme and folded controls on, then what was
+    /// there before.
+    pub fn set_presenting(&mut self, ctx: &egui::Context, present: bool) {
+        if present == self.present {
+            return;
+        }
+        self.present = present;
+        if present {
+            self.before_present = Some((self.theme, ctx.zoom_factor()));
+            self.theme = ThemeChoice::Light;
+            self.controls_hidden = true;
+        } else {
+            let (theme, zoom) = self.before_present.take().unwrap_or((self.theme, 1.0));
+            self.theme = theme;
+            self.controls_hidden = false;
+            ctx.set_zoom_factor(zoom);
+        }
+    }
+
+    /// Sets egui's theme and, while presenting, its zoom, for this frame.
+    pub fn apply(&self, ctx: &egui::Context) {
+        if ctx.theme() != self.theme.egui() {
+            ctx.set_theme(self.theme.egui());
+        }
+        if self.present {
+            let zoom = presentation_zoom(ctx.content_rect().width() * ctx.zoom_factor());
+            if (ctx.zoom_factor() - zoom).abs() > 0.005 {
+                ctx.set_zoom_factor(zoom);
+            }
+        }
+    }
+}
+
+/// The zoom that makes a window `unzoomed_width` points wide (at zoom 1) show
+/// [`PRESENT_WIDTH_POINTS`], and never less than [`PRESENT_MIN_ZOOM`].
+pub fn presentation_zoom(unzoomed_width: f32) -> f32 {
+    (unzoomed_width / PRESENT_WIDTH_POINTS).max(PRESENT_MIN_ZOOM)
+}
+
+/// What a key asks of the app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    TogglePresenting,
+    StopPresenting,
+    ToggleControls,
+    /// The view's next step, or the next view after its last (Page Down).
+    Forward,
+    /// The view's previous step, or the previous view before its first (Page Up).
+    Back,
+    NextView,
+    PreviousView,
+}
+
+/// The shortcuts, as the side panel's tooltips and the help name them.
+pub const PRESENT_KEY: &str = "F5";
+pub const CONTROLS_KEY: &str = "Ctrl+B";
+
+/// The command the keys of this frame give, taking those keys. Page Up, Page Down and Esc are
+/// left to a text box that has the keyboard; F5 and Ctrl+B work everywhere.
+pub fn command(ctx: &egui::Context, presenting: bool) -> Option<Command> {
+    use egui::{Key, KeyboardShortcut, Modifiers};
+    let typing = ctx.memory(|m| m.focused().is_some());
+    // Esc first closes a popup or leaves a text box; only then does it end presenting.
+    let popup_open = egui::Popup::is_any_open(ctx);
+    ctx.input_mut(|i| {
+        let shortcuts = [
+            (
+                KeyboardShortcut::new(Modifiers::NONE, Key::F5),
+                Command::TogglePresenting,
+                true,
+            ),
+            (
+                KeyboardShortcut::new(Modifiers::COMMAND, Key::B),
+                Command::ToggleControls,
+                true,
+            ),
+            (
+                KeyboardShortcut::new(Modifiers::COMMAND, Key::PageDown),
+                Command::NextView,
+                !typing,
+            ),
+            (
+                KeyboardShortcut::new(Modifiers::COMMAND, Key::PageUp),
+                Command::PreviousView,
+                !typing,
+            ),
+            (
+                KeyboardShortcut::new(Modifiers::NONE, Key::PageDown),
+                Command::Forward,
+                !typing,
+            ),
+            (
+                KeyboardShortcut::new(Modifiers::NONE, Key::PageUp),
+                Command::Back,
+                !typing,
+            ),
+            (
+                KeyboardShortcut::new(Modifiers::NONE, Key::Escape),
+                Command::StopPresenting,
+                presenting && !typing && !popup_open,
+            ),
+        ];
+        shortcuts
+            .into_iter()
+            .find(|(shortcut, _, allowed)| *allowed && i.consume_shortcut(shortcut))
+            .map(|(_, command, _)| command)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presenting_zooms_with_the_window_and_never_below_the_floor() {
+        assert_eq!(presentation_zoom(1280.0), PRESENT_MIN_ZOOM);
+        assert_eq!(presentation_zoom(1920.0), 1.875);
+        assert_eq!(presentation_zoom(3840.0), 3.75);
+        assert_eq!(presentation_zoom(800.0), PRESENT_MIN_ZOOM);
+    }
+}
