@@ -20,6 +20,7 @@ pub mod engine;
 pub mod export;
 pub mod import;
 pub mod jobs;
+pub mod numbers;
 pub mod scene;
 pub mod table_args;
 pub mod ui;

@@ -93,3 +93,86 @@ fn page_down_steps_through_the_tour_and_then_the_views() {
     harness.run();
     assert_eq!(harness.state().state.view, ViewKind::Tour);
 }
+
+/// The smallest and largest cell of `spec`, cell by cell on the CPU engine (one bin over the
+/// whole table, reduced by min and by max).
+fn every_cell_range(spec: &poslab::engine::TableSpec) -> (f64, f64) {
+    use poslab::engine::reduce::{Reduce, compute_reduced_cpu};
+    use poslab::engine::{Strided, Window};
+    let [_, rows, cols] = spec.matrix_shape();
+    let window = Window {
+        heads: Strided::all(1),
+        rows: Strided {
+            start: 0,
+            end: rows,
+            step: rows,
+        },
+        cols: Strided {
+            start: 0,
+            end: cols,
+            step: cols,
+        },
+    };
+    let low = compute_reduced_cpu(spec, &window, Reduce::Min).unwrap()[[0, 0]];
+    let high = compute_reduced_cpu(spec, &window, Reduce::Max).unwrap()[[0, 0]];
+    (low, high)
+}
+
+#[test]
+fn colour_bars_span_the_tables_true_range_at_a_million_rows() {
+    let mut harness = harness();
+    harness.run();
+    {
+        let shared = &mut harness.state_mut().state.shared;
+        shared.seq = 1 << 20;
+        shared.dim = 16;
+        shared.heads = 8;
+    }
+    harness.run();
+    // The sinusoidal table drawn as means of 1,000-odd rows a pixel: the means span about
+    // ±0.6 in the slow columns, the bar the cells' own -1 to 1.
+    let shown = harness.state().shown_sinusoidal().unwrap();
+    assert!(shown.rows.step > 1000);
+    let pixels_high = shown
+        .values
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let spec = poslab::engine::TableSpec::Sinusoidal(harness.state().state.shared.sinusoidal());
+    let (low, high) = harness.state().shown_sinusoidal_range();
+    let want = every_cell_range(&spec);
+    assert!(pixels_high < want.1 - 1e-3, "the pixels alone fall short");
+    assert!(
+        (low - want.0).abs() < 1e-9 && (high - want.1).abs() < 1e-9,
+        "bar {low}..{high}, cells {want:?}"
+    );
+    assert_eq!(high, 1.0, "cos 0 = 1 at position 0");
+
+    // The similarity matrix PE[i]·PE[j] of a million positions: its top is d/2 = 8 exactly
+    // (every pair adds sin² + cos² on the diagonal), its bottom the least of
+    // Σ cos(k w_i) over every offset k, summed here term by term.
+    harness.get_by_label("Dot-product decay").click();
+    harness.run();
+    let freqs = harness.state().state.shared.sinusoidal().frequencies();
+    let lowest = (0..1u64 << 20)
+        .map(|k| freqs.iter().map(|w| (k as f64 * w).cos()).sum::<f64>())
+        .fold(f64::INFINITY, f64::min);
+    let (low, high) = harness.state().dot_decay_view().shown_similarity_range();
+    assert_eq!(high, 8.0);
+    assert!((low - lowest).abs() < 1e-9, "bar {low}, cells {lowest}");
+
+    // ALiBi's bias of head 0 (m = 2⁻¹ of 8 heads): 0 on the diagonal, -m·(L - 1) in the far
+    // corner, whatever a pixel's mean says.
+    harness.get_by_label("ALiBi").click();
+    harness.run();
+    let (low, high) = harness.state().alibi_view().shown_range();
+    let seq = harness
+        .state()
+        .state
+        .shared
+        .seq
+        .min(poslab::views::alibi::MAX_SEQ);
+    assert_eq!(high, 0.0);
+    assert_eq!(low, -0.5 * (seq - 1) as f64);
+    harness.snapshot("classroom/alibi_true_range");
+}

@@ -68,6 +68,7 @@ pub struct PoslabApp {
 
 impl PoslabApp {
     pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
+        cc.egui_ctx.set_fonts(fonts());
         let mut app = Self {
             state: AppState::default(),
             engine: AppEngine::from_render_state(cc.wgpu_render_state.as_ref()),
@@ -131,6 +132,11 @@ impl PoslabApp {
     pub fn hide_machine_details(mut self) -> Self {
         self.show_machine_details = false;
         self
+    }
+
+    /// The dot-product decay view, for tests.
+    pub fn dot_decay_view(&self) -> &DotDecayView {
+        self.view::<DotDecayView>()
     }
 
     /// The dot-decay curve the view shows now: `(offset, value)`.
@@ -607,6 +613,20 @@ impl eframe::App for PoslabApp {
             entry.save(storage);
         }
     }
+}
+
+/// egui's fonts, with Hack behind Ubuntu in the proportional family: Ubuntu has no
+/// superscript minus, which every 10⁻³ on an axis needs.
+fn fonts() -> egui::FontDefinitions {
+    let mut fonts = egui::FontDefinitions::default();
+    if fonts.font_data.contains_key("Hack") {
+        fonts
+            .families
+            .entry(egui::FontFamily::Proportional)
+            .or_default()
+            .insert(1, "Hack".to_owned());
+    }
+    fonts
 }
 
 /// eframe's wgpu set-up, asking for the adapter's own limits: the default (WebGL2's limits on

@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod gpu;
 mod memory;
 pub mod patch_maps;
+pub mod range;
 pub mod reduce;
 pub mod window;
 

@@ -468,10 +468,10 @@ fn alibi_board(settings: &RelativeSettings) -> Result<Board, ParamError> {
     let mode = settings.alibi_mode();
     let mut board = square_board(
         format!(
-            "ALiBi head {} of {}: −m·|j − i|, m = 2^{}",
+            "ALiBi head {} of {}: −m·|j − i|, m = {}",
             settings.head,
             settings.heads,
-            number_label(slope.log2(), 3)
+            crate::numbers::power_of(2, slope.log2(), 3)
         ),
         settings.tokens,
         "bias",

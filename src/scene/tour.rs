@@ -320,18 +320,10 @@ fn heatmap(title: impl Into<String>, values: Array2<f64>, range: (f64, f64)) -> 
 
 /// A number with thousands separated, for the measured lines.
 fn grouped(value: f64) -> String {
-    if !value.is_finite() || value.abs() >= 1e15 {
-        return format!("{value:.3e}");
+    if value.abs() >= 1e15 {
+        return crate::numbers::scientific(value, 4);
     }
-    let digits = format!("{:.0}", value.abs());
-    let mut out = String::new();
-    for (k, c) in digits.chars().enumerate() {
-        if k > 0 && (digits.len() - k) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if value < 0.0 { format!("-{out}") } else { out }
+    crate::numbers::grouped(value)
 }
 
 /// The position at which pair `i`'s angle reaches one radian: `base^(2i/d)`.

@@ -44,6 +44,11 @@ impl Default for AlibiView {
 
 impl AlibiView {
     /// The query row drawn: the one asked for, limited to the sequence shown.
+    /// The colour bar's range of the one-head matrix.
+    pub fn shown_range(&self) -> (f64, f64) {
+        self.heatmap.range()
+    }
+
     pub fn shown_query(&self, shared: &crate::ui::params::SharedParams) -> usize {
         self.query.min(self.params(shared).seq - 1)
     }
@@ -104,8 +109,11 @@ impl AlibiView {
                     for (head, thumbnail) in self.thumbnails.iter_mut().enumerate() {
                         thumbnail.fixed_range = Some(scale);
                         ui.vertical(|ui| {
-                            ui.label(format!("head {head}: 2^{:.2}", slopes[head].log2()))
-                                .on_hover_text(format!("slope m = {}", slopes[head]));
+                            ui.label(format!(
+                                "head {head}: m = {}",
+                                crate::numbers::power_of(2, slopes[head].log2(), 2)
+                            ))
+                            .on_hover_text(format!("slope m = {}", slopes[head]));
                             let spec = TableSpec::Alibi {
                                 params: *params,
                                 head: Some(head),
@@ -142,7 +150,7 @@ fn slopes_ui(ui: &mut egui::Ui, slopes: &[f64], selected: usize, height: f32) {
         .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
         .y_grid_spacer(crate::widgets::layout::decade_ticks)
         .y_axis_label("slope m (log scale)")
-        .y_axis_formatter(|mark, _| format!("2^{}", mark.value))
+        .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(2, mark))
         .show(ui, |plot_ui| {
             plot_ui.points(Points::new("slopes", PlotPoints::from(points.clone())).radius(3.0));
             if let Some(&p) = points.get(selected) {
@@ -172,10 +180,10 @@ fn attention_ui(
         // squeezes every curve into the few pixels next to the query.
         .x_axis_label("distance from the query |i − j| (log scale)")
         .x_grid_spacer(crate::widgets::layout::decade_ticks)
-        .x_axis_formatter(|mark, _| format!("1e{}", mark.value))
+        .x_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
         .y_axis_label("attention weight of one key (log scale)")
         .y_grid_spacer(crate::widgets::layout::decade_ticks)
-        .y_axis_formatter(|mark, _| format!("1e{}", mark.value))
+        .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
         .show(ui, |plot_ui| {
             // A handful of heads keeps the plot readable: first, last and evenly between.
             let shown = 8.min(slopes.len());
@@ -232,7 +240,7 @@ impl AlibiView {
 const MIN_WEIGHT: f64 = 1e-12;
 
 /// The longest sequence the view draws.
-const MAX_SEQ: usize = 8192;
+pub const MAX_SEQ: usize = 8192;
 
 impl View for AlibiView {
     fn export(&self, shared: &crate::ui::params::SharedParams) -> Option<crate::views::ViewExport> {
@@ -291,9 +299,9 @@ impl View for AlibiView {
             // Each note whole, on the next row when the window is too narrow for it.
             ui.add(
                 egui::Label::new(format!(
-                    "slope m = {:.6} = 2^{:.3}",
+                    "slope m = {:.6} = {}",
                     slopes[head],
-                    slopes[head].log2()
+                    crate::numbers::power_of(2, slopes[head].log2(), 3)
                 ))
                 .extend(),
             );

@@ -107,6 +107,11 @@ impl DotDecayView {
     }
 
     /// The decay curve on screen: `(offset k, value)`.
+    /// The similarity matrix's colour bar range.
+    pub fn shown_similarity_range(&self) -> (f64, f64) {
+        self.similarity.range()
+    }
+
     pub fn shown_curve(&self) -> Option<&[[f64; 2]]> {
         self.curve.as_ref().map(|curve| curve.points.as_slice())
     }

@@ -356,7 +356,7 @@ pub fn heatmap_ui(
     }
 }
 
-/// A colour bar label: three decimals, or three digits in scientific notation for values too
+/// A colour bar label: three decimals, or three significant digits as `m × 10ⁿ` for values too
 /// small or large for that; a value that is zero but for rounding, next to the bar's `span`,
 /// reads 0.
 fn tick_text(value: f64, span: f64) -> String {
@@ -364,11 +364,11 @@ fn tick_text(value: f64, span: f64) -> String {
     if magnitude <= span.abs() * 1e-4 {
         "0".to_owned()
     } else if magnitude != 0.0 && !(0.01..1e5).contains(&magnitude) {
-        format!("{value:.2e}")
+        crate::numbers::scientific(value, 3)
     } else if magnitude >= 100.0 {
-        format!("{value:.1}")
+        crate::numbers::fixed(value, 1)
     } else {
-        format!("{value:.3}")
+        crate::numbers::fixed(value, 3)
     }
 }
 
@@ -453,6 +453,8 @@ pub struct RenderedWindow {
     data: HeatmapData,
     image: egui::ColorImage,
     range: (f64, f64),
+    /// Whether `range` is that of every cell the picture covers (not only of its pixels).
+    range_is_covered: bool,
     sampling: Sampling,
     /// The table's shape, for the status bar.
     shape: Vec<usize>,
@@ -474,17 +476,25 @@ fn render_window(
     reporter: &crate::jobs::Reporter<Result<RenderedWindow, String>>,
 ) -> Result<Result<RenderedWindow, String>, crate::jobs::Cancelled> {
     let shape = spec.shape().unwrap_or_default();
-    let rendered = |values: ndarray::Array2<f64>, window: &crate::engine::Window, sampling| {
+    let rendered = |values: ndarray::Array2<f64>,
+                    window: &crate::engine::Window,
+                    sampling,
+                    covered: Option<(f64, f64)>| {
         let data = HeatmapData {
             values,
             rows: window.rows,
             cols: window.cols,
         };
-        let (image, range) = colour_image(&data, colormap, fixed_range);
+        // The bar spans every cell the picture covers where that is known, not just the
+        // pixels' means; a range set by the caller wins over both.
+        let range = fixed_range.or_else(|| covered.map(|(lo, hi)| colormap.range(lo, hi)));
+        let (image, range) = colour_image(&data, colormap, range);
         RenderedWindow {
             data,
             image,
             range,
+            range_is_covered: fixed_range.is_none()
+                && (covered.is_some() || sampling == Sampling::Exact),
             sampling,
             shape: shape.clone(),
         }
@@ -506,13 +516,19 @@ fn render_window(
             && let Ok(values) =
                 values.into_shape_with_order((preview.rows.len(), preview.cols.len()))
         {
-            reporter.preview(Ok(rendered(values, &preview, Sampling::PointSampled)));
+            reporter.preview(Ok(rendered(values, &preview, Sampling::PointSampled, None)));
         }
     }
     let progress = |fraction| reporter.progress(fraction);
     let exact = engine.heatmap_values(spec, window, reduce, reporter.cancel(), &progress)?;
+    let covered = match &exact {
+        Ok(exact) if exact.sampling != Sampling::Exact && fixed_range.is_none() => {
+            crate::engine::range::covered_range(spec, window, reporter.cancel())?
+        }
+        _ => None,
+    };
     Ok(exact
-        .map(|exact| rendered(exact.values, window, exact.sampling))
+        .map(|exact| rendered(exact.values, window, exact.sampling, covered))
         .map_err(|error| error.to_string()))
 }
 
@@ -539,6 +555,8 @@ pub struct TableHeatmap {
     shown_window: Option<(Strided, Strided)>,
     sampling: Sampling,
     range: (f64, f64),
+    /// Whether `range` is that of every cell the picture covers (or only of its pixels).
+    range_is_covered: bool,
     /// A range set by the caller, so that several heatmaps share one scale.
     pub fixed_range: Option<(f64, f64)>,
     /// A row or cell outlined on top of the table.
@@ -566,6 +584,7 @@ impl Default for TableHeatmap {
             shown_window: None,
             sampling: Sampling::Exact,
             range: (0.0, 0.0),
+            range_is_covered: false,
             fixed_range: None,
             outline: None,
             square_cells: false,
@@ -716,6 +735,7 @@ impl TableHeatmap {
     ) {
         self.texture.set(ctx, rendered.image, rendered.range);
         self.range = rendered.range;
+        self.range_is_covered = rendered.range_is_covered;
         self.sampling = rendered.sampling;
         self.shown_window = Some((rendered.data.rows, rendered.data.cols));
         self.data = Some(rendered.data);
@@ -789,13 +809,28 @@ impl TableHeatmap {
             ui.ctx().request_repaint();
         }
         ui.scope_builder(egui::UiBuilder::new().max_rect(colorbar_rect), |ui| {
-            let stale = freshness == Freshness::Stale && self.shown_for.is_some();
+            if self.shown_for.is_none() {
+                // Nothing drawn yet: a bar of 0 to 0 would say something false.
+                return;
+            }
+            let stale = freshness == Freshness::Stale;
+            let of_pixels = !self.range_is_covered
+                && self.fixed_range.is_none()
+                && matches!(self.sampling, Sampling::Reduced(_));
             ui.horizontal_top(|ui| {
-                // Room below the bar for the note that it is the previous settings' range.
-                let room = if stale { 40.0 } else { 0.0 };
+                // Room below the bar for a note on what its range is.
+                let room = if stale || of_pixels { 40.0 } else { 0.0 };
                 let height = (colorbar_rect.height() - room).min(400.0);
                 colorbar_ui(ui, colormap, self.range, height);
             });
+            if of_pixels && !stale {
+                ui.label(
+                    egui::RichText::new("range of\nthe pixels")
+                        .small()
+                        .color(ui.visuals().weak_text_color()),
+                )
+                .on_hover_text("Each pixel reduces many cells, and this table is too large to find its own extremes here: the bar spans the pixels' values, and single cells reach beyond it (choose min or max per pixel to see the envelope)");
+            }
             if stale {
                 ui.label(
                     egui::RichText::new("previous\nsettings")

@@ -114,15 +114,19 @@ pub fn decade_ticks(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
         .collect()
 }
 
-/// A tick label with as many decimals as its step needs (0.05 steps read 0.35, not 0.4).
+/// A tick label with as many decimals as its step needs (0.05 steps read 0.35, not 0.4), whole
+/// numbers grouped (1,000,000), as [`crate::numbers::tick`] writes it.
 pub fn tick_label(mark: egui_plot::GridMark) -> String {
-    let decimals = (-mark.step_size.abs().log10().floor()).clamp(0.0, 12.0) as usize;
-    // + 0.0 turns -0 into 0.
-    let value = mark.value + 0.0;
-    if value.abs() >= 1e6 {
-        format!("{value:.3e}")
+    crate::numbers::tick(mark.value, mark.step_size)
+}
+
+/// The label of a mark on a log axis whose values are the exponents of `base`: `10³`, `2⁻⁵`.
+pub fn power_label(base: u32, mark: egui_plot::GridMark) -> String {
+    let exponent = mark.value.round();
+    if (mark.value - exponent).abs() < 1e-9 {
+        crate::numbers::power(base, exponent as i64)
     } else {
-        format!("{value:.decimals$}")
+        crate::numbers::scientific(f64::from(base).powf(mark.value), 3)
     }
 }
 

@@ -283,18 +283,7 @@ pub fn committed_text(
     (response, changed)
 }
 
-/// `n` with its thousands separated by commas: 1,048,576.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (k, c) in digits.chars().enumerate() {
-        if k > 0 && (digits.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::numbers::thousands;
 
 /// A number that a slider and a typed value both edit.
 pub trait SliderNumber: Copy + PartialEq {

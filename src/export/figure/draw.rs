@@ -83,22 +83,27 @@ pub(super) fn ticks(min: f64, max: f64, target: usize) -> Vec<f64> {
     (first..=last).map(|k| k as f64 * step).collect()
 }
 
-/// A tick's text: short, without float noise.
+/// A tick's text: short, without float noise, as a textbook prints it (1,000,000; 10³;
+/// 2.5 × 10⁻⁴).
 fn tick_text(value: f64, log10: bool) -> String {
     if log10 {
         let rounded = value.round();
         return if (value - rounded).abs() < 1e-9 {
-            format!("1e{rounded:.0}")
+            crate::numbers::power(10, rounded as i64)
         } else {
-            format!("{:.3e}", 10f64.powf(value))
+            crate::numbers::scientific(10f64.powf(value), 4)
         };
     }
     let magnitude = value.abs();
-    if magnitude != 0.0 && !(1e-3..1e6).contains(&magnitude) {
-        format!("{value:.1e}")
+    if magnitude != 0.0 && !(1e-3..1e9).contains(&magnitude) {
+        crate::numbers::scientific(value, 2)
     } else {
-        let text = format!("{value:.4}");
-        let text = text.trim_end_matches('0').trim_end_matches('.');
+        let text = crate::numbers::fixed(value, 4);
+        let text = if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            &text
+        };
         if text == "-0" {
             "0".to_owned()
         } else {

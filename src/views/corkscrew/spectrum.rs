@@ -56,7 +56,7 @@ pub(super) fn spectrum_ui(
         .x_grid_spacer(crate::widgets::layout::nice_ticks)
         .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
         .y_grid_spacer(crate::widgets::layout::decade_ticks)
-        .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+        .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
         .label_formatter(|hover| match hover {
             egui_plot::HoverPosition::NearDataPoint {
                 plot_name,
