@@ -21,15 +21,33 @@ impl OrbitCamera {
     /// (width / height), from the front, a little above and to the side, so that the helices
     /// read as 3D at once.
     pub fn framing(half_extent: Vec3, aspect: f32) -> Self {
-        let tan = (FOV_Y_RAD / 2.0).tan();
-        // Fit the longer of the box's width and height, seen somewhat foreshortened.
-        let fit = (half_extent.x * 1.15 / (tan * aspect.max(0.1))).max(half_extent.y / tan);
-        Self {
+        let mut camera = Self {
             target: Vec3::ZERO,
             yaw_rad: -0.45,
             pitch_rad: 0.3,
-            distance: (fit * 1.2 + half_extent.z).max(1.0),
+            distance: 1.0,
+        };
+        // Every corner of the box, seen from this direction, must fall inside the field of
+        // view: a corner `x` across, `y` up and `toward` nearer than the target fits at a
+        // distance of at least |x| / (tan · aspect) + toward (and likewise for y), so a wide
+        // box in a short viewport backs the camera off as far as it needs.
+        let view = Mat4::look_at_rh(camera.eye(), Vec3::ZERO, Vec3::Y);
+        let tan = (FOV_Y_RAD / 2.0).tan();
+        let aspect = aspect.max(0.1);
+        let mut needed: f32 = 0.0;
+        for k in 0..8 {
+            let sign = |bit: u32| if k & bit == 0 { -1.0 } else { 1.0 };
+            let corner = half_extent * Vec3::new(sign(1), sign(2), sign(4));
+            let seen = view.transform_point3(corner);
+            // The camera sits 1 in front of the target: camera-space z of the target is -1.
+            let toward = seen.z + 1.0;
+            needed = needed
+                .max(seen.x.abs() / (tan * aspect) + toward)
+                .max(seen.y.abs() / tan + toward);
         }
+        // A margin for the labels drawn beside the helices.
+        camera.distance = (needed * 1.15).max(1.0);
+        camera
     }
 
     /// The camera's position in the world.

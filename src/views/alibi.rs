@@ -172,9 +172,8 @@ fn attention_ui(
     let response = Plot::new("alibi_attention")
         .height(height)
         .legend(
-            crate::widgets::layout::legend()
-                .position(egui_plot::Corner::LeftBottom)
-                .follow_insertion_order(true),
+            // The top right is empty: every curve has fallen by the far keys.
+            crate::widgets::layout::legend().position(egui_plot::Corner::RightTop),
         )
         // Log axes: the weights fall over decades, and at thousands of keys a linear key axis
         // squeezes every curve into the few pixels next to the query.
@@ -311,9 +310,18 @@ impl View for AlibiView {
         });
         // The matrix (or the small multiples) on the left, slopes above attention on the right:
         // each in a rectangle of its own, so that none pushes another off the window.
+        // The matrix (or the small multiples) takes the left column, as tall as its width
+        // allows, the slopes the room under it; the attention curves, the other half of the
+        // lesson, the whole right column. Nothing is left empty at 1280 x 800 or 1920 x 1080.
         let full = ui.available_rect_before_wrap();
-        let (left, right) = crate::widgets::layout::split_columns(full, 0.58, 12.0);
-        let (slopes_rect, attention_rect) = crate::widgets::layout::split_rows(right, 0.42, 8.0);
+        let (left, attention_rect) = crate::widgets::layout::split_columns(full, 0.58, 12.0);
+        let (left, slopes_rect) = if self.all_heads {
+            crate::widgets::layout::split_rows(left, 0.8, 8.0)
+        } else {
+            // A square matrix needs its width (less the colour bar) plus its axes in height.
+            let matrix_height = (left.width() - 100.0).min(left.height() * 0.72);
+            crate::widgets::layout::split_rows(left, matrix_height / left.height(), 8.0)
+        };
         ui.allocate_rect(full, egui::Sense::hover());
         ui.scope_builder(egui::UiBuilder::new().max_rect(slopes_rect), |ui| {
             slopes_ui(ui, &slopes, head, slopes_rect.height());

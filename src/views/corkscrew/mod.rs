@@ -72,7 +72,9 @@ pub struct CorkscrewView {
     #[serde(skip)]
     camera: OrbitCamera,
     #[serde(skip)]
-    framed_for: Option<glam::Vec3>,
+    /// The extent and aspect the camera was framed for, and the camera framed: a new window
+    /// shape frames again unless the camera has been moved since.
+    framed_for: Option<(glam::Vec3, f32, OrbitCamera)>,
     #[serde(skip)]
     scene: Option<(SceneKey, Arc<CorkscrewScene>, u64)>,
     /// The scene being built on a worker thread.
@@ -388,9 +390,16 @@ impl CorkscrewView {
         let layout = SceneLayout::of(&scene);
         let extent = layout.half_extent();
         let aspect = size.x / size.y.max(1.0);
-        if self.framed_for != Some(extent) {
+        let reframe = match self.framed_for {
+            None => true,
+            Some((framed_extent, framed_aspect, framed_camera)) => {
+                framed_extent != extent
+                    || (framed_camera == self.camera && (aspect / framed_aspect - 1.0).abs() > 0.02)
+            }
+        };
+        if reframe {
             self.camera = OrbitCamera::framing(extent, aspect);
-            self.framed_for = Some(extent);
+            self.framed_for = Some((extent, aspect, self.camera));
         }
         let relative = |p: u64| (p - scene.first_position) as f32;
         let markers: Vec<HelixVertex> = self

@@ -52,7 +52,7 @@ pub(super) fn spectrum_ui(
     Plot::new("rope_spectrum")
         .height(height)
         .x_axis_label("pair i")
-        .y_axis_label("θ_i (rad/position), 2π/θ_i (positions)")
+        .y_axis_label("θ_i and 2π/θ_i")
         .x_grid_spacer(crate::widgets::layout::nice_ticks)
         .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
         .y_grid_spacer(crate::widgets::layout::decade_ticks)
