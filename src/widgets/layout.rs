@@ -212,3 +212,22 @@ pub fn legend() -> egui_plot::Legend {
         .follow_insertion_order(true)
         .background_alpha(0.85)
 }
+
+/// A legend as a row of coloured names above a chart whose curves leave no corner free,
+/// wrapping onto more rows where it must (never inside an entry); returns the height it took.
+pub fn legend_row(ui: &mut egui::Ui, entries: &[(egui::Color32, String)]) -> f32 {
+    let top = ui.cursor().top();
+    let font = egui::TextStyle::Small.resolve(ui.style());
+    let text_color = ui.visuals().text_color();
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 14.0;
+        for (color, name) in entries {
+            let mut job = egui::text::LayoutJob::default();
+            let format = |color| egui::TextFormat::simple(font.clone(), color);
+            job.append("● ", 0.0, format(*color));
+            job.append(name, 0.0, format(text_color));
+            ui.add(egui::Label::new(job).wrap_mode(egui::TextWrapMode::Extend));
+        }
+    });
+    ui.cursor().top() - top
+}

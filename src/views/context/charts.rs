@@ -28,7 +28,7 @@ pub(super) fn wavelength_ui(
         .x_grid_spacer(crate::widgets::layout::nice_ticks)
         .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
         .y_grid_spacer(crate::widgets::layout::decade_ticks)
-        .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+        .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
         .y_axis_label("wavelength 2π/θ_i (positions, log)")
         .show(ui, |plot_ui| {
             plot_ui.hline(
@@ -124,22 +124,30 @@ pub(super) fn fitted_score_ui(
     height: f32,
 ) {
     let last_trained = (model.trained - 1) as f64;
+    // The curves fill the whole chart, so its legend sits above it rather than over them.
+    let mut entries: Vec<(egui::Color32, String)> = vec![(
+        TRAINED_COLOR,
+        format!("L = {}", crate::numbers::thousands(model.trained as u64)),
+    )];
+    entries.extend(
+        lines
+            .iter()
+            .map(|(kind, label, _)| (method_color32(*kind), label.clone())),
+    );
+    entries.push((
+        egui::Color32::from_gray(170),
+        format!("fitted points, in [0, L); scores past ±{SCORE_RANGE} are cut"),
+    ));
+    let legend_height = crate::widgets::layout::legend_row(ui, &entries);
     let response = Plot::new("context_fitted_score")
-        .height(height)
+        .height(height - legend_height)
         .default_y_bounds(-SCORE_RANGE, SCORE_RANGE)
-        .legend(
-            crate::widgets::layout::legend()
-                .position(egui_plot::Corner::LeftTop)
-                .follow_insertion_order(true),
-        )
         .x_axis_label(format!(
-            "distance s = m - n (a point every {:.0} positions)",
+            "distance s = m − n (a point every {:.0} positions)",
             (target as f64 / context::CURVE_POINTS as f64).max(1.0)
         ))
         .nice_axes()
-        .y_axis_label(format!(
-            "score a(s), fitted in [0, L); cut at ±{SCORE_RANGE}"
-        ))
+        .y_axis_label("score a(s)")
         .show(ui, |plot_ui| {
             plot_ui.vline(
                 VLine::new(format!("L = {}", model.trained), last_trained)
@@ -221,7 +229,10 @@ pub(super) fn score_lines(
             let name = method_label(curve.kind);
             let label = match context::largest_past(&points, last_trained) {
                 Some(largest) if largest >= 1e3 => {
-                    format!("{name}: |a| up to {largest:.2e} past L")
+                    format!(
+                        "{name}: |a| up to {} past L",
+                        crate::numbers::scientific(largest, 3)
+                    )
                 }
                 Some(largest) => format!("{name}: |a| up to {largest:.3} past L"),
                 None => name.to_owned(),
@@ -287,7 +298,7 @@ pub(super) fn alibi_ui(
         let response = plot
             .x_axis_label("head")
             .y_grid_spacer(crate::widgets::layout::nice_ticks)
-            .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+            .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
             .y_axis_label(format!(
                 "attention on keys at L = {trained} or farther (log)"
             ))
@@ -317,7 +328,7 @@ pub(super) fn alibi_ui(
             "key distance k from the last query (position {last})"
         ))
         .y_grid_spacer(crate::widgets::layout::decade_ticks)
-        .y_axis_formatter(|mark, _| format!("10^{}", mark.value))
+        .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
         .y_axis_label("attention weight (log)")
         .show(ui, |plot_ui| {
             plot_ui.vline(
@@ -325,8 +336,17 @@ pub(super) fn alibi_ui(
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
             for (label, m) in [
-                (format!("m = {slope:.3e}"), slope),
-                (format!("m · L/L' = {:.3e}", slope * scale), slope * scale),
+                (
+                    format!("m = {}", crate::numbers::scientific(slope, 4)),
+                    slope,
+                ),
+                (
+                    format!(
+                        "m · L/L' = {}",
+                        crate::numbers::scientific(slope * scale, 4)
+                    ),
+                    slope * scale,
+                ),
             ] {
                 let points: Vec<[f64; 2]> = distances
                     .iter()
