@@ -176,3 +176,39 @@ fn colour_bars_span_the_tables_true_range_at_a_million_rows() {
     assert_eq!(low, -0.5 * (seq - 1) as f64);
     harness.snapshot("classroom/alibi_true_range");
 }
+
+#[test]
+fn a_long_preset_name_neither_widens_the_panel_nor_breaks_its_label() {
+    let mut harness = harness();
+    harness.run();
+    let view_left = |harness: &Harness<'_, PoslabApp>| {
+        harness
+            .get_by_label_contains("What am I looking at")
+            .rect()
+            .left()
+    };
+    let before = view_left(&harness);
+    let longest = poslab::ui::params::presets()
+        .iter()
+        .max_by_key(|p| p.name.len())
+        .unwrap()
+        .clone();
+    assert!(longest.name.len() > 20, "{}", longest.name);
+    {
+        let state = &mut harness.state_mut().state;
+        state.preset = Some(longest.name.clone());
+        state.shared = longest.params;
+        // Moved: "(modified)" makes it longer still.
+        state.shared.base += 1.0;
+    }
+    harness.run();
+    harness.snapshot("classroom/long_preset");
+    assert_eq!(view_left(&harness), before, "the panel keeps its width");
+    for node in harness.query_all_by_label("Preset") {
+        let rect = node.rect();
+        assert!(
+            rect.width() > rect.height(),
+            "\"Preset\" in one line: {rect:?}"
+        );
+    }
+}

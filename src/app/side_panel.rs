@@ -9,12 +9,41 @@
 use crate::ui::params::{Preset, SharedParam, SharedParams, presets};
 use crate::widgets::number_box::NumberRow;
 
-/// What the preset menu shows: the preset chosen last, and whether a control has moved since.
+/// What the preset menu says: the preset chosen last, and whether a control has moved since.
 pub fn preset_label(active: Option<&str>, params: &SharedParams) -> String {
     match active.and_then(Preset::named) {
         Some(preset) if preset.params == *params => preset.name.clone(),
         Some(preset) => format!("{} (modified)", preset.name),
         None => "Choose a model…".to_owned(),
+    }
+}
+
+/// The most characters the closed menu shows, "(modified)" included: more would widen the
+/// panel.
+const MENU_CHARS: usize = 24;
+
+/// What the closed menu shows: the model's name alone (cut short if long), and whether a
+/// control has moved since; [`preset_label`] says it whole in the tooltip.
+pub fn preset_menu_text(active: Option<&str>, params: &SharedParams) -> String {
+    let Some(preset) = active.and_then(Preset::named) else {
+        return "Choose a model…".to_owned();
+    };
+    let modified = preset.params != *params;
+    let room = if modified {
+        MENU_CHARS - " (modified)".len()
+    } else {
+        MENU_CHARS
+    };
+    let name = if preset.short.chars().count() > room {
+        let kept: String = preset.short.chars().take(room - 1).collect();
+        format!("{kept}…")
+    } else {
+        preset.short.clone()
+    };
+    if modified {
+        format!("{name} (modified)")
+    } else {
+        name
     }
 }
 
@@ -28,8 +57,11 @@ pub fn shared_params_ui(
     unused: impl Fn(SharedParam) -> Option<&'static str>,
 ) -> bool {
     let before = *params;
+    let label = preset_label(active_preset.as_deref(), params);
+    // The model's name alone, cut short if long (whole in the tooltip and the open menu),
+    // so that the panel keeps its width and "Preset" its line.
     egui::ComboBox::from_label("Preset")
-        .selected_text(preset_label(active_preset.as_deref(), params))
+        .selected_text(preset_menu_text(active_preset.as_deref(), params))
         // Every model at once on a 800-pixel-high window, without scrolling.
         .height(640.0)
         .show_ui(ui, |ui| {
@@ -42,9 +74,9 @@ pub fn shared_params_ui(
             }
         })
         .response
-        .on_hover_text(
-            "Set every parameter to a real model's; \"(modified)\" once a control has moved",
-        );
+        .on_hover_text(format!(
+            "{label}\nSet every parameter to a real model's; \"(modified)\" once a control has moved"
+        ));
     ui.separator();
     let row = |param| shared_number_row(param).unused(unused(param));
     row(SharedParam::Dim).ui(ui, &mut params.dim);

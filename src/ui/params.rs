@@ -73,7 +73,10 @@ pub enum SharedParam {
 /// A real model's positional settings: every shared parameter, so that choosing it leaves
 /// nothing of an earlier choice behind.
 pub struct Preset {
+    /// The model and what it sets: `Llama-3.1-8B (RoPE, head dim 128, base 500000)`.
     pub name: String,
+    /// The model alone, as the closed menu shows it: `Llama-3.1-8B`.
+    pub short: String,
     pub params: SharedParams,
 }
 
@@ -177,6 +180,7 @@ impl Preset {
         };
         Some(Preset {
             name: format!("{short} ({summary})"),
+            short: short.to_owned(),
             params,
         })
     }

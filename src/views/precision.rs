@@ -121,8 +121,8 @@ fn curves_plot(
         .y_axis_label(y_label)
         .x_grid_spacer(crate::widgets::layout::decade_ticks)
         .y_grid_spacer(crate::widgets::layout::decade_ticks)
-        .x_axis_formatter(|mark, _| format!("1e{}", mark.value))
-        .y_axis_formatter(|mark, _| format!("1e{}", mark.value))
+        .x_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
+        .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
         .show(ui, |plot_ui| {
             for curve in curves {
                 let [r, g, b] = compute_color(curve.compute);

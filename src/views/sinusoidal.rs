@@ -174,8 +174,10 @@ impl SinusoidalView {
         let wavelength = std::f64::consts::TAU / frequency;
         ui.horizontal(|ui| {
             ui.label(format!(
-                "Column {col}: {} of frequency {frequency:.4e} rad/position, wavelength {wavelength:.1} positions",
-                if is_cos { "cos" } else { "sin" }
+                "Column {col}: {} of frequency {} rad/position, wavelength {} positions",
+                if is_cos { "cos" } else { "sin" },
+                crate::numbers::scientific(frequency, 5),
+                crate::numbers::fixed(wavelength, 1)
             ));
             if ui.button("Close").clicked() {
                 self.selected_column = None;

@@ -415,6 +415,9 @@ impl<'a> NumberRow<'a> {
         let response = ui
             .add_enabled_ui(self.unused.is_none(), |ui| {
                 ui.horizontal(|ui| {
+                    // Room for the widest value any row takes (10⁷, or 1,048,576), so that a
+                    // row keeps its width whatever it holds and the panel never jumps.
+                    ui.spacing_mut().interact_size.x = ui.spacing().interact_size.x.max(64.0);
                     let mut slider = egui::Slider::new(&mut number, self.range.clone())
                         .text(self.label)
                         .logarithmic(self.logarithmic)

@@ -785,9 +785,13 @@ impl View for CheckView {
                             ui.label(title);
                             let (lo, hi) = picture.texture.range();
                             ui.label(
-                                egui::RichText::new(format!("{lo:.3e} … {hi:.3e}"))
-                                    .small()
-                                    .weak(),
+                                egui::RichText::new(format!(
+                                    "{} … {}",
+                                    crate::numbers::scientific(lo, 4),
+                                    crate::numbers::scientific(hi, 4)
+                                ))
+                                .small()
+                                .weak(),
                             );
                         });
                         ui.horizontal_top(|ui| {

@@ -108,7 +108,7 @@ fn curves_plot(ui: &mut egui::Ui, id: &str, axis: &str, curves: &CurveSet) {
         .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
         .y_axis_label("largest |error| (log)")
         .y_grid_spacer(crate::widgets::layout::decade_ticks)
-        .y_axis_formatter(|mark, _| format!("1e{}", mark.value))
+        .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
         .allow_scroll(false)
         .show(ui, |plot_ui| {
             plot_ui.line(
