@@ -281,6 +281,37 @@ fn every_figure_parses_back_with_its_size_and_elements() {
     }
 }
 
+/// A heatmap of more cells than its plot has room for at 3 units a cell is scaled smoothly: a
+/// nearest-neighbour scale by a ratio such as 133/128 makes some cells one pixel and others
+/// two, stripes the table does not have. Large cells stay crisp.
+#[test]
+fn small_cells_are_scaled_smoothly_and_large_ones_crisply() {
+    let rendering = |params: SinusoidalParams| {
+        let figure =
+            build_figure(&FigureSpec::Sinusoidal(params), &FigureStyle::default()).unwrap();
+        let svg = figure.to_svg();
+        let start = svg.find("id=\"heatmap-0\"").expect("a heatmap");
+        let element = &svg[svg[..start].rfind('<').unwrap()..];
+        let element = &element[..element.find('>').unwrap()];
+        element.contains("pixelated")
+    };
+    let many = SinusoidalParams {
+        seq: 4096,
+        dim: 128,
+        ..Default::default()
+    };
+    assert!(
+        !rendering(many),
+        "2,048 rows in a few hundred units: smooth"
+    );
+    let few = SinusoidalParams {
+        seq: 30,
+        dim: 12,
+        ..Default::default()
+    };
+    assert!(rendering(few), "30 x 12 cells: crisp");
+}
+
 /// The heatmap image is the CPU table through the colour map, one pixel a cell, row 0 first.
 #[test]
 fn a_heatmap_holds_the_table_through_the_colour_map() {
@@ -455,6 +486,12 @@ fn the_corkscrew_figure_draws_a_different_keys_helices() {
     // Per pair: its axis and the query's helix, and the key's helix when the key differs.
     assert_eq!(lines(ProbeVector::UnitPairs), 2 * 3);
     assert_eq!(lines(ProbeVector::Random(5)), 3 * 3);
+    // The first and last drawn positions are named, as in the app.
+    let svg = figure(ProbeVector::UnitPairs).to_svg();
+    assert!(
+        svg.contains("\np = 0\n") && svg.contains("\np = 49\n"),
+        "{svg}"
+    );
 }
 
 /// A plot's legend is drawn after its data, on a white card, so that no line or dot runs

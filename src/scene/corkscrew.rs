@@ -263,6 +263,23 @@ impl SceneLayout {
         )
     }
 
+    /// Where the first and last drawn positions are named, under the lowest helix, and the
+    /// names (`p = 0`, `p = 255`): the same in the app and the figure.
+    pub fn position_labels(&self, scene: &CorkscrewScene) -> [(glam::Vec3, String); 2] {
+        let bottom = scene.helices.len().saturating_sub(1);
+        let steps = scene.position_count.saturating_sub(1);
+        let below = glam::Vec3::NEG_Y * 1.4;
+        [0, steps].map(|step| {
+            (
+                self.world(bottom, [step as f32, 0.0, 0.0]) + below,
+                format!(
+                    "p = {}",
+                    crate::numbers::thousands(scene.first_position + step as u64)
+                ),
+            )
+        })
+    }
+
     /// Half the extent of the scene along x, y and z.
     pub fn half_extent(&self) -> glam::Vec3 {
         glam::Vec3::new(

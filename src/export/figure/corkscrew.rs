@@ -233,6 +233,15 @@ fn draw_corkscrew(figure: &CorkscrewFigure, style: &FigureStyle) -> Result<Drawn
             });
         }
     }
+    for (point, text) in layout.position_labels(&scene) {
+        if let Some(at) = project(point) {
+            labels.push(ProjectedLabel {
+                at,
+                text,
+                color: [60, 60, 60],
+            });
+        }
+    }
     let total: f64 = scores.iter().map(|s| s.score).sum();
     let panel = Panel {
         equal_aspect: false,

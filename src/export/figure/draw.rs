@@ -1,5 +1,6 @@
 //! Lays a [`Figure`] out and draws it as an SVG document: vector axes, ticks, labels, curves and
-//! colour bar; heatmaps as embedded PNG images (one pixel per cell, drawn unsmoothed).
+//! colour bar; heatmaps as embedded PNG images (one pixel per cell, drawn unsmoothed where cells are
+//! large enough to see, smoothly where a scale by a fraction would make false stripes).
 
 use base64::Engine as _;
 use svg::Document;
@@ -413,8 +414,12 @@ fn panel_group(
                 max: 1.0,
                 label: String::new(),
             });
+            // Cells of at least 3 units a side stay crisp; smaller ones are smoothed, since
+            // a nearest-neighbour scale by a ratio such as 133/128 would make some cells one
+            // pixel wide and others two: stripes that are not in the table.
+            let crisp = plot.w / *cols as f64 >= CRISP_CELL && plot.h / *rows as f64 >= CRISP_CELL;
             content = content.add(
-                heatmap_image(values, *rows, *cols, &colorbar)
+                heatmap_image(values, *rows, *cols, &colorbar, crisp)
                     .set("id", format!("heatmap-{index}"))
                     .set("x", plot.x)
                     .set("y", plot.y)
@@ -645,7 +650,13 @@ fn board_group(
 
 /// `values` through the colour bar's map as a PNG data URI, one pixel per cell; values that are
 /// not finite (a causal mask's -inf) have the map's masked colour, as in the app.
-fn heatmap_image(values: &[f64], rows: usize, cols: usize, colorbar: &ColorBar) -> Image {
+fn heatmap_image(
+    values: &[f64],
+    rows: usize,
+    cols: usize,
+    colorbar: &ColorBar,
+    crisp: bool,
+) -> Image {
     let mut rgba = Vec::with_capacity(rows * cols * 4);
     let span = colorbar.max - colorbar.min;
     for &v in values {
@@ -661,10 +672,14 @@ fn heatmap_image(values: &[f64], rows: usize, cols: usize, colorbar: &ColorBar) 
             rgba.extend_from_slice(&colorbar.colormap.masked().to_array());
         }
     }
-    image_of(&rgba, cols as u32, rows as u32)
+    image_of(&rgba, cols as u32, rows as u32, crisp)
 }
 
-fn image_of(rgba: &[u8], width: u32, height: u32) -> Image {
+/// The smallest cell, in figure units, drawn without smoothing.
+const CRISP_CELL: f64 = 3.0;
+
+/// An RGBA image as a PNG data URI, scaled without smoothing (`crisp`) or smoothly.
+fn image_of(rgba: &[u8], width: u32, height: u32, crisp: bool) -> Image {
     let png = resvg::tiny_skia::IntSize::from_wh(width.max(1), height.max(1))
         .and_then(|size| resvg::tiny_skia::Pixmap::from_vec(rgba.to_vec(), size))
         .and_then(|pixmap| pixmap.encode_png().ok())
@@ -675,12 +690,17 @@ fn image_of(rgba: &[u8], width: u32, height: u32) -> Image {
     );
     // SVG 2's href, and SVG 1.1's xlink:href for the renderers (Inkscape, older browsers, LaTeX
     // converters) that read only that.
-    Image::new()
+    let image = Image::new()
         .set("href", uri.clone())
         .set("xlink:href", uri)
-        .set("preserveAspectRatio", "none")
-        .set("image-rendering", "optimizeSpeed")
-        .set("style", "image-rendering:pixelated")
+        .set("preserveAspectRatio", "none");
+    if crisp {
+        image
+            .set("image-rendering", "optimizeSpeed")
+            .set("style", "image-rendering:pixelated")
+    } else {
+        image.set("image-rendering", "optimizeQuality")
+    }
 }
 
 fn colorbar_group(colorbar: &ColorBar, area: Area) -> Group {
@@ -691,7 +711,7 @@ fn colorbar_group(colorbar: &ColorBar, area: Area) -> Group {
         rgba.extend_from_slice(&[c.r(), c.g(), c.b(), 255]);
     }
     let mut group = Group::new().set("id", "colorbar").add(
-        image_of(&rgba, 1, steps)
+        image_of(&rgba, 1, steps, false)
             .set("x", area.x)
             .set("y", area.y)
             .set("width", area.w)

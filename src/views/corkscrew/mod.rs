@@ -499,18 +499,12 @@ impl CorkscrewView {
                 colors.get(index).copied().unwrap_or(egui::Color32::GRAY),
             );
         }
-        let bottom = scene.helices.len().saturating_sub(1);
-        let steps = scene.position_count.saturating_sub(1) as f32;
-        let below = glam::Vec3::NEG_Y * 1.4;
-        for (step, position) in [
-            (0.0, scene.first_position),
-            (steps, scene.first_position + steps as u64),
-        ] {
-            if let Some(pos) = at(layout.world(bottom, [step, 0.0, 0.0]) + below) {
+        for (point, text) in layout.position_labels(scene) {
+            if let Some(pos) = at(point) {
                 painter.text(
                     pos,
                     egui::Align2::CENTER_TOP,
-                    format!("p = {position}"),
+                    text,
                     font.clone(),
                     ui.visuals().text_color(),
                 );
