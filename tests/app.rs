@@ -299,7 +299,7 @@ fn patch_maps_show_rope_and_mae_similarities() {
             },
         ),
     ] {
-        harness.get_by_label("Right map").click();
+        harness.get_by_label("Lower map").click();
         harness.run();
         harness.get_by_label(item).click();
         harness.run();
@@ -417,7 +417,7 @@ fn mixed_rope_frequencies_load_from_a_file() {
     harness.run();
     harness.get_by_label("2D patch maps").click();
     harness.run();
-    harness.get_by_label("Right map").click();
+    harness.get_by_label("Lower map").click();
     harness.run();
     harness.get_by_label("mixed RoPE similarity").click();
     harness.run();
@@ -502,7 +502,7 @@ fn the_command_line_figure_equals_the_apps_export() {
             harness.run();
         }
         if view == "2D patch maps" {
-            harness.get_by_label("Right map").click();
+            harness.get_by_label("Lower map").click();
             harness.run();
             harness.get_by_label("mixed RoPE similarity").click();
             harness.run();
@@ -864,10 +864,8 @@ fn a_preset_sets_every_parameter_and_says_when_modified() {
     assert_eq!(menu(&harness).as_deref(), Some("vit-base-patch16-224"));
     harness.get_by_label("split").click();
     harness.run();
-    assert_eq!(
-        menu(&harness).as_deref(),
-        Some("vit-base-patch16-224 (modified)")
-    );
+    // Cut to fit: the panel keeps its width.
+    assert_eq!(menu(&harness).as_deref(), Some("vit-base-pat… (modified)"));
     // Choosing it again restores every parameter.
     choose(
         &mut harness,
@@ -911,19 +909,12 @@ fn a_million_positions_are_drawn_as_the_mean_of_the_rows_each_pixel_holds() {
     );
     let shown = harness.state().shown_sinusoidal().unwrap();
     assert!(shown.values.column(0).iter().all(|&v| v > 0.999));
-    // The colour bar's range arrives from the device after the texture: once the frames have
-    // settled it is the range of the values shown.
+    // The colour bar spans every cell the picture covers, not only the pixels' maxima: from
+    // the table's least value to cos 0 = 1 (tests/classroom.rs checks it cell by cell).
     let (low, high) = harness.state().shown_sinusoidal_range();
     let min = shown.values.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = shown
-        .values
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max);
-    assert!(
-        (low - min).abs() < 1e-6 && (high - max).abs() < 1e-6,
-        "{low}..{high} vs {min}..{max}"
-    );
+    assert!(low < min && low >= -1.0, "{low} under the pixels' {min}");
+    assert_eq!(high, 1.0);
 }
 
 #[test]

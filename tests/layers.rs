@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u32)] = &[
     ("jobs", 0),
     ("colormap", 0),
+    ("numbers", 0),
     ("encoding", 0),
     ("engine", 1),
     ("import", 2),

@@ -109,10 +109,13 @@ impl AlibiView {
                     for (head, thumbnail) in self.thumbnails.iter_mut().enumerate() {
                         thumbnail.fixed_range = Some(scale);
                         ui.vertical(|ui| {
-                            ui.label(format!(
-                                "head {head}: m = {}",
-                                crate::numbers::power_of(2, slopes[head].log2(), 2)
-                            ))
+                            ui.colored_label(
+                                head_color(head, slopes.len()),
+                                format!(
+                                    "head {head}: m = {}",
+                                    crate::numbers::power_of(2, slopes[head].log2(), 2)
+                                ),
+                            )
                             .on_hover_text(format!("slope m = {}", slopes[head]));
                             let spec = TableSpec::Alibi {
                                 params: *params,
@@ -152,9 +155,20 @@ fn slopes_ui(ui: &mut egui::Ui, slopes: &[f64], selected: usize, height: f32) {
         .y_axis_label("slope m (log scale)")
         .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(2, mark))
         .show(ui, |plot_ui| {
-            plot_ui.points(Points::new("slopes", PlotPoints::from(points.clone())).radius(3.0));
+            for (head, &point) in points.iter().enumerate() {
+                plot_ui.points(
+                    Points::new(format!("head {head}"), PlotPoints::from(vec![point]))
+                        .radius(3.5)
+                        .color(head_color(head, points.len())),
+                );
+            }
             if let Some(&p) = points.get(selected) {
-                plot_ui.points(Points::new("selected head", PlotPoints::from(vec![p])).radius(6.0));
+                plot_ui.points(
+                    Points::new("selected head", PlotPoints::from(vec![p]))
+                        .radius(7.0)
+                        .filled(false)
+                        .color(head_color(selected, points.len())),
+                );
             }
         });
     crate::widgets::layout::record_plot(ui.ctx(), "alibi_slopes", &response.transform);
@@ -168,13 +182,41 @@ fn attention_ui(
     query: usize,
     height: f32,
 ) {
-    let keys = params.seq;
+    // A handful of heads keeps the plot readable: first, last and evenly between.
+    let shown = 8.min(slopes.len());
+    let heads: Vec<usize> = (0..shown)
+        .map(|k| {
+            if shown == 1 {
+                0
+            } else {
+                k * (slopes.len() - 1) / (shown - 1)
+            }
+        })
+        .collect();
+    let curves: Vec<(usize, f64, Vec<[f64; 2]>)> = heads
+        .iter()
+        .map(|&head| {
+            let (on_query, points) = attention_curve(slopes[head], params, query);
+            (head, on_query, points)
+        })
+        .collect();
+    // The curves reach every corner at some length: the legend sits above the chart.
+    let mut entries: Vec<(egui::Color32, String)> = curves
+        .iter()
+        .map(|(head, on_query, _)| {
+            (
+                head_color(*head, slopes.len()),
+                format!("head {head}: {on_query:.3}"),
+            )
+        })
+        .collect();
+    entries.push((
+        ui.visuals().weak_text_color(),
+        "(the weight on the query itself)".to_owned(),
+    ));
+    let legend_height = crate::widgets::layout::legend_row(ui, &entries);
     let response = Plot::new("alibi_attention")
-        .height(height)
-        .legend(
-            // The top right is empty: every curve has fallen by the far keys.
-            crate::widgets::layout::legend().position(egui_plot::Corner::RightTop),
-        )
+        .height(height - legend_height)
         // Log axes: the weights fall over decades, and at thousands of keys a linear key axis
         // squeezes every curve into the few pixels next to the query.
         .x_axis_label("distance from the query |i − j| (log scale)")
@@ -184,39 +226,46 @@ fn attention_ui(
         .y_grid_spacer(crate::widgets::layout::decade_ticks)
         .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
         .show(ui, |plot_ui| {
-            // A handful of heads keeps the plot readable: first, last and evenly between.
-            let shown = 8.min(slopes.len());
-            for k in 0..shown {
-                let head = if shown == 1 {
-                    0
-                } else {
-                    k * (slopes.len() - 1) / (shown - 1)
-                };
-                let row: Vec<f64> = (0..keys)
-                    .map(|j| alibi::bias_value(slopes[head], params.mode, query, j))
-                    .collect();
-                let peak = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let total: f64 = row.iter().map(|b| (b - peak).exp()).sum();
-                let weight = |j: usize| (row[j] - peak).exp() / total;
-                // One key per distance (both sides weigh alike in symmetric mode): the keys
-                // before the query, or after it where there are none before.
-                let points: Vec<[f64; 2]> = (1..keys)
-                    .filter_map(|d| {
-                        let j = query.checked_sub(d).or_else(|| {
-                            (params.mode == AlibiMode::Symmetric && query + d < keys)
-                                .then_some(query + d)
-                        })?;
-                        let w = weight(j);
-                        (w >= MIN_WEIGHT).then(|| [(d as f64).log10(), w.log10()])
-                    })
-                    .collect();
-                plot_ui.line(Line::new(
-                    format!("head {head}: {:.3} on the query itself", weight(query)),
-                    PlotPoints::from(points),
-                ));
+            for (head, on_query, points) in curves {
+                plot_ui.line(
+                    Line::new(
+                        format!("head {head}: {on_query:.3} on the query itself"),
+                        PlotPoints::from(points),
+                    )
+                    .color(head_color(head, slopes.len())),
+                );
             }
         });
     crate::widgets::layout::record_plot(ui.ctx(), "alibi_attention", &response.transform);
+}
+
+/// Head `head` of `heads` in the slopes, the attention curves and the thumbnails' titles.
+fn head_color(head: usize, heads: usize) -> egui::Color32 {
+    crate::colormap::rgb(crate::scene::series_color(head, heads))
+}
+
+/// The weight query `query` gives itself, and its weights at each distance `(log10 d,
+/// log10 w)`, with equal content scores: softmax of its bias row.
+fn attention_curve(slope: f64, params: &AlibiParams, query: usize) -> (f64, Vec<[f64; 2]>) {
+    let keys = params.seq;
+    let row: Vec<f64> = (0..keys)
+        .map(|j| alibi::bias_value(slope, params.mode, query, j))
+        .collect();
+    let peak = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let total: f64 = row.iter().map(|b| (b - peak).exp()).sum();
+    let weight = |j: usize| (row[j] - peak).exp() / total;
+    // One key per distance (both sides weigh alike in symmetric mode): the keys before the
+    // query, or after it where there are none before.
+    let points = (1..keys)
+        .filter_map(|d| {
+            let j = query.checked_sub(d).or_else(|| {
+                (params.mode == AlibiMode::Symmetric && query + d < keys).then_some(query + d)
+            })?;
+            let w = weight(j);
+            (w >= MIN_WEIGHT).then(|| [(d as f64).log10(), w.log10()])
+        })
+        .collect();
+    (weight(query), points)
 }
 
 impl AlibiView {

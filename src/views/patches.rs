@@ -263,47 +263,53 @@ impl View for PatchView {
             "Query patch {} at column {qx}, row {qy} (click a patch to move it). Raster order: patch k sits at column k % {}, row k / {}.",
             self.query, self.grid.grid_w, self.grid.grid_w
         ));
-        let full = ui.available_size();
-        let map_height = (full.y * 0.5).max(160.0);
-        ui.horizontal_top(|ui| {
-            for side in 0..2 {
-                ui.allocate_ui(egui::vec2(full.x / 2.0 - 8.0, map_height), |ui| {
-                    ui.vertical(|ui| {
-                        egui::ComboBox::from_label(["Left map", "Right map"][side])
-                            .selected_text(self.methods[side].label())
-                            .show_ui(ui, |ui| {
-                                for method in PatchMethod::ALL {
-                                    ui.selectable_value(
-                                        &mut self.methods[side],
-                                        method,
-                                        method.label(),
-                                    );
-                                }
-                            });
-                        let spec = self.methods[side].spec(self.grid, heads, self.head, &encoding);
-                        if let Some(clicked) = self.maps[side].ui(
-                            ui,
-                            &format!("patch_map_{side}"),
-                            &spec,
-                            self.grid,
-                            self.query,
-                            ctx.colormap,
-                            ctx.engine,
-                        ) {
-                            self.query = clicked;
+        // The two maps stacked on the left, each as tall as half the view, the [P, P] matrix
+        // filling the rest: every picture square and as large as the window allows, none
+        // leaving a band empty beside or under it.
+        let full = ui.available_rect_before_wrap();
+        ui.allocate_rect(full, egui::Sense::hover());
+        let maps_width = (full.height() / 2.0 + 40.0).min(full.width() * 0.42);
+        let (maps_rect, matrix_rect) =
+            crate::widgets::layout::split_columns(full, maps_width / full.width(), 16.0);
+        let (top, bottom) = crate::widgets::layout::split_rows(maps_rect, 0.5, 8.0);
+        for (side, rect) in [top, bottom].into_iter().enumerate() {
+            ui.scope_builder(egui::UiBuilder::new().max_rect(rect), |ui| {
+                egui::ComboBox::from_label(["Upper map", "Lower map"][side])
+                    .selected_text(self.methods[side].label())
+                    .show_ui(ui, |ui| {
+                        for method in PatchMethod::ALL {
+                            ui.selectable_value(&mut self.methods[side], method, method.label());
                         }
-                    });
-                });
-            }
-        });
+                    })
+                    .response
+                    .on_hover_text(
+                        [
+                            "What the upper map shows (the figure's left map, --left)",
+                            "What the lower map shows (the figure's right map, --right)",
+                        ][side],
+                    );
+                let spec = self.methods[side].spec(self.grid, heads, self.head, &encoding);
+                if let Some(clicked) = self.maps[side].ui(
+                    ui,
+                    &format!("patch_map_{side}"),
+                    &spec,
+                    self.grid,
+                    self.query,
+                    ctx.colormap,
+                    ctx.engine,
+                ) {
+                    self.query = clicked;
+                }
+            });
+        }
         for map in &self.maps {
             if let Some(pending) = map.pending() {
                 ctx.status.pending(pending.clone());
             }
         }
-        ui.separator();
+        let ui = &mut ui.new_child(egui::UiBuilder::new().max_rect(matrix_rect));
         ui.label(format!(
-            "The full [P, P] matrix of {}; the query's row is outlined",
+            "The full [P, P] matrix of {} (the upper map); the query's row is outlined",
             self.methods[0].label()
         ));
         let spec = self.methods[0].spec(self.grid, heads, self.head, &encoding);
@@ -341,7 +347,7 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
         formula: "For the query patch and a patch at offset (Δx, Δy): distances √(Δx²+Δy²), |Δx|+|Δy|, max(|Δx|, |Δy|); \
               2D ALiBi −m_h·√(Δx²+Δy²); the similarities are the mean over frequency pairs of cos(f_x·Δx + f_y·Δy)",
         reading: "Each map is the patch grid: colour is the value that patch gets with the outlined query. \
-              The matrix below holds every query's row at once, [P, P] with patches in raster order (patch k at column k mod W, row k div W).",
+              The matrix beside them holds every query's row at once, [P, P] with patches in raster order (patch k at column k mod W, row k div W).",
         convention: "2D ALiBi as CROMA; axial and mixed RoPE as naver-ai/rope-vit (axial theta 100; mixed frequencies from its random initialisation or a file); \
                  sin-cos as MAE's get_2d_sincos_pos_embed.",
         try_these: &[

@@ -276,13 +276,7 @@ fn draw_corkscrew(figure: &CorkscrewFigure, style: &FigureStyle) -> Result<Drawn
 
 /// The colour of the `k`-th of `n` helices (as the app draws them).
 pub fn helix_color(k: usize, n: usize) -> [u8; 3] {
-    let t = if n > 1 {
-        k as f64 / (n - 1) as f64
-    } else {
-        0.0
-    };
-    let c = colorous::TURBO.eval_continuous(0.12 + 0.76 * t);
-    [c.r, c.g, c.b]
+    crate::scene::series_color(k, n)
 }
 
 /// `YAW,PITCH,DISTANCE` in degrees, degrees and world units, looking at the scene's centre,
