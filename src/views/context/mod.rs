@@ -980,7 +980,7 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
         convention: "Scalings as Hugging Face transformers' rope initialisers (linear, dynamic, yarn, llama3, longrope), from the model's config.json; \
                  resampling as timm's resample_abs_pos_embed on MAE's table.",
         try_these: &[
-            "Llama 2 at L' = 16384: with extrapolation the slow pairs are unseen from distance 4096; tick PI and the map empties.",
+            "Llama 2 at L' = 16384: with extrapolation the slow pairs are unseen from distance 4096; tick PI and the map all but empties: only distances 16,381 to 16,383, which PI maps to 4,095.25 to 4,095.75, reach past the last trained distance, 4,095 (the table's 0.005%).",
             "Open the score tab: a score fitted within L explodes past it when extrapolated, and stays bounded under PI.",
             "Switch to Vision and raise the grid to 24: the resampled table is not the one the formula gives for that grid.",
         ],
