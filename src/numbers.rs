@@ -112,7 +112,7 @@ pub fn tick(value: f64, step: f64) -> String {
     if value == 0.0 || !value.is_finite() {
         return format!("{value}");
     }
-    if magnitude >= 1e9 || magnitude < 1e-3 {
+    if !(1e-3..1e9).contains(&magnitude) {
         // Enough digits to tell neighbouring marks apart.
         let significant = if step > 0.0 {
             (magnitude.log10().floor() - step.log10().floor() + 1.0).clamp(1.0, 6.0) as usize

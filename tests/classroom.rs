@@ -191,8 +191,7 @@ fn a_long_preset_name_neither_widens_the_panel_nor_breaks_its_label() {
     let longest = poslab::ui::params::presets()
         .iter()
         .max_by_key(|p| p.name.len())
-        .unwrap()
-        .clone();
+        .unwrap();
     assert!(longest.name.len() > 20, "{}", longest.name);
     {
         let state = &mut harness.state_mut().state;

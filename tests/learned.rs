@@ -34,6 +34,18 @@ fn open_and_wait(harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path) {
     harness.run();
 }
 
+/// What the view draws once the file being read has arrived.
+fn drawn(harness: &mut Harness<'_, PoslabApp>) -> poslab::scene::learned::LearnedAnalysis {
+    harness.state_mut().learned_view().wait();
+    harness.run();
+    harness
+        .state_mut()
+        .learned_view()
+        .shown()
+        .expect("a table is drawn")
+        .clone()
+}
+
 /// Unit vectors, each orthogonal to the ones before (Gram-Schmidt on random vectors).
 fn orthonormal(count: usize, dim: usize, seed: u64) -> Vec<Array1<f64>> {
     let mut random = SplitMix64::new(seed);
@@ -146,14 +158,7 @@ fn the_view_draws_a_typed_table_and_a_named_tensor_beside_the_sinusoidal_one() {
     harness.run();
     harness.get_by_label("Load").click();
     harness.run();
-    harness.state_mut().learned_view().wait();
-    harness.run();
-    let shown = harness
-        .state_mut()
-        .learned_view()
-        .shown()
-        .expect("the table is drawn")
-        .clone();
+    let shown = drawn(&mut harness);
     let stored = as_f32(&table);
     assert_eq!(shown.learned.table, stored);
     for ((i, j), &v) in shown.learned.similarity.indexed_iter() {
@@ -358,14 +363,7 @@ fn the_example_table_opens_from_its_button_and_from_the_command_line() {
     harness.run();
     harness.get_by_label_contains("Open the example").click();
     harness.run();
-    harness.state_mut().learned_view().wait();
-    harness.run();
-    let shown = harness
-        .state_mut()
-        .learned_view()
-        .shown()
-        .expect("the example is drawn")
-        .clone();
+    let shown = drawn(&mut harness);
     assert_eq!(shown.learned.table.dim(), (512, 384));
     assert_eq!(
         shown.tensor.as_deref(),

@@ -144,6 +144,34 @@ impl NiceAxes for egui_plot::Plot<'_> {
     }
 }
 
+/// The legend every chart uses: entries in the order they were drawn (the order the view
+/// chose, not alphabetical, so column 96 comes before column 126), on a card opaque enough to
+/// read over the curves behind it.
+pub fn legend() -> egui_plot::Legend {
+    egui_plot::Legend::default()
+        .follow_insertion_order(true)
+        .background_alpha(0.85)
+}
+
+/// A legend as a row of coloured names above a chart whose curves leave no corner free,
+/// wrapping onto more rows where it must (never inside an entry); returns the height it took.
+pub fn legend_row(ui: &mut egui::Ui, entries: &[(egui::Color32, String)]) -> f32 {
+    let top = ui.cursor().top();
+    let font = egui::TextStyle::Small.resolve(ui.style());
+    let text_color = ui.visuals().text_color();
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 14.0;
+        for (color, name) in entries {
+            let mut job = egui::text::LayoutJob::default();
+            let format = |color| egui::TextFormat::simple(font.clone(), color);
+            job.append("● ", 0.0, format(*color));
+            job.append(name, 0.0, format(text_color));
+            ui.add(egui::Label::new(job).wrap_mode(egui::TextWrapMode::Extend));
+        }
+    });
+    ui.cursor().top() - top
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,32 +230,4 @@ mod tests {
         assert_eq!(tick_label(mark(-0.0, 1.0)), "0");
         assert_eq!(tick_label(mark(2.5, 0.5)), "2.5");
     }
-}
-
-/// The legend every chart uses: entries in the order they were drawn (the order the view
-/// chose, not alphabetical, so column 96 comes before column 126), on a card opaque enough to
-/// read over the curves behind it.
-pub fn legend() -> egui_plot::Legend {
-    egui_plot::Legend::default()
-        .follow_insertion_order(true)
-        .background_alpha(0.85)
-}
-
-/// A legend as a row of coloured names above a chart whose curves leave no corner free,
-/// wrapping onto more rows where it must (never inside an entry); returns the height it took.
-pub fn legend_row(ui: &mut egui::Ui, entries: &[(egui::Color32, String)]) -> f32 {
-    let top = ui.cursor().top();
-    let font = egui::TextStyle::Small.resolve(ui.style());
-    let text_color = ui.visuals().text_color();
-    ui.horizontal_wrapped(|ui| {
-        ui.spacing_mut().item_spacing.x = 14.0;
-        for (color, name) in entries {
-            let mut job = egui::text::LayoutJob::default();
-            let format = |color| egui::TextFormat::simple(font.clone(), color);
-            job.append("● ", 0.0, format(*color));
-            job.append(name, 0.0, format(text_color));
-            ui.add(egui::Label::new(job).wrap_mode(egui::TextWrapMode::Extend));
-        }
-    });
-    ui.cursor().top() - top
 }

@@ -426,7 +426,7 @@ pub(super) fn summary_ui(
                     let unseen = curve.reach.iter().filter(|r| r.first_unseen.is_some()).count();
                     ui.label(format!("{unseen} of {}", curve.reach.len()));
                     match curve.reach.iter().filter_map(|r| r.first_unseen).min() {
-                        Some(p) => ui.label(crate::numbers::thousands(p as u64)),
+                        Some(p) => ui.label(crate::numbers::thousands(p)),
                         None => ui.label("none"),
                     };
                     let cells = (curve.reach.len() as u64 * target as u64).max(1);
