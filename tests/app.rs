@@ -200,22 +200,7 @@ fn alibi_small_multiples_snapshot() {
     harness.snapshot("views/alibi_small_multiples");
 }
 
-/// Storage in memory, as eframe's file storage behaves.
-#[derive(Default)]
-struct MemoryStorage(std::collections::HashMap<String, String>);
-
-impl eframe::Storage for MemoryStorage {
-    fn get_string(&self, key: &str) -> Option<String> {
-        self.0.get(key).cloned()
-    }
-    fn set_string(&mut self, key: &str, value: String) {
-        self.0.insert(key.to_owned(), value);
-    }
-    fn remove_string(&mut self, key: &str) {
-        self.0.remove(key);
-    }
-    fn flush(&mut self) {}
-}
+use common::MemoryStorage;
 
 #[test]
 fn settings_survive_a_restart() {

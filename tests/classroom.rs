@@ -34,6 +34,16 @@ fn presentation_mode_zooms_lightens_folds_the_controls_and_gives_them_back() {
         "the controls are folded"
     );
     harness.snapshot("classroom/present_sinusoidal");
+    // Quitting while presenting keeps the desk's theme for the next run, not presentation's.
+    let mut storage = common::MemoryStorage::default();
+    eframe::App::save(harness.state_mut(), &mut storage);
+    let saved: poslab::app::AppState =
+        eframe::get_value(&storage, poslab::app::STATE_KEY).expect("the state was saved");
+    assert_eq!(
+        saved.appearance.theme,
+        poslab::app::presentation::ThemeChoice::Dark
+    );
+    assert!(!saved.appearance.present);
     // Esc ends it: the theme, zoom and controls come back as they were.
     harness.key_press(Key::Escape);
     harness.run();

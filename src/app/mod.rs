@@ -608,7 +608,11 @@ impl eframe::App for PoslabApp {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        eframe::set_value(storage, STATE_KEY, &self.state);
+        let state = AppState {
+            appearance: self.state.appearance.at_rest(),
+            ..self.state.clone()
+        };
+        eframe::set_value(storage, STATE_KEY, &state);
         for entry in &self.views {
             entry.save(storage);
         }

@@ -76,6 +76,14 @@ impl Appearance {
         }
     }
 
+    /// What is kept for the next run: the theme chosen at a desk, not presentation mode's.
+    pub fn at_rest(&self) -> Self {
+        Self {
+            theme: self.before_present.map_or(self.theme, |(theme, _)| theme),
+            ..Self::default()
+        }
+    }
+
     /// Sets egui's theme and, while presenting, its zoom, for this frame.
     pub fn apply(&self, ctx: &egui::Context) {
         if ctx.theme() != self.theme.egui() {

@@ -535,3 +535,20 @@ pub fn write_npy_f32(path: &std::path::Path, table: &ndarray::Array2<f64>) {
     }
     std::fs::write(path, bytes).unwrap();
 }
+
+/// Storage in memory, as eframe's file storage behaves.
+#[derive(Default)]
+pub struct MemoryStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_owned(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
