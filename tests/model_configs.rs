@@ -257,3 +257,167 @@ fn config_fills_the_options_the_command_line_leaves_out() {
         assert!(!Path::new(&out).exists());
     }
 }
+
+/// A field poslab reads must be the type it expects: a wrong type was read as absent, giving
+/// the default and a wrong table (`"rope_theta": "500000"` made a base-10000 table). Each is
+/// refused, naming the field, in one line, by `config`, `table --config` and `figure context`.
+#[test]
+fn wrong_typed_or_impossible_fields_are_refused_naming_the_field() {
+    let folder = tempfile::tempdir().unwrap();
+    let llama: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model("llama-2-7b.json")).unwrap()).unwrap();
+    let mpt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model("mpt-7b.json")).unwrap()).unwrap();
+    let with = |base: &serde_json::Value, path: &[&str], value: serde_json::Value| {
+        let mut config = base.clone();
+        let mut at = &mut config;
+        for key in &path[..path.len() - 1] {
+            at = at
+                .as_object_mut()
+                .unwrap()
+                .entry(key.to_string())
+                .or_insert_with(|| serde_json::json!({}));
+        }
+        at[path[path.len() - 1]] = value;
+        config
+    };
+    use serde_json::json;
+    let cases = [
+        (
+            with(&llama, &["rope_theta"], json!("500000")),
+            "\"rope_theta\" is \"500000\"",
+        ),
+        (
+            with(&llama, &["rope_theta"], json!(null)),
+            "\"rope_theta\" is null",
+        ),
+        (
+            with(&llama, &["rope_theta"], json!(true)),
+            "\"rope_theta\" is true",
+        ),
+        (
+            with(&llama, &["rope_theta"], json!([500000])),
+            "\"rope_theta\" is [500000]",
+        ),
+        (
+            with(&llama, &["rope_theta"], json!({"a": 1})),
+            "\"rope_theta\" is {\"a\":1}",
+        ),
+        (
+            with(&llama, &["rope_theta"], json!("NaN")),
+            "\"rope_theta\" is \"NaN\"",
+        ),
+        (
+            with(&llama, &["rope_theta"], json!(0.5)),
+            "\"rope_theta\" is 0.5",
+        ),
+        (
+            with(&llama, &["partial_rotary_factor"], json!(2)),
+            "\"partial_rotary_factor\" is 2",
+        ),
+        (
+            with(&llama, &["partial_rotary_factor"], json!("nan")),
+            "\"partial_rotary_factor\" is \"nan\"",
+        ),
+        (
+            with(&llama, &["rope_scaling"], json!([1, 2])),
+            "\"rope_scaling\" is [1,2]",
+        ),
+        (
+            with(&llama, &["rope_parameters"], json!("yarn")),
+            "\"rope_parameters\" is \"yarn\"",
+        ),
+        (
+            with(
+                &llama,
+                &["rope_scaling"],
+                json!({"rope_type": "linear", "factor": "4"}),
+            ),
+            "\"factor\" is \"4\"",
+        ),
+        (
+            with(&llama, &["rope_scaling"], json!({"rope_type": 3})),
+            "\"rope_type\" is 3",
+        ),
+        (
+            with(&mpt, &["attn_config", "alibi"], json!("yes")),
+            "\"alibi\" is \"yes\"",
+        ),
+        (
+            with(&llama, &["head_dim"], json!(2_097_152)),
+            "head width of 2097152",
+        ),
+        (
+            with(&llama, &["head_dim"], json!(1u64 << 30)),
+            "head width of 1073741824",
+        ),
+        (
+            with(&llama, &["head_dim"], json!(1u64 << 40)),
+            "head width of 1099511627776",
+        ),
+        (with(&llama, &["head_dim"], json!(127)), "head width of 127"),
+        (
+            with(&llama, &["rotary_dim"], json!(256)),
+            "rotates 256 of a head of 128",
+        ),
+    ];
+    for (k, (config, says)) in cases.iter().enumerate() {
+        let path = folder.path().join(format!("config{k}.json"));
+        std::fs::write(&path, config.to_string()).unwrap();
+        let path = path.to_str().unwrap();
+        let out = folder.path().join("out.svg");
+        for args in [
+            vec!["config", path],
+            vec![
+                "table",
+                "rope-cos",
+                "--config",
+                path,
+                "--seq",
+                "8",
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        ] {
+            let (code, stdout, stderr) = poslab(&args);
+            assert_eq!(code, Some(2), "{args:?}: {stdout}{stderr}");
+            assert!(stderr.contains(says), "{args:?}: {stderr}");
+            assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+        }
+        if !says.contains("alibi") {
+            let (code, _, stderr) = poslab(&[
+                "figure",
+                "context",
+                "--model",
+                path,
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+            assert_eq!(code, Some(2), "figure context: {stderr}");
+            assert!(stderr.contains(says), "figure context: {stderr}");
+            assert!(!out.exists());
+        }
+    }
+}
+
+/// A model's name is only ever shown: a terminal escape in `_name_or_path` is printed as an
+/// escape, not sent to the terminal.
+#[test]
+fn a_name_with_control_characters_is_shown_escaped() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model("llama-2-7b.json")).unwrap()).unwrap();
+    config["_name_or_path"] = serde_json::json!("\u{1b}]0;pwned\u{7}\nsecond line");
+    let path = folder.path().join("config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let (code, stdout, _) = poslab(&["config", path.to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+        "{stdout:?}"
+    );
+    assert!(
+        stdout.contains("\\u{1b}]0;pwned\\u{7}\\nsecond line"),
+        "{stdout}"
+    );
+}

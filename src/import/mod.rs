@@ -31,6 +31,24 @@ fn problem(path: &Path, problem: impl Into<String>) -> ImportError {
     }
 }
 
+/// `text` with its control characters written as escapes (`\u{1b}`, `\n`), for a message or a
+/// terminal: a name read from a file must not move the cursor, retitle the terminal or split a
+/// one-line error.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Reads a learned position table (a ViT's `pos_embed`, `[1, rows, dim]` or `[rows, dim]`) from
 /// a `.npy` or `.safetensors` file. Of a file holding several tensors, `tensor` names one; by
 /// default the one whose name says it is a position embedding. Returns the `[rows, dim]`

@@ -77,17 +77,82 @@ pub struct ModelConfig {
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
-fn number(map: &Map<String, Value>, key: &str) -> Option<f64> {
-    map.get(key).and_then(Value::as_f64)
+/// A field that must be a number when present: a string ("500000"), a boolean, a list or an
+/// object is refused, naming the field, rather than read as absent (which would give the
+/// default and a wrong table). `null` is absent, as Hugging Face's code reads it.
+fn number(map: &Map<String, Value>, key: &str) -> Result<Option<f64>, ConfigError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value.as_f64().map(Some).ok_or_else(|| {
+            ConfigError(format!(
+                "\"{key}\" is {}; it must be a number",
+                shown_value(value)
+            ))
+        }),
+    }
+}
+
+/// A field that must be `true` or `false` when present.
+fn flag(map: &Map<String, Value>, key: &str) -> Result<Option<bool>, ConfigError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(value) => Err(ConfigError(format!(
+            "\"{key}\" is {}; it must be true or false",
+            shown_value(value)
+        ))),
+    }
+}
+
+/// A field that must be text when present.
+fn string<'a>(map: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, ConfigError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(value) => Err(ConfigError(format!(
+            "\"{key}\" is {}; it must be a string",
+            shown_value(value)
+        ))),
+    }
+}
+
+/// A field that must be an object when present (`rope_scaling`, `rope_parameters`,
+/// `attn_config`).
+fn object<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a Map<String, Value>>, ConfigError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(o)) => Ok(Some(o)),
+        Some(value) => Err(ConfigError(format!(
+            "\"{key}\" is {}; it must be an object of named fields",
+            shown_value(value)
+        ))),
+    }
+}
+
+/// A value as a message quotes it: its JSON, cut short, control characters escaped.
+fn shown_value(value: &Value) -> String {
+    let text = value.to_string();
+    let cut: String = text.chars().take(60).collect();
+    let cut = if cut.len() < text.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    };
+    crate::import::printable(&cut)
 }
 
 fn count(map: &Map<String, Value>, key: &str) -> Result<Option<usize>, ConfigError> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(value) => value
-            .as_u64()
-            .map(|n| Some(n as usize))
-            .ok_or_else(|| ConfigError(format!("\"{key}\" is {value}; it must be a whole number"))),
+        Some(value) => value.as_u64().map(|n| Some(n as usize)).ok_or_else(|| {
+            ConfigError(format!(
+                "\"{key}\" is {}; it must be a whole number",
+                shown_value(value)
+            ))
+        }),
     }
 }
 
@@ -106,13 +171,15 @@ fn factor_list(map: &Map<String, Value>, key: &str) -> Result<Option<Vec<f64>>, 
         Some(Value::Array(items)) => items
             .iter()
             .map(|v| {
-                v.as_f64()
-                    .ok_or_else(|| ConfigError(format!("\"{key}\" holds {v}, not a number")))
+                v.as_f64().ok_or_else(|| {
+                    ConfigError(format!("\"{key}\" holds {}, not a number", shown_value(v)))
+                })
             })
             .collect::<Result<Vec<f64>, _>>()
             .map(Some),
         Some(other) => Err(ConfigError(format!(
-            "\"{key}\" is {other}; it must be a list of numbers"
+            "\"{key}\" is {}; it must be a list of numbers",
+            shown_value(other)
         ))),
     }
 }
@@ -127,11 +194,10 @@ fn scaling(
     let Some(object) = object else {
         return Ok(RopeScaling::default());
     };
-    let name = object
-        .get("rope_type")
-        .or_else(|| object.get("type"))
-        .and_then(Value::as_str)
-        .unwrap_or("default");
+    let name = match string(object, "rope_type")? {
+        Some(name) => name,
+        None => string(object, "type")?.unwrap_or("default"),
+    };
     let kind = match name {
         "default" => ScalingKind::None,
         "linear" => ScalingKind::Linear,
@@ -143,7 +209,8 @@ fn scaling(
         "longrope" | "su" => ScalingKind::Longrope,
         other => {
             return Err(ConfigError(format!(
-                "rope type \"{other}\" is not one poslab computes: default, linear, ntk, dynamic, yarn, llama3, longrope (su)"
+                "rope type \"{}\" is not one poslab computes: default, linear, ntk, dynamic, yarn, llama3, longrope (su)",
+                crate::import::printable(other)
             )));
         }
     };
@@ -153,17 +220,17 @@ fn scaling(
     };
     Ok(RopeScaling {
         kind,
-        factor: number(object, "factor"),
+        factor: number(object, "factor")?,
         original_max_position_embeddings: original,
         max_position_embeddings: count(top, "max_position_embeddings")?,
-        low_freq_factor: number(object, "low_freq_factor"),
-        high_freq_factor: number(object, "high_freq_factor"),
-        beta_fast: number(object, "beta_fast"),
-        beta_slow: number(object, "beta_slow"),
-        mscale: number(object, "mscale"),
-        mscale_all_dim: number(object, "mscale_all_dim"),
-        attention_factor: number(object, "attention_factor"),
-        truncate: object.get("truncate").and_then(Value::as_bool),
+        low_freq_factor: number(object, "low_freq_factor")?,
+        high_freq_factor: number(object, "high_freq_factor")?,
+        beta_fast: number(object, "beta_fast")?,
+        beta_slow: number(object, "beta_slow")?,
+        mscale: number(object, "mscale")?,
+        mscale_all_dim: number(object, "mscale_all_dim")?,
+        attention_factor: number(object, "attention_factor")?,
+        truncate: flag(object, "truncate")?,
         long_factor: factor_list(object, "long_factor")?,
         short_factor: factor_list(object, "short_factor")?,
     })
@@ -179,16 +246,12 @@ impl ModelConfig {
                 "is not a model config: its JSON is not an object".to_owned(),
             ));
         };
-        let model_type = top
-            .get("model_type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let name = top
-            .get("_name_or_path")
-            .and_then(Value::as_str)
+        let model_type = string(&top, "model_type")?.unwrap_or("").to_owned();
+        // A name is only ever shown: control characters (a terminal's escape sequences) are
+        // kept out of it.
+        let name = string(&top, "_name_or_path")?
             .filter(|n| !n.is_empty())
-            .map_or_else(|| model_type.clone(), str::to_owned);
+            .map_or_else(|| model_type.clone(), crate::import::printable);
         let context = first_count(
             &top,
             &["max_position_embeddings", "n_positions", "max_seq_len"],
@@ -198,14 +261,15 @@ impl ModelConfig {
             &["num_attention_heads", "n_head", "n_heads", "num_heads"],
         )?;
         let hidden = first_count(&top, &["hidden_size", "n_embd", "d_model"])?;
-        let attn_config = top.get("attn_config").and_then(Value::as_object);
+        let attn_config = object(&top, "attn_config")?;
+        let mpt_alibi = match attn_config {
+            Some(attn) => flag(attn, "alibi")?,
+            None => None,
+        };
         let is_alibi = model_type == "bloom"
-            || attn_config
-                .and_then(|a| a.get("alibi"))
-                .and_then(Value::as_bool)
-                == Some(true)
-            || top.get("alibi").and_then(Value::as_bool) == Some(true)
-            || top.get("position_embedding_type").and_then(Value::as_str) == Some("alibi");
+            || mpt_alibi == Some(true)
+            || flag(&top, "alibi")? == Some(true)
+            || string(&top, "position_embedding_type")? == Some("alibi");
         let need = |what: Option<usize>, keys: &str| {
             what.filter(|&n| n > 0).ok_or_else(|| {
                 ConfigError(format!(
@@ -272,13 +336,32 @@ fn rope(
 ) -> Result<PositionEncoding, ConfigError> {
     // transformers v5 gathers everything under rope_parameters; older configs keep rope_theta
     // at the top and the scaling in rope_scaling.
-    let parameters = top.get("rope_parameters").and_then(Value::as_object);
-    let old_scaling = top.get("rope_scaling").and_then(Value::as_object);
-    let base = parameters
-        .and_then(|p| number(p, "rope_theta"))
-        .or_else(|| number(top, "rope_theta"))
-        .or_else(|| number(top, "rotary_emb_base"))
-        .unwrap_or(10_000.0);
+    let parameters = object(top, "rope_parameters")?;
+    let old_scaling = object(top, "rope_scaling")?;
+    // A base given as null is no base: Hugging Face's code would fail on it, not use 10000.
+    for (map, key) in [(parameters, "rope_theta"), (Some(top), "rope_theta")] {
+        if let Some(Value::Null) = map.and_then(|m| m.get(key)) {
+            return Err(ConfigError(format!(
+                "\"{key}\" is null; it must be a number (the base of the frequencies)"
+            )));
+        }
+    }
+    let base = match parameters
+        .map(|p| number(p, "rope_theta"))
+        .transpose()?
+        .flatten()
+    {
+        Some(base) => base,
+        None => match number(top, "rope_theta")? {
+            Some(base) => base,
+            None => number(top, "rotary_emb_base")?.unwrap_or(10_000.0),
+        },
+    };
+    crate::encoding::check_base("rope_theta", base).map_err(|_| {
+        ConfigError(format!(
+            "\"rope_theta\" is {base}; it must be a finite number greater than 1"
+        ))
+    })?;
     // DeepSeek's MLA rotates a separate qk_rope_head_dim.
     let head_dim = match first_count(top, &["qk_rope_head_dim", "head_dim"])? {
         Some(d) => d,
@@ -292,16 +375,43 @@ fn rope(
             }
         },
     };
-    let partial = parameters
-        .and_then(|p| number(p, "partial_rotary_factor"))
-        .or_else(|| number(top, "partial_rotary_factor"))
-        .or_else(|| number(top, "rotary_pct"));
+    let max_dim = *crate::encoding::DIM_RANGE.end();
+    if head_dim < 2 || head_dim % 2 != 0 || head_dim > max_dim {
+        return Err(ConfigError(format!(
+            "has a head width of {head_dim}: RoPE needs an even width from 2 to {}",
+            crate::numbers::thousands(max_dim as u64)
+        )));
+    }
+    let mut partial = None;
+    for (map, key) in [
+        (parameters, "partial_rotary_factor"),
+        (Some(top), "partial_rotary_factor"),
+        (Some(top), "rotary_pct"),
+    ] {
+        if partial.is_none()
+            && let Some(map) = map
+        {
+            partial = number(map, key)?.map(|f| (key, f));
+        }
+    }
     let rotary_dim = match (count(top, "rotary_dim")?, partial) {
         (Some(r), _) => Some(r),
+        (None, Some((key, f))) if !(f > 0.0 && f <= 1.0) => {
+            return Err(ConfigError(format!(
+                "\"{key}\" is {f}; it must be a fraction of the head, above 0 and at most 1"
+            )));
+        }
         // Python's int(head_dim * factor).
-        (None, Some(f)) if f < 1.0 => Some((head_dim as f64 * f) as usize),
+        (None, Some((_, f))) if f < 1.0 => Some((head_dim as f64 * f) as usize),
         _ => None,
     };
+    if let Some(r) = rotary_dim
+        && (r < 2 || r % 2 != 0 || r > head_dim)
+    {
+        return Err(ConfigError(format!(
+            "rotates {r} of a head of {head_dim}: the rotary width must be even, from 2 to the head's width"
+        )));
+    }
     let scaling = scaling(parameters.or(old_scaling), top)?;
     // GPT-J rotates every two dimensions; the weights of every other RoPE model on the Hub
     // are laid out for rotate_half.
