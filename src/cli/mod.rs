@@ -149,7 +149,9 @@ fn finish(result: Result<i32, CliError>) -> i32 {
     match result {
         Ok(status) => status,
         Err(error) => {
-            eprintln!("error: {}", error.message);
+            // One line, whatever a file or a name put in it: control characters (a newline
+            // in a tensor's name, a terminal escape) are written as escapes.
+            eprintln!("error: {}", crate::import::printable(&error.message));
             error.exit_code
         }
     }
@@ -192,7 +194,10 @@ fn report_clap_error(error: &clap::Error) -> i32 {
             0
         }
         _ => {
-            eprintln!("{}", one_line(&error.render().to_string()));
+            eprintln!(
+                "{}",
+                crate::import::printable(&one_line(&error.render().to_string()))
+            );
             2
         }
     }

@@ -44,8 +44,11 @@ fn hex([r, g, b]: [u8; 3]) -> String {
     format!("#{r:02x}{g:02x}{b:02x}")
 }
 
+/// A text element. Control characters (from a title, a file name, a tensor's or a model's
+/// name) are written as escapes: XML forbids them even escaped, and one would make the SVG
+/// unreadable (`svg` escapes `<` and `&` itself).
 fn text(x: f64, y: f64, size: f64, anchor: &str, content: impl Into<String>) -> Text {
-    Text::new(content)
+    Text::new(crate::import::printable(&content.into()))
         .set("x", x)
         .set("y", y)
         .set("font-family", FONT)
