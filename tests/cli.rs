@@ -2680,28 +2680,52 @@ fn temporaries(d: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Ctrl+C or SIGTERM while a table is being written removes the temporary file and ends the
-/// process as the signal does; nothing is left in the folder.
+/// Every signal that ends a process by default and that a user or a system may send (Ctrl+C,
+/// Ctrl+\\, SIGTERM, SIGHUP, the user and timer signals) while a table is being written
+/// removes the temporary file and ends the process as the signal does; nothing is left in the
+/// folder.
 #[test]
 fn an_interrupted_write_leaves_nothing() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
+    for signal in [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGQUIT,
+        libc::SIGHUP,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGVTALRM,
+        libc::SIGXCPU,
+    ] {
         let d = dir();
         let file = d.path().join("big.csv");
-        // A CSV of 67 million numbers: seconds of writing.
-        let mut child = Command::new(env!("CARGO_BIN_EXE_poslab"))
+        // A CSV of 33 million numbers: seconds of writing.
+        let mut command = Command::new(env!("CARGO_BIN_EXE_poslab"));
+        command
             .args([
                 "table",
                 "sinusoidal",
                 "--seq",
-                "65536",
+                "32768",
                 "--dim",
                 "1024",
                 "-o",
                 path_str(&file),
             ])
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+            .stderr(std::process::Stdio::null());
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe; no core file from SIGQUIT or SIGXCPU.
+        unsafe {
+            command.pre_exec(|| {
+                let none = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                libc::setrlimit(libc::RLIMIT_CORE, &none);
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().unwrap();
         // Until the temporary file appears (it is created when writing starts).
         let waited = std::time::Instant::now();
         while temporaries(d.path()).is_empty() {
@@ -2719,6 +2743,49 @@ fn an_interrupted_write_leaves_nothing() {
         assert_eq!(status.signal(), Some(signal), "{status:?}");
         assert!(listing(d.path()).is_empty(), "{:?}", listing(d.path()));
     }
+}
+
+/// Past the file size limit (`ulimit -f`, `prlimit --fsize`) a write does not end the process
+/// by SIGXFSZ with no word and the temporary file left: it says so, in one line, and leaves
+/// nothing.
+#[test]
+fn the_file_size_limit_is_said_and_leaves_nothing() {
+    let d = dir();
+    let file = d.path().join("big.npy");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_poslab"));
+    command.args([
+        "table",
+        "sinusoidal",
+        "--seq",
+        "4096",
+        "--dim",
+        "512",
+        "-o",
+        path_str(&file),
+    ]);
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 1_000_000,
+                rlim_max: 1_000_000,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            Ok(())
+        });
+    }
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{:?}: {stderr}",
+        output.status
+    );
+    assert!(stderr.contains("file size limit exceeded"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(listing(d.path()).is_empty(), "{:?}", listing(d.path()));
 }
 
 /// A command whose output pipe has no reader (`poslab identify t.npy | head -0`) ends by

@@ -307,7 +307,26 @@ mod interrupt {
     fn install_handlers() {
         static INSTALL: std::sync::Once = std::sync::Once::new();
         INSTALL.call_once(|| {
-            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+            // Past the file size limit (ulimit -f), a write fails with EFBIG, reported as
+            // "file size limit exceeded", instead of SIGXFSZ ending the process with no word
+            // and the temporary file left behind.
+            // SAFETY: resets one signal's disposition; no handler runs.
+            unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+            // Every signal whose default is to end the process (and that a program may be
+            // sent on purpose; not the faults), so that none leaves a temporary file.
+            for signal in [
+                libc::SIGINT,
+                libc::SIGTERM,
+                libc::SIGHUP,
+                libc::SIGPIPE,
+                libc::SIGQUIT,
+                libc::SIGUSR1,
+                libc::SIGUSR2,
+                libc::SIGALRM,
+                libc::SIGVTALRM,
+                libc::SIGXCPU,
+                libc::SIGIO,
+            ] {
                 // SAFETY: the handler only calls async-signal-safe functions (unlink, signal,
                 // raise) and reads atomics.
                 unsafe {

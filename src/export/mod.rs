@@ -55,10 +55,24 @@ pub use crate::engine::RealDtype;
 /// Why a table could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    #[error("{0}")]
+    #[error("{}", io_text(.0))]
     Io(#[from] std::io::Error),
     #[error("a .csv file holds 1-D or 2-D tables; this one has shape {0:?}")]
     CsvNeeds2d(Vec<usize>),
+}
+
+/// An I/O error as a person reads it: the file size limit (`ulimit -f`) and a full disk said
+/// so, not as "File too large (os error 27)".
+fn io_text(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::FileTooLarge => {
+            "file size limit exceeded (ulimit -f): nothing was written".to_owned()
+        }
+        std::io::ErrorKind::StorageFull => {
+            "no space left on the device: nothing was written".to_owned()
+        }
+        _ => error.to_string(),
+    }
 }
 
 /// Writes `table` in `format` to `writer`.
