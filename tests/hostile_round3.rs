@@ -63,3 +63,43 @@ fn control_characters_in_titles_and_names_never_break_a_file_or_a_line() {
     assert_eq!(text.trim_end().lines().count(), 1, "one line: {text:?}");
     assert!(!text.contains('\u{1b}'), "{text:?}");
 }
+
+/// `-o` through a symbolic link writes the file it names (the link stays a link), and a file
+/// replaced keeps its permissions: a private 0600 table stays private. (A hard link to the
+/// old file keeps the old contents: the new file is a new inode, as README says.)
+#[test]
+fn writing_through_a_link_keeps_the_link_and_the_files_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let folder = tempfile::tempdir().unwrap();
+    let real = folder.path().join("real.npy");
+    let link = folder.path().join("link.npy");
+    let nested = folder.path().join("nested.npy");
+    std::fs::write(&real, b"old").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink("real.npy", &link).unwrap();
+    std::os::unix::fs::symlink(&link, &nested).unwrap();
+    for (out, kind) in [(&link, "sinusoidal"), (&nested, "rope-cos")] {
+        let mut args = vec!["table", kind, "--seq", "4", "--dim", "4"];
+        args.extend(["-o", out.to_str().unwrap()]);
+        let (code, text) = common::run_poslab(&args);
+        assert_eq!(code, 0, "{text}");
+        assert!(
+            std::fs::symlink_metadata(out)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let written = std::fs::read(&real).unwrap();
+        assert!(
+            written.starts_with(b"\x93NUMPY"),
+            "the link's file is the table"
+        );
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    let names: Vec<String> = std::fs::read_dir(folder.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "no temporary left: {names:?}");
+}

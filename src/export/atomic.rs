@@ -82,13 +82,30 @@ impl Drop for Registration {
 const TEMP_PREFIX: &str = ".poslab.";
 const TEMP_SUFFIX: &str = ".tmp";
 
+/// Where a write to `target` lands. Through a symbolic link (a chain of them, up to 40), the
+/// file it names, so that the link stays a link and the new file is made beside the file it
+/// replaces; `target` itself otherwise.
+pub fn resolved_target(target: &Path) -> PathBuf {
+    let mut path = target.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&path) {
+            Ok(link) if link.is_absolute() => path = link,
+            Ok(link) => path = folder_of(&path).join(link),
+            Err(_) => break,
+        }
+    }
+    path
+}
+
 impl AtomicFile {
+    /// A new file for `target`, written through a symbolic link to the file it names.
     pub fn create(target: &Path) -> std::io::Result<Self> {
-        let folder = folder_of(target);
+        let target = resolved_target(target);
+        let folder = folder_of(&target);
         remove_stale_temporaries(folder);
         let (temp, registration) = new_temporary(folder)?;
         Ok(Self {
-            target: target.to_owned(),
+            target,
             writer: BufWriter::with_capacity(
                 1 << 20,
                 EarlyWriteback {
@@ -121,8 +138,15 @@ impl AtomicFile {
     }
 
     /// Flushes, syncs and renames the file into place.
+    /// A file it replaces keeps its permissions (a private 0600 file stays private); the new
+    /// file is a new inode, so another hard link to the old one keeps the old contents.
     pub fn commit(self) -> std::io::Result<()> {
         let temp = self.writer.into_inner().map_err(|e| e.into_error())?.file;
+        if let Ok(existing) = std::fs::metadata(&self.target)
+            && existing.is_file()
+        {
+            temp.as_file().set_permissions(existing.permissions())?;
+        }
         temp.as_file().sync_all()?;
         temp.persist(&self.target).map_err(|e| e.error)?;
         Ok(())
@@ -133,6 +157,7 @@ impl AtomicFile {
 /// be created, or a name longer than the file system allows (which would otherwise fail only
 /// at the final rename). Leaves nothing behind.
 pub fn check_writable(target: &Path) -> std::io::Result<()> {
+    let target = &resolved_target(target);
     // stat says "File name too long" for such a name whether or not the file exists.
     if let Err(e) = std::fs::symlink_metadata(target)
         && e.kind() != std::io::ErrorKind::NotFound
