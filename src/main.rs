@@ -3,6 +3,94 @@
 
 use poslab::cli::{self, Outcome};
 
+/// The system's allocator, except that an allocation it cannot make (a memory limit, `ulimit
+/// -v`, a cgroup) ends the command with one line and exit status 2, its temporary files
+/// removed, instead of Rust's abort (status 134, and a file left behind).
+#[global_allocator]
+static ALLOCATOR: ExitWhenOutOfMemory = ExitWhenOutOfMemory;
+
+struct ExitWhenOutOfMemory;
+
+// SAFETY: every call is passed to the system allocator unchanged; only a null result is acted
+// on, and then the process ends.
+unsafe impl std::alloc::GlobalAlloc for ExitWhenOutOfMemory {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let pointer = unsafe { std::alloc::System.alloc(layout) };
+        if pointer.is_null() {
+            out_of_memory(layout.size());
+        }
+        pointer
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let pointer = unsafe { std::alloc::System.alloc_zeroed(layout) };
+        if pointer.is_null() {
+            out_of_memory(layout.size());
+        }
+        pointer
+    }
+
+    unsafe fn realloc(
+        &self,
+        pointer: *mut u8,
+        layout: std::alloc::Layout,
+        new_size: usize,
+    ) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let moved = unsafe { std::alloc::System.realloc(pointer, layout, new_size) };
+        if moved.is_null() {
+            out_of_memory(new_size);
+        }
+        moved
+    }
+
+    unsafe fn dealloc(&self, pointer: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { std::alloc::System.dealloc(pointer, layout) }
+    }
+}
+
+/// Ends the process after an allocation of `size` bytes failed: nothing here may allocate, so
+/// the line is assembled on the stack and written with one system call.
+fn out_of_memory(size: usize) -> ! {
+    poslab::export::remove_temporary_files();
+    let mut line = [0u8; 192];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        for &b in bytes {
+            if at < line.len() {
+                line[at] = b;
+                at += 1;
+            }
+        }
+    };
+    put(b"error: out of memory: an allocation of ");
+    let mut digits = [0u8; 20];
+    let mut n = size;
+    let mut count = 0;
+    loop {
+        digits[count] = b'0' + (n % 10) as u8;
+        count += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits[..count].reverse();
+    put(&digits[..count]);
+    put(b" bytes failed (a memory limit: ulimit -v, a cgroup); give a smaller size, or more memory\n");
+    #[cfg(unix)]
+    // SAFETY: write and _exit are async-signal-safe and allocate nothing.
+    unsafe {
+        libc::write(2, line.as_ptr().cast(), at);
+        libc::_exit(2);
+    }
+    #[cfg(not(unix))]
+    std::process::abort();
+}
+
 fn main() {
     quiet_device_selection();
     if std::env::args_os().len() > 1 {

@@ -103,3 +103,86 @@ fn writing_through_a_link_keeps_the_link_and_the_files_mode() {
         .collect();
     assert_eq!(names.len(), 3, "no temporary left: {names:?}");
 }
+
+/// Runs poslab with its address space limited to `bytes` (as `prlimit --as` does).
+fn run_limited(args: &[&str], bytes: u64) -> (Option<i32>, String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_poslab"));
+    command.args(args);
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &limit);
+            Ok(())
+        });
+    }
+    let output = command.output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Under a memory limit a command either finishes or ends with exit status 2 and one line,
+/// its file not written: never Rust's abort (134), and never an answer from a search cut
+/// short ("no match" for a genuine Vaswani table, as `identify` said under 300 MB).
+#[test]
+fn a_memory_limit_ends_a_command_with_one_line_never_a_wrong_answer() {
+    let folder = tempfile::tempdir().unwrap();
+    let table = folder.path().join("sin4M.npy");
+    let (code, text) = common::run_poslab(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "8192",
+        "--dim",
+        "512",
+        "-o",
+        table.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    for limit in [150_000_000, 200_000_000, 300_000_000, 400_000_000] {
+        let (code, stdout, stderr) = run_limited(&["identify", table.to_str().unwrap()], limit);
+        match code {
+            Some(0) => assert!(stdout.starts_with("identified: sinusoidal"), "{stdout}"),
+            Some(2) => {
+                assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+                assert!(stdout.is_empty(), "no answer printed: {stdout}");
+            }
+            other => panic!("{limit}: {other:?}: {stdout}{stderr}"),
+        }
+        assert!(!stdout.contains("no match"), "{limit}: {stdout}");
+    }
+    // A figure larger than the memory left: one line, no file, nothing left behind.
+    let png = folder.path().join("big.png");
+    let (code, _, stderr) = run_limited(
+        &[
+            "figure",
+            "sinusoidal",
+            "--seq",
+            "4096",
+            "--dim",
+            "512",
+            "--width",
+            "8000",
+            "--height",
+            "8000",
+            "-o",
+            png.to_str().unwrap(),
+        ],
+        600_000_000,
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("out of memory") || stderr.contains("memory"),
+        "{stderr}"
+    );
+    let names: Vec<_> = std::fs::read_dir(folder.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "only the table: nothing left behind");
+}

@@ -237,6 +237,10 @@ pub(crate) fn run_identify(args: &FileArgs, matches: &ArgMatches) -> Result<i32,
         )));
     }
     let identification = identify(&loaded, tolerance, stored);
+    // A search cut short by memory answers nothing: "no match" would be a wrong answer.
+    if let Some(why) = identification.cut_short_text() {
+        return Err(CliError::usage(format!("{}: {why}", args.file.display())));
+    }
     println!("{}", identification.report());
     Ok(if identification.found() { 0 } else { 1 })
 }

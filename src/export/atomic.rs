@@ -153,6 +153,12 @@ impl AtomicFile {
     }
 }
 
+/// Removes every temporary file this process is writing, at once, allocating nothing: for a
+/// process about to end on a failure no error path can report (an allocation that failed).
+pub fn remove_temporary_files() {
+    interrupt::remove_all();
+}
+
 /// Refuses, before any work, a target that could not be written: a folder where no file can
 /// be created, or a name longer than the file system allows (which would otherwise fail only
 /// at the final rename). Leaves nothing behind.
@@ -367,7 +373,9 @@ mod interrupt {
         });
     }
 
-    extern "C" fn on_signal(signal: libc::c_int) {
+    /// Removes every temporary file being written; allocates nothing and calls only unlink,
+    /// so a signal handler or an allocator that has failed may call it.
+    pub(super) fn remove_all() {
         for entry in &PATHS {
             let path = entry.swap(std::ptr::null_mut(), Ordering::SeqCst);
             if !path.is_null() {
@@ -375,6 +383,10 @@ mod interrupt {
                 unsafe { libc::unlink(path) };
             }
         }
+    }
+
+    extern "C" fn on_signal(signal: libc::c_int) {
+        remove_all();
         // SAFETY: async-signal-safe; ends the process as the signal does by default (exit
         // status 128 + signal for a shell).
         unsafe {
@@ -391,6 +403,8 @@ mod interrupt {
         None
     }
     pub(super) fn unregister(_: Option<usize>) {}
+
+    pub(super) fn remove_all() {}
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ mod npy;
 use std::io::Write;
 use std::path::Path;
 
-pub use atomic::{AtomicFile, check_writable, free_bytes, space_problem};
+pub use atomic::{AtomicFile, check_writable, free_bytes, remove_temporary_files, space_problem};
 
 use crate::engine::Table;
 

@@ -109,6 +109,28 @@ fn departures(description: &str) -> usize {
     usize::from(base.unwrap_or(false)) + usize::from(description.contains(" scaling"))
 }
 
+thread_local! {
+    /// Why a hypothesis's table could not be made during the search on this thread (the CPU
+    /// engine refused it for lack of memory), if one could not.
+    static CUT_SHORT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The engine's result as the search uses it: `None` when the table cannot be made. A refusal
+/// for lack of memory is noted, so that a search that could not try every reading says so
+/// rather than answer "no match".
+pub(super) fn noted<T>(result: Result<T, crate::engine::EngineError>) -> Option<T> {
+    match result {
+        Ok(value) => Some(value),
+        Err(crate::engine::EngineError::Memory(reason)) => {
+            CUT_SHORT.with(|cut| {
+                cut.borrow_mut().get_or_insert_with(|| reason.to_string());
+            });
+            None
+        }
+        Err(_) => None,
+    }
+}
+
 /// Every hypothesis tried, the closest first.
 #[derive(Debug, Clone)]
 pub struct Identification {
@@ -116,6 +138,9 @@ pub struct Identification {
     pub candidates: Vec<Candidate>,
     /// For a float16 or bfloat16 file, the type its values were compared at the precision of.
     pub narrow: Option<StoredFloat>,
+    /// Why some readings could not be tried (a table too large for the memory left), if so:
+    /// without a match, the search has no answer to give.
+    pub cut_short: Option<String>,
 }
 
 impl Identification {
@@ -129,6 +154,14 @@ impl Identification {
     }
 
     /// What a terminal (and the Check view) says.
+    /// Without a match, why there is no answer when some readings could not be tried.
+    pub fn cut_short_text(&self) -> Option<String> {
+        let reason = self.cut_short.as_ref().filter(|_| !self.found())?;
+        Some(format!(
+            "no answer: identify could not try every reading, for lack of memory ({reason}); free memory, or identify part of the table (--rows, --cols)"
+        ))
+    }
+
     pub fn report(&self) -> String {
         let describe = |c: &Candidate| {
             format!(
@@ -150,6 +183,10 @@ impl Identification {
         match self.best() {
             Some(best) if best.comparison.matches() => {
                 lines.push(format!("identified: {}", describe(best)))
+            }
+            _ if self.cut_short.is_some() => {
+                lines.push(self.cut_short_text().unwrap_or_default());
+                return lines.join("\n");
             }
             Some(best) => lines.push(format!(
                 "no match within the tolerance; closest: {}",
@@ -524,6 +561,7 @@ pub fn identify(
             },
         ),
     };
+    CUT_SHORT.with(|cut| cut.borrow_mut().take());
     let mut search = Search {
         table: table.clone(),
         tolerance,
@@ -565,6 +603,7 @@ pub fn identify(
         shape: table.shape().to_vec(),
         candidates,
         narrow,
+        cut_short: CUT_SHORT.with(|cut| cut.borrow_mut().take()),
     }
 }
 
@@ -664,7 +703,7 @@ fn three_dimensional(search: &mut Search) {
     }
     for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
         let params = AlibiParams { heads, seq, mode };
-        if let Ok(reference) = cpu::compute(&TableSpec::Alibi { params, head: None }) {
+        if let Some(reference) = noted(cpu::compute(&TableSpec::Alibi { params, head: None })) {
             search.consider(
                 format!(
                     "ALiBi biases, {heads} heads, {seq} positions, {}",

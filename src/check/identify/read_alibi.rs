@@ -172,8 +172,7 @@ pub(super) fn alibi_2d(search: &mut Search, table: &ndarray::Array3<f64>) {
         });
         let params = Alibi2dParams { heads, grid };
         search.consider_probed(description, first_head.into_dyn(), || {
-            cpu::compute(&TableSpec::Alibi2d { params, head: None })
-                .ok()
+            super::noted(cpu::compute(&TableSpec::Alibi2d { params, head: None }))
                 .map(|reference| reference.into_real())
         });
     }

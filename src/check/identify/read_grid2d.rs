@@ -58,7 +58,8 @@ pub(super) fn sincos_2d_tables(search: &mut Search, table: &Array2<f64>) {
                         raster,
                         prefix_rows,
                     };
-                    let Ok(reference) = cpu::compute(&TableSpec::SinCos2d(params)) else {
+                    let Some(reference) = super::noted(cpu::compute(&TableSpec::SinCos2d(params)))
+                    else {
                         continue;
                     };
                     let raster_name = match raster {
@@ -108,8 +109,7 @@ pub(super) fn patch_distances(search: &mut Search, patches: usize) {
                 ),
                 first_rows.into_dyn(),
                 || {
-                    cpu::compute(&TableSpec::PatchDistance { grid, metric })
-                        .ok()
+                    super::noted(cpu::compute(&TableSpec::PatchDistance { grid, metric }))
                         .map(|table| table.into_real())
                 },
             );

@@ -1,6 +1,7 @@
 //! RoPE angles and cos/sin caches: the pairing, the part and the attention factor a cache is multiplied by.
 
 use super::*;
+use crate::engine::TableSpec;
 
 /// RoPE's angle table `[seq, dim/2]`, and its cos and sin caches `[seq, dim]` in either
 /// pairing (Hugging Face repeats the frequencies as two halves; Llama-style caches repeat each
@@ -49,6 +50,16 @@ pub(super) fn rope_tables(
                         base: b,
                         start: start as u64,
                     };
+                    // Refused first where the table would not fit (and noted: the search
+                    // then says it was cut short), as the engine refuses it.
+                    let spec = TableSpec::RopeAngles {
+                        params,
+                        freqs: Default::default(),
+                    };
+                    super::noted(
+                        spec.check_fits(crate::engine::available_memory_bytes())
+                            .map_err(crate::engine::EngineError::from),
+                    )?;
                     rope::angles(&params).ok()
                 },
                 None,

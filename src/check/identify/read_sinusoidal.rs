@@ -115,7 +115,7 @@ pub(super) fn sinusoidal(
                             layout,
                             spacing,
                         };
-                        let table = cpu::compute(&TableSpec::Sinusoidal(params)).ok()?;
+                        let table = super::noted(cpu::compute(&TableSpec::Sinusoidal(params)))?;
                         let table = table.into_real().into_dimensionality::<Ix2>().ok()?;
                         Some(swap(table))
                     },
@@ -132,7 +132,7 @@ pub(super) fn sinusoidal(
                         let table = match reading {
                             Float32Reading::Torch(mode) => {
                                 let torch = crate::encoding::torch_f32::Arithmetic::TorchF32(mode);
-                                cpu::compute_arith(&spec, torch).ok()?.into_real()
+                                super::noted(cpu::compute_arith(&spec, torch))?.into_real()
                             }
                             // Against the file's rows laid out as the spec's (a sin-first
                             // table: swapping twice is no swap).

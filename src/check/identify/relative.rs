@@ -86,7 +86,7 @@ impl Offsets {
 }
 
 fn computed(spec: TableSpec) -> Option<ArrayD<f64>> {
-    cpu::compute(&spec).ok().map(|table| table.into_real())
+    super::noted(cpu::compute(&spec)).map(|table| table.into_real())
 }
 
 /// `clip(j - i, -K, K) + K`: the diagonal holds `K`.
