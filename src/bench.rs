@@ -51,7 +51,7 @@ struct Measurement {
 
 /// Runs `poslab bench`.
 pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
-    check_options_apply(args.table.kind, matches)?;
+    check_options_apply(&args.table, matches)?;
     if args.table.output.is_some() {
         return Err(CliError::usage(
             "--output does not apply to poslab bench: it times the engines and writes no file",

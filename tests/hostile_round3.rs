@@ -186,3 +186,175 @@ fn a_memory_limit_ends_a_command_with_one_line_never_a_wrong_answer() {
     let names: Vec<_> = std::fs::read_dir(folder.path()).unwrap().collect();
     assert_eq!(names.len(), 1, "only the table: nothing left behind");
 }
+
+/// Messages that named the wrong thing (issue 32, group 8): each now names what was wrong and
+/// what is allowed, in one line, before any work, leaving no file.
+#[test]
+fn messages_name_what_was_wrong() {
+    let folder = tempfile::tempdir().unwrap();
+    let at = |name: &str| folder.path().join(name).to_str().unwrap().to_owned();
+    let models = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/models");
+    let llama31 = format!("{models}/llama-3.1-8b.json");
+    let table = at("t.npy");
+    let (code, text) = common::run_poslab(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "8",
+        "--dim",
+        "8",
+        "-o",
+        &table,
+    ]);
+    assert_eq!(code, 0, "{text}");
+    // [2, 4] float64 frequencies of 1e308: the angles overflow even in f64.
+    let huge = folder.path().join("huge.npy");
+    common::write_npy_f64(&huge, &ndarray::Array2::from_elem((2, 4), 1e308));
+    let long = format!("{}x", "1,".repeat(50_000));
+    let (f_npy, r_npy, m_npy) = (at("f.npy"), at("r.npy"), at("m.npy"));
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        // The check figure's options as typed: --as, not its id "expected".
+        (
+            vec![
+                "figure", "check", "--file", &table, "--seq", "4", "-o", "c.svg",
+            ],
+            2,
+            "its options are --file --tensor --as --atol --rtol",
+        ),
+        // A number list holding nan is not a file name.
+        (
+            vec![
+                "table",
+                "rope-cos",
+                "--seq",
+                "8",
+                "--dim",
+                "8",
+                "--scaling",
+                "longrope",
+                "--long-factor",
+                "nan,1",
+                "--short-factor",
+                "1,1",
+                "-o",
+                "a.npy",
+            ],
+            2,
+            "\"nan\" is not a finite number",
+        ),
+        // A 100,000-character value is not echoed whole.
+        (
+            vec![
+                "table",
+                "rope-cos",
+                "--seq",
+                "8",
+                "--dim",
+                "8",
+                "--scaling",
+                "longrope",
+                "--long-factor",
+                &long,
+                "--short-factor",
+                "1,1",
+                "-o",
+                "a.npy",
+            ],
+            2,
+            "(100001 characters)",
+        ),
+        // Llama 3.1's config sets llama3 scaling, which takes --factor.
+        (
+            vec![
+                "table", "rope-cos", "--config", &llama31, "--factor", "4", "--seq", "8", "-o",
+                &f_npy,
+            ],
+            0,
+            "",
+        ),
+        // A slice bound past 64 bits is the end of the axis, as in Python.
+        (
+            vec![
+                "check",
+                &table,
+                "--as",
+                "sinusoidal",
+                "--seq",
+                "8",
+                "--dim",
+                "8",
+                "--rows",
+                "0:99999999999999999999",
+            ],
+            0,
+            "",
+        ),
+        // A name ending in a separator is refused before any work.
+        (
+            vec![
+                "table",
+                "sinusoidal",
+                "--seq",
+                "8",
+                "--dim",
+                "8",
+                "-o",
+                "x.npy/",
+            ],
+            2,
+            "ends in a separator",
+        ),
+        // The source table of a resample is --from-grid's to reduce.
+        (
+            vec![
+                "table",
+                "sincos-2d-resample",
+                "--from-grid",
+                "65536x65536",
+                "--grid-h",
+                "2",
+                "--grid-w",
+                "2",
+                "--dim",
+                "8",
+                "-o",
+                &r_npy,
+            ],
+            2,
+            "reduce --from-grid or --dim",
+        ),
+        // On the CPU engine, "try --backend cpu" is no advice.
+        (
+            vec![
+                "table",
+                "rope-2d-mixed",
+                "--freqs",
+                huge.to_str().unwrap(),
+                "--grid-h",
+                "2",
+                "--grid-w",
+                "2",
+                "--backend",
+                "cpu",
+                "--dtype",
+                "f64",
+                "-o",
+                &m_npy,
+            ],
+            2,
+            "even in f64",
+        ),
+    ];
+    for (args, want, says) in cases {
+        let (code, text) = common::run_poslab(&args);
+        assert_eq!(code, want, "{args:?}: {text}");
+        if want == 2 {
+            assert!(text.contains(says), "{args:?}: {text}");
+            assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+            assert!(text.len() < 400, "{} bytes", text.len());
+        }
+    }
+    for name in ["r.npy", "m.npy", "a.npy"] {
+        assert!(!folder.path().join(name).exists(), "{name}");
+    }
+}

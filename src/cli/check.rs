@@ -59,7 +59,8 @@ pub struct FileArgs {
 pub fn python_slice(id: &str, text: &str, len: usize) -> Result<Vec<usize>, CliError> {
     let bad = |why: &str| {
         CliError::usage(format!(
-            "--{id} {text:?} is not allowed: {why} (use Python slice syntax start:stop or start:stop:step, e.g. 1: or :-1)"
+            "--{id} {} is not allowed: {why} (use Python slice syntax start:stop or start:stop:step, e.g. 1: or :-1)",
+            crate::table_args::echo(text)
         ))
     };
     let parts: Vec<&str> = text.split(':').collect();
@@ -71,9 +72,22 @@ pub fn python_slice(id: &str, text: &str, len: usize) -> Result<Vec<usize>, CliE
         if part.is_empty() {
             Ok(None)
         } else {
-            part.parse::<i64>()
-                .map(Some)
-                .map_err(|_| bad(&format!("\"{part}\" is not a whole number")))
+            // As Python's slices, a bound past either end is the end: a whole number too long
+            // for 64 bits saturates rather than being called no number.
+            let digits = part.strip_prefix(['-', '+']).unwrap_or(part);
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                let negative = part.starts_with('-');
+                Ok(Some(part.parse::<i64>().unwrap_or(if negative {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                })))
+            } else {
+                Err(bad(&format!(
+                    "{} is not a whole number",
+                    crate::table_args::echo(part)
+                )))
+            }
         }
     };
     let (start, stop) = (number(parts[0])?, number(parts[1])?);
@@ -182,7 +196,7 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
             )));
         }
     }
-    check_options_apply(args.table.kind, matches)?;
+    check_options_apply(&args.table, matches)?;
     let tolerance = args.input.tolerance()?;
     let spec = table_spec(&args.table)?;
     spec.check_fits(engine::available_memory_bytes())

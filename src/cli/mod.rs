@@ -262,7 +262,7 @@ fn stream_table(
                 };
                 let blocks = engine::blocks::gpu_blocks(&gpu, spec, arith, block_values)
                     .map_err(engine_error)?;
-                match write_blocks(spec, shape, format, finish, output, blocks) {
+                match write_blocks(spec, shape, format, finish, output, blocks, true) {
                     Ok(()) => {
                         return Ok(format!(
                             "gpu: {}, at most {block_values} values a block",
@@ -292,7 +292,15 @@ fn stream_table(
                 }
             }
         });
-        write_blocks(spec, shape, format, finish, output, receiver.into_iter())
+        write_blocks(
+            spec,
+            shape,
+            format,
+            finish,
+            output,
+            receiver.into_iter(),
+            false,
+        )
     });
     match written {
         Ok(()) => Ok(format!(
@@ -314,6 +322,7 @@ fn write_blocks(
     finish: &BlockFinish,
     output: &Path,
     blocks: impl Iterator<Item = (engine::Window, Result<Table, EngineError>)>,
+    on_gpu: bool,
 ) -> Result<(), StreamFailure> {
     let failed = |e: &dyn std::fmt::Display| {
         CliError::runtime(format!("writing {} failed: {e}", output.display()))
@@ -351,7 +360,7 @@ fn write_blocks(
                     .fill(0.0);
             }
         }
-        check_range(&block, spec, finish.dtype)?;
+        check_range(&block, spec, finish.dtype, on_gpu)?;
         export::write_block(file.writer(), &block, format, finish.dtype).map_err(|e| failed(&e))?;
     }
     file.commit().map_err(|e| failed(&e))?;
@@ -369,7 +378,12 @@ fn io_problem(error: &std::io::Error) -> String {
 /// Refuses a table whose values overflowed (an infinity where the kind has none: only causal
 /// ALiBi masks cells with -inf), or that `<f4` would store as infinities (beyond ±3.4e38):
 /// its inputs are too large for the arithmetic or the file type.
-fn check_range(table: &Table, spec: &TableSpec, dtype: RealDtype) -> Result<(), CliError> {
+fn check_range(
+    table: &Table,
+    spec: &TableSpec,
+    dtype: RealDtype,
+    on_gpu: bool,
+) -> Result<(), CliError> {
     let Table::Real(values) = table else {
         return Ok(());
     };
@@ -383,8 +397,13 @@ fn check_range(table: &Table, spec: &TableSpec, dtype: RealDtype) -> Result<(), 
     }
     let masks = matches!(spec, TableSpec::Alibi { .. });
     if !masks && values.iter().any(|v| v.is_infinite()) {
+        let why = if on_gpu {
+            "the GPU engine computes in float32: try --backend cpu"
+        } else {
+            "even in f64: give smaller inputs"
+        };
         return Err(CliError::usage(format!(
-            "the {} table overflowed to infinity: its inputs are too large (the GPU engine computes in float32: try --backend cpu)",
+            "the {} table overflowed to infinity: its inputs are too large ({why})",
             spec.kind_name()
         )));
     }
@@ -403,6 +422,14 @@ fn check_range(table: &Table, spec: &TableSpec, dtype: RealDtype) -> Result<(), 
 
 /// Refuses, with exit 2, an output that could not be written, before any work.
 pub(crate) fn check_output(output: &std::path::Path) -> Result<(), CliError> {
+    // "x.npy/" names a folder that is not there: said before the work, not after it.
+    let text = output.as_os_str().to_string_lossy();
+    if text.ends_with(std::path::MAIN_SEPARATOR) || text.ends_with('/') {
+        return Err(CliError::usage(format!(
+            "--output {}: ends in a separator, so it names a folder; give a file name",
+            output.display()
+        )));
+    }
     crate::export::check_writable(output).map_err(|e| {
         CliError::usage(format!(
             "--output {}: cannot create a file there ({})",
@@ -414,7 +441,7 @@ pub(crate) fn check_output(output: &std::path::Path) -> Result<(), CliError> {
 
 /// `poslab table`: checks everything, computes, writes atomically.
 fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
-    check_options_apply(args.kind, matches)?;
+    check_options_apply(args, matches)?;
     let output = args
         .output
         .as_deref()

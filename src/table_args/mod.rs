@@ -683,7 +683,8 @@ pub(crate) fn flag(id: &str) -> String {
 const RESAMPLED_SINCOS_OPTIONS: &[&str] = &["dim", "base", "order", "raster"];
 
 /// Refuses an option the kind does not read, naming those it does.
-pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<(), CliError> {
+pub(crate) fn check_options_apply(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
+    let kind = args.kind;
     const EVERY_KIND: &[&str] = &[
         "kind", "output", "backend", "verbose", "size", "repeats", "config", "zero_row",
     ];
@@ -702,10 +703,9 @@ pub(crate) fn check_options_apply(kind: Kind, matches: &ArgMatches) -> Result<()
             kind_name(kind)
         )));
     }
-    let scaling = accepted
-        .contains(&"scaling")
-        .then(|| matches.get_one::<ScalingKind>("scaling").copied())
-        .flatten();
+    // The scaling in force: the command line's, or a --config's (Llama 3.1's llama3 takes
+    // --factor even though no --scaling was typed).
+    let scaling = accepted.contains(&"scaling").then_some(args.scaling);
     for id in given {
         let resampled_source_with_input = kind == Kind::SinCos2dResample
             && RESAMPLED_SINCOS_OPTIONS.contains(&id)
@@ -888,6 +888,18 @@ fn wrong_layout(kind: Kind, allowed: &str) -> CliError {
 }
 
 /// Joins clap's multi-line message into one line, leaving out the usage and the help hint.
+/// A value as a message quotes it: at most 60 characters (a 100,000-character value is not
+/// echoed whole), control characters escaped.
+pub(crate) fn echo(value: &str) -> String {
+    let cut: String = value.chars().take(60).collect();
+    let shown = if cut.len() < value.len() {
+        format!("{cut}… ({} characters)", value.chars().count())
+    } else {
+        cut
+    };
+    format!("\"{}\"", crate::import::printable(&shown))
+}
+
 pub(crate) fn one_line(message: &str) -> String {
     message
         .lines()

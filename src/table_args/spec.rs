@@ -77,20 +77,25 @@ pub(super) fn rope_frequencies(args: &TableArgs, dim: usize) -> Result<RopeFrequ
 
 /// A LongRoPE factor list: numbers separated by commas, or a 1-D `.npy` file.
 pub(super) fn factor_list(id: &'static str, text: &str) -> Result<Vec<f64>, CliError> {
-    let looks_like_numbers = text
-        .chars()
-        .all(|c| c.is_ascii_digit() || ".,-+eE ".contains(c));
-    if looks_like_numbers {
+    // A file is named by its .npy extension; anything else is a list of numbers (so that
+    // "nan,1" is told it holds no number, not that no such file exists).
+    let is_file = text.trim().to_ascii_lowercase().ends_with(".npy");
+    if !is_file {
         return text
             .split(',')
             .map(|part| {
-                part.trim().parse::<f64>().map_err(|_| {
-                    CliError::usage(format!(
-                        "{} {text:?} is not allowed: \"{}\" is not a number (give numbers separated by commas, or a 1-D .npy file)",
-                        flag(id),
-                        part.trim()
-                    ))
-                })
+                part.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| {
+                        CliError::usage(format!(
+                            "{} {} is not allowed: {} is not a finite number (give numbers separated by commas, or a 1-D .npy file)",
+                            flag(id),
+                            crate::table_args::echo(text),
+                            crate::table_args::echo(part.trim())
+                        ))
+                    })
             })
             .collect();
     }
@@ -265,7 +270,7 @@ pub fn table_spec_from_words(words: &[String]) -> Result<TableSpec, String> {
             ));
         }
     }
-    check_options_apply(args.kind, &matches).map_err(|e| e.message)?;
+    check_options_apply(&args, &matches).map_err(|e| e.message)?;
     table_spec(&args).map_err(|e| e.message)
 }
 
@@ -552,8 +557,20 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                         raster: args.raster,
                         prefix_rows,
                     });
+                    // The source table's size is --from-grid's: a memory refusal says so
+                    // (not "reduce --grid-h, --grid-w", which size the target).
                     engine::cpu::compute(&source)
-                        .map_err(engine_error)?
+                        .map_err(|error| match error {
+                            engine::EngineError::Memory(memory) => CliError::usage(format!(
+                                "--from-grid {}: the source {}",
+                                args.from_grid.as_deref().unwrap_or_default(),
+                                memory.to_string().replace(
+                                    "reduce --grid-h, --grid-w or --dim",
+                                    "reduce --from-grid or --dim"
+                                )
+                            )),
+                            other => engine_error(other),
+                        })?
                         .into_real()
                         .into_dimensionality::<Ix2>()
                         .map_err(|e| CliError::usage(e.to_string()))?

@@ -536,6 +536,19 @@ pub fn write_npy_f32(path: &std::path::Path, table: &ndarray::Array2<f64>) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// Writes `table` as a little-endian float64 `.npy`.
+pub fn write_npy_f64(path: &std::path::Path, table: &ndarray::Array2<f64>) {
+    let mut bytes = poslab::export::npy_header(
+        &[table.nrows(), table.ncols()],
+        false,
+        poslab::export::RealDtype::F64,
+    );
+    for v in table.iter() {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
 /// Storage in memory, as eframe's file storage behaves.
 #[derive(Default)]
 pub struct MemoryStorage(std::collections::HashMap<String, String>);

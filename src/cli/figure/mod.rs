@@ -20,6 +20,15 @@ fn check_options_apply(view: FigureView, matches: &ArgMatches) -> Result<(), Cli
     ];
     let accepted = view.options();
     let command = FigureArgs::augment_args(clap::Command::new("figure"));
+    // An option as the user types it: its long name, which is not always its id (`--as`
+    // sets `expected`).
+    let typed = |id: &str| {
+        command
+            .get_arguments()
+            .find(|a| a.get_id().as_str() == id)
+            .and_then(|a| a.get_long())
+            .map_or_else(|| flag(id), |long| format!("--{long}"))
+    };
     for id in command.get_arguments().map(|a| a.get_id().as_str()) {
         if matches.value_source(id) != Some(ValueSource::CommandLine)
             || EVERY_VIEW.contains(&id)
@@ -27,10 +36,10 @@ fn check_options_apply(view: FigureView, matches: &ArgMatches) -> Result<(), Cli
         {
             continue;
         }
-        let list: Vec<String> = accepted.iter().map(|id| flag(id)).collect();
+        let list: Vec<String> = accepted.iter().map(|id| typed(id)).collect();
         return Err(CliError::usage(format!(
             "{} does not apply to the {} figure; its options are {}",
-            flag(id),
+            typed(id),
             view_name(view),
             list.join(" ")
         )));
