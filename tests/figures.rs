@@ -520,3 +520,43 @@ fn legends_are_drawn_over_the_data_on_a_card() {
     }
     assert!(legends >= 2, "only {legends} figures with a legend");
 }
+
+/// `colours_cells` says, for every figure and every tour step, whether the figure as drawn
+/// has cells to colour: the command line refuses --colormap and --reduce where it has none
+/// (they would change nothing), and the app's command omits them there.
+#[test]
+fn colour_options_apply_exactly_where_cells_are_coloured() {
+    let mut specs: Vec<FigureSpec> = every_figure().into_iter().map(|(spec, _)| spec).collect();
+    for step in poslab::scene::tour::TourStep::ALL {
+        specs.push(FigureSpec::Tour(poslab::export::figure::tour::TourFigure {
+            step,
+            settings: Default::default(),
+        }));
+    }
+    for spec in specs {
+        let figure = build_figure(&spec, &FigureStyle::default()).unwrap();
+        let coloured = figure.colorbar.is_some()
+            || figure
+                .panels
+                .iter()
+                .any(|p| p.colorbar.is_some() || matches!(p.content, Content::Heatmap { .. }));
+        assert_eq!(spec.colours_cells(), coloured, "{spec:?}");
+    }
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("c.svg");
+    for view in ["corkscrew", "dot-decay", "precision"] {
+        for option in [["--colormap", "magma"], ["--reduce", "max"]] {
+            let code = poslab::cli::run([
+                "poslab",
+                "figure",
+                view,
+                option[0],
+                option[1],
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 2, "{view} {option:?}");
+            assert!(!out.exists());
+        }
+    }
+}

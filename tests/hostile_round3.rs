@@ -358,3 +358,143 @@ fn messages_name_what_was_wrong() {
         assert!(!folder.path().join(name).exists(), "{name}");
     }
 }
+
+/// Options that were accepted and changed nothing (the output byte for byte the same without
+/// them) are refused, naming where they apply.
+#[test]
+fn options_with_no_effect_are_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("x.svg");
+    let npy = folder.path().join("x.npy");
+    let (out, npy) = (out.to_str().unwrap(), npy.to_str().unwrap());
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "figure",
+                "patches",
+                "--left",
+                "euclidean",
+                "--right",
+                "manhattan",
+                "--base",
+                "100",
+                "-o",
+                out,
+            ],
+            "it applies to sin-cos",
+        ),
+        (
+            vec![
+                "figure",
+                "patches",
+                "--left",
+                "euclidean",
+                "--right",
+                "sin-cos",
+                "--seed",
+                "3",
+                "-o",
+                out,
+            ],
+            "it applies to mixed-rope",
+        ),
+        (
+            vec![
+                "figure",
+                "patches",
+                "--left",
+                "euclidean",
+                "--right",
+                "manhattan",
+                "--dim",
+                "64",
+                "-o",
+                out,
+            ],
+            "--dim changes nothing",
+        ),
+        (
+            vec!["figure", "corkscrew", "--reduce", "max", "-o", out],
+            "no cells to colour",
+        ),
+        (
+            vec![
+                "figure",
+                "tour",
+                "--step",
+                "1",
+                "--colormap",
+                "magma",
+                "-o",
+                out,
+            ],
+            "no cells to colour",
+        ),
+        (
+            vec![
+                "table",
+                "rope-inv-freq",
+                "--dim",
+                "8",
+                "--seq",
+                "100",
+                "-o",
+                npy,
+            ],
+            "only dynamic and longrope",
+        ),
+    ];
+    for (args, says) in cases {
+        let (code, text) = common::run_poslab(&args);
+        assert_eq!(code, 2, "{args:?}: {text}");
+        assert!(text.contains(says), "{args:?}: {text}");
+    }
+    // Where they do apply, they are taken.
+    for args in [
+        vec![
+            "figure",
+            "patches",
+            "--left",
+            "mixed-rope",
+            "--right",
+            "sin-cos",
+            "--dim",
+            "64",
+            "--seed",
+            "2",
+            "--base",
+            "100",
+            "-o",
+            out,
+        ],
+        vec![
+            "figure",
+            "tour",
+            "--step",
+            "9",
+            "--colormap",
+            "magma",
+            "-o",
+            out,
+        ],
+        vec![
+            "table",
+            "rope-inv-freq",
+            "--dim",
+            "8",
+            "--seq",
+            "100",
+            "--scaling",
+            "dynamic",
+            "--factor",
+            "2",
+            "--max-position-embeddings",
+            "64",
+            "-o",
+            npy,
+        ],
+    ] {
+        let (code, text) = common::run_poslab(&args);
+        assert_eq!(code, 0, "{args:?}: {text}");
+    }
+}

@@ -103,6 +103,16 @@ pub(crate) fn write_figure(args: &FigureArgs, matches: &ArgMatches) -> Result<()
         )));
     }
     let spec = FigureSpec::from_options(args)?;
+    if !spec.colours_cells() {
+        for id in ["colormap", "reduce"] {
+            if matches.value_source(id) == Some(ValueSource::CommandLine) {
+                return Err(CliError::usage(format!(
+                    "--{id} changes nothing here: the {} figure draws curves and lines, no cells to colour",
+                    view_name(args.view)
+                )));
+            }
+        }
+    }
     // Fail on an unwritable folder before the work.
     super::check_output(output)?;
     let figure = build_figure(&spec, &style).map_err(|e| CliError::usage(e.to_string()))?;

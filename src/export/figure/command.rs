@@ -29,10 +29,12 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
     if style.height != defaults.height {
         words.extend(["--height".into(), style.height.to_string()]);
     }
-    if style.colormap != defaults.colormap {
+    // A figure of curves alone takes neither: the command would be refused.
+    let colours = spec.colours_cells();
+    if colours && style.colormap != defaults.colormap {
         words.extend(["--colormap".into(), value_name(style.colormap)]);
     }
-    if style.reduce != defaults.reduce {
+    if colours && style.reduce != defaults.reduce {
         words.extend(["--reduce".into(), style.reduce.label().to_owned()]);
     }
     if let Some(title) = &style.title {

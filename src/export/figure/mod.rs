@@ -80,6 +80,23 @@ figures! {
     Precision(PrecisionFigure),
 }
 
+impl FigureSpec {
+    /// Whether the figure colours cells (heatmaps, with a colour bar), so that `--colormap`
+    /// and `--reduce` change it; a figure of curves or lines alone is refused them rather than
+    /// drawn the same (tests/figures.rs holds this to every figure as drawn).
+    pub fn colours_cells(&self) -> bool {
+        use crate::scene::tour::TourStep;
+        match self {
+            FigureSpec::DotDecay(_) | FigureSpec::Corkscrew(_) | FigureSpec::Precision(_) => false,
+            FigureSpec::Tour(tour) => !matches!(
+                tour.step,
+                TourStep::Counting | TourStep::Normalised | TourStep::DotProduct
+            ),
+            _ => true,
+        }
+    }
+}
+
 /// The largest PNG scale: four times the figure's size.
 pub const MAX_SCALE: f32 = 4.0;
 /// Figure sizes, in CSS pixels.

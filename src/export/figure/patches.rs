@@ -9,6 +9,20 @@ use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
 use crate::engine::{Window, cpu};
 use crate::table_args::CliError;
 
+/// Whether a map of `method` reads the option `id` (`loaded`: mixed RoPE's frequencies come
+/// from a file, so its seed and width are not read).
+fn reads(method: PatchMethod, id: &str, loaded: bool) -> bool {
+    use PatchMethod::*;
+    match id {
+        "dim" => matches!(method, AxialRope | SinCos) || (method == MixedRope && !loaded),
+        "base" => method == SinCos,
+        "seed" => method == MixedRope && !loaded,
+        "freqs" => method == MixedRope,
+        "heads" | "head" => method == Alibi2d,
+        _ => true,
+    }
+}
+
 /// Two per-query patch maps side by side.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PatchesFigure {
@@ -38,6 +52,36 @@ impl FigureKind for PatchesFigure {
     ];
 
     fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
+        let methods = [
+            args.left.unwrap_or(PatchMethod::Euclidean),
+            args.right.unwrap_or(PatchMethod::Alibi2d),
+        ];
+        // An option neither map reads would be accepted and change nothing: refused, naming
+        // the maps that read it.
+        let given = [
+            ("dim", args.sizes.dim.is_some()),
+            ("base", args.base.is_some()),
+            ("seed", args.seed.is_some()),
+            ("heads", args.sizes.heads.is_some()),
+            ("head", args.sizes.head.is_some()),
+            ("freqs", args.freqs.is_some()),
+        ];
+        for (id, is_given) in given {
+            if is_given && !methods.iter().any(|&m| reads(m, id, args.freqs.is_some())) {
+                let readers: Vec<String> = PatchMethod::ALL
+                    .into_iter()
+                    .filter(|&m| reads(m, id, false))
+                    .map(value_name)
+                    .collect();
+                return Err(CliError::usage(format!(
+                    "--{} changes nothing here: neither map ({} and {}) reads it; it applies to {}",
+                    id.replace('_', "-"),
+                    value_name(methods[0]),
+                    value_name(methods[1]),
+                    readers.join(", ")
+                )));
+            }
+        }
         let dim = options::dim(args)?;
         let heads = options::heads(args)?;
         let grid = GridParams {
@@ -73,10 +117,7 @@ impl FigureKind for PatchesFigure {
         Ok(Self {
             grid,
             query,
-            methods: [
-                args.left.unwrap_or(PatchMethod::Euclidean),
-                args.right.unwrap_or(PatchMethod::Alibi2d),
-            ],
+            methods,
             heads,
             head,
             settings: PatchMapSettings {
@@ -96,13 +137,21 @@ impl FigureKind for PatchesFigure {
         words.option("query", self.query);
         words.option("left", value_name(self.methods[0]));
         words.option("right", value_name(self.methods[1]));
-        words.option("heads", self.heads);
-        words.option("head", self.head);
-        words.option("dim", self.settings.dim);
-        words.option("base", self.settings.base);
-        if self.settings.loaded_freqs.is_some() {
+        let loaded = self.settings.loaded_freqs.is_some();
+        let read = |id| self.methods.iter().any(|&m| reads(m, id, loaded));
+        if read("heads") {
+            words.option("heads", self.heads);
+            words.option("head", self.head);
+        }
+        if read("dim") {
+            words.option("dim", self.settings.dim);
+        }
+        if read("base") {
+            words.option("base", self.settings.base);
+        }
+        if loaded && read("freqs") {
             words.option("freqs", "FREQS.npy");
-        } else {
+        } else if read("seed") {
             words.option("seed", self.settings.seed);
         }
     }
