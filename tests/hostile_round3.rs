@@ -498,3 +498,30 @@ fn options_with_no_effect_are_refused() {
         assert_eq!(code, 0, "{args:?}: {text}");
     }
 }
+
+/// A table written to a file streams, block by block: it is admitted by the memory its blocks
+/// take, not the whole table's (a [32768, 1024] table "needed 512 MiB" and was refused under a
+/// 450 MB limit although it streams in a few MiB). The disk space check still bounds it.
+#[test]
+fn a_streamed_table_is_admitted_by_the_memory_its_blocks_take() {
+    let folder = tempfile::tempdir().unwrap();
+    let npy = folder.path().join("big.npy");
+    let (code, _, stderr) = run_limited(
+        &[
+            "table",
+            "sinusoidal",
+            "--seq",
+            "32768",
+            "--dim",
+            "1024",
+            "-o",
+            npy.to_str().unwrap(),
+        ],
+        450_000_000,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        std::fs::metadata(&npy).unwrap().len(),
+        128 + 32768 * 1024 * 4
+    );
+}

@@ -459,10 +459,12 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
         )));
     }
     let spec = table_spec(args)?;
-    // Written block by block, but still bounded by the memory a whole table would need (a
-    // table far beyond memory is beyond any reasonable file too), and by the disk space below.
+    // Written block by block: memory holds the blocks in flight (one computed while one is
+    // written; the GPU's are larger), not the table, whose size the disk check below bounds.
+    // (The GPU similarity kernel, which needs its whole table, checks that itself.)
+    let in_flight = 2 * engine::blocks::BLOCK_VALUES.max(engine::blocks::GPU_BLOCK_VALUES);
     let shape = spec
-        .check_fits(engine::available_memory_bytes())
+        .check_streams(engine::available_memory_bytes(), in_flight)
         .map_err(|e| CliError::usage(e.to_string()))?;
     if !format.holds_ndim(shape.len()) {
         let heads = shape[0];
@@ -486,8 +488,9 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
             crate::export::space_problem(format.least_bytes(values, value_bytes), free)
     {
         return Err(CliError::usage(format!(
-            "--output {}: the table does not fit: {problem}; free some space or write it elsewhere",
-            output.display()
+            "--output {}: the table does not fit: {problem}; reduce {}, free some space or write it elsewhere",
+            output.display(),
+            spec.size_options()
         )));
     }
     let finish = BlockFinish {
