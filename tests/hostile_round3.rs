@@ -525,3 +525,48 @@ fn a_streamed_table_is_admitted_by_the_memory_its_blocks_take() {
         128 + 32768 * 1024 * 4
     );
 }
+
+/// A short argument cannot start hours of work unawares: work estimated beyond ten minutes is
+/// refused up front with the estimate, before any file is made, unless --yes; a table of
+/// ordinary size is neither refused nor slowed, and no progress bar is written where stderr is
+/// not a terminal.
+#[test]
+fn hours_of_work_are_refused_up_front_unless_asked_for() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("dd.npy");
+    let started = std::time::Instant::now();
+    let (code, text) = common::run_poslab(&[
+        "table",
+        "dot-decay",
+        "--seq",
+        "1000000",
+        "--dim",
+        "1048576",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("would take about") && text.contains(" h ") && text.contains("--yes"),
+        "{text}"
+    );
+    assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "the estimate itself is quick"
+    );
+    assert!(std::fs::read_dir(folder.path()).unwrap().next().is_none());
+    // Ordinary work: written, silently (stderr is a pipe here).
+    let (code, text) = common::run_poslab(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "4096",
+        "--dim",
+        "256",
+        "--yes",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!((code, text.as_str()), (0, ""));
+}

@@ -25,6 +25,7 @@ use crate::table_args::{
 pub mod app;
 pub mod check;
 pub mod figure;
+mod progress;
 
 /// Exact tables of transformer positional encodings.
 #[derive(Debug, Parser)]
@@ -210,6 +211,8 @@ struct BlockFinish {
     /// The row `--zero-row` zeroes.
     zero_row: Option<usize>,
     dtype: RealDtype,
+    /// No progress bar (`--quiet`).
+    quiet: bool,
 }
 
 /// Why a streamed write stopped: the GPU engine failed (the CPU engine can take over), or
@@ -279,7 +282,12 @@ fn stream_table(
         }
     }
     let block_values = whole_rows(engine::blocks::BLOCK_VALUES);
-    let blocks = engine::blocks::cpu_blocks(spec, arith, block_values).map_err(engine_error)?;
+    // Set up once (the part no sample can time is bounded first), then a few rows timed:
+    // work estimated beyond ten minutes is refused unless --yes, before anything is written.
+    progress::check_setup(spec, args.yes)?;
+    let source = engine::blocks::CpuBlockSource::new(spec, arith).map_err(engine_error)?;
+    progress::refuse_beyond(spec, progress::estimate_seconds(spec, &source), args.yes)?;
+    let blocks = source.blocks(block_values);
     // The next block is computed while this one is converted and written: the two take about
     // as long as each other.
     let written = std::thread::scope(|scope| {
@@ -324,6 +332,8 @@ fn write_blocks(
     blocks: impl Iterator<Item = (engine::Window, Result<Table, EngineError>)>,
     on_gpu: bool,
 ) -> Result<(), StreamFailure> {
+    let values = shape.iter().map(|&n| n as u64).product::<u64>();
+    let progress = progress::Progress::new(values, finish.quiet);
     let failed = |e: &dyn std::fmt::Display| {
         CliError::runtime(format!("writing {} failed: {e}", output.display()))
     };
@@ -362,6 +372,7 @@ fn write_blocks(
         }
         check_range(&block, spec, finish.dtype, on_gpu)?;
         export::write_block(file.writer(), &block, format, finish.dtype).map_err(|e| failed(&e))?;
+        progress.advance(block.len() as u64);
     }
     file.commit().map_err(|e| failed(&e))?;
     Ok(())
@@ -497,6 +508,7 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
         slope: slope_scale(args, &spec)?,
         zero_row: zero_row_index(args.zero_row, index, &shape)?,
         dtype: args.dtype,
+        quiet: args.quiet,
     };
     let started = Instant::now();
     let engine_used = stream_table(args, &spec, &shape, format, &finish, output)?;

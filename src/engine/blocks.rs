@@ -51,19 +51,45 @@ pub fn block_windows(
     })
 }
 
+/// What a table's blocks are computed from on the CPU engine, set up once for the whole table
+/// (a similarity table's offsets span all of it): blocks in order for a file, or any window
+/// (the command line times a few to estimate the whole).
+pub struct CpuBlockSource<'a> {
+    source: cpu::CpuSource<'a>,
+    matrix_shape: [usize; 3],
+    ndim: usize,
+}
+
+impl<'a> CpuBlockSource<'a> {
+    pub fn new(spec: &'a TableSpec, arith: Arithmetic) -> Result<Self, EngineError> {
+        Ok(Self {
+            source: cpu::block_source(spec, arith)?,
+            matrix_shape: spec.matrix_shape(),
+            ndim: spec.shape().map_or(0, |s| s.len()),
+        })
+    }
+
+    /// The block of `window` (whole rows, or part of one row).
+    pub fn block(&self, window: &Window) -> Table {
+        self.source.block(window, self.ndim)
+    }
+
+    /// Every block of at most `block_values` values, in C order.
+    pub fn blocks(self, block_values: usize) -> impl Iterator<Item = (Window, Table)> + Send + 'a {
+        block_windows(self.matrix_shape, block_values).map(move |window| {
+            let block = self.block(&window);
+            (window, block)
+        })
+    }
+}
+
 /// The blocks of a validated `spec` on the CPU engine, in C order.
 pub fn cpu_blocks(
     spec: &TableSpec,
     arith: Arithmetic,
     block_values: usize,
 ) -> Result<impl Iterator<Item = (Window, Table)> + Send + '_, EngineError> {
-    let shape = spec.matrix_shape();
-    let ndim = spec.shape().map_or(0, |s| s.len());
-    let source = cpu::block_source(spec, arith)?;
-    Ok(block_windows(shape, block_values).map(move |window| {
-        let block = source.block(&window, ndim);
-        (window, block)
-    }))
+    Ok(CpuBlockSource::new(spec, arith)?.blocks(block_values))
 }
 
 /// The blocks of a validated `spec` on the GPU engine, in C order.

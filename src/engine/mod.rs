@@ -257,6 +257,16 @@ impl TableSpec {
         }
     }
 
+    /// Cosine terms summed before the table's first value can be made (a similarity table's
+    /// `PE[i]·PE[j]` for every offset: `2 seq - 1` offsets of `dim / 2` pairs); 0 for the
+    /// tables made value by value.
+    pub fn setup_terms(&self) -> u128 {
+        match self {
+            TableSpec::Similarity(p) => (2 * p.seq as u128).saturating_sub(1) * (p.dim / 2) as u128,
+            _ => 0,
+        }
+    }
+
     /// The options that set the table's size, for messages about tables too large.
     pub fn size_options(&self) -> &'static str {
         match self {

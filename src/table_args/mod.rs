@@ -368,6 +368,15 @@ pub struct TableArgs {
     /// Say on stderr which engine ran, the table's shape and how long it took
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// Compute a table estimated to take more than 10 minutes here (refused otherwise, with
+    /// the estimate)
+    #[arg(long)]
+    pub yes: bool,
+
+    /// No progress bar (shown on stderr while a table is written, when it is a terminal)
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 const TABLE_NOTES: &str = "\
@@ -686,7 +695,8 @@ const RESAMPLED_SINCOS_OPTIONS: &[&str] = &["dim", "base", "order", "raster"];
 pub(crate) fn check_options_apply(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     let kind = args.kind;
     const EVERY_KIND: &[&str] = &[
-        "kind", "output", "backend", "verbose", "size", "repeats", "config", "zero_row",
+        "kind", "output", "backend", "verbose", "size", "repeats", "config", "zero_row", "yes",
+        "quiet",
     ];
     let accepted = options_of(kind);
     let command = TableArgs::augment_args(clap::Command::new("table"));
