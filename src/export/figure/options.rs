@@ -119,7 +119,8 @@ pub struct FigureArgs {
     #[arg(long, value_name = "LIST")]
     pub pairs: Option<String>,
 
-    /// corkscrew: positions drawn along the axis, from --start (1 to 65536; default 256)
+    /// corkscrew: positions drawn along the axis, from --start (1 to 65536, and at most --seq;
+    /// default 256 or --seq)
     #[arg(long, value_name = "N")]
     pub positions: Option<i64>,
 
