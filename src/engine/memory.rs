@@ -136,27 +136,9 @@ const FALLBACK_LIMIT_BYTES: u64 = 8 << 30;
 impl TableSpec {
     /// Refuses a validated spec whose table would not fit in `available_bytes`.
     pub fn check_fits(&self, available_bytes: Option<u64>) -> Result<Vec<usize>, MemoryError> {
-        let shape = self.shape().ok_or_else(|| MemoryError::Overflow {
-            kind: self.kind_name(),
-            options: self.size_options(),
-        })?;
-        let elements: u128 = shape.iter().map(|&n| n as u128).product();
-        let needed = elements * bytes_per_element(self.value_kind());
-        let available = available_bytes.unwrap_or(FALLBACK_LIMIT_BYTES);
-        if needed > available as u128 || needed > isize::MAX as u128 {
-            return Err(MemoryError::TooLarge {
-                kind: self.kind_name(),
-                shape,
-                needed: human_bytes(needed),
-                available: human_bytes(available as u128),
-                options: self.size_options(),
-            });
-        }
-        Ok(shape)
+        self.check_streams(available_bytes, usize::MAX)
     }
-}
 
-impl TableSpec {
     /// Refuses a validated spec whose table, written block by block (`values_in_flight`
     /// values held at once: a block being computed and one being written), would not fit in
     /// `available_bytes`; a table streamed to a file needs its blocks in memory, not itself.
@@ -173,7 +155,7 @@ impl TableSpec {
         let held = elements.min(values_in_flight as u128);
         let needed = held * bytes_per_element(self.value_kind());
         let available = available_bytes.unwrap_or(FALLBACK_LIMIT_BYTES);
-        if needed > available as u128 {
+        if needed > available as u128 || needed > isize::MAX as u128 {
             return Err(MemoryError::TooLarge {
                 kind: self.kind_name(),
                 shape,
