@@ -443,6 +443,45 @@ fn options_with_no_effect_are_refused() {
             ],
             "only dynamic and longrope",
         ),
+        (
+            vec!["figure", "context", "--set", "none.factor=2", "-o", out],
+            "none reads no parameter",
+        ),
+        (
+            vec![
+                "figure",
+                "context",
+                "--set",
+                "yarn.low_freq_factor=2",
+                "-o",
+                out,
+            ],
+            "yarn does not read low_freq_factor",
+        ),
+        (
+            vec![
+                "figure",
+                "context",
+                "--set",
+                "linear.beta_fast=5",
+                "-o",
+                out,
+            ],
+            "linear does not read beta_fast",
+        ),
+        (
+            vec![
+                "figure",
+                "context",
+                "--methods",
+                "none,linear",
+                "--set",
+                "yarn.factor=2",
+                "-o",
+                out,
+            ],
+            "neither in --methods nor the --map",
+        ),
     ];
     for (args, says) in cases {
         let (code, text) = common::run_poslab(&args);

@@ -194,6 +194,8 @@ impl MethodOverrides {
     pub fn words(&self, kind: ScalingKind) -> Vec<String> {
         self.fields()
             .iter()
+            // Only what the method reads: the rest would change nothing.
+            .filter(|(name, _)| kind.options().contains(name))
             .filter_map(|(name, value)| value.map(|v| format!("{}.{name}={v}", kind.name())))
             .collect()
     }
@@ -231,6 +233,32 @@ pub fn parse_overrides(text: &str) -> Result<Vec<(ScalingKind, MethodOverrides)>
             .1
             .field_mut(name)
             .ok_or_else(|| problem("the parameters are factor, low_freq_factor, high_freq_factor, beta_fast, beta_slow"))?;
+        // A parameter the method does not read would be accepted and change nothing.
+        if !kind.options().contains(&name) {
+            let reads: Vec<&str> = kind
+                .options()
+                .iter()
+                .copied()
+                .filter(|o| {
+                    [
+                        "factor",
+                        "low_freq_factor",
+                        "high_freq_factor",
+                        "beta_fast",
+                        "beta_slow",
+                    ]
+                    .contains(o)
+                })
+                .collect();
+            return Err(problem(&if reads.is_empty() {
+                format!("{method} reads no parameter")
+            } else {
+                format!(
+                    "{method} does not read {name}; it reads {}",
+                    reads.join(", ")
+                )
+            }));
+        }
         *slot = Some(value);
     }
     all.sort_by_key(|(kind, _)| METHODS.iter().position(|k| k == kind));

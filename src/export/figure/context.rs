@@ -237,9 +237,17 @@ impl FigureKind for ContextFigure {
                 .map_err(|e| CliError::usage(format!("--methods {}: {e}", kind.name())))?;
         }
         for (kind, overrides) in &figure.overrides {
-            figure.frequencies(*kind).map_err(|e| {
-                CliError::usage(format!("--set {}: {e}", overrides.words(*kind).join(",")))
-            })?;
+            let words = overrides.words(*kind).join(",");
+            // Parameters of a method neither drawn nor mapped would change nothing.
+            if !figure.shown.contains(kind) && figure.map != *kind {
+                return Err(CliError::usage(format!(
+                    "--set {words}: {} is neither in --methods nor the --map, so its parameters change nothing",
+                    kind.name()
+                )));
+            }
+            figure
+                .frequencies(*kind)
+                .map_err(|e| CliError::usage(format!("--set {words}: {e}")))?;
         }
         Ok(figure)
     }
@@ -256,9 +264,12 @@ impl FigureKind for ContextFigure {
         let shown: Vec<&str> = self.shown.iter().map(|k| k.name()).collect();
         words.option("methods", shown.join(","));
         words.option("map", self.map.name());
+        // Only the parameters of methods drawn or mapped: the others change nothing, and the
+        // command line refuses them.
         let set: Vec<String> = self
             .overrides
             .iter()
+            .filter(|(kind, _)| self.shown.contains(kind) || self.map == *kind)
             .flat_map(|(kind, overrides)| overrides.words(*kind))
             .collect();
         if !set.is_empty() {
