@@ -609,3 +609,27 @@ fn hours_of_work_are_refused_up_front_unless_asked_for() {
     ]);
     assert_eq!((code, text.as_str()), (0, ""));
 }
+
+/// `poslab bench --config` reads the model's config as `poslab table` does (it was ignored:
+/// "--heads is required" for BLOOM).
+#[test]
+fn bench_reads_a_models_config() {
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/models/bloom-560m.json");
+    let (code, text) = common::run_poslab(&[
+        "bench",
+        "alibi",
+        "--config",
+        config,
+        "--size",
+        "seq=16",
+        "--repeats",
+        "1",
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("[16, 16, 16]"),
+        "BLOOM-560m's 16 heads: {text}"
+    );
+}

@@ -135,10 +135,14 @@ fn run_command(command: Command, matches: &ArgMatches) -> i32 {
             figure::write_figure(&args, figure_matches)
         }
         Command::App(_) => unreachable!("dispatch opens the app itself"),
-        Command::Bench(args) => {
+        Command::Bench(mut args) => {
             let bench_matches = matches
                 .subcommand_matches("bench")
                 .expect("clap returned the bench subcommand without its matches");
+            // A model's config fills in what it decides, as for poslab table.
+            if let Err(error) = config::apply_config(&mut args.table, bench_matches) {
+                return finish(Err(error));
+            }
             crate::bench::run(&args, bench_matches)
         }
     };
