@@ -633,3 +633,25 @@ fn bench_reads_a_models_config() {
         "BLOOM-560m's 16 heads: {text}"
     );
 }
+
+/// A file of 100,000 tensors gets a message of a line, not of 789 KB: ten names, then how many
+/// more.
+#[test]
+fn a_file_of_many_tensors_is_named_in_a_short_line() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("many.safetensors");
+    let values = [0f32; 4];
+    let names: Vec<String> = (0..100_000).map(|k| format!("t{k:06}")).collect();
+    let tensors: Vec<(&str, &[f32], Vec<usize>)> = names
+        .iter()
+        .map(|name| (name.as_str(), &values[..], vec![2, 2]))
+        .collect();
+    common::safetensors_file(&path, &tensors);
+    let (code, text) = common::run_poslab(&["identify", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("holds 100000 tensors") && text.contains("and 99990 more"),
+        "{text}"
+    );
+    assert!(text.len() < 300, "{} bytes", text.len());
+}

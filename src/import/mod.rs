@@ -31,6 +31,29 @@ fn problem(path: &Path, problem: impl Into<String>) -> ImportError {
     }
 }
 
+/// Names as a message lists them: the first ten, then how many more (a file of 100,000
+/// tensors does not make a 789 KB line), each cut to 80 characters.
+pub fn name_list<S: AsRef<str>>(names: &[S]) -> String {
+    const SHOWN: usize = 10;
+    let mut list: Vec<String> = names
+        .iter()
+        .take(SHOWN)
+        .map(|name| {
+            let name = name.as_ref();
+            let cut: String = name.chars().take(80).collect();
+            if cut.len() < name.len() {
+                format!("{cut}…")
+            } else {
+                cut
+            }
+        })
+        .collect();
+    if names.len() > SHOWN {
+        list.push(format!("and {} more", names.len() - SHOWN));
+    }
+    list.join(", ")
+}
+
 /// `text` with its control characters written as escapes (`\u{1b}`, `\n`), for a message or a
 /// terminal: a name read from a file must not move the cursor, retitle the terminal or split a
 /// one-line error.
@@ -89,7 +112,7 @@ pub fn position_table_from_bytes(
                     let names: Vec<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
                     return Err(format!(
                         "holds no tensor named like a position embedding (pos_embed, position_embeddings): name one of {}",
-                        names.join(", ")
+                        name_list(&names)
                     ));
                 }
             }

@@ -204,17 +204,18 @@ fn parse_safetensors(bytes: &[u8], tensor: Option<&str>) -> Result<ArrayD<f64>, 
             return Err(format!(
                 "holds {} tensors ({}); choose one with --tensor",
                 many.len(),
-                many.join(", ")
+                super::name_list(many)
             ));
         }
     };
     let view = tensors.tensor(&name).map_err(|_| {
         format!(
-            "has no tensor '{name}'; it holds {}",
+            "has no tensor '{}'; it holds {}",
+            super::name_list(&[name.as_str()]),
             if names.is_empty() {
                 "none".to_owned()
             } else {
-                names.join(", ")
+                super::name_list(&names)
             }
         )
     })?;
