@@ -3112,8 +3112,13 @@ fn the_context_figure_reads_a_model_and_refuses_what_does_not_apply() {
         (vec!["--map", "longrope"], "fitted for each model"),
         (vec!["--set", "yarn.gamma=2"], "the parameters are factor"),
         (
-            vec!["--set", "llama3.factor=0.5"],
+            vec!["--methods", "none,llama3", "--set", "llama3.factor=0.5"],
             "--factor 0.5 is not allowed",
+        ),
+        // A method neither drawn nor mapped: its parameters would change nothing.
+        (
+            vec!["--set", "llama3.factor=2"],
+            "neither in --methods nor the --map",
         ),
         (
             vec!["--heads", "4"],
