@@ -1116,23 +1116,28 @@ fn every_plot_keeps_a_usable_size_at_1280_by_800() {
     assert_plots_fit(&harness, "sinusoidal table with a column", &[]);
 }
 
+/// Opens the export window and types `path` into its file box.
+fn type_export_path(harness: &mut Harness<'_, PoslabApp>, path: &std::path::Path) {
+    harness.get_by_label("Export…").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .click();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::TextInput, "or file:")
+        .type_text(&path.display().to_string());
+    harness.run();
+}
+
 #[test]
 fn enter_saves_and_a_new_format_replaces_the_extension() {
     let folder = tempfile::tempdir().unwrap();
     let mut harness = harness();
     harness.run();
-    harness.get_by_label("Export…").click();
-    harness.run();
     let field = |h: &Harness<'_, PoslabApp>| h.state().export_window().path_text.clone();
-    harness
-        .get_by_role_and_label(Role::TextInput, "or file:")
-        .click();
-    harness.run();
     let svg = folder.path().join("pe.svg");
-    harness
-        .get_by_role_and_label(Role::TextInput, "or file:")
-        .type_text(&svg.display().to_string());
-    harness.run();
+    type_export_path(&mut harness, &svg);
     // Switching to PNG makes pe.png of pe.svg, not pe.svg.png.
     harness.get_by_label("Figure, PNG").click();
     harness.run();
@@ -1223,18 +1228,9 @@ fn the_export_path_follows_the_view() {
     let folder = tempfile::tempdir().unwrap();
     let mut harness = harness();
     harness.run();
-    harness.get_by_label("Export…").click();
-    harness.run();
     let field = |h: &Harness<'_, PoslabApp>| h.state().export_window().path_text.clone();
-    harness
-        .get_by_role_and_label(Role::TextInput, "or file:")
-        .click();
-    harness.run();
     let mine = folder.path().join("slide3.svg");
-    harness
-        .get_by_role_and_label(Role::TextInput, "or file:")
-        .type_text(&mine.display().to_string());
-    harness.run();
+    type_export_path(&mut harness, &mine);
     // Typed for this view: kept while it is shown.
     harness.run();
     assert_eq!(field(&harness), mine.display().to_string());

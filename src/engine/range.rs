@@ -6,6 +6,8 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
+
 use super::{TableSpec, Window};
 use crate::encoding::alibi::{self, AlibiMode};
 use crate::encoding::sinusoidal::SinusoidalValues;
@@ -129,29 +131,30 @@ fn similarity_range(
     if terms > MAX_RANGE_TERMS {
         return Ok(None);
     }
-    let mut low = f64::INFINITY;
-    let mut high = f64::NEG_INFINITY;
-    let mut sums = vec![0.0; CHUNK];
-    let mut first = near;
-    while first <= far {
-        cancel.check()?;
-        let count = (far - first + 1).min(CHUNK as u64) as usize;
-        sums[..count].fill(0.0);
-        for &w in &freqs {
-            // (cos, sin) of first·w, then turned by w each offset.
-            let (mut s, mut c) = (first as f64 * w).sin_cos();
-            let (step_s, step_c) = w.sin_cos();
-            for sum in &mut sums[..count] {
-                *sum += c;
-                (c, s) = (c * step_c - s * step_s, s * step_c + c * step_s);
+    // Chunks of offsets on every core: the extremes of the chunks are the extremes.
+    let chunks = (far - near) / CHUNK as u64 + 1;
+    let (low, mut high) = (0..chunks)
+        .into_par_iter()
+        .map(|k| {
+            cancel.check()?;
+            let first = near + k * CHUNK as u64;
+            let count = (far - first + 1).min(CHUNK as u64) as usize;
+            let mut sums = vec![0.0; count];
+            for &w in &freqs {
+                // (cos, sin) of first·w, then turned by w each offset.
+                let (mut s, mut c) = (first as f64 * w).sin_cos();
+                let (step_s, step_c) = w.sin_cos();
+                for sum in &mut sums {
+                    *sum += c;
+                    (c, s) = (c * step_c - s * step_s, s * step_c + c * step_s);
+                }
             }
-        }
-        for &sum in &sums[..count] {
-            low = low.min(sum);
-            high = high.max(sum);
-        }
-        first += count as u64;
-    }
+            Ok(extremes(sums.into_iter()))
+        })
+        .try_reduce(
+            || (f64::INFINITY, f64::NEG_INFINITY),
+            |a, b| Ok((a.0.min(b.0), a.1.max(b.1))),
+        )?;
     if near == 0 {
         // The diagonal: every pair adds sin² + cos², exactly d/2.
         high = freqs.len() as f64;
@@ -172,30 +175,44 @@ fn sinusoidal_range(
     }
     let params = *values.params();
     let freqs = params.frequencies();
-    let mut low = f64::INFINITY;
-    let mut high = f64::NEG_INFINITY;
-    for col in cols {
-        cancel.check()?;
-        let (pair, is_cos) = params.column_pair(col);
-        let w = freqs[pair];
-        let (step_s, step_c) = w.sin_cos();
-        let mut first = rows.start;
-        while first < rows.end {
-            let count = (rows.end - first).min(CHUNK);
-            // Each chunk starts from the engine's exact value at its first row and its partner
-            // (the sine beside a cosine), so that large positions lose nothing.
-            let (mut s, mut c) = exact_sin_cos(values, first, col, is_cos);
-            for _ in 0..count {
-                let v = if is_cos { c } else { s };
-                low = low.min(v);
-                high = high.max(v);
-                (c, s) = (c * step_c - s * step_s, s * step_c + c * step_s);
+    // Columns on every core: the extremes of the columns are the extremes.
+    let (low, high) = cols
+        .into_par_iter()
+        .map(|col| {
+            cancel.check()?;
+            let (pair, is_cos) = params.column_pair(col);
+            let (step_s, step_c) = freqs[pair].sin_cos();
+            let mut column = (f64::INFINITY, f64::NEG_INFINITY);
+            let mut first = rows.start;
+            while first < rows.end {
+                let count = (rows.end - first).min(CHUNK);
+                // Each chunk starts from the engine's exact value at its first row and its
+                // partner (the sine beside a cosine), so that large positions lose nothing.
+                let (mut s, mut c) = exact_sin_cos(values, first, col, is_cos);
+                let chunk = (0..count).map(|_| {
+                    let v = if is_cos { c } else { s };
+                    (c, s) = (c * step_c - s * step_s, s * step_c + c * step_s);
+                    v
+                });
+                let (lo, hi) = extremes(chunk);
+                column = (column.0.min(lo), column.1.max(hi));
+                first += count;
             }
-            first += count;
-        }
-    }
+            Ok(column)
+        })
+        .try_reduce(
+            || (f64::INFINITY, f64::NEG_INFINITY),
+            |a, b| Ok((a.0.min(b.0), a.1.max(b.1))),
+        )?;
     // The recurrence's rounding may step a hair past ±1, which no sine reaches.
     Ok(Some((low.max(-1.0), high.min(1.0))))
+}
+
+/// The least and greatest of `values`.
+fn extremes(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    })
 }
 
 /// `(sin, cos)` of row `row`'s angle in column `col`'s pair, from the engine's exact values.
