@@ -44,6 +44,11 @@ fn presentation_mode_zooms_lightens_folds_the_controls_and_gives_them_back() {
         poslab::app::presentation::ThemeChoice::Dark
     );
     assert!(!saved.appearance.present);
+    assert_eq!(
+        saved.appearance.desk_zoom,
+        Some(zoom_before),
+        "the desk's zoom, given back at the next start"
+    );
     // Esc ends it: the theme, zoom and controls come back as they were.
     harness.key_press(Key::Escape);
     harness.run();

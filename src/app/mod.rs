@@ -93,6 +93,9 @@ impl PoslabApp {
     /// settings.
     pub fn restore(&mut self, storage: &dyn eframe::Storage) {
         self.state = eframe::get_value(storage, STATE_KEY).unwrap_or_default();
+        if let Some(zoom) = self.state.appearance.desk_zoom {
+            self.egui_ctx.set_zoom_factor(zoom);
+        }
         self.views = crate::views::registry(Some(storage));
     }
 

@@ -54,6 +54,9 @@ pub struct Appearance {
     /// The theme and zoom before presenting, given back when it ends.
     #[serde(skip)]
     before_present: Option<(ThemeChoice, f32)>,
+    /// The zoom at a desk (Ctrl+ and Ctrl-), given back at the next start: egui keeps the last
+    /// zoom it had, which after quitting while presenting is presentation mode's.
+    pub desk_zoom: Option<f32>,
 }
 
 impl Appearance {
@@ -80,16 +83,20 @@ impl Appearance {
     pub fn at_rest(&self) -> Self {
         Self {
             theme: self.before_present.map_or(self.theme, |(theme, _)| theme),
+            desk_zoom: self.before_present.map(|(_, zoom)| zoom).or(self.desk_zoom),
             ..Self::default()
         }
     }
 
-    /// Sets egui's theme and, while presenting, its zoom, for this frame.
-    pub fn apply(&self, ctx: &egui::Context) {
+    /// Sets egui's theme and, while presenting, its zoom, for this frame; at a desk, notes
+    /// the zoom to give back at the next start.
+    pub fn apply(&mut self, ctx: &egui::Context) {
         if ctx.theme() != self.theme.egui() {
             ctx.set_theme(self.theme.egui());
         }
-        if self.present {
+        if !self.present {
+            self.desk_zoom = Some(ctx.zoom_factor());
+        } else {
             let zoom = presentation_zoom(ctx.content_rect().width() * ctx.zoom_factor());
             if (ctx.zoom_factor() - zoom).abs() > 0.005 {
                 ctx.set_zoom_factor(zoom);
