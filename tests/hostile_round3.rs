@@ -655,3 +655,69 @@ fn a_file_of_many_tensors_is_named_in_a_short_line() {
     );
     assert!(text.len() < 300, "{} bytes", text.len());
 }
+
+/// The readers stream: a table too large to check whole under a memory limit is refused
+/// before its values are read, in one line naming `--rows` and `--cols`; its first rows are
+/// then checked and identified, read from the file without the rest.
+#[test]
+fn part_of_a_table_too_large_for_memory_is_checked_by_its_rows() {
+    let folder = tempfile::tempdir().unwrap();
+    let table = folder.path().join("sin8M.npy");
+    let path = table.to_str().unwrap();
+    let (code, text) = common::run_poslab(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "8192",
+        "--dim",
+        "1024",
+        "--dtype",
+        "f32",
+        "-o",
+        path,
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let limit = 300_000_000;
+    let whole = ["--as", "sinusoidal", "--seq", "8192", "--dim", "1024"];
+    let (code, stdout, stderr) = run_limited(&[&["check", path][..], &whole].concat(), limit);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("8388608 values ([8192, 1024]) needs about 320.0 MiB")
+            && stderr.contains("(--rows, --cols)"),
+        "{stderr}"
+    );
+    // Under 150 MB, about 58 MiB is left: less than the whole table's 64 MiB of f64 values,
+    // so its rows must be read without the rest.
+    let limit = 150_000_000;
+    let first = ["--as", "sinusoidal", "--seq", "512", "--dim", "1024"];
+    let (code, stdout, stderr) = run_limited(
+        &[&["check", path, "--rows", "0:512"][..], &first].concat(),
+        limit,
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("verdict: MATCH"), "{stdout}");
+    let (code, stdout, stderr) = run_limited(&["identify", path, "--rows", ":256"], limit);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("identified: sinusoidal") && stdout.contains("positions 0..255"),
+        "{stdout}"
+    );
+    // Rows from the middle of the file are the table of the positions they hold.
+    let middle = [
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "256",
+        "--dim",
+        "1024",
+        "--start",
+        "100",
+    ];
+    let (code, stdout, stderr) = run_limited(
+        &[&["check", path, "--rows", "100:356"][..], &middle].concat(),
+        limit,
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("verdict: MATCH"), "{stdout}");
+}

@@ -266,7 +266,8 @@ pub fn compare_stored(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, rule: UlpRu
     if !comparison.shapes_match() {
         return comparison;
     }
-    let (reference, loaded) = (squeezed(reference), squeezed(loaded));
+    // Views, not copies: a large table is compared without two more of its size.
+    let (reference, loaded) = (squeezed_view(reference), squeezed_view(loaded));
     comparison.outside = reference
         .iter()
         .zip(loaded.iter())
@@ -335,7 +336,7 @@ pub fn f32_ulp(value: f64) -> f64 {
 /// non-finite value disagrees. A float32 file computed as `reference` was is within an ulp
 /// or two everywhere; another table is off by thousands somewhere.
 pub fn f32_ulps_apart(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, floor: f64) -> Option<f64> {
-    f32_ulps_apart_by_column(reference, loaded, floor)?
+    f32_ulps_apart_by_column(reference.view(), loaded.view(), floor)?
         .into_iter()
         .try_fold(0.0f64, |worst, column| Some(worst.max(column?)))
 }
@@ -343,11 +344,11 @@ pub fn f32_ulps_apart(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, floor: f64)
 /// [`f32_ulps_apart`] column by column (the last axis): the largest distance in each column,
 /// `None` where a non-finite value disagrees; `None` for all when the shapes differ.
 pub fn f32_ulps_apart_by_column(
-    reference: &ArrayD<f64>,
-    loaded: &ArrayD<f64>,
+    reference: ArrayViewD<'_, f64>,
+    loaded: ArrayViewD<'_, f64>,
     floor: f64,
 ) -> Option<Vec<Option<f64>>> {
-    let (reference, loaded) = (squeezed_view(reference), squeezed_view(loaded));
+    let (reference, loaded) = (squeeze_view(reference), squeeze_view(loaded));
     if reference.shape() != loaded.shape() {
         return None;
     }
@@ -372,6 +373,25 @@ pub fn f32_ulps_apart_by_column(
 }
 
 /// The shape without its length-1 axes, so that `[n]`, `[1, n]` and `[n, 1]` compare.
+pub fn into_squeezed(array: ArrayD<f64>) -> ArrayD<f64> {
+    let shape: Vec<usize> = array.shape().iter().copied().filter(|&n| n != 1).collect();
+    let shape = if shape.is_empty() && !array.is_empty() {
+        vec![1]
+    } else {
+        shape
+    };
+    // Only axes of length 1 go, so the count is the same and the values stay where they are
+    // (a standard-layout array is not copied).
+    if shape.iter().product::<usize>() != array.len() {
+        return array;
+    }
+    match array.into_shape_clone(IxDyn(&shape)) {
+        Ok(squeezed) => squeezed,
+        Err(e) => unreachable!("a reshape to as many elements failed: {e}"),
+    }
+}
+
+/// `array` without its axes of length 1, copied.
 pub fn squeezed(array: &ArrayD<f64>) -> ArrayD<f64> {
     let shape: Vec<usize> = array.shape().iter().copied().filter(|&n| n != 1).collect();
     let values: Vec<f64> = array.iter().copied().collect();
@@ -393,7 +413,12 @@ pub fn largest_magnitude(table: &ArrayD<f64>) -> f64 {
 
 /// `array` without its length-1 axes, as a view ([`squeezed`] without the copy).
 fn squeezed_view(array: &ArrayD<f64>) -> ArrayViewD<'_, f64> {
-    let mut view = array.view();
+    squeeze_view(array.view())
+}
+
+/// `view` without its axes of length 1 (one axis of one value for a single value).
+fn squeeze_view(view: ArrayViewD<'_, f64>) -> ArrayViewD<'_, f64> {
+    let mut view = view;
     let mut axis = 0;
     while axis < view.ndim() {
         if view.shape()[axis] == 1 {
@@ -422,7 +447,16 @@ fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
 /// order (identify compares a 16M-value file with dozens of hypotheses); an element's index is
 /// worked out only for the worst ones.
 pub fn compare(reference: &ArrayD<f64>, loaded: &ArrayD<f64>, tolerance: Tolerance) -> Comparison {
-    let (reference, loaded) = (squeezed_view(reference), squeezed_view(loaded));
+    compare_views(reference.view(), loaded.view(), tolerance)
+}
+
+/// [`compare`] of views (a table compared in place, not copied).
+pub fn compare_views(
+    reference: ndarray::ArrayViewD<'_, f64>,
+    loaded: ndarray::ArrayViewD<'_, f64>,
+    tolerance: Tolerance,
+) -> Comparison {
+    let (reference, loaded) = (squeeze_view(reference), squeeze_view(loaded));
     let mut comparison = Comparison {
         reference_shape: reference.shape().to_vec(),
         loaded_shape: loaded.shape().to_vec(),

@@ -194,7 +194,7 @@ pub fn own_frequencies_table(spec: &TableSpec, loaded: &ArrayD<f64>) -> Option<A
         TableSpec::RopeApply { .. } => scale,
         _ => scale / 4096.0,
     };
-    fit_own_frequencies(centers, loaded, floor, |freqs| {
+    fit_own_frequencies(centers, loaded.view(), floor, |freqs| {
         let table = cpu::compute_with_float32_frequencies(spec, freqs).ok()?;
         Some(super::squeezed(&table.into_real()))
     })
@@ -207,7 +207,7 @@ pub fn own_frequencies_table(spec: &TableSpec, loaded: &ArrayD<f64>) -> Option<A
 /// errors are measured in ulps of the floor. Returns the table of the matched columns.
 pub(crate) fn fit_own_frequencies(
     centers: Vec<Vec<f64>>,
-    loaded: &ArrayD<f64>,
+    loaded: ndarray::ArrayViewD<'_, f64>,
     floor: impl Fn(f64) -> f64,
     make: impl Fn(Vec<f64>) -> Option<ArrayD<f64>>,
 ) -> Option<ArrayD<f64>> {
@@ -249,7 +249,7 @@ pub(crate) fn fit_own_frequencies(
             .collect();
         let table = make(freqs)?.as_standard_layout().to_owned();
         let floor = floor(super::largest_magnitude(&table));
-        let by_column = super::f32_ulps_apart_by_column(&table, loaded, floor)?;
+        let by_column = super::f32_ulps_apart_by_column(table.view(), loaded.view(), floor)?;
         let (composite, matched) =
             found.get_or_insert_with(|| (table.clone(), vec![false; by_column.len()]));
         let columns = matched.len();

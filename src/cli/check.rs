@@ -8,8 +8,10 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
 use crate::check::Tolerance;
-use crate::check::identify::{MAX_ELEMENTS, identify};
+use crate::check::identify::{MAX_ELEMENTS, identify_owned};
 use crate::engine::{self, cpu};
+use crate::import::Selection;
+use crate::import::tables::OpenedTable;
 use crate::table_args::{
     CliError, TableArgs, check_options_apply, engine_error, finish_table, flag, table_spec,
     tolerance_option,
@@ -122,37 +124,86 @@ impl FileArgs {
         tolerance_option(self.atol, self.rtol)
     }
 
-    /// `table` with only the rows and columns of `--rows` and `--cols`.
-    fn sliced(&self, table: ndarray::ArrayD<f64>) -> Result<ndarray::ArrayD<f64>, CliError> {
-        let mut table = table;
-        if let Some(rows) = &self.rows {
-            if table.ndim() < 2 {
+    /// The table, only the rows and columns of `--rows` and `--cols` read from the file, and
+    /// the float type the file stores it in. `work` is what is done with it (`"checking"`),
+    /// needing `bytes_per_value` of memory for each value kept: a table that would not fit is
+    /// refused before its values are read.
+    fn load(
+        &self,
+        work: &str,
+        bytes_per_value: u64,
+        max_values: usize,
+    ) -> Result<(ndarray::ArrayD<f64>, Option<crate::import::StoredFloat>), CliError> {
+        let available = engine::available_memory_bytes();
+        let max_bytes = available.unwrap_or(u64::MAX);
+        let opened = OpenedTable::open(&self.file, self.tensor.as_deref(), max_bytes)
+            .map_err(|e| CliError::usage(e.to_string()))?;
+        let shape = opened.shape.clone();
+        let rows = match &self.rows {
+            Some(_) if shape.len() < 2 => {
                 return Err(CliError::usage(format!(
                     "--rows applies to a table of two or more axes; {} holds {:?} (use --cols)",
                     self.file.display(),
-                    table.shape()
+                    shape
                 )));
             }
-            let kept = python_slice("rows", rows, table.shape()[0])?;
-            table = table.select(ndarray::Axis(0), &kept);
+            Some(rows) => Some(python_slice("rows", rows, shape[0])?),
+            None => None,
+        };
+        let cols = match (&self.cols, shape.last()) {
+            (Some(_), None) => {
+                return Err(CliError::usage(format!(
+                    "--cols applies to a table of one or more axes; {} holds a single value",
+                    self.file.display()
+                )));
+            }
+            (Some(cols), Some(&last)) => Some(python_slice("cols", cols, last)?),
+            (None, _) => None,
+        };
+        let selection = Selection {
+            rows: rows.as_deref(),
+            cols: cols.as_deref(),
+        };
+        let kept = selection.kept_shape(&shape);
+        let values: u128 = kept.iter().map(|&n| n as u128).product();
+        if values > max_values as u128 {
+            return Err(CliError::usage(format!(
+                "{}: {work} {values} values ({kept:?}) is more than poslab does (up to {max_values}): give part of the table (--rows, --cols)",
+                self.file.display()
+            )));
         }
-        if let Some(cols) = &self.cols {
-            let last = ndarray::Axis(table.ndim().saturating_sub(1));
-            let kept = python_slice("cols", cols, table.len_of(last))?;
-            table = table.select(last, &kept);
+        let needed = values * u128::from(bytes_per_value);
+        if let Some(available) = available
+            && needed > u128::from(available)
+        {
+            let part = if kept == shape { "its" } else { "the chosen" };
+            return Err(CliError::usage(format!(
+                "{}: {work} {part} {values} values ({kept:?}) needs about {} of memory, more than the {} available: free memory, or give part of the table (--rows, --cols)",
+                self.file.display(),
+                engine::human_bytes(needed),
+                engine::human_bytes(u128::from(available)),
+            )));
         }
-        Ok(table)
-    }
-
-    /// The table and the float type the file stores it in.
-    fn load_typed(
-        &self,
-    ) -> Result<(ndarray::ArrayD<f64>, Option<crate::import::StoredFloat>), CliError> {
-        let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
-        crate::import::tables::read_table_typed(&self.file, self.tensor.as_deref(), max_bytes)
-            .map_err(|e| CliError::usage(e.to_string()))
+        let stored = opened.stored;
+        let table = opened
+            .read(selection, max_bytes)
+            .map_err(|e| CliError::usage(e.to_string()))?;
+        Ok((table, stored))
     }
 }
+
+/// Memory `poslab check` needs at most for each value of the file: the file's values and the
+/// reference (8 bytes each), and, for a file that does not match as it is, a table of another
+/// reading at a time (PyTorch's float32, a library's own frequencies) with its work. Measured:
+/// a float32 16M-value RoPE cos table that matches peaks at 272 MB (16 bytes a value), one
+/// checked against the wrong base at 665 MB (41 bytes a value, every reading tried).
+const CHECK_BYTES_PER_VALUE: u64 = 40;
+
+/// Memory `poslab identify` needs at least for each value of the file: its values and one
+/// hypothesis's table (8 bytes each) and that table's comparison. The search itself holds
+/// each family's tables to the memory left, and says when it could not try them all
+/// (`Identification::cut_short`); a 16M-value table peaks at 0.9 to 1.3 GB.
+const IDENTIFY_BYTES_PER_VALUE: u64 = 24;
 
 /// Options of `poslab check`.
 #[derive(Debug, Args)]
@@ -201,8 +252,9 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
     let spec = table_spec(&args.table)?;
     spec.check_fits(engine::available_memory_bytes())
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let (loaded, stored) = args.input.load_typed()?;
-    let loaded = args.input.sliced(loaded)?;
+    let (loaded, stored) = args
+        .input
+        .load("checking", CHECK_BYTES_PER_VALUE, usize::MAX)?;
     let reference = cpu::compute(&spec).map_err(engine_error)?;
     let reference = finish_table(reference, &args.table, &spec)?.into_real();
     // An explicit tolerance is the user's own; without one, a file that says how it stores
@@ -235,22 +287,14 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
 /// `poslab identify`.
 pub(crate) fn run_identify(args: &FileArgs, matches: &ArgMatches) -> Result<i32, CliError> {
     let tolerance = args.tolerance()?;
-    let (loaded, stored) = args.load_typed()?;
-    let loaded = args.sliced(loaded)?;
+    let (loaded, stored) = args.load("identifying", IDENTIFY_BYTES_PER_VALUE, MAX_ELEMENTS)?;
     // As check: without a tolerance of the user's, the file's type decides (a float32 file
     // may be PyTorch's float32 computation of a hypothesis; a bfloat16 one holds 3 digits).
     let explicit = ["atol", "rtol"]
         .iter()
         .any(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
     let stored = stored.filter(|_| !explicit);
-    if loaded.len() > MAX_ELEMENTS {
-        return Err(CliError::usage(format!(
-            "{} holds {} values; poslab identifies tables of up to {MAX_ELEMENTS}",
-            args.file.display(),
-            loaded.len()
-        )));
-    }
-    let identification = identify(&loaded, tolerance, stored);
+    let identification = identify_owned(loaded, tolerance, stored);
     // A search cut short by memory answers nothing: "no match" would be a wrong answer.
     if let Some(why) = identification.cut_short_text() {
         return Err(CliError::usage(format!("{}: {why}", args.file.display())));

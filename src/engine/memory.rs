@@ -23,6 +23,27 @@ pub enum MemoryError {
     },
 }
 
+impl MemoryError {
+    /// What does not fit, without the options to reduce (for a table the user did not ask
+    /// for by its options: one of identify's hypotheses).
+    pub fn without_advice(&self) -> String {
+        match self {
+            MemoryError::Overflow { kind, .. } => {
+                format!("{kind} table has more elements than memory can address")
+            }
+            MemoryError::TooLarge {
+                kind,
+                shape,
+                needed,
+                available,
+                ..
+            } => format!(
+                "{kind} table of shape {shape:?} needs {needed} of memory, more than the {available} available"
+            ),
+        }
+    }
+}
+
 /// Bytes per element while computing and writing: the f64 result plus a converted copy.
 fn bytes_per_element(kind: ValueKind) -> u128 {
     match kind {

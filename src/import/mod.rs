@@ -1,16 +1,21 @@
 //! Reading the `.npy` arrays that some tables take as input (`--input`, `--freqs`), and, in
 //! [`tables`], tables computed elsewhere, to check them.
 //!
-//! The whole file is read and checked before any array is allocated from what its header
-//! claims, so a truncated or hostile file gets a message, never a crash or a huge allocation.
+//! A header is checked against the size of its file before any array is allocated from what
+//! it claims, so a truncated or hostile file gets a message, never a crash or a huge
+//! allocation; the values then stream from the file into their array ([`stream`]).
 
 pub mod model_config;
+mod stream;
 pub mod tables;
+
+pub use stream::Selection;
+use stream::{Element, StoredTable};
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use ndarray::{Array3, ArrayD, IxDyn, ShapeBuilder};
+use ndarray::{Array3, ArrayD};
 use ndarray_npy::npy::header::{Header, Layout};
 
 /// Headers this large are not tables (NumPy itself refuses headers over 10 kB by default).
@@ -87,8 +92,17 @@ pub fn read_position_table(
             "is not a table poslab reads: use a .npy, .csv or .safetensors file",
         )
     })?;
-    let bytes = read_bytes(path, max_bytes)?;
-    position_table_from_bytes(&bytes, format, tensor).map_err(|p| problem(path, p))
+    let tensor = match (tensor, format) {
+        (Some(name), _) => Some(name.to_owned()),
+        (None, tables::TableFormat::Safetensors) => {
+            Some(position_tensor(&tables::list_tensors(path)?).map_err(|p| problem(path, p))?)
+        }
+        _ => None,
+    };
+    let values = tables::OpenedTable::open(path, tensor.as_deref(), max_bytes)?
+        .read(Selection::default(), max_bytes)?;
+    let table = as_position_table(values).map_err(|p| problem(path, p))?;
+    Ok((table, tensor))
 }
 
 /// [`read_position_table`] of bytes already read (the example table poslab ships).
@@ -100,27 +114,36 @@ pub fn position_table_from_bytes(
     let tensor = match (tensor, format) {
         (Some(name), _) => Some(name.to_owned()),
         (None, tables::TableFormat::Safetensors) => {
-            let tensors = tables::safetensors_tensors(bytes)?;
-            let is_position = |name: &str| {
-                let name = name.to_ascii_lowercase();
-                name.contains("pos_embed") || name.contains("position_embedding")
-            };
-            match tensors.iter().find(|t| is_position(&t.name)) {
-                Some(t) => Some(t.name.clone()),
-                None if tensors.len() == 1 => Some(tensors[0].name.clone()),
-                None => {
-                    let names: Vec<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
-                    return Err(format!(
-                        "holds no tensor named like a position embedding (pos_embed, position_embeddings): name one of {}",
-                        name_list(&names)
-                    ));
-                }
-            }
+            Some(position_tensor(&tables::safetensors_tensors(bytes)?)?)
         }
         _ => None,
     };
     let values = tables::parse_table(bytes, format, tensor.as_deref())?;
-    // timm stores [1, rows, dim]: the leading ones go.
+    Ok((as_position_table(values)?, tensor))
+}
+
+/// The tensor of a file's that holds its position embedding: the one named like one, or the
+/// only one.
+fn position_tensor(tensors: &[tables::TensorInfo]) -> Result<String, String> {
+    let is_position = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        name.contains("pos_embed") || name.contains("position_embedding")
+    };
+    match tensors.iter().find(|t| is_position(&t.name)) {
+        Some(t) => Ok(t.name.clone()),
+        None if tensors.len() == 1 => Ok(tensors[0].name.clone()),
+        None => {
+            let names: Vec<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
+            Err(format!(
+                "holds no tensor named like a position embedding (pos_embed, position_embeddings): name one of {}",
+                name_list(&names)
+            ))
+        }
+    }
+}
+
+/// `values` as a `[rows, dim]` table: timm stores `[1, rows, dim]`, whose leading ones go.
+fn as_position_table(values: ArrayD<f64>) -> Result<ndarray::Array2<f64>, String> {
     let shape: Vec<usize> = values.shape().to_vec();
     let kept: Vec<usize> = match shape.iter().position(|&n| n != 1) {
         Some(first) if shape.len() - first >= 2 => shape[first..].to_vec(),
@@ -131,20 +154,27 @@ pub fn position_table_from_bytes(
             "holds a table of shape {shape:?}: a position table is [rows, dim] (or timm's [1, rows, dim])"
         ));
     }
-    let table = values
+    values
         .into_shape_with_order((kept[0], kept[1]))
-        .map_err(|e| e.to_string())?;
-    Ok((table, tensor))
+        .map_err(|e| e.to_string())
 }
 
 /// Reads a `<f2`, `<f4` or `<f8` (or big-endian) `.npy` array as f64, refusing NaN and infinities.
 pub fn read_npy_f64(path: &Path, max_bytes: u64) -> Result<ArrayD<f64>, ImportError> {
-    let bytes = read_bytes(path, max_bytes)?;
-    parse_npy_f64(&bytes).map_err(|p| problem(path, p))
+    let (mut file, size) = open_file(path)?;
+    let table = npy_table(&mut file, size, Values::InputsOnly).map_err(|p| problem(path, p))?;
+    stream::read_values(
+        &mut file,
+        &table,
+        Selection::default(),
+        Values::InputsOnly,
+        max_bytes,
+    )
+    .map_err(|p| problem(path, p))
 }
 
-/// Reads a whole file, refusing one larger than `max_bytes` before reading it.
-fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ImportError> {
+/// Opens a regular file for reading, with its size.
+fn open_file(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, u64), ImportError> {
     // Before opening: a FIFO would block the open, and a device (/dev/zero) says it holds 0
     // bytes and never ends. Links are followed.
     let metadata = std::fs::metadata(path).map_err(|e| problem(path, io_text(&e)))?;
@@ -155,19 +185,7 @@ fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ImportError> {
         ));
     }
     let file = std::fs::File::open(path).map_err(|e| problem(path, io_text(&e)))?;
-    let size = metadata.len();
-    if size > max_bytes {
-        return Err(problem(
-            path,
-            format!("is {size} bytes, more than the {max_bytes} bytes of memory available"),
-        ));
-    }
-    let mut bytes = Vec::with_capacity(size as usize);
-    // Never more than the file said it held, should it grow meanwhile.
-    file.take(size)
-        .read_to_end(&mut bytes)
-        .map_err(|e| problem(path, io_text(&e)))?;
-    Ok(bytes)
+    Ok((std::io::BufReader::new(file), metadata.len()))
 }
 
 /// Parses the bytes of a `.npy` file holding floats, all finite (an input to a table).
@@ -223,20 +241,6 @@ impl StoredFloat {
     }
 }
 
-/// The float type of a `.npy` file's values, when they are floats.
-pub fn npy_float_type(bytes: &[u8]) -> Option<StoredFloat> {
-    check_header_length(bytes).ok()?;
-    let mut rest = bytes;
-    let header = Header::from_reader(&mut rest).ok()?;
-    let descriptor = header.type_descriptor.to_string();
-    match descriptor.trim_matches('\'') {
-        "<f2" | "=f2" | "f2" | ">f2" => Some(StoredFloat::F16),
-        "<f4" | "=f4" | "f4" | ">f4" => Some(StoredFloat::F32),
-        "<f8" | "=f8" | "f8" | ">f8" => Some(StoredFloat::F64),
-        _ => None,
-    }
-}
-
 /// One line for a header that does not parse: the parser's message draws the header with a
 /// caret under the fault over several lines; the column and what was expected say the same.
 fn header_error(message: &str) -> String {
@@ -269,21 +273,82 @@ pub enum Values {
 
 /// Parses the bytes of a `.npy` file.
 pub fn parse_npy(bytes: &[u8], accepted: Values) -> Result<ArrayD<f64>, String> {
-    check_header_length(bytes)?;
-    let mut rest = bytes;
-    let header = Header::from_reader(&mut rest).map_err(|e| header_error(&e.to_string()))?;
+    let mut reader = std::io::Cursor::new(bytes);
+    let table = npy_table(&mut reader, bytes.len() as u64, accepted)?;
+    stream::read_values(
+        &mut reader,
+        &table,
+        Selection::default(),
+        accepted,
+        u64::MAX,
+    )
+}
+
+/// Reads a `.npy` file's header (the file is `size` bytes) and says where its values lie,
+/// checking that the file holds exactly the values its header describes.
+pub(crate) fn npy_table<R: Read>(
+    reader: &mut R,
+    size: u64,
+    accepted: Values,
+) -> Result<StoredTable, String> {
+    const MAGIC: &[u8] = b"\x93NUMPY";
+    let mut start = Vec::with_capacity(12);
+    reader
+        .take(12)
+        .read_to_end(&mut start)
+        .map_err(|e| e.to_string())?;
+    if start.len() < 10 || &start[..6] != MAGIC {
+        return Err("not a .npy file (no \\x93NUMPY magic string at the start)".to_owned());
+    }
+    let (length, prefix) = match start[6] {
+        1 => (u16::from_le_bytes([start[8], start[9]]) as usize, 10),
+        2 | 3 if start.len() >= 12 => (
+            u32::from_le_bytes([start[8], start[9], start[10], start[11]]) as usize,
+            12,
+        ),
+        major => {
+            return Err(format!(
+                "uses .npy format version {major}.{}, which poslab does not read (1.0 to 3.0)",
+                start[7]
+            ));
+        }
+    };
+    if length > MAX_HEADER_BYTES {
+        return Err(format!(
+            "has a header of {length} bytes, more than the {MAX_HEADER_BYTES} a table needs"
+        ));
+    }
+    let header_end = prefix + length;
+    if header_end as u64 > size {
+        return Err(format!(
+            "is truncated: its header claims {length} bytes, the file has {}",
+            size - prefix as u64
+        ));
+    }
+    let mut header_bytes = start;
+    header_bytes.truncate(header_end);
+    let more = header_end - header_bytes.len();
+    reader
+        .take(more as u64)
+        .read_to_end(&mut header_bytes)
+        .map_err(|e| e.to_string())?;
+    if header_bytes.len() < header_end {
+        return Err("is truncated: it ended inside its header".to_owned());
+    }
+    let header =
+        Header::from_reader(&mut &header_bytes[..]).map_err(|e| header_error(&e.to_string()))?;
     let descriptor = header.type_descriptor.to_string();
     let descriptor = descriptor.trim_matches('\'');
     let integers = accepted == Values::Tables;
-    let (width, little_endian, integer) = match descriptor {
-        "<f2" | "=f2" | "f2" => (2, true, false),
-        "<f4" | "=f4" | "f4" => (4, true, false),
-        "<f8" | "=f8" | "f8" => (8, true, false),
-        ">f2" => (2, false, false),
-        ">f4" => (4, false, false),
-        ">f8" => (8, false, false),
-        "<i4" | "=i4" | "i4" if integers => (4, true, true),
-        "<i8" | "=i8" | "i8" if integers => (8, true, true),
+    let element = match descriptor {
+        "<f2" | "=f2" | "f2" => Element::F16 { little: true },
+        "<f4" | "=f4" | "f4" => Element::F32 { little: true },
+        "<f8" | "=f8" | "f8" => Element::F64 { little: true },
+        ">f2" => Element::F16 { little: false },
+        ">f4" => Element::F32 { little: false },
+        ">f8" => Element::F64 { little: false },
+        "<i4" | "=i4" | "i4" if integers => Element::I32,
+        "<i8" | "=i8" | "i8" if integers => Element::I64,
         other => {
             return Err(format!(
                 "holds {other} values; poslab reads {}",
@@ -295,96 +360,38 @@ pub fn parse_npy(bytes: &[u8], accepted: Values) -> Result<ArrayD<f64>, String> 
             ));
         }
     };
-    let elements = header
+    let data_bytes = header
         .shape
         .iter()
         .try_fold(1usize, |n, &axis| n.checked_mul(axis))
-        .and_then(|n| n.checked_mul(width))
+        .and_then(|n| n.checked_mul(element.width()))
+        .filter(|&n| n <= isize::MAX as usize)
         .ok_or_else(|| {
             format!(
                 "header claims shape {:?}, too large to be real",
                 header.shape
             )
-        })?;
-    if rest.len() < elements {
+        })? as u64;
+    let present = size - header_end as u64;
+    if present < data_bytes {
         return Err(format!(
-            "is truncated: shape {:?} of {descriptor} needs {elements} data bytes, the file has {}",
-            header.shape,
-            rest.len()
-        ));
-    }
-    if rest.len() > elements {
-        return Err(format!(
-            "has {} bytes after the data that shape {:?} of {descriptor} describes",
-            rest.len() - elements,
+            "is truncated: shape {:?} of {descriptor} needs {data_bytes} data bytes, the file has {present}",
             header.shape
         ));
     }
-    let values: Vec<f64> = if integer && width == 4 {
-        rest.chunks_exact(4)
-            .map(|c| f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-            .collect()
-    } else if integer {
-        rest.chunks_exact(8)
-            .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f64)
-            .collect()
-    } else if width == 2 {
-        rest.chunks_exact(2)
-            .map(|c| {
-                let b = [c[0], c[1]];
-                if little_endian {
-                    half::f16::from_le_bytes(b)
-                } else {
-                    half::f16::from_be_bytes(b)
-                }
-                .to_f64()
-            })
-            .collect()
-    } else if width == 4 {
-        rest.chunks_exact(4)
-            .map(|c| {
-                let b = [c[0], c[1], c[2], c[3]];
-                f64::from(if little_endian {
-                    f32::from_le_bytes(b)
-                } else {
-                    f32::from_be_bytes(b)
-                })
-            })
-            .collect()
-    } else {
-        rest.chunks_exact(8)
-            .map(|c| {
-                let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
-                if little_endian {
-                    f64::from_le_bytes(b)
-                } else {
-                    f64::from_be_bytes(b)
-                }
-            })
-            .collect()
-    };
-    let refused = |v: &f64| match accepted {
-        Values::InputsOnly => !v.is_finite(),
-        Values::Tables => v.is_nan(),
-    };
-    if let Some(flat) = values.iter().position(refused) {
-        let fortran = matches!(header.layout, Layout::Fortran);
+    if present > data_bytes {
         return Err(format!(
-            "holds {} at index {:?}; values must be {}",
-            values[flat],
-            unravel(flat, &header.shape, fortran),
-            match accepted {
-                Values::InputsOnly => "finite",
-                Values::Tables => "numbers (infinities are allowed, NaN is not)",
-            }
+            "has {} bytes after the data that shape {:?} of {descriptor} describes",
+            present - data_bytes,
+            header.shape
         ));
     }
-    let shape = IxDyn(&header.shape);
-    let array = match header.layout {
-        Layout::Standard => ArrayD::from_shape_vec(shape, values),
-        Layout::Fortran => ArrayD::from_shape_vec(shape.f(), values),
-    };
-    array.map_err(|e| format!("shape {:?} does not match its data ({e})", header.shape))
+    Ok(StoredTable {
+        element,
+        shape: header.shape,
+        fortran: matches!(header.layout, Layout::Fortran),
+        offset: header_end as u64,
+    })
 }
 
 /// Mixed 2D RoPE frequencies as rope-vit keeps them: `[2, n]` for one head, or a layer's
@@ -426,39 +433,6 @@ fn unravel(mut flat: usize, shape: &[usize], fortran: bool) -> Vec<usize> {
         flat /= shape[axis];
     }
     index
-}
-
-/// Refuses a header longer than the file or absurdly long, before anything is allocated for it.
-fn check_header_length(bytes: &[u8]) -> Result<(), String> {
-    const MAGIC: &[u8] = b"\x93NUMPY";
-    if bytes.len() < 10 || &bytes[..6] != MAGIC {
-        return Err("not a .npy file (no \\x93NUMPY magic string at the start)".to_owned());
-    }
-    let (length, prefix) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
-        major => {
-            return Err(format!(
-                "uses .npy format version {major}.{}, which poslab does not read (1.0 to 3.0)",
-                bytes[7]
-            ));
-        }
-    };
-    if length > MAX_HEADER_BYTES {
-        return Err(format!(
-            "has a header of {length} bytes, more than the {MAX_HEADER_BYTES} a table needs"
-        ));
-    }
-    if prefix + length > bytes.len() {
-        return Err(format!(
-            "is truncated: its header claims {length} bytes, the file has {}",
-            bytes.len() - prefix
-        ));
-    }
-    Ok(())
 }
 
 fn io_text(error: &std::io::Error) -> String {

@@ -192,7 +192,7 @@ fn path_tensors(path: &Path) -> Option<Vec<crate::import::tables::TensorInfo>> {
     if !is_safetensors {
         return None;
     }
-    crate::import::tables::list_tensors(path, max_bytes()).ok()
+    crate::import::tables::list_tensors(path).ok()
 }
 
 /// Parses a list of columns such as `0, 1, 64` (at most 8), each below `dim`.

@@ -17,7 +17,7 @@
 
 use ndarray::{Array2, ArrayD, Ix1, Ix2, Ix3};
 
-use super::{Comparison, Tolerance, compare, squeezed};
+use super::{Comparison, Tolerance, compare, into_squeezed};
 use crate::encoding::alibi::{self, Alibi2dParams, AlibiMode, AlibiParams};
 use crate::encoding::grid::{DistanceMetric, GridParams};
 use crate::encoding::rope::{self, CachePart, RopeLayout, RopeParams};
@@ -123,7 +123,8 @@ pub(super) fn noted<T>(result: Result<T, crate::engine::EngineError>) -> Option<
         Ok(value) => Some(value),
         Err(crate::engine::EngineError::Memory(reason)) => {
             CUT_SHORT.with(|cut| {
-                cut.borrow_mut().get_or_insert_with(|| reason.to_string());
+                cut.borrow_mut()
+                    .get_or_insert_with(|| reason.without_advice());
             });
             None
         }
@@ -153,7 +154,6 @@ impl Identification {
         self.best().is_some_and(|c| c.comparison.matches())
     }
 
-    /// What a terminal (and the Check view) says.
     /// Without a match, why there is no answer when some readings could not be tried.
     pub fn cut_short_text(&self) -> Option<String> {
         let reason = self.cut_short.as_ref().filter(|_| !self.found())?;
@@ -162,6 +162,7 @@ impl Identification {
         ))
     }
 
+    /// What a terminal (and the Check view) says.
     pub fn report(&self) -> String {
         let describe = |c: &Candidate| {
             format!(
@@ -207,6 +208,11 @@ impl Identification {
                 } else {
                     ""
                 }
+            ));
+        }
+        if let Some(reason) = self.cut_short.as_ref().filter(|_| self.found()) {
+            lines.push(format!(
+                "note: some other readings were not tried, for lack of memory ({reason}); the file matches the one identified, and a runner-up may be closer than the one shown"
             ));
         }
         lines.join("\n")
@@ -342,7 +348,7 @@ impl Search {
         if comparison.shapes_match() {
             self.candidates.push(Candidate::new(
                 description,
-                squeezed(&reference),
+                into_squeezed(reference),
                 comparison,
                 false,
             ));
@@ -425,7 +431,6 @@ impl Search {
         let probe = rows.min(PROBE_ROWS);
         let mut ruled_out: Vec<Candidate> = Vec::new();
         let first_rows = view.slice(ndarray::s![..probe, ..]).to_owned().into_dyn();
-        let whole = view.clone().into_dyn();
         // The table `make_rows` makes for a base, first on the probe rows: `Ok` with the whole
         // table when it matches there, else the probe's reference and comparison.
         let tolerance = self.tolerance;
@@ -479,7 +484,11 @@ impl Search {
                 let Some(Ok(reference)) = attempt(&|n| twin(choice, n, reading)) else {
                     continue;
                 };
-                let comparison = compare(&reference.clone().into_dyn(), &whole, tolerance);
+                let comparison = crate::check::compare_views(
+                    reference.view().into_dyn(),
+                    view.view().into_dyn(),
+                    tolerance,
+                );
                 if comparison.matches() {
                     let how = match reading {
                         Float32Reading::Torch(mode) => format!(
@@ -497,7 +506,7 @@ impl Search {
                     };
                     self.candidates.push(Candidate::new(
                         format!("{}, {how}", describe(choice)),
-                        squeezed(&orient(reference)),
+                        into_squeezed(orient(reference)),
                         comparison,
                         false,
                     ));
@@ -535,7 +544,16 @@ pub fn identify(
     tolerance: Tolerance,
     stored: Option<StoredFloat>,
 ) -> Identification {
-    let table = squeezed(table);
+    identify_owned(table.clone(), tolerance, stored)
+}
+
+/// [`identify`], taking the table: a large one is searched without a copy of it.
+pub fn identify_owned(
+    table: ArrayD<f64>,
+    tolerance: Tolerance,
+    stored: Option<StoredFloat>,
+) -> Identification {
+    let table = into_squeezed(table);
     let narrow = stored.filter(|s| matches!(s, StoredFloat::F16 | StoredFloat::Bf16));
     let noise = narrow.map_or(0.0, |narrow| 2f64.powi(-(narrow.fraction_bits() + 1)));
     let (tolerance, strict) = match narrow {
@@ -563,7 +581,7 @@ pub fn identify(
     };
     CUT_SHORT.with(|cut| cut.borrow_mut().take());
     let mut search = Search {
-        table: table.clone(),
+        table,
         tolerance,
         strict,
         noise,
@@ -574,14 +592,15 @@ pub fn identify(
         float32: stored == Some(StoredFloat::F32),
         candidates: Vec::new(),
     };
-    if table.len() <= MAX_ELEMENTS {
-        match table.ndim() {
+    if search.table.len() <= MAX_ELEMENTS {
+        match search.table.ndim() {
             1 => one_dimensional(&mut search),
             2 => two_dimensional(&mut search),
             3 => three_dimensional(&mut search),
             _ => {}
         }
     }
+    let shape = search.table.shape().to_vec();
     let mut candidates = search.candidates;
     // Matches first; among them, round parameters before fitted ones; then the closest.
     candidates.sort_by(|a, b| {
@@ -600,7 +619,7 @@ pub fn identify(
     candidates.retain(|c| seen.insert(c.hypothesis.clone()));
     name_the_plainest_first(&mut candidates);
     Identification {
-        shape: table.shape().to_vec(),
+        shape,
         candidates,
         narrow,
         cut_short: CUT_SHORT.with(|cut| cut.borrow_mut().take()),

@@ -46,9 +46,10 @@ pub(super) const TRAINED_LENGTHS: [usize; 8] =
 /// would otherwise let a factor of 8 on the smallest frequencies through).
 pub(super) fn inverse_frequencies(search: &mut Search, values: &[f64]) {
     let n = values.len();
+    let table = ndarray::ArrayView1::from(values).into_dyn();
     let target = FrequencyTarget {
         label: format!("RoPE inverse frequencies, dim {}", 2 * n),
-        table: ndarray::Array1::from(values.to_vec()).into_dyn(),
+        table,
         tolerance: Tolerance {
             abs: search.subnormal_step,
             rel: search.tolerance.abs.max(search.tolerance.rel),
@@ -71,7 +72,7 @@ pub(super) fn inverse_frequencies(search: &mut Search, values: &[f64]) {
 pub(super) struct FrequencyTarget<'a> {
     pub(super) label: String,
     /// The table with positions along its first axis.
-    pub(super) table: ArrayD<f64>,
+    pub(super) table: ndarray::ArrayViewD<'a, f64>,
     pub(super) tolerance: Tolerance,
     /// The table that frequencies `theta` make, times `attention` where the kind has it, at
     /// rows `rows` of `table`; with `torch`, in PyTorch's float32 steps (`theta` then holds
@@ -158,7 +159,7 @@ pub(super) fn scaled_frequencies(
             }
         }
         let reference = (target.make)(theta, attention, &all_rows, torch);
-        let comparison = compare(&reference, table, needed);
+        let comparison = crate::check::compare_views(reference.view(), table.view(), needed);
         (reference, comparison, false)
     };
     let mut consider = |description: String,
@@ -178,7 +179,7 @@ pub(super) fn scaled_frequencies(
             needed,
         );
         if comparison.matches() {
-            let full = compare(&reference, table, tolerance);
+            let full = crate::check::compare_views(reference.view(), table.view(), tolerance);
             tried.push(Candidate::new(
                 description,
                 (target.orient)(reference),
@@ -201,7 +202,8 @@ pub(super) fn scaled_frequencies(
                         FreqForm::Pow => "pow",
                         FreqForm::Exp => "exp",
                     };
-                    let full = compare(&reference, table, tolerance);
+                    let full =
+                        crate::check::compare_views(reference.view(), table.view(), tolerance);
                     tried.push(Candidate::new(
                             format!("{description}, as PyTorch computes it in float32 (--arith torch-f32 --freq-form {form})"),
                             (target.orient)(reference),
@@ -226,7 +228,7 @@ pub(super) fn scaled_frequencies(
                 }))
                 .collect();
             let attention = f64::from(attention as f32);
-            let fit = |rows: &[usize], loaded: &ArrayD<f64>| {
+            let fit = |rows: &[usize], loaded: ndarray::ArrayViewD<'_, f64>| {
                 crate::check::verdict::fit_own_frequencies(
                     centers.clone(),
                     loaded,
@@ -235,11 +237,11 @@ pub(super) fn scaled_frequencies(
                 )
             };
             let on_probe = match &probe {
-                Some((rows, probe_table)) => fit(rows, probe_table).is_some(),
+                Some((rows, probe_table)) => fit(rows, probe_table.view()).is_some(),
                 None => true,
             };
-            if let Some(reference) = on_probe.then(|| fit(&all_rows, table)).flatten() {
-                let full = compare(&reference, table, tolerance);
+            if let Some(reference) = on_probe.then(|| fit(&all_rows, table.view())).flatten() {
+                let full = crate::check::compare_views(reference.view(), table.view(), tolerance);
                 if full.matches() {
                     tried.push(Candidate::new(
                         format!(

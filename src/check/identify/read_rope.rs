@@ -95,7 +95,7 @@ pub(super) fn rope_tables(
                     2 * width,
                     first + seq as u64 - 1
                 ),
-                table: view.clone().into_dyn(),
+                table: view.view().into_dyn(),
                 tolerance: search.tolerance,
                 make: &make,
                 orient: &layout,
@@ -172,7 +172,7 @@ pub(super) fn rope_cache(
             "RoPE {name} cache{scaled}, {layout_name}, dim {width} (the rotary part of a head), positions 0..{}{suffix}",
             seq - 1
         ),
-        table: view.clone().into_dyn(),
+        table: view.view().into_dyn(),
         tolerance: search.tolerance,
         make: &make,
         orient: &layout_of,

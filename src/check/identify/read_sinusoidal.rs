@@ -32,12 +32,17 @@ pub(super) fn sinusoidal(
                 }
                 a
             };
-            let sin_first = swap(view.clone());
+            // The sin and cos columns of pair i, read in place (a copy of a large table
+            // with its columns swapped would double what the search holds).
+            let sin_cos = |i: usize| {
+                let (s, c) = columns(i);
+                if cos_first { (c, s) } else { (s, c) }
+            };
             let rates: Vec<(usize, f64, f64)> = (0..pairs)
                 .filter_map(|i| {
-                    let (s, c) = columns(i);
-                    let sin: Vec<f64> = sin_first.column(s).to_vec();
-                    let cos: Vec<f64> = sin_first.column(c).to_vec();
+                    let (s, c) = sin_cos(i);
+                    let sin: Vec<f64> = view.column(s).to_vec();
+                    let cos: Vec<f64> = view.column(c).to_vec();
                     let (rate, _) = angle_rate(&sin, &cos)?;
                     Some((i, rate, rate * (seq - 1) as f64))
                 })
@@ -45,8 +50,8 @@ pub(super) fn sinusoidal(
             // Each pair's angle in the first row.
             let phases: Vec<f64> = (0..pairs)
                 .map(|i| {
-                    let (s, c) = columns(i);
-                    sin_first[[0, s]].atan2(sin_first[[0, c]])
+                    let (s, c) = sin_cos(i);
+                    view[[0, s]].atan2(view[[0, c]])
                 })
                 .collect();
             let last = (pairs - 1) as f64;

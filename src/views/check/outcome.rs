@@ -230,7 +230,7 @@ pub(super) fn compute_outcome(
 pub(super) fn read_file(path: &Path, tensor: Option<String>) -> Result<Loaded, String> {
     let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
     let tensors = if TableFormat::from_path(path) == Some(TableFormat::Safetensors) {
-        list_tensors(path, max_bytes).map_err(|e| e.to_string())?
+        list_tensors(path).map_err(|e| e.to_string())?
     } else {
         Vec::new()
     };
