@@ -2755,9 +2755,10 @@ fn an_interrupted_write_leaves_nothing() {
 #[test]
 fn the_file_size_limit_is_said_and_leaves_nothing() {
     let d = dir();
-    let file = d.path().join("big.npy");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_poslab"));
-    command.args([
+    let table = d.path().join("big.npy");
+    let png = d.path().join("big.png");
+    let svg = d.path().join("big.svg");
+    let table_args = [
         "table",
         "sinusoidal",
         "--seq",
@@ -2765,31 +2766,60 @@ fn the_file_size_limit_is_said_and_leaves_nothing() {
         "--dim",
         "512",
         "-o",
-        path_str(&file),
-    ]);
-    use std::os::unix::process::CommandExt;
-    // SAFETY: setrlimit is async-signal-safe.
-    unsafe {
-        command.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: 1_000_000,
-                rlim_max: 1_000_000,
-            };
-            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
-            Ok(())
-        });
+        path_str(&table),
+    ];
+    // A figure's write: an SVG of 128 x 128 cells and a PNG at 4 times the size pass 1 MB.
+    let png_args = [
+        "figure",
+        "sinusoidal",
+        "--seq",
+        "1024",
+        "--dim",
+        "512",
+        "--scale",
+        "4",
+        "-o",
+        path_str(&png),
+    ];
+    let svg_args = [
+        "figure",
+        "sinusoidal",
+        "--seq",
+        "1024",
+        "--dim",
+        "512",
+        "-o",
+        path_str(&svg),
+    ];
+    for args in [&table_args[..], &png_args, &svg_args] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_poslab"));
+        command.args(args);
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 1_000_000,
+                    rlim_max: 1_000_000,
+                };
+                libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+                Ok(())
+            });
+        }
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {:?}: {stderr}",
+            output.status
+        );
+        assert!(stderr.contains("file size limit exceeded"), "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        // The temporary file is gone when the message is read: it is not named.
+        assert!(!stderr.contains(".poslab."), "{stderr}");
+        assert!(listing(d.path()).is_empty(), "{:?}", listing(d.path()));
     }
-    let output = command.output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "{:?}: {stderr}",
-        output.status
-    );
-    assert!(stderr.contains("file size limit exceeded"), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    assert!(listing(d.path()).is_empty(), "{:?}", listing(d.path()));
 }
 
 /// A command whose output pipe has no reader (`poslab identify t.npy | head -0`) ends by

@@ -354,7 +354,8 @@ fn write_blocks(
         let value_bytes = if index { 4 } else { finish.dtype.bytes() };
         let values = shape.iter().map(|&n| n as u64).product::<u64>();
         file.reserve((header.len() as u64).saturating_add(values.saturating_mul(value_bytes)));
-        std::io::Write::write_all(file.writer(), &header).map_err(|e| failed(&e))?;
+        std::io::Write::write_all(file.writer(), &header)
+            .map_err(|e| failed(&export::io_text(&e)))?;
     }
     for (window, block) in blocks {
         let mut block = match block {
@@ -378,7 +379,7 @@ fn write_blocks(
         export::write_block(file.writer(), &block, format, finish.dtype).map_err(|e| failed(&e))?;
         progress.advance(block.len() as u64);
     }
-    file.commit().map_err(|e| failed(&e))?;
+    file.commit().map_err(|e| failed(&export::io_text(&e)))?;
     Ok(())
 }
 
@@ -386,7 +387,7 @@ fn io_problem(error: &std::io::Error) -> String {
     match error.kind() {
         std::io::ErrorKind::NotFound => "the folder does not exist".to_owned(),
         std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
-        _ => error.to_string(),
+        _ => export::io_text(error),
     }
 }
 

@@ -55,7 +55,9 @@ impl EarlyWriteback {
 
 impl Write for EarlyWriteback {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        let n = self.file.write(bytes)?;
+        // The file itself, not the NamedTempFile: its errors name the temporary path, which
+        // is removed before the message is read.
+        let n = self.file.as_file_mut().write(bytes)?;
         self.written += n as u64;
         if self.written - self.started >= WRITEBACK_STEP {
             self.start_writeback();
@@ -64,7 +66,7 @@ impl Write for EarlyWriteback {
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
+        self.file.as_file_mut().flush()
     }
 }
 

@@ -61,15 +61,19 @@ pub enum ExportError {
     CsvNeeds2d(Vec<usize>),
 }
 
-/// An I/O error as a person reads it: the file size limit (`ulimit -f`) and a full disk said
-/// so, not as "File too large (os error 27)".
-fn io_text(error: &std::io::Error) -> String {
+/// An I/O error while writing, as a person reads it: the file size limit (`ulimit -f`), a
+/// full disk and a quota said so, not as "File too large (os error 27)", and never naming
+/// the temporary file, which is gone by the time the message is read.
+pub fn io_text(error: &std::io::Error) -> String {
     match error.kind() {
         std::io::ErrorKind::FileTooLarge => {
             "file size limit exceeded (ulimit -f): nothing was written".to_owned()
         }
         std::io::ErrorKind::StorageFull => {
             "no space left on the device: nothing was written".to_owned()
+        }
+        std::io::ErrorKind::QuotaExceeded => {
+            "the disk quota is exceeded: nothing was written".to_owned()
         }
         _ => error.to_string(),
     }

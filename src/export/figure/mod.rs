@@ -345,7 +345,7 @@ pub enum FigureError {
     Input(String),
     #[error("rendering the PNG failed: {0}")]
     Render(String),
-    #[error("{0}")]
+    #[error("{}", crate::export::io_text(.0))]
     Io(#[from] std::io::Error),
 }
 
