@@ -721,3 +721,35 @@ fn part_of_a_table_too_large_for_memory_is_checked_by_its_rows() {
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("verdict: MATCH"), "{stdout}");
 }
+
+/// More pairs than a figure draws are thinned, and the figure says so (it drew every
+/// 8,192nd pair of `--pairs all` at dim 1M without a word).
+#[test]
+fn a_thinned_pair_list_is_said() {
+    let folder = tempfile::tempdir().unwrap();
+    let svg = folder.path().join("c.svg");
+    let run = |pairs: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_poslab"))
+            .args([
+                "figure",
+                "corkscrew",
+                "--dim",
+                "512",
+                "--pairs",
+                pairs,
+                "-o",
+            ])
+            .arg(&svg)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let said = run("0-100");
+    assert!(
+        said.contains("selects 101 pairs")
+            && said.contains("draws 51 of them, one in every 2 (0, 2, …, 100)"),
+        "{said}"
+    );
+    assert_eq!(run("0-63"), "", "64 pairs are all drawn, nothing to say");
+}

@@ -75,7 +75,22 @@ impl FigureKind for CorkscrewFigure {
             Some("all") => PairSelection::All,
             Some(list) => PairSelection::List(list.to_owned()),
         };
-        let (pairs, _) = corkscrew::thin_pairs(selection.pairs(dim / 2)?);
+        let asked = selection.pairs(dim / 2)?;
+        let asked_count = asked.len();
+        let (pairs, thinned) = corkscrew::thin_pairs(asked);
+        if thinned {
+            // Said, not done silently.
+            eprintln!(
+                "note: --pairs selects {asked_count} pairs, more than the {} a figure draws: it draws {} of them, one in every {} ({}, {}, …, {}); name up to {} with --pairs to choose",
+                corkscrew::MAX_HELICES,
+                pairs.len(),
+                asked_count.div_ceil(corkscrew::MAX_HELICES),
+                pairs[0],
+                pairs[1],
+                pairs[pairs.len() - 1],
+                corkscrew::MAX_HELICES
+            );
+        }
         let most = seq.min(MAX_DRAWN_POSITIONS);
         let positions = count("positions", args.positions, most.min(256), 1..=most)?;
         let (first, last) = (start as usize, start as usize + seq - 1);
