@@ -129,9 +129,31 @@ pub fn tick(value: f64, step: f64) -> String {
     fixed(value, decimals)
 }
 
+/// `seconds` as a person reads it: `46 s`, `12 min`, `5 h 12 min`, `3.2 days`.
+pub fn duration_text(seconds: f64) -> String {
+    if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5400.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else if seconds < 2.0 * 86_400.0 {
+        let minutes = (seconds / 60.0).round() as u64;
+        format!("{} h {} min", minutes / 60, minutes % 60)
+    } else {
+        format!("{:.1} days", seconds / 86_400.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_as_a_person_says_them() {
+        assert_eq!(duration_text(46.0), "46 s");
+        assert_eq!(duration_text(720.0), "12 min");
+        assert_eq!(duration_text(18_720.0), "5 h 12 min");
+        assert_eq!(duration_text(3.0 * 86_400.0), "3.0 days");
+    }
 
     #[test]
     fn numbers_read_as_a_textbook_prints_them() {

@@ -753,3 +753,56 @@ fn a_thinned_pair_list_is_said() {
     );
     assert_eq!(run("0-63"), "", "64 pairs are all drawn, nothing to say");
 }
+
+/// A figure is estimated before any of its work, as a table is: one whose tables would take
+/// hours (`--dim 1048576` on a 64 x 64 grid of mixed RoPE, about 12 h) is refused at once with
+/// the estimate, naming `--yes`, and leaves no file; ordinary figures are drawn as before.
+/// (`figure sinusoidal --seq 1048576 --dim 1048576`, once over a minute, takes 28 s now.)
+#[test]
+fn figures_estimated_beyond_the_bound_are_refused_before_any_work() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("f.svg");
+    let out = out.to_str().unwrap();
+    let long = [&[
+        "figure",
+        "patches",
+        "--grid-h",
+        "64",
+        "--grid-w",
+        "64",
+        "--left",
+        "mixed-rope",
+        "--right",
+        "sin-cos",
+        "--dim",
+        "1048576",
+        "-o",
+        out,
+    ][..]];
+    for args in long {
+        let started = std::time::Instant::now();
+        let (code, text) = common::run_poslab(args);
+        assert_eq!(code, 2, "{args:?}: {text}");
+        assert!(
+            text.contains("this figure would take about")
+                && text.contains("--yes")
+                && text.contains("--dim"),
+            "{text}"
+        );
+        assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "refused before the work: {:?}",
+            started.elapsed()
+        );
+        assert!(std::fs::read_dir(folder.path()).unwrap().next().is_none());
+    }
+    // Ordinary figures: drawn, silently (stderr is a pipe here), --yes and --quiet allowed.
+    for args in [
+        &["figure", "patches", "-o", out][..],
+        &["figure", "sinusoidal", "--yes", "--quiet", "-o", out],
+    ] {
+        let (code, text) = common::run_poslab(args);
+        assert_eq!((code, text.as_str()), (0, ""), "{args:?}");
+    }
+}

@@ -56,6 +56,18 @@ pub struct FileArgs {
     pub cols: Option<String>,
 }
 
+/// Options of `poslab identify`.
+#[derive(Debug, Args)]
+pub struct IdentifyArgs {
+    #[command(flatten)]
+    pub input: FileArgs,
+
+    /// No spinner (shown on stderr while a table of a million values or more is searched,
+    /// when it is a terminal)
+    #[arg(long)]
+    pub quiet: bool,
+}
+
 /// A Python slice `start:stop[:step]` of an axis of `len` elements, as Python resolves it
 /// (negative indices count from the end, bounds are clamped): the indices it keeps.
 pub fn python_slice(id: &str, text: &str, len: usize) -> Result<Vec<usize>, CliError> {
@@ -192,6 +204,12 @@ impl FileArgs {
     }
 }
 
+/// A spinner while `values` are worked on, from a million of them (below, the work is done
+/// in about a second).
+fn spinner(work: &str, values: usize, quiet: bool) -> super::progress::Working {
+    super::progress::Working::new(format!("{work} {values} values"), quiet || values < 1 << 20)
+}
+
 /// Memory `poslab check` needs at most for each value of the file: the file's values and the
 /// reference (8 bytes each), and, for a file that does not match as it is, a table of another
 /// reading at a time (PyTorch's float32, a library's own frequencies) with its work. Measured:
@@ -271,6 +289,7 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
                 args.show
             ))
         })?;
+    let working = spinner("checking", loaded.len(), args.table.quiet);
     let verdict = crate::check::verdict::verdict_showing(
         &spec,
         &reference,
@@ -279,13 +298,16 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         explicit.then_some(tolerance),
         show,
     );
+    drop(working);
     println!("{}: {}", args.input.file.display(), spec.kind_name());
     print!("{}", verdict.report());
     Ok(if verdict.matches { 0 } else { 1 })
 }
 
 /// `poslab identify`.
-pub(crate) fn run_identify(args: &FileArgs, matches: &ArgMatches) -> Result<i32, CliError> {
+pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<i32, CliError> {
+    let quiet = args.quiet;
+    let args = &args.input;
     let tolerance = args.tolerance()?;
     let (loaded, stored) = args.load("identifying", IDENTIFY_BYTES_PER_VALUE, MAX_ELEMENTS)?;
     // As check: without a tolerance of the user's, the file's type decides (a float32 file
@@ -294,7 +316,9 @@ pub(crate) fn run_identify(args: &FileArgs, matches: &ArgMatches) -> Result<i32,
         .iter()
         .any(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
     let stored = stored.filter(|_| !explicit);
+    let working = spinner("identifying", loaded.len(), quiet);
     let identification = identify_owned(loaded, tolerance, stored);
+    drop(working);
     // A search cut short by memory answers nothing: "no match" would be a wrong answer.
     if let Some(why) = identification.cut_short_text() {
         return Err(CliError::usage(format!("{}: {why}", args.file.display())));

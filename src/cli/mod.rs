@@ -51,7 +51,7 @@ pub enum Command {
     /// Compare a table computed elsewhere (.npy, .csv, .safetensors) with poslab's
     Check(check::CheckArgs),
     /// Say which table a file holds: kind, convention and parameters
-    Identify(check::FileArgs),
+    Identify(check::IdentifyArgs),
     /// Read a model's Hugging Face config.json: its positional encoding, and the tables that
     /// reproduce it
     Config(config::ConfigArgs),

@@ -5,105 +5,33 @@
 //! unawares.
 
 use std::io::IsTerminal;
-use std::time::{Duration, Instant};
 
 use crate::engine::blocks::CpuBlockSource;
-use crate::engine::{Strided, TableSpec, Window};
+use crate::engine::{TableSpec, Window};
+use crate::numbers::duration_text;
 use crate::table_args::CliError;
 
 /// Work estimated beyond this is done only with `--yes`.
 pub const MAX_UNASKED_SECONDS: f64 = 600.0;
 
-/// How long the estimate may time samples of the table.
-const SAMPLING: Duration = Duration::from_millis(150);
-
-/// The most values one timed sample holds.
-const SAMPLE_VALUES: usize = 4096;
-
-/// Cosine terms a core sums per second at most (a bound from above: the real rate is lower),
-/// for the work done before the first value, which cannot be timed without doing it.
-const TERMS_PER_SECOND: f64 = 2e9;
-
-/// `seconds` as a person reads it: `46 s`, `12 min`, `5 h 12 min`, `3.2 days`.
-pub fn duration_text(seconds: f64) -> String {
-    if seconds < 90.0 {
-        format!("{seconds:.0} s")
-    } else if seconds < 5400.0 {
-        format!("{:.0} min", seconds / 60.0)
-    } else if seconds < 2.0 * 86_400.0 {
-        let minutes = (seconds / 60.0).round() as u64;
-        format!("{} h {} min", minutes / 60, minutes % 60)
-    } else {
-        format!("{:.1} days", seconds / 86_400.0)
-    }
-}
-
 /// Refuses, before its set-up, a table whose set-up alone (a similarity table's offsets) would
 /// take longer than the bound, even at a rate no core reaches.
 pub fn check_setup(spec: &TableSpec, yes: bool) -> Result<(), CliError> {
-    let seconds =
-        spec.setup_terms() as f64 / TERMS_PER_SECOND / rayon::current_num_threads() as f64;
-    refuse_beyond(spec, seconds, yes)
+    refuse_beyond(spec, crate::engine::estimate::setup_seconds(spec), yes)
 }
 
 /// The time `source`'s whole table would take here, from a few samples timed on it
 /// (single rows or parts of one, spread over the table), parallel across rows as the
 /// blocks are.
 pub fn estimate_seconds(spec: &TableSpec, source: &CpuBlockSource<'_>) -> f64 {
-    let [heads, rows, cols] = spec.matrix_shape();
-    let total = (heads * rows * cols) as f64;
-    let started = Instant::now();
-    let mut sampled = 0usize;
-    let mut k = 0usize;
-    while started.elapsed() < SAMPLING && (sampled as f64) < total {
-        // Samples grow from one value, so that one costly value (a dot product over a
-        // million pairs) is not four thousand of them before the clock is read.
-        let width = cols.clamp(1, SAMPLE_VALUES.min(1 << (2 * k.min(6))));
-        // Rows spread over the table: some kinds cost more at large positions.
-        let row = (k * 7919) % rows.max(1);
-        let head = k % heads.max(1);
-        let window = Window {
-            heads: Strided {
-                start: head,
-                end: head + 1,
-                step: 1,
-            },
-            rows: Strided {
-                start: row,
-                end: row + 1,
-                step: 1,
-            },
-            cols: Strided {
-                start: 0,
-                end: width,
-                step: 1,
-            },
-        };
-        let _ = source.block(&window);
-        sampled += width;
-        k += 1;
-        // Far inside the bound after a couple of milliseconds: no need to time more (a
-        // table written in a third of a second is not made slower by its estimate).
-        let elapsed = started.elapsed();
-        if elapsed > Duration::from_millis(2)
-            && whole_time(elapsed, sampled, total, heads * rows) < MAX_UNASKED_SECONDS / 10.0
-        {
-            break;
-        }
-    }
-    whole_time(started.elapsed(), sampled, total, heads * rows)
-}
-
-/// The time `total` values take at the rate `sampled` values took `elapsed`, across `rows`
-/// computed in parallel (a table of one row is not).
-fn whole_time(elapsed: Duration, sampled: usize, total: f64, rows: usize) -> f64 {
-    let per_value = elapsed.as_secs_f64() / sampled.max(1) as f64;
-    let threads = if rows > 1 {
-        rayon::current_num_threads() as f64
-    } else {
-        1.0
-    };
-    per_value * total / threads
+    let window = Window::all(spec.matrix_shape());
+    crate::engine::estimate::estimated_seconds(
+        &window,
+        &|part| {
+            let _ = source.block(part);
+        },
+        MAX_UNASKED_SECONDS,
+    )
 }
 
 /// Refuses work estimated beyond [`MAX_UNASKED_SECONDS`] unless `yes`.
@@ -115,7 +43,7 @@ pub fn refuse_beyond(spec: &TableSpec, seconds: f64, yes: bool) -> Result<(), Cl
         "this {} table would take about {} here: give --yes to compute it anyway, or reduce {}",
         spec.kind_name(),
         duration_text(seconds),
-        spec.size_options()
+        spec.work_options()
     )))
 }
 
@@ -152,15 +80,30 @@ impl Drop for Progress {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A spinner on stderr while work whose length cannot be foreseen is done (identify's search,
+/// the readings check tries), with the time so far; nothing when stderr is not a terminal or
+/// `quiet`. Cleared when dropped.
+pub struct Working(Option<indicatif::ProgressBar>);
 
-    #[test]
-    fn durations_read_as_a_person_says_them() {
-        assert_eq!(duration_text(46.0), "46 s");
-        assert_eq!(duration_text(720.0), "12 min");
-        assert_eq!(duration_text(18_720.0), "5 h 12 min");
-        assert_eq!(duration_text(3.0 * 86_400.0), "3.0 days");
+impl Working {
+    pub fn new(message: String, quiet: bool) -> Self {
+        if quiet || !std::io::stderr().is_terminal() {
+            return Self(None);
+        }
+        let spinner = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} · {elapsed}") {
+            spinner.set_style(style);
+        }
+        spinner.set_message(message);
+        spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+        Self(Some(spinner))
+    }
+}
+
+impl Drop for Working {
+    fn drop(&mut self) {
+        if let Some(spinner) = &self.0 {
+            spinner.finish_and_clear();
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod blocks;
 pub mod cpu;
+pub mod estimate;
 pub mod gpu;
 mod memory;
 pub mod patch_maps;
@@ -294,6 +295,16 @@ impl TableSpec {
             TableSpec::SinCos2d(_) | TableSpec::Rope2dAxial(_) => "--grid-h, --grid-w or --dim",
             TableSpec::SinCos2dResample { .. } => "--grid-h, --grid-w or the --input array",
             TableSpec::Rope2dMixed { .. } => "--grid-h, --grid-w or the --freqs array",
+        }
+    }
+
+    /// The options that set the work the table takes, for messages about work too long: its
+    /// size, and the dimension where each value sums over it.
+    pub fn work_options(&self) -> &'static str {
+        match self {
+            TableSpec::Similarity(_) => "--seq or --dim",
+            TableSpec::PatchSimilarity(_) => "--grid-h, --grid-w or --dim",
+            _ => self.size_options(),
         }
     }
 

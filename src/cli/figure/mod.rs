@@ -7,6 +7,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
 pub use crate::export::figure::FigureArgs;
+use crate::export::figure::budget::{Budget, with_budget};
 use crate::export::figure::{
     FigureFormat, FigureSpec, FigureStyle, FigureView, MAX_SCALE, SIZE_RANGE, build_figure,
     view_name,
@@ -16,7 +17,7 @@ use crate::table_args::{CliError, flag};
 /// Refuses an option the view's figure does not read, naming the ones it does.
 fn check_options_apply(view: FigureView, matches: &ArgMatches) -> Result<(), CliError> {
     const EVERY_VIEW: &[&str] = &[
-        "view", "output", "width", "height", "scale", "colormap", "title", "reduce",
+        "view", "output", "width", "height", "scale", "colormap", "title", "reduce", "yes", "quiet",
     ];
     let accepted = view.options();
     let command = FigureArgs::augment_args(clap::Command::new("figure"));
@@ -115,7 +116,13 @@ pub(crate) fn write_figure(args: &FigureArgs, matches: &ArgMatches) -> Result<()
     }
     // Fail on an unwritable folder before the work.
     super::check_output(output)?;
-    let figure = build_figure(&spec, &style).map_err(|e| CliError::usage(e.to_string()))?;
+    let budget = Budget {
+        bound_seconds: crate::cli::progress::MAX_UNASKED_SECONDS,
+        yes: args.yes,
+        quiet: args.quiet,
+    };
+    let figure = with_budget(budget, || build_figure(&spec, &style))
+        .map_err(|e| CliError::usage(e.to_string()))?;
     figure
         .write(output, format)
         .map_err(|e| CliError::runtime(format!("writing {} failed: {e}", output.display())))

@@ -201,10 +201,12 @@ fn draw_vision(figure: &VisionFigure, style: &FigureStyle) -> Result<Drawn, Figu
     };
     for (title, spec) in figure.encoding_maps() {
         let window = Window::one_row(p.query, side * side);
-        let values = cpu::compute_window(&spec, &window)?
-            .into_real()
-            .into_iter()
-            .collect();
+        let values = super::budget::computed(&spec, &window, &|window| {
+            Ok(cpu::compute_window(&spec, window)?
+                .into_real()
+                .into_iter()
+                .collect())
+        })?;
         panels.push(grid_panel(style, title, values, side, query));
     }
     let mode = match p.mode {

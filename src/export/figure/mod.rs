@@ -8,6 +8,7 @@
 // The figures, each a module of its own (its options, their words, its drawing) and a line of
 // the list below; the rest is what they share.
 pub mod alibi;
+pub mod budget;
 pub mod check;
 pub mod context;
 pub mod context_vision;

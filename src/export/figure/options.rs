@@ -58,6 +58,16 @@ pub struct FigureArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
 
+    /// Draw a figure whose tables are estimated to take more than 10 minutes here (refused
+    /// otherwise, with the estimate)
+    #[arg(long)]
+    pub yes: bool,
+
+    /// No spinner (shown on stderr while a table estimated to take seconds is computed, when
+    /// it is a terminal)
+    #[arg(long)]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub sizes: crate::table_args::SizeOptions,
 

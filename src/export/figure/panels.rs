@@ -53,15 +53,20 @@ pub(super) fn heatmap_panel(
         rows: strided(rows, max_cells),
         cols: strided(cols, max_cells),
     };
-    let values = match reduce::sampling(spec, &window, reduce) {
-        Sampling::Reduced(reduce) => reduce::compute_reduced_cpu(spec, &window, reduce)?
-            .into_iter()
-            .collect::<Vec<f64>>(),
-        Sampling::Exact | Sampling::PointSampled => cpu::compute_window(spec, &window)?
-            .into_real()
-            .into_iter()
-            .collect::<Vec<f64>>(),
+    // Decided on the whole window: its parts, timed first, are computed the same way.
+    let sampling = reduce::sampling(spec, &window, reduce);
+    let compute = |window: &Window| -> Result<Vec<f64>, FigureError> {
+        Ok(match sampling {
+            Sampling::Reduced(reduce) => reduce::compute_reduced_cpu(spec, window, reduce)?
+                .into_iter()
+                .collect::<Vec<f64>>(),
+            Sampling::Exact | Sampling::PointSampled => cpu::compute_window(spec, window)?
+                .into_real()
+                .into_iter()
+                .collect::<Vec<f64>>(),
+        })
     };
+    let values = super::budget::computed(spec, &window, &compute)?;
     let range = finite_range(&values);
     let panel = Panel {
         title,

@@ -165,10 +165,12 @@ impl FigureKind for PatchesFigure {
             let name = method.label().to_owned();
             let table = &method.spec(*grid, heads, head, settings);
             let window = Window::one_row(query, grid.patches());
-            let values = cpu::compute_window(table, &window)?
-                .into_real()
-                .into_iter()
-                .collect::<Vec<f64>>();
+            let values = super::budget::computed(table, &window, &|window| {
+                Ok(cpu::compute_window(table, window)?
+                    .into_real()
+                    .into_iter()
+                    .collect())
+            })?;
             let own_range = finite_range(&values);
             panels.push(Panel {
                 title: name,
