@@ -198,6 +198,10 @@ pub fn parse_csv(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
     read_csv(&mut Cursor::new(bytes), u64::MAX)
 }
 
+/// The longest line a `.csv` may have: a row of a million values written with 20 digits
+/// each is 21 MB.
+const MAX_LINE_BYTES: u64 = 256 << 20;
+
 /// [`parse_csv`] a line at a time, refusing more than `max_bytes` of values.
 fn read_csv<R: BufRead>(reader: &mut R, max_bytes: u64) -> Result<ArrayD<f64>, String> {
     let max_values = usize::try_from(max_bytes / 8).unwrap_or(usize::MAX);
@@ -209,10 +213,19 @@ fn read_csv<R: BufRead>(reader: &mut R, max_bytes: u64) -> Result<ArrayD<f64>, S
     for index in 0.. {
         line_bytes.clear();
         let read = reader
+            .by_ref()
+            .take(MAX_LINE_BYTES + 1)
             .read_until(b'\n', &mut line_bytes)
             .map_err(|e| e.to_string())?;
         if read == 0 {
             break;
+        }
+        if read as u64 > MAX_LINE_BYTES {
+            return Err(format!(
+                "line {} is longer than {} MiB: a row of a table is not that long (is it a .csv of numbers, one row a line?)",
+                index + 1,
+                MAX_LINE_BYTES >> 20
+            ));
         }
         let text = std::str::from_utf8(&line_bytes).map_err(|e| {
             format!(
