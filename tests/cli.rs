@@ -1,6 +1,8 @@
 //! `poslab table` end to end: files read back with the right shape, dtype and values, and
 //! every kind of bad input exits with status 2, one line on stderr and no file left behind.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -2717,18 +2719,8 @@ fn an_interrupted_write_leaves_nothing() {
                 path_str(&file),
             ])
             .stderr(std::process::Stdio::null());
-        use std::os::unix::process::CommandExt;
-        // SAFETY: setrlimit is async-signal-safe; no core file from SIGQUIT or SIGXCPU.
-        unsafe {
-            command.pre_exec(|| {
-                let none = libc::rlimit {
-                    rlim_cur: 0,
-                    rlim_max: 0,
-                };
-                libc::setrlimit(libc::RLIMIT_CORE, &none);
-                Ok(())
-            });
-        }
+        // No core file from SIGQUIT or SIGXCPU.
+        common::limit_resource(&mut command, libc::RLIMIT_CORE, 0);
         let mut child = command.spawn().unwrap();
         // Until the temporary file appears (it is created when writing starts).
         let waited = std::time::Instant::now();
@@ -2794,18 +2786,7 @@ fn the_file_size_limit_is_said_and_leaves_nothing() {
     for args in [&table_args[..], &png_args, &svg_args] {
         let mut command = Command::new(env!("CARGO_BIN_EXE_poslab"));
         command.args(args);
-        use std::os::unix::process::CommandExt;
-        // SAFETY: setrlimit is async-signal-safe.
-        unsafe {
-            command.pre_exec(|| {
-                let limit = libc::rlimit {
-                    rlim_cur: 1_000_000,
-                    rlim_max: 1_000_000,
-                };
-                libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
-                Ok(())
-            });
-        }
+        common::limit_resource(&mut command, libc::RLIMIT_FSIZE, 1_000_000);
         let output = command.output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(

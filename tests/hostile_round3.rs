@@ -106,20 +106,9 @@ fn writing_through_a_link_keeps_the_link_and_the_files_mode() {
 
 /// Runs poslab with its address space limited to `bytes` (as `prlimit --as` does).
 fn run_limited(args: &[&str], bytes: u64) -> (Option<i32>, String, String) {
-    use std::os::unix::process::CommandExt;
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_poslab"));
     command.args(args);
-    // SAFETY: setrlimit is async-signal-safe.
-    unsafe {
-        command.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: bytes as libc::rlim_t,
-                rlim_max: bytes as libc::rlim_t,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &limit);
-            Ok(())
-        });
-    }
+    common::limit_resource(&mut command, libc::RLIMIT_AS, bytes);
     let output = command.output().unwrap();
     (
         output.status.code(),

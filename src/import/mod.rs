@@ -444,12 +444,13 @@ fn io_text(error: &std::io::Error) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use ndarray::array;
     use ndarray_npy::WriteNpyExt;
 
-    fn bytes_of<A: WriteNpyExt>(array: &A) -> Vec<u8> {
+    /// The `.npy` file ndarray-npy writes of `array`.
+    pub(crate) fn bytes_of<A: WriteNpyExt>(array: &A) -> Vec<u8> {
         let mut bytes = Vec::new();
         array.write_npy(&mut bytes).unwrap();
         bytes

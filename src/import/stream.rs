@@ -270,15 +270,9 @@ fn refused(value: f64, accepted: Values) -> bool {
 mod tests {
     use super::*;
     use crate::import::npy_table;
+    use crate::import::tests::bytes_of as npy;
     use ndarray::{Array2, Array3, Axis};
-    use ndarray_npy::WriteNpyExt;
     use std::io::Cursor;
-
-    fn npy<A: WriteNpyExt>(array: &A) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        array.write_npy(&mut bytes).unwrap();
-        bytes
-    }
 
     /// A float16 `.npy`: a float32 one's header with its type changed, and half the data.
     fn f16_npy(table: &Array3<f64>) -> Vec<u8> {

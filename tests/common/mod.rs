@@ -565,3 +565,24 @@ impl eframe::Storage for MemoryStorage {
     }
     fn flush(&mut self) {}
 }
+
+/// Sets a resource limit (`RLIMIT_AS`, `RLIMIT_FSIZE`, `RLIMIT_CORE`: what `prlimit` sets) on
+/// the process `command` starts.
+pub fn limit_resource(
+    command: &mut std::process::Command,
+    resource: libc::__rlimit_resource_t,
+    value: u64,
+) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: value as libc::rlim_t,
+                rlim_max: value as libc::rlim_t,
+            };
+            libc::setrlimit(resource, &limit);
+            Ok(())
+        });
+    }
+}
