@@ -1425,3 +1425,81 @@ fn float16_and_bfloat16_tables_are_identified_at_their_precision() {
         );
     }
 }
+
+/// A table whose rows a file keeps on a grid (`[H, W, D]`, as a ViT's patch table is often
+/// saved) is read as the `[H*W, D]` table by `identify` and `check`, which say so; a grid whose
+/// rows are not the table's is not (the third contract, "Reading files").
+#[test]
+fn a_grid_of_rows_is_read_as_the_table_and_said_so() {
+    // The values by the formula, written here: sin(p w_i), cos(p w_i), w_i = 10000^(-2i/d).
+    let (side, dim) = (12usize, 32usize);
+    let grid = ndarray::Array3::from_shape_fn((side, side, dim), |(y, x, c)| {
+        let p = (y * side + x) as f64;
+        let w = 10000f64.powf(-((2 * (c / 2)) as f64) / dim as f64);
+        if c % 2 == 0 {
+            (p * w).sin()
+        } else {
+            (p * w).cos()
+        }
+    });
+    let identification = identify(&grid.clone().into_dyn(), Tolerance::default(), None);
+    let report = identification.report();
+    assert!(
+        report.starts_with("read as [144, 32]: the file's [12, 12, 32]")
+            && report.contains("identified: sinusoidal, interleaved layout, sin first, Vaswani spacing, base 10000, d = 32, positions 0..143"),
+        "{report}"
+    );
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("grid.npy");
+    ndarray_npy::write_npy(&file, &grid).unwrap();
+    let path = file.to_str().unwrap();
+    let (code, text) = run(&[
+        "check",
+        path,
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "144",
+        "--dim",
+        "32",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("read as [144, 32]") && text.contains("verdict: MATCH"),
+        "{text}"
+    );
+    // 143 rows are not the grid's 144: a shape mismatch, as before.
+    let (code, text) = run(&[
+        "check",
+        path,
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "143",
+        "--dim",
+        "32",
+    ]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("shape mismatch") && !text.contains("read as"),
+        "{text}"
+    );
+    // Scrambled rows (the grid transposed) are read, and do not match: never a wrong reading.
+    let transposed = grid
+        .permuted_axes([1, 0, 2])
+        .as_standard_layout()
+        .into_owned();
+    ndarray_npy::write_npy(&file, &transposed).unwrap();
+    let (code, text) = run(&[
+        "check",
+        path,
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "144",
+        "--dim",
+        "32",
+    ]);
+    assert_eq!(code, 1, "{text}");
+    assert!(!identify(&transposed.into_dyn(), Tolerance::default(), None).found());
+}

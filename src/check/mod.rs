@@ -391,6 +391,53 @@ pub fn into_squeezed(array: ArrayD<f64>) -> ArrayD<f64> {
     }
 }
 
+/// The rows a table of `shape` (three or more axes, length-1 axes left out) has when its
+/// leading axes are read as rows: `[H, W, D]` is `[H*W, D]`; `None` for fewer axes.
+pub fn leading_rows(shape: &[usize]) -> Option<usize> {
+    let kept: Vec<usize> = shape.iter().copied().filter(|&n| n != 1).collect();
+    (kept.len() >= 3).then(|| kept[..kept.len() - 1].iter().product())
+}
+
+/// `table` as `[rows, last axis]` (its leading axes read as rows; see [`leading_rows`]).
+pub fn as_rows(table: ArrayD<f64>, rows: usize) -> ArrayD<f64> {
+    let columns = table.len() / rows.max(1);
+    match table.into_shape_clone(IxDyn(&[rows, columns])) {
+        Ok(rows) => rows,
+        Err(e) => unreachable!("leading axes read as rows keep every value: {e}"),
+    }
+}
+
+/// What a report says of a file read with its leading axes as rows.
+pub fn read_as_rows_note(shape: &[usize], rows: usize) -> String {
+    format!(
+        "read as [{rows}, {}]: the file's {shape:?} holds the table's {rows} rows on a grid, taken row by row (as reshape takes them)",
+        shape.last().copied().unwrap_or(1)
+    )
+}
+
+/// `loaded` as the reference's `[rows, D]` table when it holds the same values on a grid of
+/// rows (`[H, W, D]` with `H*W = rows`), with the note saying so; unchanged otherwise.
+pub fn rows_as_reference(
+    loaded: ArrayD<f64>,
+    reference_shape: &[usize],
+) -> (ArrayD<f64>, Option<String>) {
+    let reference: Vec<usize> = reference_shape
+        .iter()
+        .copied()
+        .filter(|&n| n != 1)
+        .collect();
+    let shape = loaded.shape().to_vec();
+    match (leading_rows(&shape), reference.as_slice()) {
+        (Some(rows), &[reference_rows, columns])
+            if rows == reference_rows && shape.last() == Some(&columns) =>
+        {
+            let note = read_as_rows_note(&shape, rows);
+            (as_rows(loaded, rows), Some(note))
+        }
+        _ => (loaded, None),
+    }
+}
+
 /// `array` without its axes of length 1, copied.
 pub fn squeezed(array: &ArrayD<f64>) -> ArrayD<f64> {
     let shape: Vec<usize> = array.shape().iter().copied().filter(|&n| n != 1).collect();

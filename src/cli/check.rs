@@ -289,6 +289,8 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
                 args.show
             ))
         })?;
+    // A grid of rows ([H, W, D]) is read as the table's [H*W, D], and said so.
+    let (loaded, read_as) = crate::check::rows_as_reference(loaded, reference.shape());
     let working = spinner("checking", loaded.len(), args.table.quiet);
     let verdict = crate::check::verdict::verdict_showing(
         &spec,
@@ -300,6 +302,9 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
     );
     drop(working);
     println!("{}: {}", args.input.file.display(), spec.kind_name());
+    if let Some(read_as) = read_as {
+        println!("{read_as}");
+    }
     print!("{}", verdict.report());
     Ok(if verdict.matches { 0 } else { 1 })
 }

@@ -142,6 +142,9 @@ pub struct Identification {
     /// Why some readings could not be tried (a table too large for the memory left), if so:
     /// without a match, the search has no answer to give.
     pub cut_short: Option<String>,
+    /// How a file of three or more axes was read when its leading axes were taken as the
+    /// table's rows (`[H, W, D]` as `[H*W, D]`).
+    pub read_as: Option<String>,
 }
 
 impl Identification {
@@ -173,6 +176,7 @@ impl Identification {
             )
         };
         let mut lines = Vec::new();
+        lines.extend(self.read_as.clone());
         if let Some(narrow) = self.narrow {
             lines.push(format!(
                 "compared at the precision a {} file holds: within 2^-{} of each value (2^-{} near zero), so parameters closer than that read alike",
@@ -601,6 +605,28 @@ pub fn identify_owned(
         }
     }
     let shape = search.table.shape().to_vec();
+    // A file of [H, W, D] (a grid's rows kept as a grid) is also read as the [H*W, D] table
+    // its leading axes make, when nothing matched it as it is.
+    let mut read_as = None;
+    if search.table.ndim() >= 3
+        && search.table.len() <= MAX_ELEMENTS
+        && !search.candidates.iter().any(|c| c.comparison.matches())
+        && let Some(rows) = crate::check::leading_rows(&shape)
+    {
+        let table = std::mem::replace(&mut search.table, ArrayD::zeros(ndarray::IxDyn(&[0])));
+        let before = search.candidates.len();
+        search.table = crate::check::as_rows(table, rows);
+        two_dimensional(&mut search);
+        if search.candidates[before..]
+            .iter()
+            .any(|c| c.comparison.matches())
+        {
+            search.candidates.drain(..before);
+            read_as = Some(crate::check::read_as_rows_note(&shape, rows));
+        } else {
+            search.candidates.truncate(before);
+        }
+    }
     let mut candidates = search.candidates;
     // Matches first; among them, round parameters before fitted ones; then the closest.
     candidates.sort_by(|a, b| {
@@ -620,6 +646,7 @@ pub fn identify_owned(
     name_the_plainest_first(&mut candidates);
     Identification {
         shape,
+        read_as,
         candidates,
         narrow,
         cut_short: CUT_SHORT.with(|cut| cut.borrow_mut().take()),

@@ -89,9 +89,15 @@ fn draw_check(figure: &CheckFigure, style: &FigureStyle) -> Result<Drawn, Figure
         let spec = crate::table_args::table_spec_from_words(&figure.expected)
             .map_err(FigureError::Input)?;
         let reference = squeezed(&cpu::compute(&spec)?.into_real());
-        let comparison = compare(&reference, &loaded, figure.tolerance);
+        let comparison = compare(
+            &reference,
+            &crate::check::rows_as_reference(loaded.clone(), reference.shape()).0,
+            figure.tolerance,
+        );
         (figure.expected.join(" "), reference, comparison)
     };
+    // A grid of rows ([H, W, D]) is drawn as the table's [H*W, D], as check reads it.
+    let (loaded, _) = crate::check::rows_as_reference(loaded, reference.shape());
     if reference.shape() != loaded.shape() {
         return Err(FigureError::Input(
             comparison.report().trim_end().to_owned(),

@@ -171,8 +171,22 @@ pub(super) fn compute_outcome(
             match computed {
                 Ok(table) => {
                     let reference = squeezed(&table.into_real());
+                    // A grid of rows ([H, W, D]) is checked as the table's [H*W, D], as
+                    // `poslab check` reads it.
+                    let (grid_read, read_as) = match crate::check::leading_rows(values.shape()) {
+                        Some(_) => {
+                            crate::check::rows_as_reference(values.clone(), reference.shape())
+                        }
+                        None => (ArrayD::zeros(ndarray::IxDyn(&[0])), None),
+                    };
+                    let checked = if read_as.is_some() {
+                        &grid_read
+                    } else {
+                        values
+                    };
                     let verdict =
-                        crate::check::verdict(&spec, &reference, values, stored, explicit);
+                        crate::check::verdict(&spec, &reference, checked, stored, explicit);
+                    let note = read_as.map(|n| format!("{n}\n")).unwrap_or_default();
                     let envelopes = verdict
                         .located
                         .as_ref()
@@ -182,8 +196,8 @@ pub(super) fn compute_outcome(
                         .unwrap_or_default();
                     return Outcome {
                         title: format!("{name} as {}", spec.kind_name()),
-                        report: verdict.report(),
-                        summary: verdict.summary(),
+                        report: format!("{note}{}", verdict.report()),
+                        summary: format!("{note}{}", verdict.summary()),
                         matches: verdict.matches,
                         comparison: Some(verdict.comparison),
                         located: verdict.located.map(Arc::new),
