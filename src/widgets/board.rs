@@ -23,7 +23,7 @@ impl BoardLayout {
     /// The largest cells that fit `board` in `rect`, room kept for the title and, on a
     /// numbered board, the numbers along the top and left.
     pub fn fit(board: &Board, rect: egui::Rect) -> Self {
-        let margin = if board.numbered { 26.0 } else { 0.0 };
+        let margin = number_margin(board);
         let across = (rect.width() - margin - 4.0) / board.cols.max(1) as f32;
         let down = (rect.height() - TITLE_HEIGHT - margin - 18.0) / board.rows.max(1) as f32;
         let cell = if board.cols == 1 {
@@ -34,8 +34,14 @@ impl BoardLayout {
         } else {
             egui::Vec2::splat(across.min(down).clamp(1.0, MAX_CELL))
         };
+        // Centred across its rectangle: a board held to the height leaves room on both sides,
+        // not all of it on the right.
+        let spare = (rect.width() - margin - 4.0 - cell.x * board.cols as f32).max(0.0);
         Self {
-            origin: egui::pos2(rect.left() + margin, rect.top() + TITLE_HEIGHT + margin),
+            origin: egui::pos2(
+                rect.left() + margin + spare / 2.0,
+                rect.top() + TITLE_HEIGHT + margin,
+            ),
             cell,
         }
     }
@@ -70,6 +76,11 @@ pub struct BoardResponse {
 /// Draws `board` in `rect`. With `from`, a board of the same elements (same ids) in another
 /// arrangement, and `t` in `[0, 1]`, each cell is drawn `t` of the way from its place in `from`
 /// to its place in `board`; cells only one of them has fade.
+/// Room left of and above the cells for their row and column numbers.
+fn number_margin(board: &Board) -> f32 {
+    if board.numbered { 26.0 } else { 0.0 }
+}
+
 pub fn board_ui(
     ui: &mut egui::Ui,
     rect: egui::Rect,
@@ -82,8 +93,9 @@ pub fn board_ui(
     let layout = BoardLayout::fit(board, rect);
     let text_color = ui.visuals().text_color();
     let weak = ui.visuals().weak_text_color();
+    // The title over the board's left edge (its row numbers' column, if numbered).
     painter.text(
-        rect.left_top(),
+        egui::pos2(layout.origin.x - number_margin(board), rect.top()),
         egui::Align2::LEFT_TOP,
         &board.title,
         egui::FontId::proportional(14.0),

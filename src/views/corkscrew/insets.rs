@@ -34,6 +34,10 @@ impl CorkscrewView {
             .map(|s| s.query.0.hypot(s.query.1).max(s.key.0.hypot(s.key.1)))
             .fold(0.0, f64::max)
             .max(1e-12);
+        // As large as lets every inset show without scrolling (a class cannot scroll), down to
+        // half size; beyond that they scroll.
+        let count = scene.helices.len();
+        let scale = inset_scale(count, ui.available_size(), ui.spacing().item_spacing);
         egui::ScrollArea::vertical()
             .id_salt("corkscrew_insets")
             .show(ui, |ui| {
@@ -45,15 +49,32 @@ impl CorkscrewView {
                         else {
                             continue;
                         };
-                        inset_ui(ui, helix.pair, helix.theta, score, max_radius, color);
+                        inset_ui(ui, helix.pair, helix.theta, score, max_radius, color, scale);
                     }
                 });
             });
     }
 }
 
+/// An inset's size at scale 1.
+const INSET_SIZE: egui::Vec2 = egui::vec2(118.0, 150.0);
+
+/// The largest scale, from 1 down to 0.5, at which `count` insets wrapped in rows fill no
+/// more than `room`.
+fn inset_scale(count: usize, room: egui::Vec2, spacing: egui::Vec2) -> f32 {
+    let fits = |scale: f32| {
+        let size = INSET_SIZE * scale + spacing;
+        let across = ((room.x + spacing.x) / size.x).floor().max(1.0) as usize;
+        count.div_ceil(across) as f32 * size.y <= room.y + spacing.y
+    };
+    (0..=10)
+        .map(|k| 1.0 - 0.05 * k as f32)
+        .find(|&scale| fits(scale))
+        .unwrap_or(0.5)
+}
+
 /// One pair's unit circle: the query rotated to `m` (filled), the key rotated to `n` (ring),
-/// and their product, this pair's term of the score.
+/// and their product, this pair's term of the score; `scale` times the usual size.
 fn inset_ui(
     ui: &mut egui::Ui,
     pair: usize,
@@ -61,14 +82,15 @@ fn inset_ui(
     score: &PairScore,
     max_radius: f64,
     color: egui::Color32,
+    scale: f32,
 ) {
-    let size = egui::vec2(118.0, 150.0);
+    let size = INSET_SIZE * scale;
     let (rect, response) = ui.allocate_exact_size(size, egui::Sense::hover());
     let painter = ui.painter_at(rect);
     let visuals = ui.visuals();
     painter.rect_filled(rect, 4.0, visuals.faint_bg_color);
-    let center = rect.center_top() + egui::vec2(0.0, 62.0);
-    let radius = 48.0;
+    let center = rect.center_top() + egui::vec2(0.0, 62.0 * scale);
+    let radius = 48.0 * scale;
     let to_screen = |(x, y): (f64, f64)| {
         center + egui::vec2(x as f32, -y as f32) * (radius / max_radius as f32)
     };
@@ -83,22 +105,22 @@ fn inset_ui(
     let key = to_screen(score.key);
     let query = to_screen(score.query);
     painter.line_segment([center, key], (1.5, visuals.strong_text_color()));
-    painter.circle_stroke(key, 4.0, (1.5, visuals.strong_text_color()));
+    painter.circle_stroke(key, 4.0 * scale, (1.5, visuals.strong_text_color()));
     painter.line_segment([center, query], (2.5, color));
-    painter.circle_filled(query, 4.0, color);
+    painter.circle_filled(query, 4.0 * scale, color);
     let text_color = visuals.text_color();
     painter.text(
         rect.left_top() + egui::vec2(4.0, 2.0),
         egui::Align2::LEFT_TOP,
         format!("pair {pair}"),
-        egui::FontId::proportional(12.0),
+        egui::FontId::proportional(12.0 * scale.max(0.8)),
         color,
     );
     painter.text(
         rect.center_bottom() - egui::vec2(0.0, 4.0),
         egui::Align2::CENTER_BOTTOM,
         format!("{:+.6}", score.score),
-        egui::FontId::monospace(12.0),
+        egui::FontId::monospace(12.0 * scale.max(0.8)),
         text_color,
     );
     response.on_hover_text(format!(
