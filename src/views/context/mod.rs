@@ -816,7 +816,10 @@ impl View for ContextView {
         let results = self.lab_results(ui.ctx(), status);
         let full = ui.available_rect_before_wrap();
         let (left, right) = crate::widgets::layout::split_columns(full, 0.5, 12.0);
-        let (wave_rect, survey_rect) = crate::widgets::layout::split_rows(left, 0.6, 8.0);
+        // The lower chart carries its tabs and a legend row: in a short window the wavelengths
+        // give it half the column, not 40% (its plot was a strip at 720 px).
+        let wave_share = if left.height() < 560.0 { 0.5 } else { 0.6 };
+        let (wave_rect, survey_rect) = crate::widgets::layout::split_rows(left, wave_share, 8.0);
         let (map_rect, summary_rect) = crate::widgets::layout::split_rows(right, 0.66, 8.0);
         ui.allocate_rect(full, egui::Sense::hover());
         // The charts on screen were computed for these settings (the shown ones when the new
