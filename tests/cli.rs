@@ -3340,3 +3340,98 @@ fn app_takes_a_view_and_its_settings() {
     // No command still opens the app as it was left.
     assert!(matches!(dispatch(["poslab"]), Outcome::OpenApp(l) if l == AppLaunch::default()));
 }
+
+/// `--max-period` is diffusers' spelling of the base for the sinusoidal kinds (the third
+/// contract): the table of `get_timestep_embedding(max_period=2000)` frequencies, refused with
+/// `--base` beside it, for RoPE kinds, and out of range under its own name.
+#[test]
+fn max_period_is_the_sinusoidal_base_as_diffusers_spells_it() {
+    let d = dir();
+    let file = d.path().join("t.npy");
+    let (code, text) = common::run_poslab(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "6",
+        "--dim",
+        "8",
+        "--max-period",
+        "2000",
+        "--dtype",
+        "f64",
+        "-o",
+        path_str(&file),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let table: Array2<f64> = read_npy(&file).unwrap();
+    for p in 0..6 {
+        for i in 0..4 {
+            // w_i = 2000^(-2i/8), evaluated here as exp(-ln(2000) 2i/8).
+            let angle = p as f64 * (-(2000f64.ln()) * (2 * i) as f64 / 8.0).exp();
+            assert!((table[[p, 2 * i]] - angle.sin()).abs() < 1e-14);
+            assert!((table[[p, 2 * i + 1]] - angle.cos()).abs() < 1e-14);
+        }
+    }
+    let (code, text) = common::run_poslab(&[
+        "check",
+        path_str(&file),
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "6",
+        "--dim",
+        "8",
+        "--max-period",
+        "2000",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    for (args, said) in [
+        (
+            &[
+                "table",
+                "sinusoidal",
+                "--seq",
+                "6",
+                "--dim",
+                "8",
+                "--max-period",
+                "2000",
+                "--base",
+                "3",
+            ][..],
+            "cannot be used with",
+        ),
+        (
+            &[
+                "table",
+                "rope-cos",
+                "--seq",
+                "6",
+                "--dim",
+                "8",
+                "--max-period",
+                "2000",
+            ],
+            "--max-period does not apply to rope-cos",
+        ),
+        (
+            &[
+                "table",
+                "sinusoidal",
+                "--seq",
+                "6",
+                "--dim",
+                "8",
+                "--max-period",
+                "1",
+            ],
+            "--max-period 1 is not allowed: must be a finite number greater than 1",
+        ),
+    ] {
+        let other = d.path().join("x.npy");
+        let (code, text) = common::run_poslab(&[args, &["-o", path_str(&other)]].concat());
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains(said), "{text}");
+        assert!(!other.exists());
+    }
+}

@@ -130,6 +130,15 @@ pub struct TableArgs {
     )]
     pub base: f64,
 
+    /// Sinusoidal kinds: --base as diffusers spells it (get_timestep_embedding's max_period)
+    #[arg(
+        long,
+        value_name = "B",
+        conflicts_with = "base",
+        allow_hyphen_values = true
+    )]
+    pub max_period: Option<f64>,
+
     /// First position: rows are positions start, start+1, ..., start+seq-1 (0 to 2^53-1-seq)
     #[arg(long, value_name = "P", default_value_t = 0)]
     pub start: i64,
@@ -511,12 +520,22 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
     const ROTARY: &str = "rotary_dim";
     const FACTOR: &str = "partial_rotary_factor";
     const SCALING: &str = "scaling";
-    const SINUSOIDAL: &[&str] = &["seq", "dim", "base", "start", "layout", "spacing", "dtype"];
+    const SINUSOIDAL: &[&str] = &[
+        "seq",
+        "dim",
+        "base",
+        "max_period",
+        "start",
+        "layout",
+        "spacing",
+        "dtype",
+    ];
     match kind {
         Kind::Sinusoidal => &[
             "seq",
             "dim",
             "base",
+            "max_period",
             "start",
             "layout",
             "spacing",
@@ -526,7 +545,15 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
         ],
         Kind::Similarity => SINUSOIDAL,
         Kind::DotDecay => &[
-            "seq", "dim", "base", "start", "layout", "spacing", "anchor", "dtype",
+            "seq",
+            "dim",
+            "base",
+            "max_period",
+            "start",
+            "layout",
+            "spacing",
+            "anchor",
+            "dtype",
         ],
         Kind::RopeInvFreq => &[
             "dim",

@@ -338,10 +338,18 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             LayoutArg::Split => SinusoidalLayout::Split,
             LayoutArg::Half => return Err(wrong_layout(kind, "interleaved or split")),
         };
+        // diffusers' spelling of the base, checked under its own name.
+        let base = match args.max_period {
+            Some(max_period) => {
+                encoding::check_base("max_period", max_period)?;
+                max_period
+            }
+            None => args.base,
+        };
         Ok(SinusoidalParams {
             seq: seq()?,
             dim: even_dim()?,
-            base: args.base,
+            base,
             start: start()?,
             layout,
             spacing: args.spacing,
