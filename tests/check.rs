@@ -1503,3 +1503,45 @@ fn a_grid_of_rows_is_read_as_the_table_and_said_so() {
     assert_eq!(code, 1, "{text}");
     assert!(!identify(&transposed.into_dyn(), Tolerance::default(), None).found());
 }
+
+/// A causal ALiBi table masked with the float32 minimum rather than -inf (as x-transformers,
+/// MLX and many kernels mask) is the same attention after softmax: `check` says equivalent
+/// and why, `identify` names causal ALiBi and says how it read the mask.
+#[test]
+fn a_float32_minimum_mask_is_read_as_the_mask() {
+    // -m_h (i - j) below the diagonal, m_h = 2^-4 and 2^-8 for two heads, written here.
+    let slopes = [2f64.powi(-4), 2f64.powi(-8)];
+    let table = ndarray::Array3::from_shape_fn((2, 6, 6), |(h, i, j)| {
+        if j <= i {
+            -slopes[h] * (i - j) as f64
+        } else {
+            f64::from(f32::MIN)
+        }
+    });
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("alibi.npy");
+    ndarray_npy::write_npy(&file, &table.mapv(|v| v as f32)).unwrap();
+    let path = file.to_str().unwrap();
+    let (code, text) = run(&[
+        "check", path, "--as", "alibi", "--heads", "2", "--seq", "6", "--mode", "causal",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("verdict: equivalent: masked with the float32 minimum (-3.4e38) where the reference has -inf, equal elsewhere"),
+        "{text}"
+    );
+    let (code, text) = run(&["identify", path]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.starts_with("read its float32-minimum cells (-3.4e38) as masked (-inf)")
+            && text.contains("identified: ALiBi biases, 2 heads, 6 positions, causal"),
+        "{text}"
+    );
+    // One unmasked cell wrong as well: no reading makes it ALiBi.
+    let mut wrong = table.clone();
+    wrong[[1, 3, 1]] += 0.5;
+    ndarray_npy::write_npy(&file, &wrong.mapv(|v| v as f32)).unwrap();
+    let (code, text) = run(&["identify", path]);
+    assert_eq!(code, 1, "{text}");
+    assert!(!text.contains("identified"), "{text}");
+}

@@ -438,6 +438,16 @@ pub fn rows_as_reference(
     }
 }
 
+/// `table` with its float32-minimum cells (-3.4e38 or below, how many attention kernels
+/// mask rather than with -inf) written as -inf, if it has any.
+pub fn with_float32_minimum_as_masked(table: &ArrayD<f64>) -> Option<ArrayD<f64>> {
+    let masked = |v: f64| v.is_finite() && v <= -f64::from(f32::MAX);
+    table
+        .iter()
+        .any(|&v| masked(v))
+        .then(|| table.mapv(|v| if masked(v) { f64::NEG_INFINITY } else { v }))
+}
+
 /// `array` without its axes of length 1, copied.
 pub fn squeezed(array: &ArrayD<f64>) -> ArrayD<f64> {
     let shape: Vec<usize> = array.shape().iter().copied().filter(|&n| n != 1).collect();

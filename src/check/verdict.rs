@@ -102,7 +102,21 @@ pub fn verdict_showing(
             && comparison.shapes_match()
             && equal_up_to_row_constants(reference, loaded, allowed)
         {
-            notes.push("verdict: equivalent: equal up to a constant per query row (the same attention after softmax)".to_owned());
+            // Masked with the float32 minimum rather than -inf (x-transformers, MLX, many
+            // attention kernels): equal as it is where unmasked, or only up to a constant.
+            let unmasked = super::with_float32_minimum_as_masked(loaded);
+            let note = match &unmasked {
+                Some(table) if compare_stored_or(reference, table, stored, explicit, spec) => {
+                    "verdict: equivalent: masked with the float32 minimum (-3.4e38) where the reference has -inf, equal elsewhere (the same attention after softmax)"
+                }
+                Some(_) => {
+                    "verdict: equivalent: masked with the float32 minimum (-3.4e38) where the reference has -inf, and equal elsewhere up to a constant per query row (the same attention after softmax)"
+                }
+                None => {
+                    "verdict: equivalent: equal up to a constant per query row (the same attention after softmax)"
+                }
+            };
+            notes.push(note.to_owned());
             matches = true;
         }
     }
@@ -164,6 +178,26 @@ pub fn verdict_showing(
         notes,
         matches,
         located,
+    }
+}
+
+/// Whether `loaded` matches `reference` under the rule the verdict applies: the file type's
+/// default when it has one and no tolerance was given.
+fn compare_stored_or(
+    reference: &ArrayD<f64>,
+    loaded: &ArrayD<f64>,
+    stored: Option<StoredFloat>,
+    explicit: Option<Tolerance>,
+    spec: &TableSpec,
+) -> bool {
+    match (stored, explicit) {
+        (Some(stored), None) => compare_stored(
+            reference,
+            loaded,
+            UlpRule::default_for(stored, ulp_floor(spec, reference)),
+        )
+        .matches(),
+        _ => compare(reference, loaded, explicit.unwrap_or_default()).matches(),
     }
 }
 

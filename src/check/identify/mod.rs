@@ -597,12 +597,7 @@ pub fn identify_owned(
         candidates: Vec::new(),
     };
     if search.table.len() <= MAX_ELEMENTS {
-        match search.table.ndim() {
-            1 => one_dimensional(&mut search),
-            2 => two_dimensional(&mut search),
-            3 => three_dimensional(&mut search),
-            _ => {}
-        }
+        search_by_shape(&mut search);
     }
     let shape = search.table.shape().to_vec();
     // A file of [H, W, D] (a grid's rows kept as a grid) is also read as the [H*W, D] table
@@ -625,6 +620,35 @@ pub fn identify_owned(
             read_as = Some(crate::check::read_as_rows_note(&shape, rows));
         } else {
             search.candidates.truncate(before);
+            // Back to the file's own axes for the readings after this one.
+            let table = std::mem::replace(&mut search.table, ArrayD::zeros(ndarray::IxDyn(&[0])));
+            search.table = table
+                .into_shape_clone(ndarray::IxDyn(&shape))
+                .unwrap_or_else(|e| unreachable!("the same values on their own axes: {e}"));
+        }
+    }
+    // A mask written with the float32 minimum (-3.4e38) rather than -inf, as many attention
+    // kernels write it, is read as the mask it stands for when nothing matched the file.
+    if search.table.len() <= MAX_ELEMENTS
+        && !search.candidates.iter().any(|c| c.comparison.matches())
+        && let Some(masked) = crate::check::with_float32_minimum_as_masked(&search.table)
+    {
+        let as_stored = std::mem::replace(&mut search.table, masked);
+        let before = search.candidates.len();
+        search_by_shape(&mut search);
+        if search.candidates[before..]
+            .iter()
+            .any(|c| c.comparison.matches())
+        {
+            search.candidates.drain(..before);
+            let note = "read its float32-minimum cells (-3.4e38) as masked (-inf): the same attention after softmax";
+            read_as = Some(match read_as {
+                Some(first) => format!("{first}\n{note}"),
+                None => note.to_owned(),
+            });
+        } else {
+            search.candidates.truncate(before);
+            search.table = as_stored;
         }
     }
     let mut candidates = search.candidates;
@@ -650,6 +674,16 @@ pub fn identify_owned(
         candidates,
         narrow,
         cut_short: CUT_SHORT.with(|cut| cut.borrow_mut().take()),
+    }
+}
+
+/// The search for a table of its number of axes.
+fn search_by_shape(search: &mut Search) {
+    match search.table.ndim() {
+        1 => one_dimensional(search),
+        2 => two_dimensional(search),
+        3 => three_dimensional(search),
+        _ => {}
     }
 }
 
