@@ -74,14 +74,7 @@ pub fn verdict_showing(
     show: usize,
 ) -> Verdict {
     let tolerance = explicit.unwrap_or_default();
-    let comparison = match (stored, explicit) {
-        (Some(stored), None) => compare_stored(
-            reference,
-            loaded,
-            UlpRule::default_for(stored, ulp_floor(spec, reference)),
-        ),
-        _ => compare(reference, loaded, tolerance),
-    };
+    let comparison = compare_under_rule(reference, loaded, stored, explicit, spec);
     let mut notes = Vec::new();
     let mut matches = comparison.matches();
     if let TableSpec::Alibi { params, .. } = spec
@@ -106,7 +99,9 @@ pub fn verdict_showing(
             // attention kernels): equal as it is where unmasked, or only up to a constant.
             let unmasked = super::with_float32_minimum_as_masked(loaded);
             let note = match &unmasked {
-                Some(table) if compare_stored_or(reference, table, stored, explicit, spec) => {
+                Some(table)
+                    if compare_under_rule(reference, table, stored, explicit, spec).matches() =>
+                {
                     "verdict: equivalent: masked with the float32 minimum (-3.4e38) where the reference has -inf, equal elsewhere (the same attention after softmax)"
                 }
                 Some(_) => {
@@ -181,23 +176,22 @@ pub fn verdict_showing(
     }
 }
 
-/// Whether `loaded` matches `reference` under the rule the verdict applies: the file type's
-/// default when it has one and no tolerance was given.
-fn compare_stored_or(
+/// `loaded` compared with `reference` under the rule the verdict applies: the file type's
+/// default when it has one and no tolerance was given, else the tolerance.
+fn compare_under_rule(
     reference: &ArrayD<f64>,
     loaded: &ArrayD<f64>,
     stored: Option<StoredFloat>,
     explicit: Option<Tolerance>,
     spec: &TableSpec,
-) -> bool {
+) -> Comparison {
     match (stored, explicit) {
         (Some(stored), None) => compare_stored(
             reference,
             loaded,
             UlpRule::default_for(stored, ulp_floor(spec, reference)),
-        )
-        .matches(),
-        _ => compare(reference, loaded, explicit.unwrap_or_default()).matches(),
+        ),
+        _ => compare(reference, loaded, explicit.unwrap_or_default()),
     }
 }
 

@@ -97,6 +97,17 @@ pub struct Selection<'a> {
 }
 
 impl Selection<'_> {
+    /// What is kept of a table already in memory.
+    pub fn of(&self, mut table: ArrayD<f64>) -> ArrayD<f64> {
+        if let (Some(rows), true) = (self.rows, table.ndim() >= 2) {
+            table = table.select(ndarray::Axis(0), rows);
+        }
+        if let (Some(cols), Some(last)) = (self.cols, table.ndim().checked_sub(1)) {
+            table = table.select(ndarray::Axis(last), cols);
+        }
+        table
+    }
+
     /// The shape of what is kept of a table of `shape`.
     pub fn kept_shape(&self, shape: &[usize]) -> Vec<usize> {
         let mut kept = shape.to_vec();
@@ -129,16 +140,9 @@ pub(crate) fn read_values<R: Read + Seek>(
         // keep the selection.
         let mut all = reserve(table.len(), max_bytes)?;
         read_run(reader, table, 0, table.len(), None, accepted, &mut all)?;
-        let mut array = ArrayD::from_shape_vec(IxDyn(&table.shape).f(), all)
+        let array = ArrayD::from_shape_vec(IxDyn(&table.shape).f(), all)
             .map_err(|e| format!("shape {:?} does not match its data ({e})", table.shape))?;
-        if let Some(rows) = selection.rows {
-            array = array.select(ndarray::Axis(0), rows);
-        }
-        if let Some(cols) = selection.cols {
-            let last = ndarray::Axis(array.ndim() - 1);
-            array = array.select(last, cols);
-        }
-        return Ok(array.as_standard_layout().into_owned());
+        return Ok(selection.of(array).as_standard_layout().into_owned());
     }
     let mut values = reserve(kept_shape.iter().product(), max_bytes)?;
     let last = table.shape.last().copied().unwrap_or(1);

@@ -123,16 +123,7 @@ impl OpenedTable {
                 read_values(&mut reader, &table, selection, Values::Tables, max_bytes)
                     .map_err(|p| problem(&path, p))
             }
-            Source::Parsed(mut values) => {
-                if let (Some(rows), true) = (selection.rows, values.ndim() >= 2) {
-                    values = values.select(ndarray::Axis(0), rows);
-                }
-                if let Some(cols) = selection.cols {
-                    let last = ndarray::Axis(values.ndim() - 1);
-                    values = values.select(last, cols);
-                }
-                Ok(values)
-            }
+            Source::Parsed(values) => Ok(selection.of(values)),
         }
     }
 }

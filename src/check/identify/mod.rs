@@ -608,20 +608,13 @@ pub fn identify_owned(
         && !search.candidates.iter().any(|c| c.comparison.matches())
         && let Some(rows) = crate::check::leading_rows(&shape)
     {
-        let table = std::mem::replace(&mut search.table, ArrayD::zeros(ndarray::IxDyn(&[0])));
-        let before = search.candidates.len();
+        let table = std::mem::take(&mut search.table);
         search.table = crate::check::as_rows(table, rows);
-        two_dimensional(&mut search);
-        if search.candidates[before..]
-            .iter()
-            .any(|c| c.comparison.matches())
-        {
-            search.candidates.drain(..before);
+        if kept_if_matched(&mut search, two_dimensional) {
             read_as = Some(crate::check::read_as_rows_note(&shape, rows));
         } else {
-            search.candidates.truncate(before);
             // Back to the file's own axes for the readings after this one.
-            let table = std::mem::replace(&mut search.table, ArrayD::zeros(ndarray::IxDyn(&[0])));
+            let table = std::mem::take(&mut search.table);
             search.table = table
                 .into_shape_clone(ndarray::IxDyn(&shape))
                 .unwrap_or_else(|e| unreachable!("the same values on their own axes: {e}"));
@@ -634,20 +627,13 @@ pub fn identify_owned(
         && let Some(masked) = crate::check::with_float32_minimum_as_masked(&search.table)
     {
         let as_stored = std::mem::replace(&mut search.table, masked);
-        let before = search.candidates.len();
-        search_by_shape(&mut search);
-        if search.candidates[before..]
-            .iter()
-            .any(|c| c.comparison.matches())
-        {
-            search.candidates.drain(..before);
+        if kept_if_matched(&mut search, search_by_shape) {
             let note = "read its float32-minimum cells (-3.4e38) as masked (-inf): the same attention after softmax";
             read_as = Some(match read_as {
                 Some(first) => format!("{first}\n{note}"),
                 None => note.to_owned(),
             });
         } else {
-            search.candidates.truncate(before);
             search.table = as_stored;
         }
     }
@@ -675,6 +661,23 @@ pub fn identify_owned(
         narrow,
         cut_short: CUT_SHORT.with(|cut| cut.borrow_mut().take()),
     }
+}
+
+/// Runs `search_with` on the search's table, another reading of the file: when one of the
+/// candidates it adds matches, they replace the earlier ones (which matched nothing) and
+/// `true` is returned; else they are dropped.
+fn kept_if_matched(search: &mut Search, search_with: fn(&mut Search)) -> bool {
+    let before = search.candidates.len();
+    search_with(search);
+    let matched = search.candidates[before..]
+        .iter()
+        .any(|c| c.comparison.matches());
+    if matched {
+        search.candidates.drain(..before);
+    } else {
+        search.candidates.truncate(before);
+    }
+    matched
 }
 
 /// The search for a table of its number of axes.

@@ -75,7 +75,7 @@ fn draw_check(figure: &CheckFigure, style: &FigureStyle) -> Result<Drawn, Figure
         crate::import::tables::read_table_typed(&figure.file, figure.tensor.as_deref(), max_bytes)
             .map_err(|e| FigureError::Input(e.to_string()))?;
     let loaded = squeezed(&loaded);
-    let (description, reference, comparison) = if figure.expected.is_empty() {
+    let (description, reference, identified) = if figure.expected.is_empty() {
         let identification = identify(&loaded, figure.tolerance, stored);
         let best = identification
             .best()
@@ -83,21 +83,17 @@ fn draw_check(figure: &CheckFigure, style: &FigureStyle) -> Result<Drawn, Figure
         (
             best.description.clone(),
             best.reference.clone(),
-            best.comparison.clone(),
+            Some(best.comparison.clone()),
         )
     } else {
         let spec = crate::table_args::table_spec_from_words(&figure.expected)
             .map_err(FigureError::Input)?;
         let reference = squeezed(&cpu::compute(&spec)?.into_real());
-        let comparison = compare(
-            &reference,
-            &crate::check::rows_as_reference(loaded.clone(), reference.shape()).0,
-            figure.tolerance,
-        );
-        (figure.expected.join(" "), reference, comparison)
+        (figure.expected.join(" "), reference, None)
     };
     // A grid of rows ([H, W, D]) is drawn as the table's [H*W, D], as check reads it.
     let (loaded, _) = crate::check::rows_as_reference(loaded, reference.shape());
+    let comparison = identified.unwrap_or_else(|| compare(&reference, &loaded, figure.tolerance));
     if reference.shape() != loaded.shape() {
         return Err(FigureError::Input(
             comparison.report().trim_end().to_owned(),

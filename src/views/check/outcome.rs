@@ -173,20 +173,16 @@ pub(super) fn compute_outcome(
                     let reference = squeezed(&table.into_real());
                     // A grid of rows ([H, W, D]) is checked as the table's [H*W, D], as
                     // `poslab check` reads it.
-                    let (grid_read, read_as) = match crate::check::leading_rows(values.shape()) {
-                        Some(_) => {
-                            crate::check::rows_as_reference(values.clone(), reference.shape())
+                    let grid = crate::check::leading_rows(values.shape()).and_then(|_| {
+                        match crate::check::rows_as_reference(values.clone(), reference.shape()) {
+                            (rows, Some(note)) => Some((rows, note)),
+                            (_, None) => None,
                         }
-                        None => (ArrayD::zeros(ndarray::IxDyn(&[0])), None),
-                    };
-                    let checked = if read_as.is_some() {
-                        &grid_read
-                    } else {
-                        values
-                    };
+                    });
+                    let checked = grid.as_ref().map_or(values, |(rows, _)| rows);
                     let verdict =
                         crate::check::verdict(&spec, &reference, checked, stored, explicit);
-                    let note = read_as.map(|n| format!("{n}\n")).unwrap_or_default();
+                    let note = grid.map(|(_, n)| format!("{n}\n")).unwrap_or_default();
                     let envelopes = verdict
                         .located
                         .as_ref()
