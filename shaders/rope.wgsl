@@ -80,7 +80,16 @@ fn rope_cache(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let pair = rope_pair(table_col(id.x));
     let sc = sin_cos_turns(turns(params.position_start + table_row(id.y), constants[2u * pair.x], constants[2u * pair.x + 1u]));
-    write_real(output_index(id.x, id.y, 0u), select(sc.y, sc.x, (params.flags & 2u) != 0u) * params.scalar0);
+    write_real(output_index(id.x, id.y, 0u), select(sc.y, sc.x, cache_holds_sin(table_col(id.x))) * params.scalar0);
+}
+
+// Whether a cache's column holds a sine: flags bit 1 for a sin cache, bit 2 for vLLM's
+// cos-sin cache (the cosines of every pair, then their sines).
+fn cache_holds_sin(col: u32) -> bool {
+    if (params.flags & 4u) != 0u {
+        return col >= params.dim / 2u;
+    }
+    return (params.flags & 2u) != 0u;
 }
 
 // torch's cache: cos or sin of the f32 angle, rounded, times the f32 attention factor, rounded
@@ -92,7 +101,7 @@ fn rope_cache_torch(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let pair = rope_pair(table_col(id.x));
     let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), pair.x));
-    write_real(output_index(id.x, id.y, 0u), select(sc.y, sc.x, (params.flags & 2u) != 0u) * params.scalar0);
+    write_real(output_index(id.x, id.y, 0u), select(sc.y, sc.x, cache_holds_sin(table_col(id.x))) * params.scalar0);
 }
 
 // torch float32 angles: f32(p) * f32(theta_i), rounded once.

@@ -1,13 +1,16 @@
 // Sinusoidal tables. constants: per frequency i, the turns per position as (f_hi, f_lo).
-// flags bit 0: split layout (sin in column i, cos in dim/2 + i) instead of interleaved.
+// flags bit 0: split layout (sin in column i, cos in dim/2 + i) instead of interleaved; bit 1:
+// the cosine first (in the pair, or as the first half). scalar0: what every value is multiplied
+// by (the amplitude; its square for the dot products of two rows).
 
 // The frequency of a column, and 1 where the column holds its cosine.
 fn sinusoidal_column(col: u32) -> vec2<u32> {
     let pairs = params.dim / 2u;
+    let cos_first = (params.flags >> 1u) & 1u;
     if (params.flags & 1u) != 0u {
-        return vec2<u32>(col % pairs, select(0u, 1u, col >= pairs));
+        return vec2<u32>(col % pairs, select(0u, 1u, col >= pairs) ^ cos_first);
     }
-    return vec2<u32>(col / 2u, col & 1u);
+    return vec2<u32>(col / 2u, (col & 1u) ^ cos_first);
 }
 
 @compute @workgroup_size(16, 16, 1)
@@ -18,7 +21,7 @@ fn sinusoidal_table(@builtin(global_invocation_id) id: vec3<u32>) {
     let column = sinusoidal_column(table_col(id.x));
     let pair = column.x;
     let sc = sin_cos_turns(turns(params.position_start + table_row(id.y), constants[2u * pair], constants[2u * pair + 1u]));
-    write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, column.y == 1u));
+    write_real(output_index(id.x, id.y, 0u), params.scalar0 * select(sc.x, sc.y, column.y == 1u));
 }
 
 // One term of dot_at_offset: cos(distance w_i), if pair i exists.
@@ -63,7 +66,7 @@ fn sinusoidal_dot_decay(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let j = table_col(id.x);
-    write_real(id.x, dot_at_offset(i32(j) - i32(params.extra)));
+    write_real(id.x, params.scalar0 * dot_at_offset(i32(j) - i32(params.extra)));
 }
 
 // similarity, first pass: S(k) for offsets k = extra + x * grid_w, into the output buffer (a
@@ -73,7 +76,7 @@ fn sinusoidal_offsets(@builtin(global_invocation_id) id: vec3<u32>) {
     if id.x >= params.cols {
         return;
     }
-    write_real(id.x, dot_at_offset(i32(id.x * params.grid_w) + bitcast<i32>(params.extra)));
+    write_real(id.x, params.scalar0 * dot_at_offset(i32(id.x * params.grid_w) + bitcast<i32>(params.extra)));
 }
 
 // The same table as torch computes it in float32 (constants in the torch_f32 layout).
@@ -84,7 +87,8 @@ fn sinusoidal_table_torch(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let column = sinusoidal_column(table_col(id.x));
     let sc = sin_cos_turns_64(torch_turns(params.position_start + table_row(id.y), column.x));
-    write_real(output_index(id.x, id.y, 0u), select(sc.x, sc.y, column.y == 1u));
+    // torch's `pe * scale`: the f32 product, rounded once.
+    write_real(output_index(id.x, id.y, 0u), params.scalar0 * select(sc.x, sc.y, column.y == 1u));
 }
 
 // Pair i's frequency in turns per step, 64-bit fixed point as (high word, low word).
@@ -153,7 +157,7 @@ fn sinusoidal_table_mean(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let columns = f32(col_end - col0);
     for (var k = 0u; k < count; k++) {
-        write_real(output_index(id.x, y0 + k, 0u), sums[k] / columns);
+        write_real(output_index(id.x, y0 + k, 0u), params.scalar0 * (sums[k] / columns));
     }
 }
 
@@ -248,6 +252,6 @@ fn similarity_block_means(@builtin(global_invocation_id) id: vec3<u32>) {
         }
     }
     for (var k = 0u; k < count; k++) {
-        write_real(first_block + first + k, fixed_value(sums[k]));
+        write_real(first_block + first + k, params.scalar0 * fixed_value(sums[k]));
     }
 }

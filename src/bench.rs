@@ -83,7 +83,7 @@ pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
         .collect::<Result<Vec<_>, CliError>>()?;
     if args.table.backend == Backend::Gpu && specs[0].1.cpu_only() {
         return Err(crate::table_args::engine_error(
-            crate::engine::gpu::GpuError::CpuOnly(specs[0].1.kind_name()).into(),
+            specs[0].1.cpu_only_error().into(),
         ));
     }
     let gpu = match args.table.backend {

@@ -66,6 +66,7 @@ fn sinusoidal_tables_in_every_convention_are_identified() {
                     start,
                     layout,
                     spacing,
+                    ..SinusoidalParams::default()
                 };
                 let table = real(&TableSpec::Sinusoidal(params));
                 let positions = format!("positions {start}..{}", start + 59);
@@ -959,6 +960,7 @@ fn sinusoidal_tables_are_found_at_large_starts() {
             start,
             layout,
             spacing: Spacing::Vaswani,
+            ..SinusoidalParams::default()
         })));
         let identification = identify(&table, Tolerance::default(), None);
         let report = identification.report();
@@ -1375,6 +1377,7 @@ fn float16_and_bfloat16_tables_are_identified_at_their_precision() {
                 layout: SinusoidalLayout::Interleaved,
                 spacing: Spacing::Vaswani,
                 start: 0,
+                ..SinusoidalParams::default()
             })),
             vec!["sinusoidal, interleaved layout, sin first", "base 10000,"],
         ),

@@ -86,6 +86,7 @@ fn positions_up_to_a_million_stay_exact() {
             start: end - 96,
             layout,
             spacing,
+            ..SinusoidalParams::default()
         });
         let what = format!("sinusoidal {layout:?} {spacing:?} near {end}");
         assert_parity(

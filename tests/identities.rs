@@ -30,6 +30,7 @@ fn sinusoidal_dot_product_depends_only_on_the_offset() {
         start: 17,
         layout: SinusoidalLayout::Interleaved,
         spacing: Spacing::Vaswani,
+        ..SinusoidalParams::default()
     };
     let pe = sinusoidal::table(&p).unwrap();
     for k in [0usize, 1, 5, 40, 199] {
@@ -443,6 +444,7 @@ proptest! {
             start,
             layout: if split { SinusoidalLayout::Split } else { SinusoidalLayout::Interleaved },
             spacing: if t2t { Spacing::T2t } else { Spacing::Vaswani },
+            ..SinusoidalParams::default()
         };
         let pe = sinusoidal::table(&p).unwrap();
         prop_assert_eq!(pe.dim(), (seq, 2 * pairs));

@@ -174,6 +174,7 @@ fn the_view_draws_a_typed_table_and_a_named_tensor_beside_the_sinusoidal_one() {
         start: 0,
         layout: SinusoidalLayout::Interleaved,
         spacing: Spacing::Vaswani,
+        ..SinusoidalParams::default()
     };
     let engine = cpu::compute(&TableSpec::Similarity(params))
         .unwrap()

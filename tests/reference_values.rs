@@ -45,6 +45,7 @@ fn sinusoidal(
         start,
         layout,
         spacing,
+        ..SinusoidalParams::default()
     }
 }
 
@@ -174,6 +175,64 @@ fn dot_decay_and_similarity_match_row_products() {
         sinusoidal::similarity(&p).unwrap(),
         &SIM_T2T_3X4_B10_S7,
         "similarity",
+    );
+}
+
+/// diffusers' `flip_sin_to_cos` and MLX's `cos_first` put each cosine before its sine; the
+/// scale of x-transformers and MLX multiplies every value, and a row's dot product by its
+/// square. Evaluated here from the formulas, position by position, in both layouts.
+#[test]
+fn cos_first_and_scale_are_the_libraries_formulas() {
+    let (seq, dim, base, start, scale) = (9usize, 10usize, 500.0f64, 7u64, 0.3f64);
+    let half = dim / 2;
+    for spacing in [Spacing::Vaswani, Spacing::T2t] {
+        // diffusers: exp(-ln(max_period) * i / (half - shift)), shift 0 (Vaswani) or 1.
+        let shift = usize::from(spacing == Spacing::T2t);
+        let w = |i: usize| (-base.ln() * i as f64 / (half - shift) as f64).exp();
+        for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
+            let params = SinusoidalParams {
+                first: sinusoidal::FirstOfPair::Cos,
+                amplitude: scale,
+                ..sinusoidal(seq, dim, base, start, layout, spacing)
+            };
+            let mut expected = Vec::new();
+            for r in 0..seq {
+                let p = (start + r as u64) as f64;
+                let mut row = vec![0.0; dim];
+                for i in 0..half {
+                    let (cos_col, sin_col) = match layout {
+                        SinusoidalLayout::Interleaved => (2 * i, 2 * i + 1),
+                        SinusoidalLayout::Split => (i, half + i),
+                    };
+                    row[cos_col] = scale * (p * w(i)).cos();
+                    row[sin_col] = scale * (p * w(i)).sin();
+                }
+                expected.extend(row);
+            }
+            let what = format!("cos first, scale {scale}, {layout:?}, {spacing:?}");
+            assert_close(sinusoidal::table(&params).unwrap(), &expected, &what);
+            // PE[2] . PE[j] from the rows above: scale^2 * sum_i cos((j - 2) w_i).
+            let dots: Vec<f64> = (0..seq)
+                .map(|j| {
+                    (0..dim)
+                        .map(|c| expected[2 * dim + c] * expected[j * dim + c])
+                        .sum()
+                })
+                .collect();
+            assert_close(
+                sinusoidal::dot_decay(&params, 2).unwrap(),
+                &dots,
+                &format!("dot-decay, {what}"),
+            );
+        }
+    }
+    let refused = SinusoidalParams {
+        amplitude: 0.0,
+        ..SinusoidalParams::default()
+    };
+    assert!(
+        sinusoidal::table(&refused).is_err(),
+        "a scale of 0 is refused"
     );
 }
 

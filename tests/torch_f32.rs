@@ -11,7 +11,7 @@ use ndarray::Array2;
 use poslab::check::Tolerance;
 use poslab::check::identify::identify;
 use poslab::encoding::rope::{CachePart, RopeLayout, RopeParams};
-use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
 use poslab::encoding::torch_f32::Arithmetic;
 use poslab::engine::{Strided, TableSpec, Window, cpu};
 use poslab::import::StoredFloat;
@@ -55,6 +55,7 @@ fn torch_kinds() -> Vec<TableSpec> {
             start: 1_048_000,
             layout: SinusoidalLayout::Interleaved,
             spacing: Spacing::Vaswani,
+            ..SinusoidalParams::default()
         }),
         TableSpec::Sinusoidal(SinusoidalParams {
             seq: 200,
@@ -63,6 +64,7 @@ fn torch_kinds() -> Vec<TableSpec> {
             start: 4000,
             layout: SinusoidalLayout::Interleaved,
             spacing: Spacing::Vaswani,
+            ..SinusoidalParams::default()
         }),
         TableSpec::Sinusoidal(SinusoidalParams {
             seq: 50,
@@ -71,6 +73,9 @@ fn torch_kinds() -> Vec<TableSpec> {
             start: 30_000_000,
             layout: SinusoidalLayout::Split,
             spacing: Spacing::T2t,
+            // x-transformers' ScaledSinusoidalEmbedding at its initial scale, cos first.
+            first: FirstOfPair::Cos,
+            amplitude: 32f64.powf(-0.5),
         }),
         TableSpec::RopeInvFreq {
             dim: 96,

@@ -93,6 +93,7 @@ fn every_step_holds_what_its_formula_says() {
         start: 0,
         layout: SinusoidalLayout::Interleaved,
         spacing: Spacing::Vaswani,
+        ..SinusoidalParams::default()
     };
     let omega = |i: usize| base.powf(-((2 * i) as f64) / dim as f64);
     for (k, step) in TourStep::ALL.into_iter().enumerate() {
@@ -235,6 +236,7 @@ fn the_translation_matrix_moves_every_row_exactly_up_to_a_shift_of_10000() {
             start: 0,
             layout: SinusoidalLayout::Interleaved,
             spacing: Spacing::Vaswani,
+            ..SinusoidalParams::default()
         };
         for delta in [0u64, 1, 2, 7, 100, 1234, 4096, 9999, 10_000] {
             let error = translation_error(&params, delta).unwrap();
@@ -265,6 +267,7 @@ fn the_translation_matrix_moves_every_row_exactly_up_to_a_shift_of_10000() {
         start: 3,
         layout: SinusoidalLayout::Split,
         spacing: Spacing::Vaswani,
+        ..SinusoidalParams::default()
     };
     assert!(translation_error(&split, 777).unwrap() < 1e-12);
     // And T(a)·T(b) = T(a + b).

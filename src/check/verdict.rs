@@ -6,6 +6,7 @@
 use ndarray::ArrayD;
 
 use super::{Comparison, Tolerance, UlpRule, compare, compare_stored, equal_up_to_row_constants};
+use crate::encoding::torch_f32::libraries::FrequencyRecipe;
 use crate::encoding::torch_f32::{AVX512_BLOCK, Arithmetic, FreqForm, TorchMode};
 use crate::engine::{TableSpec, cpu};
 use crate::import::StoredFloat;
@@ -163,6 +164,26 @@ pub fn verdict_showing(
             matches = true;
         }
     }
+    if !matches
+        && comparison.shapes_match()
+        && let TableSpec::Sinusoidal(params) = spec
+        && let Some(recipe) = library_recipe_match(spec, params, loaded)
+    {
+        let how = format!(
+            "in float32 as {}, the angle f32(p)·ω rounded once and sin/cos within 2 ulp",
+            recipe.describe(params)
+        );
+        if explicit.is_some() {
+            notes.push(format!(
+                "note: it matches {how}; without --atol/--rtol that counts as a match"
+            ));
+        } else {
+            notes.push(format!(
+                "verdict: MATCH {how}, so the differences above are float32 rounding"
+            ));
+            matches = true;
+        }
+    }
     let located = if matches {
         None
     } else {
@@ -226,6 +247,43 @@ pub fn own_frequencies_table(spec: &TableSpec, loaded: &ArrayD<f64>) -> Option<A
         let table = cpu::compute_with_float32_frequencies(spec, freqs).ok()?;
         Some(super::squeezed(&table.into_real()))
     })
+}
+
+/// The library recipe ([`FrequencyRecipe`]) that makes `loaded`, if one does: see
+/// [`recipe_table`].
+fn library_recipe_match(
+    spec: &TableSpec,
+    params: &crate::encoding::sinusoidal::SinusoidalParams,
+    loaded: &ArrayD<f64>,
+) -> Option<FrequencyRecipe> {
+    FrequencyRecipe::applying_to(params)
+        .into_iter()
+        .find(|&recipe| recipe_table(spec, params, recipe, loaded).is_some())
+}
+
+/// The table of `spec` (a sinusoidal table of `params`) in float32 from `recipe`'s float32
+/// frequencies, each moved by up to [`OWN_FREQUENCY_ULPS`] (the library's `exp`), as
+/// [`own_frequencies_table`] fits them to `loaded`; `None` when the recipe does not apply or
+/// some column matches none of them.
+pub fn recipe_table(
+    spec: &TableSpec,
+    params: &crate::encoding::sinusoidal::SinusoidalParams,
+    recipe: FrequencyRecipe,
+    loaded: &ArrayD<f64>,
+) -> Option<ArrayD<f64>> {
+    if !FrequencyRecipe::applying_to(params).contains(&recipe) {
+        return None;
+    }
+    let centers = vec![recipe.frequencies(params)];
+    fit_own_frequencies(
+        centers,
+        loaded.view(),
+        |scale| scale / 4096.0,
+        |freqs| {
+            let table = cpu::compute_with_float32_frequencies(spec, freqs).ok()?;
+            Some(super::squeezed(&table.into_real()))
+        },
+    )
 }
 
 /// The search of [`own_frequencies_table`] for any table made from per-pair frequencies:

@@ -245,9 +245,7 @@ fn stream_table(
 ) -> Result<String, CliError> {
     let arith = args.arithmetic()?;
     if args.backend == Backend::Gpu && spec.cpu_only() {
-        return Err(engine_error(
-            engine::gpu::GpuError::CpuOnly(spec.kind_name()).into(),
-        ));
+        return Err(engine_error(spec.cpu_only_error().into()));
     }
     // A .csv line is a whole row: its blocks are never part of one.
     let [_, _, cols] = spec.matrix_shape();

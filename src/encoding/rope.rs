@@ -44,11 +44,40 @@ impl RopeLayout {
     }
 }
 
-/// Which cache a `rope-cos` / `rope-sin` table is.
+/// Which cache a `rope-cos` / `rope-sin` / `rope-cos-sin` table is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CachePart {
     Cos,
     Sin,
+    /// Both, the cosine of each angle before its sine: vLLM's `cos_sin_cache` (`[seq, R]`,
+    /// the `R/2` cosines then the `R/2` sines: the half layout) or (cos, sin) pairs
+    /// (`[seq, R/2, 2]`: the interleaved layout, as torchtune's cache and Meta's
+    /// `view_as_real(freqs_cis)` store them).
+    CosSin,
+}
+
+impl CachePart {
+    /// Whether a table of this part in `layout` has three axes (`[seq, R/2, 2]` pairs).
+    pub fn is_pairs(self, layout: RopeLayout) -> bool {
+        self == CachePart::CosSin && layout == RopeLayout::Interleaved
+    }
+}
+
+/// Where element `(head, row, col)` of a cos, sin or cos-sin cache of `rotary` dimensions
+/// stands: its row (its position's index), its frequency, and whether it holds the sine.
+/// Pairs (`[seq, R/2, 2]`) put the row on the first axis and the pair on the second.
+pub fn cache_element(
+    layout: RopeLayout,
+    part: CachePart,
+    rotary: usize,
+    (head, row, col): (usize, usize, usize),
+) -> (usize, usize, bool) {
+    match part {
+        CachePart::Cos => (row, cache_pair(layout, col, rotary), false),
+        CachePart::Sin => (row, cache_pair(layout, col, rotary), true),
+        CachePart::CosSin if part.is_pairs(layout) => (head, row, col == 1),
+        CachePart::CosSin => (row, col % (rotary / 2), col >= rotary / 2),
+    }
 }
 
 /// The frequency index that column `col` of a `[seq, R]` cos/sin cache holds: HF and GPT-NeoX

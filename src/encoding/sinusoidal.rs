@@ -17,6 +17,17 @@ pub enum SinusoidalLayout {
     Split,
 }
 
+/// Which of a frequency's sine and cosine comes first: in the pair (interleaved) or as the first
+/// half of the row (split).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FirstOfPair {
+    /// The sine first (Vaswani et al., tensor2tensor, fairseq).
+    #[default]
+    Sin,
+    /// The cosine first (diffusers `flip_sin_to_cos=True`, MLX `cos_first=True`).
+    Cos,
+}
+
 /// How the frequencies are spaced between 1 and `1/base`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Spacing {
@@ -40,6 +51,10 @@ pub struct SinusoidalParams {
     pub start: u64,
     pub layout: SinusoidalLayout,
     pub spacing: Spacing,
+    pub first: FirstOfPair,
+    /// What every value is multiplied by (x-transformers' `ScaledSinusoidalEmbedding`, MLX's
+    /// `scale`); 1 in the original transformer. Dot products scale by its square.
+    pub amplitude: f64,
 }
 
 impl Default for SinusoidalParams {
@@ -51,6 +66,8 @@ impl Default for SinusoidalParams {
             start: 0,
             layout: SinusoidalLayout::Interleaved,
             spacing: Spacing::Vaswani,
+            first: FirstOfPair::Sin,
+            amplitude: 1.0,
         }
     }
 }
@@ -60,6 +77,13 @@ impl SinusoidalParams {
         check_count("seq", self.seq, super::SEQ_RANGE)?;
         check_even_dim("dim", self.dim)?;
         super::check_base("base", self.base)?;
+        if !(self.amplitude.is_finite() && self.amplitude > 0.0) {
+            return Err(ParamError::new(
+                "scale",
+                self.amplitude,
+                "must be a positive finite number (what every value is multiplied by)",
+            ));
+        }
         check_start(self.start, self.seq)
     }
 
@@ -101,9 +125,22 @@ impl SinusoidalParams {
 
     /// The frequency index of column `col`, and whether the column holds its cosine.
     pub fn column_pair(&self, col: usize) -> (usize, bool) {
-        match self.layout {
+        let (pair, second) = match self.layout {
             SinusoidalLayout::Interleaved => (col / 2, col % 2 == 1),
             SinusoidalLayout::Split => (col % (self.dim / 2), col >= self.dim / 2),
+        };
+        (pair, second != (self.first == FirstOfPair::Cos))
+    }
+
+    /// The columns of frequency `pair`'s sine and cosine.
+    pub fn pair_columns(&self, pair: usize) -> (usize, usize) {
+        let (first, second) = match self.layout {
+            SinusoidalLayout::Interleaved => (2 * pair, 2 * pair + 1),
+            SinusoidalLayout::Split => (pair, self.dim / 2 + pair),
+        };
+        match self.first {
+            FirstOfPair::Sin => (first, second),
+            FirstOfPair::Cos => (second, first),
         }
     }
 }
@@ -138,7 +175,12 @@ impl SinusoidalValues {
         let position = self.params.start + row as u64;
         let (pair, is_cos) = self.params.column_pair(col);
         let (sin, cos) = exact_angle::sin_cos(self.turns[pair].at(position));
-        if is_cos { cos } else { sin }
+        self.params.amplitude * if is_cos { cos } else { sin }
+    }
+
+    /// `(sin, cos)` of row `row`'s angle for frequency `pair`, before the amplitude.
+    pub fn unit_sin_cos(&self, row: usize, pair: usize) -> (f64, f64) {
+        exact_angle::sin_cos(self.turns[pair].at(self.params.start + row as u64))
     }
 
     /// `sin(n w/2) / (n sin(w/2))` for each frequency `w`: what a mean over `n = count`
@@ -197,7 +239,7 @@ impl SinusoidalValues {
             .at(first)
             .wrapping_add(half_steps(self.turns[pair], count as u64 - 1));
         let (sin, cos) = exact_angle::sin_cos(centre);
-        ratios[pair] * if is_cos { cos } else { sin }
+        self.params.amplitude * ratios[pair] * if is_cos { cos } else { sin }
     }
 
     /// The mean of `PE[p] · PE[p + k]` over the `count` offsets `k` from `first_offset`, in
@@ -214,11 +256,12 @@ impl SinusoidalValues {
         }
         // Twice the centre offset, an integer; cos is even, so its magnitude is enough.
         let twice_centre = (2 * first_offset + count as i64 - 1).unsigned_abs();
-        ratios
+        let sum: f64 = ratios
             .iter()
             .zip(&self.turns)
             .map(|(&ratio, &turns)| ratio * exact_angle::sin_cos(half_steps(turns, twice_centre)).1)
-            .sum()
+            .sum();
+        self.dot_scale() * sum
     }
 
     /// The mean of `PE[i] · PE[j]` over a block of the similarity matrix: `row_count` rows and
@@ -235,14 +278,15 @@ impl SinusoidalValues {
     ) -> f64 {
         // Twice the offset between the centres, an integer; cos is even.
         let twice_centre = (2 * offset + col_count as i64 - row_count as i64).unsigned_abs();
-        row_ratios
+        let sum: f64 = row_ratios
             .iter()
             .zip(col_ratios)
             .zip(&self.turns)
             .map(|((&r, &c), &turns)| {
                 r * c * exact_angle::sin_cos(half_steps(turns, twice_centre)).1
             })
-            .sum()
+            .sum();
+        self.dot_scale() * sum
     }
 
     /// `PE[p] · PE[p + offset]`: `Σ_i cos(offset w_i)`.
@@ -251,10 +295,17 @@ impl SinusoidalValues {
     /// evaluating it this way is exact where summing row products loses digits to rounding.
     pub fn dot_at_offset(&self, offset: i64) -> f64 {
         let distance = offset.unsigned_abs();
-        self.turns
+        let sum: f64 = self
+            .turns
             .iter()
             .map(|turns| exact_angle::sin_cos(turns.at(distance)).1)
-            .sum()
+            .sum();
+        self.dot_scale() * sum
+    }
+
+    /// What the amplitude multiplies a dot product of two rows by: its square.
+    pub fn dot_scale(&self) -> f64 {
+        self.params.amplitude * self.params.amplitude
     }
 }
 
@@ -281,6 +332,7 @@ impl SinusoidalValues {
     pub fn fill_rows(&self, first_row: usize, mut out: ndarray::ArrayViewMut2<f64>) {
         let params = &self.params;
         let pairs = params.dim / 2;
+        let amplitude = params.amplitude;
         let block = ROWS_PER_ANCHOR.min(out.nrows().max(1));
         let steps = self.steps.get_or_init(|| {
             (0..ROWS_PER_ANCHOR as u64)
@@ -304,12 +356,9 @@ impl SinusoidalValues {
                 for (k, mut row) in rows.rows_mut().into_iter().enumerate() {
                     let steps = &steps[k * pairs..(k + 1) * pairs];
                     for (i, (&(s0, c0), &(sk, ck))) in anchors.iter().zip(steps).enumerate() {
-                        let (sin_col, cos_col) = match params.layout {
-                            SinusoidalLayout::Interleaved => (2 * i, 2 * i + 1),
-                            SinusoidalLayout::Split => (i, pairs + i),
-                        };
-                        row[sin_col] = s0 * ck + c0 * sk;
-                        row[cos_col] = c0 * ck - s0 * sk;
+                        let (sin_col, cos_col) = params.pair_columns(i);
+                        row[sin_col] = amplitude * (s0 * ck + c0 * sk);
+                        row[cos_col] = amplitude * (c0 * ck - s0 * sk);
                     }
                 }
             });
@@ -356,14 +405,10 @@ pub fn translation_matrix(
     delta: u64,
 ) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
-    let pairs = params.dim / 2;
     let mut t = Array2::<f64>::zeros((params.dim, params.dim));
     for (i, turns) in params.turns().iter().enumerate() {
         let (sin, cos) = exact_angle::sin_cos(turns.at(delta));
-        let (s, c) = match params.layout {
-            SinusoidalLayout::Interleaved => (2 * i, 2 * i + 1),
-            SinusoidalLayout::Split => (i, pairs + i),
-        };
+        let (s, c) = params.pair_columns(i);
         // new sin = sin·cos φ + cos·sin φ; new cos = cos·cos φ - sin·sin φ.
         t[[s, s]] = cos;
         t[[c, s]] = sin;

@@ -156,7 +156,8 @@ fn float32_values(
             let (pair, is_cos) = p.column_pair(col);
             let (sin, cos) =
                 torch_f32::sin_cos(torch_f32::angle(p.start + row as u64, freqs[pair]));
-            f64::from(if is_cos { cos } else { sin })
+            // `pe * scale` (x-transformers, MLX): the f32 product, rounded once.
+            f64::from(p.amplitude as f32 * if is_cos { cos } else { sin })
         }),
         TableSpec::RopeInvFreq { .. } => Box::new(move |_, _, i| freqs[i]),
         TableSpec::RopeAngles { params, .. } => Box::new(move |_, row, i| {
@@ -171,15 +172,12 @@ fn float32_values(
             let rotary = setting.rotary(params.dim);
             // `emb.cos() * attention_scaling`: the f32 product, rounded.
             let attention = setting.attention_factor() as f32;
-            Box::new(move |_, row, col| {
-                let pair = rope::cache_pair(*layout, col, rotary);
+            Box::new(move |head, row, col| {
+                let (row, pair, is_sin) =
+                    rope::cache_element(*layout, *part, rotary, (head, row, col));
                 let angle = torch_f32::angle(params.start + row as u64, freqs[pair]);
                 let (sin, cos) = torch_f32::sin_cos(angle);
-                let value = match part {
-                    rope::CachePart::Cos => cos,
-                    rope::CachePart::Sin => sin,
-                };
-                f64::from(value * attention)
+                f64::from(if is_sin { sin } else { cos } * attention)
             })
         }
         TableSpec::RopeApply {
@@ -359,14 +357,11 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             let (_, rotary, attention) = rope_frequencies(spec);
             let turns = exact_rope_turns(spec);
             let (start, layout, part) = (params.start, *layout, *part);
-            real(Box::new(move |_, row, col| {
-                let pair = rope::cache_pair(layout, col, rotary);
+            real(Box::new(move |head, row, col| {
+                let (row, pair, is_sin) =
+                    rope::cache_element(layout, part, rotary, (head, row, col));
                 let (sin, cos) = exact_angle::sin_cos(turns[pair].at(start + row as u64));
-                attention
-                    * match part {
-                        rope::CachePart::Cos => cos,
-                        rope::CachePart::Sin => sin,
-                    }
+                attention * if is_sin { sin } else { cos }
             }))
         }
         TableSpec::RopeApply {

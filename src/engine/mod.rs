@@ -222,6 +222,10 @@ impl TableSpec {
                 part: CachePart::Sin,
                 ..
             } => "rope-sin",
+            TableSpec::RopeCache {
+                part: CachePart::CosSin,
+                ..
+            } => "rope-cos-sin",
             TableSpec::RopeAttentionFactor { .. } => "rope-attention-factor",
             TableSpec::RopeApply { .. } => "rope-apply",
             TableSpec::RopeUnseen(_) => "rope-unseen",
@@ -245,10 +249,26 @@ impl TableSpec {
 
     /// Whether only the CPU engine computes this kind (the GPU engine refuses it).
     pub fn cpu_only(&self) -> bool {
-        matches!(
-            self,
-            TableSpec::RopeCacheError(_) | TableSpec::RopeScoreDrift(_)
-        )
+        self.cpu_only_reason().is_some()
+    }
+
+    /// Why only the CPU engine computes this kind, for the GPU engine's refusal.
+    pub fn cpu_only_reason(&self) -> Option<&'static str> {
+        match self {
+            TableSpec::RopeCacheError(_) | TableSpec::RopeScoreDrift(_) => {
+                Some("it emulates each float32, bfloat16 and float16 rounding step by step")
+            }
+            TableSpec::RopeCache { layout, part, .. } if part.is_pairs(*layout) => Some(
+                "in --format pairs, whose first axis is the position; --format vllm holds the \
+                 same values and runs on the GPU",
+            ),
+            _ => None,
+        }
+    }
+
+    /// The GPU engine's refusal of a kind only the CPU engine computes.
+    pub fn cpu_only_error(&self) -> gpu::GpuError {
+        gpu::GpuError::CpuOnly(self.kind_name(), self.cpu_only_reason().unwrap_or_default())
     }
 
     pub fn value_kind(&self) -> ValueKind {
@@ -335,8 +355,18 @@ impl TableSpec {
             TableSpec::RopeAngles { params, freqs } => {
                 Some(vec![params.seq, freqs.rotary(params.dim) / 2])
             }
-            TableSpec::RopeCache { params, freqs, .. } => {
-                Some(vec![params.seq, freqs.rotary(params.dim)])
+            TableSpec::RopeCache {
+                params,
+                freqs,
+                layout,
+                part,
+            } => {
+                let rotary = freqs.rotary(params.dim);
+                Some(if part.is_pairs(*layout) {
+                    vec![params.seq, rotary / 2, 2]
+                } else {
+                    vec![params.seq, rotary]
+                })
             }
             TableSpec::RopeAttentionFactor { .. } => Some(vec![1]),
             TableSpec::RopeApply { input, .. } => Some(input.shape().to_vec()),

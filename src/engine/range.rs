@@ -159,7 +159,8 @@ fn similarity_range(
         // The diagonal: every pair adds sin² + cos², exactly d/2.
         high = freqs.len() as f64;
     }
-    Ok(Some((low, high)))
+    let scale = values.dot_scale();
+    Ok(Some((scale * low, scale * high)))
 }
 
 /// Every cell of `rows` x `cols` of a sinusoidal table, column by column.
@@ -188,7 +189,7 @@ fn sinusoidal_range(
                 let count = (rows.end - first).min(CHUNK);
                 // Each chunk starts from the engine's exact value at its first row and its
                 // partner (the sine beside a cosine), so that large positions lose nothing.
-                let (mut s, mut c) = exact_sin_cos(values, first, col, is_cos);
+                let (mut s, mut c) = values.unit_sin_cos(first, pair);
                 let chunk = (0..count).map(|_| {
                     let v = if is_cos { c } else { s };
                     (c, s) = (c * step_c - s * step_s, s * step_c + c * step_s);
@@ -205,7 +206,8 @@ fn sinusoidal_range(
             |a, b| Ok((a.0.min(b.0), a.1.max(b.1))),
         )?;
     // The recurrence's rounding may step a hair past ±1, which no sine reaches.
-    Ok(Some((low.max(-1.0), high.min(1.0))))
+    let amplitude = params.amplitude;
+    Ok(Some((amplitude * low.max(-1.0), amplitude * high.min(1.0))))
 }
 
 /// The least and greatest of `values`.
@@ -213,24 +215,6 @@ fn extremes(values: impl Iterator<Item = f64>) -> (f64, f64) {
     values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     })
-}
-
-/// `(sin, cos)` of row `row`'s angle in column `col`'s pair, from the engine's exact values.
-fn exact_sin_cos(values: &SinusoidalValues, row: usize, col: usize, is_cos: bool) -> (f64, f64) {
-    let params = values.params();
-    let pairs = params.dim / 2;
-    let partner = match params.layout {
-        crate::encoding::sinusoidal::SinusoidalLayout::Interleaved => col ^ 1,
-        crate::encoding::sinusoidal::SinusoidalLayout::Split => {
-            if is_cos {
-                col - pairs
-            } else {
-                col + pairs
-            }
-        }
-    };
-    let (this, other) = (values.value(row, col), values.value(row, partner));
-    if is_cos { (other, this) } else { (this, other) }
 }
 
 #[cfg(test)]

@@ -132,6 +132,7 @@ pub fn sinusoidal_of_size(positions: usize, dim: usize) -> SinusoidalParams {
         start: 0,
         layout: SinusoidalLayout::Interleaved,
         spacing: Spacing::Vaswani,
+        ..SinusoidalParams::default()
     }
 }
 

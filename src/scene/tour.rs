@@ -226,6 +226,7 @@ impl TourSettings {
             start: 0,
             layout: SinusoidalLayout::Interleaved,
             spacing: Spacing::Vaswani,
+            ..SinusoidalParams::default()
         }
     }
 }

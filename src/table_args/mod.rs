@@ -18,7 +18,7 @@ use crate::encoding::resample::{ResampleMode, ResampleParams};
 use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::rope2d::AxialParams;
-use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
 use crate::encoding::torch_f32::{Arithmetic, ArithmeticArg, FreqForm};
 use crate::encoding::{self, ParamError};
 use crate::engine::{self, EngineError, RealDtype, Table, TableSpec};
@@ -31,6 +31,16 @@ mod spec;
 
 pub use sizes::SizeOptions;
 pub use spec::*;
+
+/// How `rope-cos-sin` lays out its cosines and sines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum CacheFormat {
+    /// `[seq, R]`: the `R/2` cosines, then the `R/2` sines (vLLM's `cos_sin_cache`).
+    #[default]
+    Vllm,
+    /// `[seq, R/2, 2]`: a (cos, sin) pair per frequency (torchtune, Meta's `view_as_real`).
+    Pairs,
+}
 
 /// Every table `poslab table` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -54,6 +64,9 @@ pub enum Kind {
     RopeCos,
     /// [seq, R] RoPE sin cache as models store it (half: HF/GPT-NeoX, interleaved: GPT-J)
     RopeSin,
+    /// [seq, R] vLLM's cos_sin_cache (the R/2 cosines, then the R/2 sines), or with --format
+    /// pairs [seq, R/2, 2] (cos, sin) pairs as torchtune and Meta's view_as_real store them
+    RopeCosSin,
     /// [1] the factor a RoPE scaling multiplies cos and sin by (YaRN, LongRoPE; else 1)
     RopeAttentionFactor,
     /// [heads] ALiBi slopes, any head count (the reference rule)
@@ -151,6 +164,26 @@ pub struct TableArgs {
     /// Frequency spacing: vaswani base^(-2i/dim) or t2t base^(-i/max(dim/2-1, 1))
     #[arg(long, value_enum, value_name = "SPACING", default_value_t = Spacing::Vaswani)]
     pub spacing: Spacing,
+
+    /// Sinusoidal kinds: which of each frequency's sine and cosine comes first, in the pair or
+    /// as the first half (cos: diffusers flip_sin_to_cos=True, MLX cos_first=True)
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = FirstOfPair::Sin)]
+    pub first: FirstOfPair,
+
+    /// Sinusoidal kinds: every value multiplied by A, a positive number (x-transformers
+    /// ScaledSinusoidalEmbedding: dim^-0.5; MLX: sqrt(2/dim)); dot products by A squared
+    #[arg(
+        long,
+        value_name = "A",
+        default_value_t = 1.0,
+        allow_hyphen_values = true
+    )]
+    pub scale: f64,
+
+    /// rope-cos-sin: vllm ([seq, R]: every cosine, then every sine; vLLM's cos_sin_cache) or
+    /// pairs ([seq, R/2, 2] (cos, sin): torchtune's cache, Meta's view_as_real(freqs_cis))
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CacheFormat::Vllm)]
+    pub format: CacheFormat,
 
     /// dot-decay: the row whose dot product with every row is taken, 0 to seq-1
     #[arg(long, value_name = "ROW", default_value_t = 0)]
@@ -528,6 +561,8 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
         "start",
         "layout",
         "spacing",
+        "first",
+        "scale",
         "dtype",
     ];
     match kind {
@@ -539,6 +574,8 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "start",
             "layout",
             "spacing",
+            "first",
+            "scale",
             "dtype",
             "arith",
             "freq_form",
@@ -552,6 +589,8 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "start",
             "layout",
             "spacing",
+            "first",
+            "scale",
             "anchor",
             "dtype",
         ],
@@ -585,6 +624,19 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "base",
             "start",
             "layout",
+            "dtype",
+            "arith",
+            "freq_form",
+            ROTARY,
+            FACTOR,
+            SCALING,
+        ],
+        Kind::RopeCosSin => &[
+            "seq",
+            "dim",
+            "base",
+            "start",
+            "format",
             "dtype",
             "arith",
             "freq_form",
@@ -919,7 +971,7 @@ pub(crate) fn engine_error(error: EngineError) -> CliError {
         | EngineError::Arithmetic(_)
         | EngineError::TooLarge(_) => CliError::usage(error.to_string()),
         // Asking the GPU for a kind only the CPU computes is the user's to change.
-        EngineError::Gpu(engine::gpu::GpuError::CpuOnly(_)) => CliError::usage(error.to_string()),
+        EngineError::Gpu(engine::gpu::GpuError::CpuOnly(..)) => CliError::usage(error.to_string()),
         EngineError::Gpu(_) => CliError::runtime(error.to_string()),
     }
 }

@@ -353,6 +353,8 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             start: start()?,
             layout,
             spacing: args.spacing,
+            first: args.first,
+            amplitude: args.scale,
         })
     };
     let spec = match kind {
@@ -418,6 +420,24 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 } else {
                     CachePart::Sin
                 },
+            }
+        }
+        Kind::RopeCosSin => {
+            let dim = even_dim()?;
+            TableSpec::RopeCache {
+                params: RopeParams {
+                    seq: seq()?,
+                    dim,
+                    base: args.base,
+                    start: start()?,
+                },
+                freqs: rope_frequencies(args, dim)?,
+                // The format is the layout of a pair's two values: halves or side by side.
+                layout: match args.format {
+                    CacheFormat::Vllm => RopeLayout::Half,
+                    CacheFormat::Pairs => RopeLayout::Interleaved,
+                },
+                part: CachePart::CosSin,
             }
         }
         Kind::RopeCacheError => {

@@ -54,6 +54,7 @@ impl SharedParams {
             } else {
                 Spacing::T2t
             },
+            ..SinusoidalParams::default()
         }
     }
 }

@@ -12,7 +12,7 @@ use poslab::encoding::rope::{CachePart, RopeLayout, RopeParams};
 use poslab::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use poslab::encoding::rope2d::AxialParams;
 use poslab::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams};
-use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
 use poslab::engine::{Strided, TableSpec, Window};
 
 /// A `[1 + 5 * 7, 6]` table of uneven values resampled to `to_h x to_w`.
@@ -73,6 +73,10 @@ pub fn every_kind() -> Vec<TableSpec> {
         start: 11,
         layout: SinusoidalLayout::Split,
         spacing: Spacing::T2t,
+        // MLX's order and amplitude (sqrt(2/dim) at dim 22), so that every engine's pair
+        // order and scale are compared with the CPU's.
+        first: FirstOfPair::Cos,
+        amplitude: (2.0f64 / 22.0).sqrt(),
     };
     vec![
         TableSpec::Sinusoidal(sinusoidal),
@@ -156,6 +160,18 @@ pub fn every_kind() -> Vec<TableSpec> {
             freqs: yarn(Some(12)),
             layout: RopeLayout::Interleaved,
             part: CachePart::Sin,
+        },
+        // vLLM's cos_sin_cache under YaRN: every cosine, then every sine, times the factor.
+        TableSpec::RopeCache {
+            params: RopeParams {
+                seq: 15,
+                dim: 24,
+                base: 10_000.0,
+                start: 5000,
+            },
+            freqs: yarn(Some(16)),
+            layout: RopeLayout::Half,
+            part: CachePart::CosSin,
         },
         TableSpec::RopeInvFreq {
             dim: 24,

@@ -22,7 +22,8 @@ use crate::encoding::alibi::{self, Alibi2dParams, AlibiMode, AlibiParams};
 use crate::encoding::grid::{DistanceMetric, GridParams};
 use crate::encoding::rope::{self, CachePart, RopeLayout, RopeParams};
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
-use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::torch_f32::libraries::FrequencyRecipe;
 use crate::encoding::torch_f32::{self, FreqForm, TorchMode};
 use crate::engine::{TableSpec, cpu};
 use crate::import::StoredFloat;
@@ -47,6 +48,11 @@ pub const MAX_ELEMENTS: usize = 1 << 24;
 /// Hypotheses are first tried on this many rows; only those that match there are computed
 /// whole.
 const PROBE_ROWS: usize = 32;
+
+/// The largest error of a base's first rows, as a fraction of the file's largest value there,
+/// that float32 arithmetic might still explain (its angles at position 10^5 are off by about
+/// 4e-3 rad): beyond it no float32 reading of that base is tried.
+const FLOAT32_PROBE_MISS: f64 = 0.02;
 
 /// One hypothesis and how well it fits.
 #[derive(Debug, Clone)]
@@ -435,6 +441,7 @@ impl Search {
         let probe = rows.min(PROBE_ROWS);
         let mut ruled_out: Vec<Candidate> = Vec::new();
         let first_rows = view.slice(ndarray::s![..probe, ..]).to_owned().into_dyn();
+        let file_magnitude = crate::check::largest_magnitude(&first_rows);
         // The table `make_rows` makes for a base, first on the probe rows: `Ok` with the whole
         // table when it matches there, else the probe's reference and comparison.
         let tolerance = self.tolerance;
@@ -453,13 +460,17 @@ impl Search {
             let exact_miss = match exact {
                 None => continue,
                 Some(Err((prefix, comparison))) => {
+                    // Float32 angles at late positions (diffusion timesteps near 1000) are
+                    // off by more than the tolerance from the first row on; a wrong base is
+                    // off by a good part of the table's range.
+                    let far = comparison.max_abs_error() > FLOAT32_PROBE_MISS * file_magnitude;
                     ruled_out.push(Candidate::new(
                         describe(choice),
                         orient(prefix),
                         comparison,
                         true,
                     ));
-                    true
+                    far
                 }
                 Some(Ok(reference)) => {
                     self.consider(describe(choice), orient(reference));
@@ -476,14 +487,16 @@ impl Search {
             let Some(twin) = twin else {
                 continue;
             };
-            // Ruled out on its first rows, which float32 holds well: no float32 reading either.
+            // Ruled out on its first rows by more than float32 could explain: no float32
+            // reading either.
             if exact_miss {
                 continue;
             }
             let readings = TorchMode::all()
                 .map(Float32Reading::Torch)
                 .into_iter()
-                .chain([Float32Reading::OwnFrequencies]);
+                .chain([Float32Reading::OwnFrequencies])
+                .chain(FrequencyRecipe::ALL.map(Float32Reading::Recipe));
             for reading in readings {
                 let Some(Ok(reference)) = attempt(&|n| twin(choice, n, reading)) else {
                     continue;
@@ -507,6 +520,9 @@ impl Search {
                              formed (each within {} ulp of PyTorch's or of the exact one)",
                             crate::check::verdict::OWN_FREQUENCY_ULPS
                         ),
+                        Float32Reading::Recipe(recipe) => {
+                            format!("in float32 as {} forms it", recipe.library_function())
+                        }
                     };
                     self.candidates.push(Candidate::new(
                         format!("{}, {how}", describe(choice)),
@@ -828,4 +844,16 @@ fn complex_pairs(search: &mut Search, table: &ndarray::Array3<f64>) {
         &orient,
         ", stored as [seq, dim/2, 2] (cos, sin) pairs: Meta's freqs_cis through torch.view_as_real",
     );
+    // The same pairs as a RoPE cache, read through its frequencies: scaled ones too
+    // (torchtune's Llama 3 cache).
+    if pairs >= 2 {
+        rope_cache(
+            search,
+            &flat,
+            &orient,
+            "",
+            RopeLayout::Interleaved,
+            CachePart::CosSin,
+        );
+    }
 }

@@ -101,6 +101,8 @@ pub(super) enum Float32Reading {
     /// From frequencies its own library's `exp` or `pow` formed
     /// ([`crate::check::verdict::own_frequencies_table`]).
     OwnFrequencies,
+    /// With the frequencies another library forms in float32 (sinusoidal tables only).
+    Recipe(crate::encoding::torch_f32::libraries::FrequencyRecipe),
 }
 
 /// Rows a long table's hypotheses are first tried on: spread over the whole table, since

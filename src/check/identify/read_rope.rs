@@ -116,6 +116,15 @@ pub(super) fn rope_tables(
             rope_cache(search, view, orient, suffix, layout, part);
         }
     }
+    // vLLM's cos_sin_cache: every cosine, then every sine (pairs come as [seq, R/2, 2]).
+    rope_cache(
+        search,
+        view,
+        orient,
+        suffix,
+        RopeLayout::Half,
+        CachePart::CosSin,
+    );
 }
 
 /// A cos or sin cache `[seq, R]` of positions `0..seq` in `layout`, read as its amplitude (the
@@ -134,20 +143,27 @@ pub(super) fn rope_cache(
     let Some(reading) = read_cache(view, layout, part, search.noise) else {
         return;
     };
-    let (name, function): (&str, fn(f64) -> f64) = match part {
-        CachePart::Cos => ("cos", f64::cos),
-        CachePart::Sin => ("sin", f64::sin),
+    let name = match part {
+        CachePart::Cos => "cos",
+        CachePart::Sin => "sin",
+        CachePart::CosSin => "cos-sin",
     };
+    // Laid out as `[seq, R]` (pairs too: the caller gives them back their third axis).
     let make = |theta: &[f64], attention: f64, rows: &[usize], torch: bool| {
         Array2::from_shape_fn((rows.len(), width), |(r, col)| {
-            let pair = layout.pair_of_column(col, width);
+            let (_, pair, is_sin) = rope::cache_element(layout, part, width, (0, 0, col));
+            let (pair, is_sin) = if part.is_pairs(layout) {
+                (col / 2, col % 2 == 1)
+            } else {
+                (pair, is_sin)
+            };
             let position = rows[r] as u64;
             if torch {
                 let (sin, cos) = torch_f32::sin_cos(torch_f32::angle(position, theta[pair]));
-                let value = if part == CachePart::Cos { cos } else { sin };
-                f64::from(value * attention as f32)
+                f64::from(if is_sin { sin } else { cos } * attention as f32)
             } else {
-                attention * function(position as f64 * theta[pair])
+                let (sin, cos) = (position as f64 * theta[pair]).sin_cos();
+                attention * if is_sin { sin } else { cos }
             }
         })
         .into_dyn()
@@ -156,9 +172,15 @@ pub(super) fn rope_cache(
         Ok(table) => orient(table),
         Err(e) => unreachable!("caches are 2-D: {e}"),
     };
-    let layout_name = match layout {
-        RopeLayout::Half => "half layout (Hugging Face: frequencies repeated as two halves)",
-        RopeLayout::Interleaved => "interleaved layout (each frequency twice in a row)",
+    let layout_name = match (part, layout) {
+        (CachePart::CosSin, RopeLayout::Half) => {
+            "vLLM's layout (every cosine, then every sine: --format vllm)"
+        }
+        (CachePart::CosSin, RopeLayout::Interleaved) => {
+            "(cos, sin) pairs (--format pairs: torchtune, Meta's view_as_real)"
+        }
+        (_, RopeLayout::Half) => "half layout (Hugging Face: frequencies repeated as two halves)",
+        (_, RopeLayout::Interleaved) => "interleaved layout (each frequency twice in a row)",
     };
     let scaled = if (reading.amplitude - 1.0).abs() > 1e-6 {
         // As many digits as the file holds.
@@ -225,6 +247,18 @@ pub(super) fn read_cache(
             }
             a
         }
+        // The factor in every cosine's column, 0 in every sine's.
+        CachePart::CosSin => {
+            let a = first[0];
+            let holds = (0..pairs).all(|i| {
+                let (cos, sin) = layout.pair(i, width);
+                (first[cos] - a).abs() <= 1e-5 * a && first[sin].abs() <= 1e-5
+            });
+            if !(a > 0.0 && holds) {
+                return None;
+            }
+            a
+        }
         // sin 0 = 0 everywhere; the fastest pair gives s1 = A sin θ, s2 = A sin 2θ = 2 s1 cos θ.
         CachePart::Sin => {
             if first.iter().any(|v| v.abs() > 1e-5) {
@@ -248,7 +282,8 @@ pub(super) fn read_cache(
     } else {
         amplitude
     };
-    let is_cos = part == CachePart::Cos;
+    // A cos-sin cache is read through its cosines.
+    let is_cos = part != CachePart::Sin;
     // Pairs from the first whose angle reads worse than 5% (narrow files only).
     let mut unreadable_from = None;
     let mut frequencies = Vec::with_capacity(pairs);

@@ -14,43 +14,31 @@ pub(super) fn sinusoidal(
         return;
     }
     let pairs = dim / 2;
+    let (amplitude, amplitude_name) = fitted_amplitude(view);
     for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
-        let columns = |i: usize| match layout {
-            SinusoidalLayout::Interleaved => (2 * i, 2 * i + 1),
-            SinusoidalLayout::Split => (i, i + pairs),
-        };
-        for cos_first in [false, true] {
-            // Swapping sin and cos columns turns a cos-first table into a sin-first one.
-            let swap = |mut a: Array2<f64>| {
-                if cos_first {
-                    for i in 0..pairs {
-                        let (s, c) = columns(i);
-                        for row in 0..a.nrows() {
-                            a.swap([row, s], [row, c]);
-                        }
-                    }
-                }
-                a
-            };
-            // The sin and cos columns of pair i, read in place (a copy of a large table
-            // with its columns swapped would double what the search holds).
-            let sin_cos = |i: usize| {
-                let (s, c) = columns(i);
-                if cos_first { (c, s) } else { (s, c) }
+        for first in [FirstOfPair::Sin, FirstOfPair::Cos] {
+            // Everything but the frequencies' parameters, which the search fills in.
+            let shape = SinusoidalParams {
+                seq: 1,
+                dim,
+                layout,
+                first,
+                amplitude,
+                ..SinusoidalParams::default()
             };
             let rates: Vec<(usize, f64, f64)> = (0..pairs)
                 .filter_map(|i| {
-                    let (s, c) = sin_cos(i);
+                    let (s, c) = shape.pair_columns(i);
                     let sin: Vec<f64> = view.column(s).to_vec();
                     let cos: Vec<f64> = view.column(c).to_vec();
                     let (rate, _) = angle_rate(&sin, &cos)?;
                     Some((i, rate, rate * (seq - 1) as f64))
                 })
                 .collect();
-            // Each pair's angle in the first row.
+            // Each pair's angle in the first row (the amplitude cancels in the ratio).
             let phases: Vec<f64> = (0..pairs)
                 .map(|i| {
-                    let (s, c) = sin_cos(i);
+                    let (s, c) = shape.pair_columns(i);
                     view[[0, s]].atan2(view[[0, c]])
                 })
                 .collect();
@@ -74,17 +62,17 @@ pub(super) fn sinusoidal(
                 let start_for = |b: f64| {
                     *starts.borrow_mut().entry(b.to_bits()).or_insert_with(|| {
                         let params = SinusoidalParams {
-                            seq: 1,
-                            dim,
                             base: b,
-                            start: 0,
-                            layout,
                             spacing,
+                            ..shape
                         };
                         resolve_start(params.frequencies().as_slice()?, &phases)
                     })
                 };
-                let order = if cos_first { "cos first" } else { "sin first" };
+                let order = match first {
+                    FirstOfPair::Sin => "sin first",
+                    FirstOfPair::Cos => "cos first",
+                };
                 let layout_name = match layout {
                     SinusoidalLayout::Interleaved => "interleaved",
                     SinusoidalLayout::Split => "split",
@@ -106,7 +94,8 @@ pub(super) fn sinusoidal(
                             format!("base {b}")
                         };
                         format!(
-                            "sinusoidal, {layout_name} layout, {order}, {spacing_name} spacing, {base}, d = {dim}, positions {positions}{suffix}"
+                            "sinusoidal, {layout_name} layout, {order}, {spacing_name} spacing, {base}, {}d = {dim}, positions {positions}{suffix}",
+                            amplitude_name
                         )
                     },
                     view,
@@ -114,46 +103,112 @@ pub(super) fn sinusoidal(
                     |b, rows| {
                         let params = SinusoidalParams {
                             seq: rows,
-                            dim,
                             base: b,
                             start: start_for(b)?,
-                            layout,
                             spacing,
+                            ..shape
                         };
                         let table = super::noted(cpu::compute(&TableSpec::Sinusoidal(params)))?;
-                        let table = table.into_real().into_dimensionality::<Ix2>().ok()?;
-                        Some(swap(table))
+                        table.into_real().into_dimensionality::<Ix2>().ok()
                     },
                     Some(&|b, rows, reading| {
                         let params = SinusoidalParams {
                             seq: rows,
-                            dim,
                             base: b,
                             start: start_for(b)?,
-                            layout,
                             spacing,
+                            ..shape
                         };
                         let spec = TableSpec::Sinusoidal(params);
+                        let rows_of_file = || view.slice(ndarray::s![..rows, ..]).to_owned().into_dyn();
                         let table = match reading {
                             Float32Reading::Torch(mode) => {
                                 let torch = crate::encoding::torch_f32::Arithmetic::TorchF32(mode);
                                 super::noted(cpu::compute_arith(&spec, torch))?.into_real()
                             }
-                            // Against the file's rows laid out as the spec's (a sin-first
-                            // table: swapping twice is no swap).
                             Float32Reading::OwnFrequencies => {
-                                let target = swap(view.slice(ndarray::s![..rows, ..]).to_owned());
-                                crate::check::verdict::own_frequencies_table(
-                                    &spec,
-                                    &target.into_dyn(),
-                                )?
+                                crate::check::verdict::own_frequencies_table(&spec, &rows_of_file())?
                             }
+                            Float32Reading::Recipe(recipe) => crate::check::verdict::recipe_table(
+                                &spec,
+                                &params,
+                                recipe,
+                                &rows_of_file(),
+                            )?,
                         };
-                        let table = table.into_dimensionality::<Ix2>().ok()?;
-                        Some(swap(table))
+                        table.into_dimensionality::<Ix2>().ok()
                     }),
                 );
             }
         }
     }
+}
+
+/// The amplitude of a sinusoidal table (every pair's sine and cosine lie on a circle of that
+/// radius), and how a description names it: nothing for 1, else the value and, where it is
+/// one, the rule a library uses (`dim^-0.5`: x-transformers; `sqrt(2/dim)`: MLX). A named
+/// value within float32 rounding of the fit is said as that value, never as the fit.
+fn fitted_amplitude(view: &Array2<f64>) -> (f64, String) {
+    let (rows, dim) = view.dim();
+    let pairs = dim / 2;
+    // Pairs of an interleaved and of a split table have the same radii: try both readings
+    // of the first row, and keep the one whose radii agree.
+    let radii = |columns: &dyn Fn(usize) -> (usize, usize)| -> Vec<f64> {
+        (0..rows.min(64))
+            .flat_map(|r| (0..pairs).map(move |i| (r, i)))
+            .map(|(r, i)| {
+                let (a, b) = columns(i);
+                view[[r, a]].hypot(view[[r, b]])
+            })
+            .collect()
+    };
+    let spread = |values: &[f64]| {
+        let (low, high) = values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+                (l.min(v), h.max(v))
+            });
+        (high - low) / high.max(f64::MIN_POSITIVE)
+    };
+    let interleaved = radii(&|i| (2 * i, 2 * i + 1));
+    let split = radii(&|i| (i, i + pairs));
+    let values = if spread(&interleaved) <= spread(&split) {
+        interleaved
+    } else {
+        split
+    };
+    let fitted = values.iter().sum::<f64>() / values.len().max(1) as f64;
+    let named = [
+        (1.0, ""),
+        (
+            1.0 / (dim as f64).sqrt(),
+            " (dim^-0.5, x-transformers' ScaledSinusoidalEmbedding)",
+        ),
+        ((2.0 / dim as f64).sqrt(), " (sqrt(2/dim), MLX's default)"),
+    ];
+    if !(fitted.is_finite() && fitted > 0.0) {
+        return (1.0, String::new());
+    }
+    match named
+        .iter()
+        .find(|(value, _)| ((fitted - value) / value).abs() < 1e-5)
+    {
+        Some(&(1.0, _)) => (1.0, String::new()),
+        Some(&(value, rule)) => (value, format!("scale {value:.9}{rule}, ")),
+        None => {
+            // The fewest significant digits that float32 rounding cannot tell from the fit.
+            let roundest = (1..=9)
+                .map(|digits| round_to_digits(fitted, digits))
+                .find(|v| ((v - fitted) / fitted).abs() < 1e-6)
+                .unwrap_or(fitted);
+            (roundest, format!("scale {roundest} (fitted), "))
+        }
+    }
+}
+
+/// `value` rounded to `digits` significant decimal digits.
+fn round_to_digits(value: f64, digits: i32) -> f64 {
+    let magnitude = value.abs().log10().floor() as i32;
+    let factor = 10f64.powi(digits - 1 - magnitude);
+    (value * factor).round() / factor
 }

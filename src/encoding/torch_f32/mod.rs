@@ -8,6 +8,7 @@
 //! reproduced here bit for bit. At position 4096 the angle alone is off by up to 2.4e-4 rad from
 //! the exact one. docs/torch-f32.md says what is reproduced and how far CUDA can differ.
 
+pub mod libraries;
 pub mod sleef;
 
 /// Whether a table is exact (f64) or as PyTorch's float32 computes it.

@@ -43,11 +43,8 @@ pub enum GpuError {
     PositionsTooLarge { last: u64 },
     #[error("reading the table back from the GPU failed: {0}")]
     Readback(String),
-    #[error(
-        "{0} is computed by the CPU engine only (it emulates each float32, bfloat16 and float16 \
-         rounding step by step); leave out --backend gpu"
-    )]
-    CpuOnly(&'static str),
+    #[error("{0} is computed by the CPU engine only ({1}); leave out --backend gpu")]
+    CpuOnly(&'static str, &'static str),
 }
 
 /// A compute device with the pipelines of every kernel, created once and reused.

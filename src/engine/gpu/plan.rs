@@ -8,7 +8,7 @@ use super::to_u32;
 use crate::encoding::exact_angle::TurnsPerStep;
 use crate::encoding::resample::AxisTaps;
 use crate::encoding::rope::RopeLayout;
-use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams};
+use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams};
 use crate::encoding::torch_f32::{Arithmetic, TorchMode};
 use crate::encoding::{alibi, grid::DistanceMetric, rope};
 use crate::engine::TableSpec;
@@ -18,6 +18,8 @@ fn cache_part_flag(part: rope::CachePart) -> u32 {
     match part {
         rope::CachePart::Cos => 0,
         rope::CachePart::Sin => 2,
+        // Cosines in the first half, sines in the second (vLLM; pairs are CPU-only).
+        rope::CachePart::CosSin => 4,
     }
 }
 
@@ -43,7 +45,7 @@ impl Plan {
     /// The plan for a validated spec; the kinds only the CPU engine computes are refused.
     pub(super) fn new(spec: &TableSpec, arith: Arithmetic) -> Result<Self, super::GpuError> {
         if spec.cpu_only() {
-            return Err(super::GpuError::CpuOnly(spec.kind_name()));
+            return Err(spec.cpu_only_error());
         }
         let exact = Self::exact(spec);
         Ok(match arith {
@@ -67,8 +69,12 @@ impl Plan {
             |freqs: &[f64]| -> Vec<u32> { freqs.iter().flat_map(|&w| turns_per_step(w)).collect() };
         let split_of =
             |values: &[f64]| -> Vec<u32> { values.iter().flat_map(|&v| split_f64(v)).collect() };
+        // Bit 1 of the flags puts the cosine first; scalar0 is what the kernel's values are
+        // multiplied by: the amplitude for the table, its square for dot products.
         let sinusoidal_params = |p: &SinusoidalParams| KernelParams {
-            flags: u32::from(p.layout == SinusoidalLayout::Split),
+            flags: u32::from(p.layout == SinusoidalLayout::Split)
+                | (u32::from(p.first == FirstOfPair::Cos) << 1),
+            scalar0: p.amplitude as f32,
             position_start: p.start as u32,
             dim: p.dim as u32,
             ..Default::default()
@@ -105,6 +111,7 @@ impl Plan {
                 sinusoidal_turns(params),
                 KernelParams {
                     extra: *anchor as u32,
+                    scalar0: (params.amplitude * params.amplitude) as f32,
                     ..sinusoidal_params(params)
                 },
             ),
@@ -113,7 +120,10 @@ impl Plan {
                 "toeplitz_fill",
                 TILE_2D,
                 sinusoidal_turns(p),
-                sinusoidal_params(p),
+                KernelParams {
+                    scalar0: (p.amplitude * p.amplitude) as f32,
+                    ..sinusoidal_params(p)
+                },
             ),
             TableSpec::RopeInvFreq { .. } => plan(
                 shaders::ROPE,

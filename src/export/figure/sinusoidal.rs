@@ -26,6 +26,7 @@ pub(super) fn params_from(args: &FigureArgs) -> Result<SinusoidalParams, CliErro
         start: options::start(args)?,
         layout,
         spacing: args.spacing.unwrap_or(Spacing::Vaswani),
+        ..SinusoidalParams::default()
     };
     params.validate()?;
     Ok(params)

@@ -1,0 +1,428 @@
+//! Tables made by today's libraries' own code (in `tests/data/libraries`, remade by `make.py`
+//! there from the libraries installed from the registry): checked with the options a user
+//! types from each library's parameters, each matches at the default tolerance, `identify`
+//! names the reading, and the same check with one parameter wrong is a mismatch.
+
+mod common;
+
+use common::run_poslab as run;
+
+/// One library table and how a user checks it.
+struct Case {
+    file: &'static str,
+    /// `check`'s options, from the library's parameters.
+    options: &'static [&'static str],
+    /// What `check`'s verdict says (beyond MATCH), when a reading other than the plain
+    /// comparison is needed.
+    check_says: &'static [&'static str],
+    /// What `identify` says.
+    identify_says: &'static [&'static str],
+    /// The options with one parameter wrong.
+    wrong: &'static [&'static str],
+}
+
+fn data(file: &str) -> String {
+    format!("{}/tests/data/libraries/{file}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn check(file: &str, options: &[&str]) -> (i32, String) {
+    let path = data(file);
+    let mut args = vec!["check", path.as_str()];
+    args.extend_from_slice(options);
+    run(&args)
+}
+
+fn assert_case(case: &Case) {
+    let (status, text) = check(case.file, case.options);
+    assert_eq!(status, 0, "{}: check {:?}\n{text}", case.file, case.options);
+    assert!(text.contains("MATCH"), "{}:\n{text}", case.file);
+    for said in case.check_says {
+        assert!(
+            text.contains(said),
+            "{}: check should say {said:?}:\n{text}",
+            case.file
+        );
+    }
+    let (status, text) = check(case.file, case.wrong);
+    assert_eq!(
+        status, 1,
+        "{}: check {:?} should mismatch\n{text}",
+        case.file, case.wrong
+    );
+    let (status, text) = run(&["identify", &data(case.file)]);
+    assert_eq!(status, 0, "{}: identify\n{text}", case.file);
+    let first = text.lines().next().unwrap_or_default();
+    assert!(first.starts_with("identified: "), "{}:\n{text}", case.file);
+    for said in case.identify_says {
+        assert!(
+            first.contains(said),
+            "{}: identify should say {said:?}:\n{text}",
+            case.file
+        );
+    }
+}
+
+#[test]
+fn diffusers_timestep_embeddings_match_as_diffusers_makes_them() {
+    // get_timestep_embedding(arange(64), 32, flip_sin_to_cos=True, downscale_freq_shift=0).
+    assert_case(&Case {
+        file: "diffusers_timestep_flip.npy",
+        options: &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "64",
+            "--dim",
+            "32",
+            "--layout",
+            "split",
+            "--first",
+            "cos",
+        ],
+        check_says: &[],
+        identify_says: &[
+            "split layout, cos first, Vaswani spacing, base 10000",
+            "positions 0..63",
+        ],
+        wrong: &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "64",
+            "--dim",
+            "32",
+            "--layout",
+            "split",
+        ],
+    });
+    // get_timestep_embedding(arange(936, 1000), 64, max_period=2000): its float32 exponent is
+    // rounded before exp, 10 ulp and more from the exact frequencies.
+    assert_case(&Case {
+        file: "diffusers_timestep_shift1.npy",
+        options: &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "64",
+            "--start",
+            "936",
+            "--dim",
+            "64",
+            "--max-period",
+            "2000",
+            "--spacing",
+            "t2t",
+            "--layout",
+            "split",
+        ],
+        check_says: &[
+            "diffusers' get_timestep_embedding (max_period=2000, downscale_freq_shift=1)",
+        ],
+        identify_says: &[
+            "tensor2tensor spacing, base 2000,",
+            "positions 936..999",
+            "as diffusers' get_timestep_embedding forms it",
+        ],
+        wrong: &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "64",
+            "--start",
+            "936",
+            "--dim",
+            "64",
+            "--max-period",
+            "10000",
+            "--spacing",
+            "t2t",
+            "--layout",
+            "split",
+        ],
+    });
+}
+
+#[test]
+fn x_transformers_scaled_sinusoidal_embedding_matches_with_its_scale() {
+    // ScaledSinusoidalEmbedding(32): split, sin first, scale dim^-0.5 (a float32 parameter).
+    assert_case(&Case {
+        file: "xtransformers_scaled.npy",
+        options: &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "64",
+            "--dim",
+            "32",
+            "--layout",
+            "split",
+            "--scale",
+            "0.17677669529663687",
+        ],
+        check_says: &[],
+        identify_says: &[
+            "split layout, sin first, Vaswani spacing, base 10000, scale 0.176776695 (dim^-0.5",
+        ],
+        wrong: &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "64",
+            "--dim",
+            "32",
+            "--layout",
+            "split",
+        ],
+    });
+}
+
+#[test]
+fn mlx_sinusoidal_encoding_matches_with_its_recipe_and_exp() {
+    // SinusoidalPositionalEncoding(32, cos_first=True): frequencies 1 to 1e-4 inclusive (t2t),
+    // scale sqrt(2/32), formed with MLX's own float32 exp.
+    assert_case(&Case {
+        file: "mlx_sinusoidal_cos_first.npy",
+        options: &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "64",
+            "--dim",
+            "32",
+            "--layout",
+            "split",
+            "--spacing",
+            "t2t",
+            "--first",
+            "cos",
+            "--scale",
+            "0.25",
+        ],
+        check_says: &["MLX's SinusoidalPositionalEncoding (min_freq=1/10000, max_freq=1)"],
+        identify_says: &[
+            "split layout, cos first, tensor2tensor spacing, base 10000, scale 0.250000000 (sqrt(2/dim)",
+        ],
+        wrong: &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "64",
+            "--dim",
+            "32",
+            "--layout",
+            "split",
+            "--spacing",
+            "t2t",
+            "--first",
+            "cos",
+            "--scale",
+            "0.2501",
+        ],
+    });
+}
+
+/// `rope-cos-sin`, evaluated here from the formula: vLLM's `cos_sin_cache` is
+/// `cat(cos(t w), sin(t w))` of the `R/2` angles of each position; pairs are `stack(cos, sin)`.
+#[test]
+fn rope_cos_sin_is_vllm_cache_and_torchtune_pairs_by_the_formula() {
+    let (seq, dim, base, start) = (7usize, 12usize, 500.0f64, 3u64);
+    let half = dim / 2;
+    let w = |i: usize| base.powf(-((2 * i) as f64) / dim as f64);
+    let angle = |r: usize, i: usize| (start + r as u64) as f64 * w(i);
+    let dir = tempfile::tempdir().unwrap();
+    for (format, shape) in [("vllm", vec![seq, dim]), ("pairs", vec![seq, half, 2])] {
+        let out = dir.path().join(format!("{format}.npy"));
+        let (status, text) = run(&[
+            "table",
+            "rope-cos-sin",
+            "--format",
+            format,
+            "--seq",
+            "7",
+            "--dim",
+            "12",
+            "--base",
+            "500",
+            "--start",
+            "3",
+            "--dtype",
+            "f64",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(status, 0, "{text}");
+        let table = poslab::import::read_npy_f64(&out, u64::MAX).unwrap();
+        assert_eq!(table.shape(), shape.as_slice(), "{format}");
+        let values: Vec<f64> = table.iter().copied().collect();
+        for r in 0..seq {
+            for i in 0..half {
+                let (sin, cos) = angle(r, i).sin_cos();
+                let (at_cos, at_sin) = match format {
+                    "vllm" => (r * dim + i, r * dim + half + i),
+                    _ => (r * dim + 2 * i, r * dim + 2 * i + 1),
+                };
+                assert!(
+                    (values[at_cos] - cos).abs() < 1e-14,
+                    "{format} cos [{r}, {i}]"
+                );
+                assert!(
+                    (values[at_sin] - sin).abs() < 1e-14,
+                    "{format} sin [{r}, {i}]"
+                );
+            }
+        }
+    }
+    // Options that do not apply are refused, naming the one to use.
+    let out = dir.path().join("refused.npy");
+    let (status, text) = run(&[
+        "table",
+        "rope-cos-sin",
+        "--seq",
+        "4",
+        "--dim",
+        "8",
+        "--layout",
+        "half",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 2, "{text}");
+    assert!(text.contains("--layout"), "{text}");
+}
+
+#[test]
+fn torchtune_caches_match_as_pairs() {
+    // RotaryPositionalEmbeddings(64, max_seq_len=128).cache: [128, 32, 2] float32.
+    assert_case(&Case {
+        file: "torchtune_rope_cache.npy",
+        options: &[
+            "--as",
+            "rope-cos-sin",
+            "--format",
+            "pairs",
+            "--seq",
+            "128",
+            "--dim",
+            "64",
+        ],
+        check_says: &["as PyTorch computes it in float32"],
+        identify_says: &[
+            "RoPE cos-sin cache, (cos, sin) pairs (--format pairs",
+            "positions 0..127, base 10000",
+        ],
+        wrong: &[
+            "--as",
+            "rope-cos-sin",
+            "--format",
+            "pairs",
+            "--seq",
+            "128",
+            "--dim",
+            "64",
+            "--base",
+            "20000",
+        ],
+    });
+    // Llama3ScaledRoPE(64, max_seq_len=256, base=500000) with its defaults (8, 1, 4, 8192).
+    let llama3: &[&str] = &[
+        "--as",
+        "rope-cos-sin",
+        "--format",
+        "pairs",
+        "--seq",
+        "256",
+        "--dim",
+        "64",
+        "--base",
+        "500000",
+        "--scaling",
+        "llama3",
+        "--factor",
+        "8",
+        "--low-freq-factor",
+        "1",
+        "--high-freq-factor",
+        "4",
+        "--original-max-position-embeddings",
+        "8192",
+    ];
+    let (status, text) = check("torchtune_llama3_cache.npy", llama3);
+    assert_eq!(status, 0, "{text}");
+    let plain = &llama3[..10];
+    let (status, text) = check("torchtune_llama3_cache.npy", plain);
+    assert_eq!(
+        status, 1,
+        "without its scaling the cache is a mismatch:\n{text}"
+    );
+}
+
+#[test]
+fn vllm_cos_sin_caches_match_under_their_scalings() {
+    // RotaryEmbedding(head_size=64, rotary_dim=64, max_position_embeddings=128, base=10000).
+    assert_case(&Case {
+        file: "vllm_cos_sin_cache.npy",
+        options: &["--as", "rope-cos-sin", "--seq", "128", "--dim", "64"],
+        check_says: &["as PyTorch computes it in float32"],
+        identify_says: &[
+            "RoPE cos-sin cache, vLLM's layout",
+            "positions 0..127, base 10000,",
+        ],
+        wrong: &[
+            "--as",
+            "rope-cos-sin",
+            "--format",
+            "pairs",
+            "--seq",
+            "128",
+            "--dim",
+            "64",
+        ],
+    });
+    // YaRN x4 from 64 positions on a rotary width of 32: 256 positions, times mscale.
+    let yarn: &[&str] = &[
+        "--as",
+        "rope-cos-sin",
+        "--seq",
+        "256",
+        "--dim",
+        "32",
+        "--scaling",
+        "yarn",
+        "--factor",
+        "4",
+        "--original-max-position-embeddings",
+        "64",
+    ];
+    let (status, text) = check("vllm_yarn_cos_sin_cache.npy", yarn);
+    assert_eq!(status, 0, "{text}");
+    let (status, text) = check("vllm_yarn_cos_sin_cache.npy", &yarn[..6]);
+    assert_eq!(status, 1, "without YaRN the cache is a mismatch:\n{text}");
+    // NTKScalingRotaryEmbedding(scaling_factor=2): the base doubled, every frequency divided
+    // by 2^(2/64), which is a linear scaling by that factor.
+    let factor = 2f64.powf(2.0 / 64.0).to_string();
+    let ntk = [
+        "--as",
+        "rope-cos-sin",
+        "--seq",
+        "128",
+        "--dim",
+        "64",
+        "--base",
+        "20000",
+        "--scaling",
+        "linear",
+        "--factor",
+        factor.as_str(),
+    ];
+    let (status, text) = check("vllm_ntk_cos_sin_cache.npy", &ntk);
+    assert_eq!(status, 0, "{text}");
+    let (status, text) = check("vllm_ntk_cos_sin_cache.npy", &ntk[..8]);
+    assert_eq!(status, 1, "the doubled base alone is a mismatch:\n{text}");
+    let (status, text) = run(&["identify", &data("vllm_ntk_cos_sin_cache.npy")]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.starts_with("identified: RoPE cos-sin cache, vLLM's layout"),
+        "{text}"
+    );
+    assert!(text.contains("base 20000, linear scaling"), "{text}");
+}
