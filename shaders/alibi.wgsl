@@ -1,5 +1,6 @@
 // ALiBi biases. constants: per head, the slope as f32 bits (hi) then the low part.
-// flags bit 0 (1-D): causal, -inf where key > query.
+// flags bit 0 (1-D): causal, -inf where key > query. alibi_bias: position_start is the first
+// query's position (the last queries of a longer sequence).
 
 fn slope(head: u32) -> f32 {
     return real_constant(2u * head) + real_constant(2u * head + 1u);
@@ -10,7 +11,7 @@ fn alibi_bias(@builtin(global_invocation_id) id: vec3<u32>) {
     if !in_window(id) {
         return;
     }
-    let query = table_row(id.y);
+    let query = params.position_start + table_row(id.y);
     let key = table_col(id.x);
     let index = output_index(id.x, id.y, id.z);
     if (params.flags & 1u) != 0u && key > query {

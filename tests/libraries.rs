@@ -426,3 +426,126 @@ fn vllm_cos_sin_caches_match_under_their_scalings() {
     );
     assert!(text.contains("base 20000, linear scaling"), "{text}");
 }
+
+#[test]
+fn alibi_windows_of_x_transformers_and_mlx_match_and_are_identified() {
+    // AlibiPositionalBias(heads=4, total_heads=6)(5, 12): the last 5 of 12 queries, two heads
+    // without ALiBi after the four sloped ones.
+    assert_case(&Case {
+        file: "xtransformers_alibi_window.npy",
+        options: &[
+            "--as",
+            "alibi",
+            "--heads",
+            "4",
+            "--zero-heads",
+            "2",
+            "--seq",
+            "12",
+            "--queries",
+            "5",
+            "--mode",
+            "symmetric",
+        ],
+        check_says: &[],
+        identify_says: &[
+            "4 sloped heads and 2 of slope 0 after them (--zero-heads 2)",
+            "the last 5 queries (positions 7..11) over 12 keys",
+            "symmetric",
+        ],
+        wrong: &[
+            "--as",
+            "alibi",
+            "--heads",
+            "6",
+            "--seq",
+            "12",
+            "--queries",
+            "5",
+            "--mode",
+            "symmetric",
+        ],
+    });
+    // ALiBi.create_alibi_matrix(20, 20, num_heads=6, offset=16): [1, 6, 4, 20].
+    assert_case(&Case {
+        file: "mlx_alibi_offset.npy",
+        options: &[
+            "--as",
+            "alibi",
+            "--heads",
+            "6",
+            "--seq",
+            "20",
+            "--queries",
+            "4",
+            "--mode",
+            "symmetric",
+        ],
+        check_says: &[],
+        identify_says: &[
+            "6 sloped heads, the last 4 queries (positions 16..19) over 20 keys",
+            "symmetric",
+        ],
+        wrong: &[
+            "--as",
+            "alibi",
+            "--heads",
+            "6",
+            "--seq",
+            "20",
+            "--queries",
+            "5",
+            "--mode",
+            "symmetric",
+        ],
+    });
+}
+
+/// `--queries` and `--zero-heads`, evaluated here from the rule: head h < heads has slope
+/// 2^(-8(h+1)/heads) (a power of two), the others 0; query r is position seq - Q + r.
+#[test]
+fn alibi_queries_and_zero_heads_follow_the_rule() {
+    let (heads, zero, seq, queries) = (4usize, 3usize, 9usize, 4usize);
+    let dir = tempfile::tempdir().unwrap();
+    for (mode, causal) in [("causal", true), ("symmetric", false)] {
+        let out = dir.path().join(format!("{mode}.npy"));
+        let (status, text) = run(&[
+            "table",
+            "alibi",
+            "--heads",
+            "4",
+            "--zero-heads",
+            "3",
+            "--seq",
+            "9",
+            "--queries",
+            "4",
+            "--mode",
+            mode,
+            "--dtype",
+            "f64",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(status, 0, "{text}");
+        let table = poslab::import::tables::read_table(&out, None, u64::MAX).unwrap();
+        assert_eq!(table.shape(), &[heads + zero, queries, seq]);
+        for ((h, r, k), &value) in table.indexed_iter().map(|(i, v)| ((i[0], i[1], i[2]), v)) {
+            let slope = if h < heads {
+                2f64.powf(-8.0 * (h + 1) as f64 / heads as f64)
+            } else {
+                0.0
+            };
+            let query = seq - queries + r;
+            let expected = if causal && k > query {
+                f64::NEG_INFINITY
+            } else {
+                -slope * query.abs_diff(k) as f64
+            };
+            assert!(
+                value == expected,
+                "{mode} [{h}, {r}, {k}]: {value} vs {expected}"
+            );
+        }
+    }
+}

@@ -409,7 +409,10 @@ fn check_range(
     {
         return Ok(());
     }
-    let masks = matches!(spec, TableSpec::Alibi { .. });
+    let masks = matches!(
+        spec,
+        TableSpec::Alibi { .. } | TableSpec::AlibiWindow { .. }
+    );
     if !masks && values.iter().any(|v| v.is_infinite()) {
         let why = if on_gpu {
             "the GPU engine computes in float32: try --backend cpu"

@@ -39,6 +39,7 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         | TableSpec::RopeCacheError(_)
         | TableSpec::RopeScoreDrift(_)
         | TableSpec::AlibiKeys { .. }
+        | TableSpec::AlibiWindow { .. }
         | TableSpec::SinCos2dResample { .. } => {
             let window = Window::all(spec.matrix_shape());
             let ndim = spec.shape().map_or(0, |s| s.len());
@@ -395,6 +396,20 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             let (seq, form, first) = (*seq, *form, head.unwrap_or(0));
             real(Box::new(move |h, _, j| {
                 alibi::key_bias(slopes[first + h], form, j, seq)
+            }))
+        }
+        TableSpec::AlibiWindow {
+            params,
+            queries,
+            head,
+            ..
+        } => {
+            let slopes = alibi::slopes_unchecked(params.heads);
+            let (mode, first_query, first) = (params.mode, params.seq - queries, head.unwrap_or(0));
+            real(Box::new(move |h, row, key| {
+                // The heads after the sloped ones have slope 0.
+                let slope = slopes.get(first + h).copied().unwrap_or(0.0);
+                alibi::bias_value(slope, mode, first_query + row, key)
             }))
         }
         TableSpec::Alibi { params, head } => {

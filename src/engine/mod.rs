@@ -91,6 +91,16 @@ pub enum TableSpec {
         form: AlibiForm,
         head: Option<usize>,
     },
+    /// `[heads + zero_heads, queries, seq]`: the biases of the last `queries` queries over all
+    /// `seq` keys (a decoder's step with a KV cache: x-transformers, MLX's `offset`), with
+    /// `zero_heads` heads of slope 0 after the sloped ones (x-transformers' unalibied heads).
+    /// `head: Some(h)` asks for that head's `[queries, seq]` slice only.
+    AlibiWindow {
+        params: AlibiParams,
+        queries: usize,
+        zero_heads: usize,
+        head: Option<usize>,
+    },
     Alibi2d {
         params: Alibi2dParams,
         head: Option<usize>,
@@ -185,6 +195,26 @@ impl TableSpec {
                 encoding::check_count("seq", *seq, encoding::SEQ_RANGE)?;
                 check_optional_head(*head, *heads)
             }
+            TableSpec::AlibiWindow {
+                params,
+                queries,
+                zero_heads,
+                head,
+            } => {
+                params.validate()?;
+                if !(1..=params.seq).contains(queries) {
+                    return Err(ParamError::new(
+                        "queries",
+                        queries,
+                        format!(
+                            "must be 1 to {} (--seq: the keys they attend to)",
+                            params.seq
+                        ),
+                    ));
+                }
+                encoding::check_count("zero_heads", *zero_heads, 0..=*encoding::HEADS_RANGE.end())?;
+                check_optional_head(*head, params.heads + zero_heads)
+            }
             TableSpec::Alibi2d { params, head } => {
                 params.validate()?;
                 check_optional_head(*head, params.heads)
@@ -232,6 +262,7 @@ impl TableSpec {
             TableSpec::AlibiSlopes { .. } => "alibi-slopes",
             TableSpec::Alibi { .. } => "alibi",
             TableSpec::AlibiKeys { .. } => "alibi",
+            TableSpec::AlibiWindow { .. } => "alibi",
             TableSpec::Alibi2d { .. } => "alibi-2d",
             TableSpec::PatchDistance { .. } => "patch-distance",
             TableSpec::SinCos2d(_) => "sincos-2d",
@@ -308,6 +339,9 @@ impl TableSpec {
             TableSpec::Alibi { .. } | TableSpec::AlibiKeys { .. } => {
                 "--seq or --heads (or pick one with --head)"
             }
+            TableSpec::AlibiWindow { .. } => {
+                "--seq, --queries or --heads (or pick one with --head)"
+            }
             TableSpec::Alibi2d { .. } => "--grid-h, --grid-w or --heads (or pick one with --head)",
             TableSpec::PatchDistance { .. } | TableSpec::PatchSimilarity(_) => {
                 "--grid-h or --grid-w"
@@ -378,6 +412,19 @@ impl TableSpec {
             } => match head {
                 Some(_) => Some(vec![1, *seq]),
                 None => Some(vec![*heads, 1, *seq]),
+            },
+            TableSpec::AlibiWindow {
+                params,
+                queries,
+                zero_heads,
+                head,
+            } => match head {
+                Some(_) => Some(vec![*queries, params.seq]),
+                None => Some(vec![
+                    params.heads.checked_add(*zero_heads)?,
+                    *queries,
+                    params.seq,
+                ]),
             },
             TableSpec::Alibi2d { params, head } => {
                 heads_then_square(params.heads, patches(&params.grid)?, *head)

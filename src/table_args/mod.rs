@@ -273,6 +273,21 @@ pub struct TableArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<ModeArg>,
 
+    /// alibi: the biases of the last Q queries over all --seq keys, [heads, Q, seq] (a step
+    /// with a KV cache: x-transformers, MLX's offset); 1 to seq, default seq
+    #[arg(long, value_name = "Q", allow_hyphen_values = true)]
+    pub queries: Option<i64>,
+
+    /// alibi: N heads of slope 0 appended after the --heads sloped ones, [heads + N, ...]
+    /// (x-transformers' heads without ALiBi)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
+    pub zero_heads: i64,
+
     /// ALiBi as stored: relative [heads, seq, seq] -m|i-j|, or per key [heads, 1, seq] as
     /// BLOOM (m*j) and MPT (m*(j-(seq-1))) store it (the same attention after softmax)
     #[arg(long, value_enum, value_name = "FORM", default_value_t = AlibiForm::Relative)]
@@ -677,6 +692,8 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
         Kind::Alibi => &[
             "heads",
             "seq",
+            "queries",
+            "zero_heads",
             "mode",
             "form",
             "head",
@@ -902,7 +919,7 @@ pub(crate) fn slope_scale(args: &TableArgs, spec: &TableSpec) -> Result<Option<f
             CliError::usage(format!("--train-len {train} is not allowed: use 1 or more"))
         })?;
     let seq = match spec {
-        TableSpec::Alibi { params, .. } => params.seq,
+        TableSpec::Alibi { params, .. } | TableSpec::AlibiWindow { params, .. } => params.seq,
         TableSpec::AlibiKeys { seq, .. } => *seq,
         _ => args
             .sizes.seq

@@ -529,6 +529,11 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         }
         Kind::AlibiSlopes => TableSpec::AlibiSlopes { heads: heads()? },
         Kind::Alibi if args.form != AlibiForm::Relative => {
+            if args.queries.is_some() || args.zero_heads != 0 {
+                return Err(CliError::usage(
+                    "--queries and --zero-heads apply to --form relative: bloom and mpt store one bias per key for every query",
+                ));
+            }
             if alibi_mode(args)? == AlibiMode::Symmetric {
                 return Err(CliError::usage(
                     "--mode symmetric does not apply to --form bloom|mpt: those forms are causal (a decoder's mask hides later keys)",
@@ -541,14 +546,31 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 head: head()?,
             }
         }
-        Kind::Alibi => TableSpec::Alibi {
-            params: AlibiParams {
+        Kind::Alibi => {
+            let params = AlibiParams {
                 heads: heads()?,
                 seq: seq()?,
                 mode: alibi_mode(args)?,
-            },
-            head: head()?,
-        },
+            };
+            let queries = match args.queries {
+                Some(q) => non_negative("queries", q)?,
+                None => params.seq,
+            };
+            let zero_heads = non_negative("zero_heads", args.zero_heads)?;
+            if queries == params.seq && zero_heads == 0 {
+                TableSpec::Alibi {
+                    params,
+                    head: head()?,
+                }
+            } else {
+                TableSpec::AlibiWindow {
+                    params,
+                    queries,
+                    zero_heads,
+                    head: head()?,
+                }
+            }
+        }
         Kind::Alibi2d => TableSpec::Alibi2d {
             params: Alibi2dParams {
                 heads: heads()?,

@@ -221,6 +221,27 @@ pub fn every_kind() -> Vec<TableSpec> {
             },
             head: Some(4),
         },
+        // The last queries of a longer sequence, with heads of slope 0 after the sloped ones.
+        TableSpec::AlibiWindow {
+            params: AlibiParams {
+                heads: 5,
+                seq: 23,
+                mode: AlibiMode::Causal,
+            },
+            queries: 7,
+            zero_heads: 2,
+            head: None,
+        },
+        TableSpec::AlibiWindow {
+            params: AlibiParams {
+                heads: 3,
+                seq: 12,
+                mode: AlibiMode::Symmetric,
+            },
+            queries: 12,
+            zero_heads: 1,
+            head: Some(3),
+        },
         TableSpec::Alibi2d {
             params: Alibi2dParams { heads: 3, grid },
             head: None,

@@ -797,6 +797,7 @@ fn three_dimensional(search: &mut Search) {
     if keys == 2 {
         complex_pairs(search, &table);
     }
+    alibi_window(search, &table);
     if seq != keys {
         return;
     }

@@ -177,3 +177,66 @@ pub(super) fn alibi_2d(search: &mut Search, table: &ndarray::Array3<f64>) {
         });
     }
 }
+
+/// ALiBi of the last `Q` queries over `K` keys, `[heads, Q, K]` (`alibi --queries Q`: a
+/// decoding step with a cache, x-transformers and MLX), or with heads of slope 0 after the
+/// sloped ones (`--zero-heads`, x-transformers' heads without ALiBi), square or not. Each head's
+/// slope is read off its first query's bias on key 0, `-m (K - Q)`; the heads whose slope is 0
+/// must all come last, and the sloped ones must have the reference rule's slopes for their
+/// count (else the hypothesis is still compared, and misses).
+pub(super) fn alibi_window(search: &mut Search, table: &ndarray::Array3<f64>) {
+    let (heads, queries, keys) = table.dim();
+    if queries > keys || keys < 2 || heads > 1 << 16 {
+        return;
+    }
+    let first_query = keys - queries;
+    let sloped = if first_query == 0 {
+        // The first query is key 0 itself: read each head on its last query instead.
+        (0..heads)
+            .take_while(|&h| table[[h, queries - 1, 0]] != 0.0)
+            .count()
+    } else {
+        (0..heads).take_while(|&h| table[[h, 0, 0]] != 0.0).count()
+    };
+    let zero_heads = heads - sloped;
+    // The plain table is tried elsewhere; an empty head count has no slopes.
+    if sloped == 0 || (first_query == 0 && zero_heads == 0) {
+        return;
+    }
+    for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
+        let spec = TableSpec::AlibiWindow {
+            params: AlibiParams {
+                heads: sloped,
+                seq: keys,
+                mode,
+            },
+            queries,
+            zero_heads,
+            head: None,
+        };
+        let Some(reference) = noted(cpu::compute(&spec)) else {
+            continue;
+        };
+        let mode_name = match mode {
+            AlibiMode::Causal => "causal",
+            AlibiMode::Symmetric => "symmetric",
+        };
+        let zeros = if zero_heads > 0 {
+            format!(" and {zero_heads} of slope 0 after them (--zero-heads {zero_heads})")
+        } else {
+            String::new()
+        };
+        let positions = if queries == keys {
+            format!("{keys} positions")
+        } else {
+            format!(
+                "the last {queries} queries (positions {first_query}..{}) over {keys} keys (--seq {keys} --queries {queries})",
+                keys - 1
+            )
+        };
+        search.consider(
+            format!("ALiBi biases, {sloped} sloped heads{zeros}, {positions}, {mode_name}"),
+            reference.into_real(),
+        );
+    }
+}

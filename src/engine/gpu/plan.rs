@@ -216,6 +216,31 @@ impl Plan {
                     },
                 )
             },
+            TableSpec::AlibiWindow {
+                params,
+                queries,
+                zero_heads,
+                head,
+            } => Plan {
+                first_head: head.unwrap_or(0),
+                ..plan(
+                    shaders::ALIBI,
+                    "alibi_bias",
+                    TILE_2D,
+                    // The heads of slope 0 after the sloped ones.
+                    split_of(
+                        &alibi::slopes_unchecked(params.heads)
+                            .into_iter()
+                            .chain(std::iter::repeat_n(0.0, *zero_heads))
+                            .collect::<Vec<f64>>(),
+                    ),
+                    KernelParams {
+                        flags: u32::from(params.mode == alibi::AlibiMode::Causal),
+                        position_start: (params.seq - queries) as u32,
+                        ..Default::default()
+                    },
+                )
+            },
             TableSpec::AlibiKeys {
                 heads,
                 seq,

@@ -58,6 +58,26 @@ def sinusoidal():
     save("mlx_sinusoidal_cos_first", np.array(encoding(mx.arange(64))))
 
 
+def alibi():
+    import torch
+    from x_transformers.x_transformers import AlibiPositionalBias
+
+    # x-transformers: 4 sloped heads of 6, the last 5 queries over 12 keys (a decoding step
+    # with a cache), -slope * |i - j| in both directions.
+    bias = AlibiPositionalBias(heads=4, total_heads=6)
+    with torch.no_grad():
+        save("xtransformers_alibi_window", bias(5, 12).numpy())
+
+    import mlx.core as mx
+    import mlx.nn as mnn
+
+    # MLX: 6 heads, queries 16..19 (offset 16) over keys 0..19: [1, 6, 4, 20].
+    matrix = mnn.ALiBi.create_alibi_matrix(
+        q_sequence_length=20, k_sequence_length=20, num_heads=6, offset=16
+    )
+    save("mlx_alibi_offset", np.array(matrix))
+
+
 def load_file(module, relative):
     """A module of an installed package, loaded on its own: torchtune's package imports
     torchao, whose current releases it no longer imports cleanly; its RoPE modules need only
@@ -146,5 +166,6 @@ def versions():
 
 if __name__ == "__main__":
     sinusoidal()
+    alibi()
     rope()
     versions()
