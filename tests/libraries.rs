@@ -549,3 +549,204 @@ fn alibi_queries_and_zero_heads_follow_the_rule() {
         }
     }
 }
+
+/// The largest distance in float32 ulps between two float32 tables (read widened to f64).
+fn f32_ulps(a: &ndarray::ArrayD<f64>, b: &ndarray::ArrayD<f64>) -> i64 {
+    assert_eq!(a.shape(), b.shape());
+    let ordered = |v: f64| {
+        let bits = (v as f32).to_bits() as i32;
+        i64::from(if bits < 0 { i32::MIN - bits } else { bits })
+    };
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| (ordered(x) - ordered(y)).abs())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Writes `poslab table` with `options` (float32) and reads it back.
+fn table_f32(options: &[&str]) -> ndarray::ArrayD<f64> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.npy");
+    let mut args = vec!["table"];
+    args.extend_from_slice(options);
+    args.extend_from_slice(&["-o", out.to_str().unwrap()]);
+    let (status, text) = run(&args);
+    assert_eq!(status, 0, "{args:?}\n{text}");
+    poslab::import::tables::read_table(&out, None, u64::MAX).unwrap()
+}
+
+#[test]
+fn qwen2_vl_mrope_caches_are_reproduced_and_their_sections_named() {
+    // Qwen2VLRotaryEmbedding (head_dim 32, mrope_section 4,6,6, theta 10000) at the position
+    // ids get_rope_index gives 3 text tokens, a 2 x 3 grid of image tokens and 2 text tokens.
+    let ids = data("qwen2vl_position_ids.npy");
+    for (file, values) in [
+        ("qwen2vl_mrope_cos.npy", "cos"),
+        ("qwen2vl_mrope_sin.npy", "sin"),
+    ] {
+        let options = [
+            "--as",
+            "rope-axes",
+            "--ids",
+            ids.as_str(),
+            "--mrope-section",
+            "4,6,6",
+            "--dim",
+            "32",
+            "--values",
+            values,
+            "--layout",
+            "half",
+        ];
+        let (status, text) = check(file, &options);
+        assert_eq!(status, 0, "{file}\n{text}");
+        // PyTorch's float32 computation, as poslab emulates it, within 2 ulp of the library's.
+        let ours = table_f32(&[&["rope-axes"], &options[2..], &["--arith", "torch-f32"]].concat());
+        let theirs =
+            poslab::import::tables::read_table(std::path::Path::new(&data(file)), None, u64::MAX)
+                .unwrap();
+        let ulps = f32_ulps(&ours, &theirs);
+        assert!(ulps <= 2, "{file}: {ulps} ulp from transformers' values");
+        // Sections in another order turn the wrong pairs.
+        let wrong = [&options[..4], &["--mrope-section", "6,6,4"], &options[6..]].concat();
+        let (status, text) = check(file, &wrong);
+        assert_eq!(status, 1, "{file}: sections 6,6,4 should mismatch\n{text}");
+        let (status, text) = run(&["identify", &data(file), "--ids", &ids]);
+        assert_eq!(status, 0, "{text}");
+        assert!(
+            text.starts_with("identified: RoPE over 3 position axes, M-RoPE (Qwen2-VL): --mrope-section 4,6,6 --dim 32, theta 10000"),
+            "{text}"
+        );
+        assert!(text.contains("half (the row of angles twice)"), "{text}");
+        assert!(
+            text.contains("pairs 0-3 by axis 0, pairs 4-9 by axis 1, pairs 10-15 by axis 2"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn flux_rope_is_reproduced_and_its_axes_named() {
+    // diffusers' FluxPosEmbed(theta=10000, axes_dim=[8, 12, 12]) at float32 ids: 4 text tokens
+    // (all 0), then a 3 x 5 latent grid [0, h, w]. It computes in float64, then rounds.
+    let ids = data("flux_ids.npy");
+    for (file, values) in [("flux_rope_cos.npy", "cos"), ("flux_rope_sin.npy", "sin")] {
+        let options = [
+            "--as",
+            "rope-axes",
+            "--ids",
+            ids.as_str(),
+            "--axes-dim",
+            "8,12,12",
+            "--values",
+            values,
+        ];
+        let (status, text) = check(file, &options);
+        assert_eq!(status, 0, "{file}\n{text}");
+        let ours = table_f32(&[&["rope-axes"], &options[2..]].concat());
+        let theirs =
+            poslab::import::tables::read_table(std::path::Path::new(&data(file)), None, u64::MAX)
+                .unwrap();
+        let ulps = f32_ulps(&ours, &theirs);
+        assert!(ulps <= 2, "{file}: {ulps} ulp from diffusers' values");
+        let wrong = [&options[..], &["--layout", "half"]].concat();
+        let (status, text) = check(file, &wrong);
+        assert_eq!(status, 1, "{file}: the half layout should mismatch\n{text}");
+        let (status, text) = run(&["identify", &data(file), "--ids", &ids]);
+        assert_eq!(status, 0, "{text}");
+        assert!(
+            text.starts_with("identified: RoPE over 3 position axes, per-axis RoPE (Flux, diffusers' FluxPosEmbed): --axes-dim 8,12,12, theta 10000"),
+            "{text}"
+        );
+        assert!(
+            text.contains("interleaved (each angle twice in a row)"),
+            "{text}"
+        );
+    }
+}
+
+/// `rope-axes` angles on a grid, evaluated here: token t of a 2 x 3 x 4 grid sits at
+/// (t / 12, t / 4 % 3, t % 4); M-RoPE pair i turns theta^(-2i/D) times its section's position,
+/// per-axis pair i of axis k turns theta^(-2i/d_k) times axis k's.
+#[test]
+fn rope_axes_angles_follow_both_schemes() {
+    let position = |t: usize| [(t / 12) as f64, (t / 4 % 3) as f64, (t % 4) as f64];
+    let mrope = table_f32(&[
+        "rope-axes",
+        "--grid",
+        "2,3,4",
+        "--mrope-section",
+        "1,2,2",
+        "--dim",
+        "10",
+        "--theta",
+        "100",
+        "--dtype",
+        "f64",
+    ]);
+    let axis_of = [0, 1, 1, 2, 2];
+    for t in 0..24 {
+        for i in 0..5 {
+            let expected = position(t)[axis_of[i]] * 100f64.powf(-((2 * i) as f64) / 10.0);
+            assert!(
+                (mrope[[t, i]] - expected).abs() < 1e-12,
+                "M-RoPE [{t}, {i}]"
+            );
+        }
+    }
+    let per_axis = table_f32(&[
+        "rope-axes",
+        "--grid",
+        "2,3,4",
+        "--axes-dim",
+        "2,4,6",
+        "--base",
+        "100",
+        "--dtype",
+        "f64",
+    ]);
+    let pairs: Vec<(usize, usize, usize)> = [(0usize, 2usize), (1, 4), (2, 6)]
+        .iter()
+        .flat_map(|&(axis, d)| (0..d / 2).map(move |i| (axis, i, d)))
+        .collect();
+    for t in 0..24 {
+        for (j, &(axis, i, d)) in pairs.iter().enumerate() {
+            let expected = position(t)[axis] * 100f64.powf(-((2 * i) as f64) / d as f64);
+            assert!(
+                (per_axis[[t, j]] - expected).abs() < 1e-12,
+                "per-axis [{t}, {j}]"
+            );
+        }
+    }
+    // A split that does not fill --dim, and positions with the wrong number of axes, are
+    // refused with the rule.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.npy");
+    let (status, text) = run(&[
+        "table",
+        "rope-axes",
+        "--grid",
+        "2,3,4",
+        "--mrope-section",
+        "1,2,1",
+        "--dim",
+        "10",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 2, "{text}");
+    assert!(text.contains("add up to dim/2 = 5"), "{text}");
+    let (status, text) = run(&[
+        "table",
+        "rope-axes",
+        "--grid",
+        "2,3",
+        "--axes-dim",
+        "2,4,6",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 2, "{text}");
+    assert!(text.contains("one column per axis"), "{text}");
+}

@@ -66,6 +66,17 @@ pub struct IdentifyArgs {
     /// when it is a terminal)
     #[arg(long)]
     pub quiet: bool,
+
+    /// Each token's positions on several axes, a [seq, axes] .npy (Qwen2-VL's get_rope_index,
+    /// Flux's ids): the file is read as RoPE over those axes (rope-axes), its scheme, widths or
+    /// sections, base and layout found
+    #[arg(long, value_name = "IDS.npy", conflicts_with = "grid")]
+    pub ids: Option<std::path::PathBuf>,
+
+    /// The positions of a T,H,W grid of tokens in raster order (as rope-axes --grid), read as
+    /// --ids
+    #[arg(long, value_name = "T,H,W")]
+    pub grid: Option<String>,
 }
 
 /// A Python slice `start:stop[:step]` of an axis of `len` elements, as Python resolves it
@@ -311,7 +322,7 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
 
 /// `poslab identify`.
 pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<i32, CliError> {
-    let quiet = args.quiet;
+    let (quiet, ids, grid) = (args.quiet, args.ids.clone(), args.grid.clone());
     let args = &args.input;
     let tolerance = args.tolerance()?;
     let (loaded, stored) = args.load("identifying", IDENTIFY_BYTES_PER_VALUE, MAX_ELEMENTS)?;
@@ -321,8 +332,31 @@ pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<
         .iter()
         .any(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
     let stored = stored.filter(|_| !explicit);
+    let positions = match (&ids, &grid) {
+        (Some(path), _) => Some(crate::table_args::positions_for_rows(
+            path,
+            loaded.shape().first().copied().unwrap_or(0),
+        )?),
+        (None, Some(grid)) => Some(crate::table_args::grid_positions(grid)?),
+        (None, None) => None,
+    };
+    let rows = loaded.shape().first().copied().unwrap_or(0);
+    if let Some(ids) = &positions
+        && ids.nrows() != rows
+    {
+        return Err(CliError::usage(format!(
+            "--grid gives {} tokens, and {} has {rows} rows: give the grid of the file's tokens",
+            ids.nrows(),
+            args.file.display()
+        )));
+    }
     let working = spinner("identifying", loaded.len(), quiet);
-    let identification = identify_owned(loaded, tolerance, stored);
+    let identification = match positions {
+        Some(ids) => {
+            crate::check::identify::identify_with_positions(loaded, &ids, tolerance, stored)
+        }
+        None => identify_owned(loaded, tolerance, stored),
+    };
     drop(working);
     // A search cut short by memory answers nothing: "no match" would be a wrong answer.
     if let Some(why) = identification.cut_short_text() {

@@ -25,6 +25,7 @@ pub mod relative;
 pub mod resample;
 pub mod rope;
 pub mod rope2d;
+pub mod rope_axes;
 pub mod rope_scaling;
 pub mod similarity2d;
 pub mod sinusoidal;

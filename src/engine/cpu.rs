@@ -40,6 +40,7 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         | TableSpec::RopeScoreDrift(_)
         | TableSpec::AlibiKeys { .. }
         | TableSpec::AlibiWindow { .. }
+        | TableSpec::RopeAxes(_)
         | TableSpec::SinCos2dResample { .. } => {
             let window = Window::all(spec.matrix_shape());
             let ndim = spec.shape().map_or(0, |s| s.len());
@@ -161,6 +162,11 @@ fn float32_values(
             f64::from(p.amplitude as f32 * if is_cos { cos } else { sin })
         }),
         TableSpec::RopeInvFreq { .. } => Box::new(move |_, _, i| freqs[i]),
+        // Its frequencies per axis (or over the width), formed as PyTorch forms them.
+        TableSpec::RopeAxes(p) => {
+            let pairs = p.torch_pairs(mode.block);
+            Box::new(move |_, row, col| crate::encoding::rope_axes::value_f32(p, &pairs, row, col))
+        }
         TableSpec::RopeAngles { params, .. } => Box::new(move |_, row, i| {
             f64::from(torch_f32::angle(params.start + row as u64, freqs[i]))
         }),
@@ -396,6 +402,12 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
             let (seq, form, first) = (*seq, *form, head.unwrap_or(0));
             real(Box::new(move |h, _, j| {
                 alibi::key_bias(slopes[first + h], form, j, seq)
+            }))
+        }
+        TableSpec::RopeAxes(p) => {
+            let pairs = p.pairs();
+            real(Box::new(move |_, row, col| {
+                crate::encoding::rope_axes::value(p, &pairs, row, col)
             }))
         }
         TableSpec::AlibiWindow {

@@ -124,6 +124,9 @@ pub enum TableSpec {
     T5Buckets(T5BucketParams),
     RelativeClip(RelativeClipParams),
     Binary(BinaryParams),
+    /// `[seq, pairs]` angles, or `[seq, 2 * pairs]` cos or sin, of RoPE over several position
+    /// axes (Flux's per-axis RoPE, Qwen2-VL's M-RoPE): see [`encoding::rope_axes`].
+    RopeAxes(Box<encoding::rope_axes::RopeAxesParams>),
     /// `[P, P]` similarity of a 2D encoding between patches (drawn by the app).
     PatchSimilarity(PatchSimilarityParams),
     /// `[seq, R/2]`: the cos cache made in a compute type, minus the exact one (the
@@ -181,6 +184,7 @@ impl TableSpec {
                 freqs.validate(input.ncols(), *base)
             }
             TableSpec::RopeUnseen(p) => p.validate(),
+            TableSpec::RopeAxes(p) => p.validate(),
             TableSpec::AlibiSlopes { heads } => {
                 encoding::check_count("heads", *heads, encoding::HEADS_RANGE)
             }
@@ -259,6 +263,7 @@ impl TableSpec {
             TableSpec::RopeAttentionFactor { .. } => "rope-attention-factor",
             TableSpec::RopeApply { .. } => "rope-apply",
             TableSpec::RopeUnseen(_) => "rope-unseen",
+            TableSpec::RopeAxes(_) => "rope-axes",
             TableSpec::AlibiSlopes { .. } => "alibi-slopes",
             TableSpec::Alibi { .. } => "alibi",
             TableSpec::AlibiKeys { .. } => "alibi",
@@ -289,6 +294,7 @@ impl TableSpec {
             TableSpec::RopeCacheError(_) | TableSpec::RopeScoreDrift(_) => {
                 Some("it emulates each float32, bfloat16 and float16 rounding step by step")
             }
+            TableSpec::RopeAxes(_) => Some("each token's positions come from --ids or --grid"),
             TableSpec::RopeCache { layout, part, .. } if part.is_pairs(*layout) => Some(
                 "in --format pairs, whose first axis is the position; --format vllm holds the \
                  same values and runs on the GPU",
@@ -335,6 +341,7 @@ impl TableSpec {
             | TableSpec::RopeScoreDrift(_) => "--seq",
             TableSpec::RopeInvFreq { .. } | TableSpec::RopeAttentionFactor { .. } => "--dim",
             TableSpec::RopeApply { .. } => "the --input array",
+            TableSpec::RopeAxes(_) => "the --ids array, --grid, --axes-dim or --dim",
             TableSpec::AlibiSlopes { .. } => "--heads",
             TableSpec::Alibi { .. } | TableSpec::AlibiKeys { .. } => {
                 "--seq or --heads (or pick one with --head)"
@@ -405,6 +412,7 @@ impl TableSpec {
             TableSpec::RopeAttentionFactor { .. } => Some(vec![1]),
             TableSpec::RopeApply { input, .. } => Some(input.shape().to_vec()),
             TableSpec::RopeUnseen(p) => Some(vec![p.seq, p.model.rotary() / 2]),
+            TableSpec::RopeAxes(p) => Some(p.shape().to_vec()),
             TableSpec::AlibiSlopes { heads } => Some(vec![*heads]),
             TableSpec::Alibi { params, head } => heads_then_square(params.heads, params.seq, *head),
             TableSpec::AlibiKeys {
@@ -476,6 +484,7 @@ pub fn check_arithmetic(
             | TableSpec::RopeAngles { .. }
             | TableSpec::RopeCache { .. }
             | TableSpec::RopeApply { .. }
+            | TableSpec::RopeAxes(_)
             | TableSpec::AlibiSlopes { .. }
             | TableSpec::AlibiKeys { .. }
     );

@@ -16,6 +16,7 @@ use crate::encoding::grid::{DistanceMetric, GridParams, Raster, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::resample::{ResampleMode, ResampleParams};
 use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
+use crate::encoding::rope_axes::AxesValues;
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::rope2d::AxialParams;
 use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
@@ -64,6 +65,9 @@ pub enum Kind {
     RopeCos,
     /// [seq, R] RoPE sin cache as models store it (half: HF/GPT-NeoX, interleaved: GPT-J)
     RopeSin,
+    /// [seq, pairs] RoPE over several position axes (Flux's --axes-dim, Qwen2-VL's
+    /// --mrope-section), positions from --ids or --grid; --values cos|sin [seq, 2*pairs]
+    RopeAxes,
     /// [seq, R] vLLM's cos_sin_cache (the R/2 cosines, then the R/2 sines), or with --format
     /// pairs [seq, R/2, 2] (cos, sin) pairs as torchtune and Meta's view_as_real store them
     RopeCosSin,
@@ -297,14 +301,34 @@ pub struct TableArgs {
     #[arg(long, value_enum, value_name = "METRIC", default_value_t = DistanceMetric::Euclidean)]
     pub metric: DistanceMetric,
 
-    /// rope-2d-axial: frequency base, a finite number greater than 1
-    #[arg(
-        long,
-        value_name = "T",
-        default_value_t = 100.0,
-        allow_hyphen_values = true
-    )]
-    pub theta: f64,
+    /// rope-2d-axial (default 100) and rope-axes (default 10000, or --base): frequency base, a
+    /// finite number greater than 1
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub theta: Option<f64>,
+
+    /// rope-axes: each token's position on each axis, a [seq, axes] .npy (integer or floating
+    /// point, used exactly as stored; [axes, seq] is read too), e.g. Qwen2-VL's get_rope_index
+    #[arg(long, value_name = "IDS.npy", conflicts_with = "grid")]
+    pub ids: Option<PathBuf>,
+
+    /// rope-axes: the positions of a T,H,W grid of tokens in raster order (the last axis
+    /// fastest), each axis counting from 0 (any number of axes: H,W too)
+    #[arg(long, value_name = "T,H,W")]
+    pub grid: Option<String>,
+
+    /// rope-axes: Flux's axes_dim, the width of each axis's own RoPE, e.g. 16,56,56
+    #[arg(long, value_name = "D0,D1,...", conflicts_with = "mrope_section")]
+    pub axes_dim: Option<String>,
+
+    /// rope-axes: Qwen2-VL's mrope_section, how many of --dim's pairs each axis turns, e.g.
+    /// 16,24,24 (time, height, width)
+    #[arg(long, value_name = "S0,S1,...")]
+    pub mrope_section: Option<String>,
+
+    /// rope-axes: angles (the default), cos or sin, laid out as --layout says (interleaved:
+    /// each angle twice in a row, Flux; half: the row of angles twice, Qwen2-VL)
+    #[arg(long, value_enum, value_name = "VALUES", default_value_t = AxesValues::Angles)]
+    pub values: AxesValues,
 
     /// sincos-2d: the four dim/4 blocks in column order, from sin-x, cos-x, sin-y, cos-y
     /// (MAE: sin-x,cos-x,sin-y,cos-y; timm build_sincos2d_pos_embed: sin-y,sin-x,cos-y,cos-x,
@@ -645,6 +669,20 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             ROTARY,
             FACTOR,
             SCALING,
+        ],
+        Kind::RopeAxes => &[
+            "ids",
+            "grid",
+            "theta",
+            "base",
+            "axes_dim",
+            "mrope_section",
+            "dim",
+            "values",
+            "layout",
+            "dtype",
+            "arith",
+            "freq_form",
         ],
         Kind::RopeCosSin => &[
             "seq",
@@ -995,7 +1033,7 @@ pub(crate) fn engine_error(error: EngineError) -> CliError {
 
 fn wrong_layout(kind: Kind, allowed: &str) -> CliError {
     let given = match kind {
-        Kind::RopeApply | Kind::RopeCos | Kind::RopeSin => "split",
+        Kind::RopeApply | Kind::RopeCos | Kind::RopeSin | Kind::RopeAxes => "split",
         _ => "half",
     };
     CliError::usage(format!(

@@ -422,6 +422,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 },
             }
         }
+        Kind::RopeAxes => TableSpec::RopeAxes(Box::new(rope_axes_params(args)?)),
         Kind::RopeCosSin => {
             let dim = even_dim()?;
             TableSpec::RopeCache {
@@ -650,7 +651,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         Kind::Rope2dAxial => TableSpec::Rope2dAxial(AxialParams {
             grid: grid()?,
             dim: dim_of_4()?,
-            theta: args.theta,
+            theta: args.theta.unwrap_or(100.0),
         }),
         Kind::Rope2dMixed => {
             let grid = grid()?;
@@ -695,4 +696,167 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     };
     spec.validate()?;
     Ok(spec)
+}
+
+/// A comma list of counts (`--axes-dim 16,56,56`, `--mrope-section 16,24,24`, `--grid 2,3,4`).
+pub(crate) fn count_list(id: &'static str, text: &str, what: &str) -> Result<Vec<usize>, CliError> {
+    let bad = || {
+        CliError::usage(format!(
+            "{} {text:?} is not allowed: give {what} as a comma list of whole numbers, each 1 or more (e.g. 16,24,24)",
+            flag(id)
+        ))
+    };
+    let values: Vec<usize> = text
+        .split(',')
+        .map(|part| part.trim().parse::<usize>().ok().filter(|&n| n >= 1))
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
+    if values.is_empty() || values.len() > 8 {
+        return Err(bad());
+    }
+    Ok(values)
+}
+
+/// `rope-axes`' parameters: positions from `--ids` or `--grid`, the split from `--axes-dim`
+/// or `--mrope-section --dim`, the base from `--theta` or `--base`.
+fn rope_axes_params(
+    args: &TableArgs,
+) -> Result<crate::encoding::rope_axes::RopeAxesParams, CliError> {
+    use crate::encoding::rope_axes::{AxesSplit, RopeAxesParams};
+    let split = match (&args.axes_dim, &args.mrope_section) {
+        (Some(dims), None) => {
+            AxesSplit::AxesDim(count_list("axes_dim", dims, "each axis's RoPE width")?)
+        }
+        (None, Some(sections)) => AxesSplit::MropeSection {
+            dim: match args.sizes.dim {
+                Some(d) => non_negative("dim", d)?,
+                None => {
+                    return Err(CliError::usage(
+                        "rope-axes --mrope-section needs --dim, the width of the one RoPE the sections share (twice the sum of the sections)",
+                    ));
+                }
+            },
+            sections: count_list("mrope_section", sections, "each axis's pairs")?,
+        },
+        _ => {
+            return Err(CliError::usage(
+                "rope-axes needs --axes-dim D0,D1,... (Flux: each axis's own RoPE) or --mrope-section S0,S1,... with --dim (Qwen2-VL: one RoPE's pairs split among the axes)",
+            ));
+        }
+    };
+    let ids = match (&args.ids, &args.grid) {
+        (Some(path), _) => read_ids(path, &split)?,
+        (None, Some(grid)) => grid_positions(grid)?,
+        (None, None) => {
+            return Err(CliError::usage(
+                "rope-axes needs each token's positions: --ids IDS.npy ([seq, axes]) or --grid T,H,W",
+            ));
+        }
+    };
+    if args.theta.is_some() && args.base != crate::encoding::defaults::BASE {
+        return Err(CliError::usage(
+            "give the base once: --theta or --base (the same number for rope-axes)",
+        ));
+    }
+    let layout = match args.layout {
+        LayoutArg::Interleaved => RopeLayout::Interleaved,
+        LayoutArg::Half => RopeLayout::Half,
+        LayoutArg::Split => return Err(wrong_layout(Kind::RopeAxes, "interleaved or half")),
+    };
+    Ok(RopeAxesParams {
+        ids,
+        theta: args.theta.unwrap_or(args.base),
+        split,
+        values: args.values,
+        layout,
+    })
+}
+
+/// The positions of `--ids`: `[seq, axes]`, or `[axes, seq]` (as transformers'
+/// `position_ids[:, 0, :]` holds them) read the other way when only that reading has one
+/// column per axis; axes of length 1 (a batch of one) left out.
+fn read_ids(
+    path: &Path,
+    split: &crate::encoding::rope_axes::AxesSplit,
+) -> Result<ndarray::Array2<f64>, CliError> {
+    use crate::encoding::rope_axes::AxesSplit;
+    let axes = match split {
+        AxesSplit::AxesDim(dims) => dims.len(),
+        AxesSplit::MropeSection { sections, .. } => sections.len(),
+    };
+    let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
+    let table = import::tables::read_table(path, None, max_bytes)
+        .map_err(|e| CliError::usage(format!("--ids {e}")))?;
+    let shape = table.shape().to_vec();
+    let kept: Vec<usize> = shape.iter().copied().filter(|&n| n != 1).collect();
+    let two_d = match kept.as_slice() {
+        [rows, cols] => Some((*rows, *cols)),
+        // One token, or one axis: its only long axis is the tokens.
+        [n] if axes == 1 => Some((*n, 1)),
+        [n] => Some((1, *n)),
+        _ => None,
+    };
+    let bad_shape = || {
+        CliError::usage(format!(
+            "--ids {} has shape {shape:?}; it must be [seq, {axes}] (one column per axis the split names)",
+            path.display()
+        ))
+    };
+    let (rows, cols) = two_d.ok_or_else(bad_shape)?;
+    let flat = table
+        .into_shape_with_order((rows, cols))
+        .map_err(|_| bad_shape())?;
+    if cols == axes {
+        Ok(flat)
+    } else if rows == axes {
+        Ok(flat.reversed_axes().as_standard_layout().to_owned())
+    } else {
+        Err(bad_shape())
+    }
+}
+
+/// The positions of `--grid T,H,W`: every token of the grid in raster order.
+pub(crate) fn grid_positions(grid: &str) -> Result<ndarray::Array2<f64>, CliError> {
+    let sides = count_list("grid", grid, "the grid's size on each axis")?;
+    let tokens = sides.iter().try_fold(1usize, |n, &s| n.checked_mul(s));
+    if tokens.is_none_or(|n| n > 1 << 24) {
+        return Err(CliError::usage(format!(
+            "--grid {grid:?} is not allowed: the grid may hold at most 2^24 tokens"
+        )));
+    }
+    Ok(crate::encoding::rope_axes::grid_ids(&sides))
+}
+
+/// The positions of `--ids` for a table of `seq` rows, as `identify` reads them: `[seq, axes]`,
+/// or `[axes, seq]` read the other way; axes of length 1 left out.
+pub(crate) fn positions_for_rows(
+    path: &Path,
+    seq: usize,
+) -> Result<ndarray::Array2<f64>, CliError> {
+    let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
+    let table = import::tables::read_table(path, None, max_bytes)
+        .map_err(|e| CliError::usage(format!("--ids {e}")))?;
+    let shape = table.shape().to_vec();
+    let kept: Vec<usize> = shape.iter().copied().filter(|&n| n != 1).collect();
+    let bad = || {
+        CliError::usage(format!(
+            "--ids {} has shape {shape:?}; it must be [seq, axes] with one row per row of the table ({seq})",
+            path.display()
+        ))
+    };
+    let (rows, cols) = match kept.as_slice() {
+        [rows, cols] => (*rows, *cols),
+        [n] => (*n, 1),
+        _ => return Err(bad()),
+    };
+    let flat = table
+        .into_shape_with_order((rows, cols))
+        .map_err(|_| bad())?;
+    if rows == seq {
+        Ok(flat)
+    } else if cols == seq {
+        Ok(flat.reversed_axes().as_standard_layout().to_owned())
+    } else {
+        Err(bad())
+    }
 }

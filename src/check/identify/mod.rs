@@ -30,6 +30,7 @@ use crate::import::StoredFloat;
 use crate::import::model_config::{MODEL_CONFIGS, ModelConfig, PositionEncoding};
 
 mod read_alibi;
+mod read_axes;
 mod read_frequencies;
 mod read_grid2d;
 mod read_rope;
@@ -573,6 +574,28 @@ pub fn identify_owned(
     tolerance: Tolerance,
     stored: Option<StoredFloat>,
 ) -> Identification {
+    identify_by(table, tolerance, stored, None)
+}
+
+/// Identifies a table of RoPE over several position axes given each token's positions
+/// (`[seq, axes]`, as `rope-axes --ids` or `--grid` gives them): which scheme (Flux's per-axis
+/// RoPE, Qwen2-VL's M-RoPE), its widths or sections, its base, what it holds (angles, cos or
+/// sin) and how it is laid out. The other kinds do not read positions and are not tried.
+pub fn identify_with_positions(
+    table: ArrayD<f64>,
+    ids: &Array2<f64>,
+    tolerance: Tolerance,
+    stored: Option<StoredFloat>,
+) -> Identification {
+    identify_by(table, tolerance, stored, Some(ids))
+}
+
+fn identify_by(
+    table: ArrayD<f64>,
+    tolerance: Tolerance,
+    stored: Option<StoredFloat>,
+    ids: Option<&Array2<f64>>,
+) -> Identification {
     let table = into_squeezed(table);
     let narrow = stored.filter(|s| matches!(s, StoredFloat::F16 | StoredFloat::Bf16));
     let noise = narrow.map_or(0.0, |narrow| 2f64.powi(-(narrow.fraction_bits() + 1)));
@@ -612,6 +635,12 @@ pub fn identify_owned(
         float32: stored == Some(StoredFloat::F32),
         candidates: Vec::new(),
     };
+    if let Some(ids) = ids {
+        if search.table.len() <= MAX_ELEMENTS {
+            read_axes::rope_axes(&mut search, ids);
+        }
+        return finished(search, None, narrow);
+    }
     if search.table.len() <= MAX_ELEMENTS {
         search_by_shape(&mut search);
     }
@@ -653,6 +682,16 @@ pub fn identify_owned(
             search.table = as_stored;
         }
     }
+    finished(search, read_as, narrow)
+}
+
+/// The search's candidates in the order a report names them.
+fn finished(
+    search: Search,
+    read_as: Option<String>,
+    narrow: Option<StoredFloat>,
+) -> Identification {
+    let shape = search.table.shape().to_vec();
     let mut candidates = search.candidates;
     // Matches first; among them, round parameters before fitted ones; then the closest.
     candidates.sort_by(|a, b| {

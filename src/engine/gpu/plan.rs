@@ -425,7 +425,9 @@ impl Plan {
                     ..Default::default()
                 },
             ),
-            TableSpec::RopeCacheError(_) | TableSpec::RopeScoreDrift(_) => {
+            TableSpec::RopeCacheError(_)
+            | TableSpec::RopeScoreDrift(_)
+            | TableSpec::RopeAxes(_) => {
                 unreachable!("Plan::new refuses the kinds only the CPU engine computes")
             }
         }

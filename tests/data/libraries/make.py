@@ -153,6 +153,53 @@ def rope():
     )
 
 
+def axes():
+    import types
+
+    import torch
+    from diffusers.models.transformers.transformer_flux import FluxPosEmbed
+    from diffusers.pipelines.flux.pipeline_flux import FluxPipeline
+    from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLTextConfig
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import (
+        Qwen2VLModel,
+        Qwen2VLRotaryEmbedding,
+    )
+
+    # Qwen2-VL: 3 text tokens, an image of 2 x (4 x 6) patches merged 2 x 2 (a 2 x 3 grid of
+    # tokens), 2 text tokens. get_rope_index reads only the merge size from its model, and
+    # the vision position ids it builds.
+    model = types.SimpleNamespace(
+        config=types.SimpleNamespace(vision_config=types.SimpleNamespace(spatial_merge_size=2))
+    )
+    model.get_vision_position_ids = types.MethodType(Qwen2VLModel.get_vision_position_ids, model)
+    types_ = torch.tensor([[0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0]])
+    input_ids = torch.zeros_like(types_)
+    position_ids, _ = Qwen2VLModel.get_rope_index(
+        model, input_ids, types_, image_grid_thw=torch.tensor([[1, 4, 6]])
+    )
+    save("qwen2vl_position_ids", position_ids[:, 0, :].numpy())
+    # head_dim 32 (16 pairs) split 4, 6, 6 among time, height and width.
+    config = Qwen2VLTextConfig(
+        hidden_size=64,
+        num_attention_heads=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]},
+    )
+    rotary = Qwen2VLRotaryEmbedding(config)
+    x = torch.zeros(1, 11, 64)
+    cos, sin = rotary(x, position_ids)
+    save("qwen2vl_mrope_cos", cos[0].numpy())
+    save("qwen2vl_mrope_sin", sin[0].numpy())
+
+    # Flux: 4 text tokens (ids 0) then a 3 x 5 latent grid, ids [0, h, w] in float32;
+    # axes_dim 8, 12, 12.
+    image_ids = FluxPipeline._prepare_latent_image_ids(1, 3, 5, "cpu", torch.float32)
+    ids = torch.cat([torch.zeros(4, 3), image_ids], dim=0)
+    save("flux_ids", ids.numpy())
+    cos, sin = FluxPosEmbed(theta=10000, axes_dim=[8, 12, 12])(ids)
+    save("flux_rope_cos", cos.numpy())
+    save("flux_rope_sin", sin.numpy())
+
+
 def versions():
     names = ["torch", "diffusers", "transformers", "x-transformers", "mlx", "torchtune", "vllm", "numpy"]
     lines = []
@@ -168,4 +215,5 @@ if __name__ == "__main__":
     sinusoidal()
     alibi()
     rope()
+    axes()
     versions()
