@@ -785,7 +785,8 @@ fn help_explains_every_kind_and_option() {
     ] {
         assert!(help.contains(option), "help lists {option}");
     }
-    assert!(help.contains("[default: 10000]") && help.contains("[default: 100]"));
+    // --base's default, and --theta's for each kind that reads it.
+    assert!(help.contains("[default: 10000]") && help.contains("rope-2d-axial (default 100)"));
 }
 
 #[test]

@@ -252,6 +252,10 @@ impl PoslabApp {
         self.view::<crate::views::precision::PrecisionView>()
     }
 
+    pub fn axes_view(&self) -> &crate::views::axes::AxesView {
+        self.view::<crate::views::axes::AxesView>()
+    }
+
     pub fn check_view(&self) -> &CheckView {
         self.view::<CheckView>()
     }

@@ -2,6 +2,7 @@
 //! f32, and the camera that looks at it) and boards of labelled cells for the teaching views.
 //! No GPU objects and no UI live here.
 
+pub mod axes;
 pub mod board;
 pub mod camera;
 pub mod context;

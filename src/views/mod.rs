@@ -1,6 +1,7 @@
 //! One file per view. A view draws; the engines compute what it asks for.
 
 pub mod alibi;
+pub mod axes;
 pub mod check;
 pub mod context;
 pub mod corkscrew;
@@ -155,6 +156,8 @@ pub enum ViewKind {
     Learned,
     /// RoPE in float32, bfloat16 and float16: the score drift and the cache error
     Precision,
+    /// RoPE over time, height and width: 1D, M-RoPE (Qwen2-VL) and per-axis (Flux)
+    Axes,
 }
 
 impl ViewKind {
@@ -255,5 +258,6 @@ pub const VIEWS: &[ViewClass] = &[
     ViewClass::saved::<learned::LearnedView>(ViewKind::Learned, &learned::INFO),
     ViewClass::saved::<context::ContextView>(ViewKind::Context, &context::INFO),
     ViewClass::saved::<precision::PrecisionView>(ViewKind::Precision, &precision::INFO),
+    ViewClass::saved::<axes::AxesView>(ViewKind::Axes, &axes::INFO),
     ViewClass::unsaved::<check::CheckView>(ViewKind::Check, &check::INFO),
 ];
