@@ -153,16 +153,7 @@ pub fn verdict_showing(
              PyTorch's x86 builds, CUDA's powf, NumPy's, TensorFlow's), the angle f32(p)·ω \
              rounded once and sin/cos within 2 ulp"
         );
-        if explicit.is_some() {
-            notes.push(format!(
-                "note: it matches {how}; without --atol/--rtol that counts as a match"
-            ));
-        } else {
-            notes.push(format!(
-                "verdict: MATCH {how}, so the differences above are float32 rounding"
-            ));
-            matches = true;
-        }
+        matches |= float32_reading(&how, explicit.is_some(), &mut notes);
     }
     if !matches
         && comparison.shapes_match()
@@ -173,16 +164,7 @@ pub fn verdict_showing(
             "in float32 as {}, the angle f32(p)·ω rounded once and sin/cos within 2 ulp",
             recipe.describe(params)
         );
-        if explicit.is_some() {
-            notes.push(format!(
-                "note: it matches {how}; without --atol/--rtol that counts as a match"
-            ));
-        } else {
-            notes.push(format!(
-                "verdict: MATCH {how}, so the differences above are float32 rounding"
-            ));
-            matches = true;
-        }
+        matches |= float32_reading(&how, explicit.is_some(), &mut notes);
     }
     let located = if matches {
         None
@@ -194,6 +176,22 @@ pub fn verdict_showing(
         notes,
         matches,
         located,
+    }
+}
+
+/// Says that a float32 reading (`how`) reproduces the file: a match, or, under a tolerance of
+/// the user's (which is theirs to keep), a note; returns whether it is a match.
+fn float32_reading(how: &str, explicit: bool, notes: &mut Vec<String>) -> bool {
+    if explicit {
+        notes.push(format!(
+            "note: it matches {how}; without --atol/--rtol that counts as a match"
+        ));
+        false
+    } else {
+        notes.push(format!(
+            "verdict: MATCH {how}, so the differences above are float32 rounding"
+        ));
+        true
     }
 }
 

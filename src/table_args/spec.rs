@@ -357,6 +357,21 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             amplitude: args.scale,
         })
     };
+    // A cos, sin or cos-sin cache of the RoPE the options describe.
+    let rope_cache = |layout: RopeLayout, part: CachePart| -> Result<TableSpec, CliError> {
+        let dim = even_dim()?;
+        Ok(TableSpec::RopeCache {
+            params: RopeParams {
+                seq: seq()?,
+                dim,
+                base: args.base,
+                start: start()?,
+            },
+            freqs: rope_frequencies(args, dim)?,
+            layout,
+            part,
+        })
+    };
     let spec = match kind {
         Kind::Sinusoidal => TableSpec::Sinusoidal(sinusoidal()?),
         Kind::DotDecay => TableSpec::DotDecay {
@@ -405,42 +420,22 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 LayoutArg::Half => RopeLayout::Half,
                 LayoutArg::Split => return Err(wrong_layout(kind, "half or interleaved")),
             };
-            let dim = even_dim()?;
-            TableSpec::RopeCache {
-                params: RopeParams {
-                    seq: seq()?,
-                    dim,
-                    base: args.base,
-                    start: start()?,
-                },
-                freqs: rope_frequencies(args, dim)?,
-                layout,
-                part: if kind == Kind::RopeCos {
-                    CachePart::Cos
-                } else {
-                    CachePart::Sin
-                },
-            }
+            let part = if kind == Kind::RopeCos {
+                CachePart::Cos
+            } else {
+                CachePart::Sin
+            };
+            rope_cache(layout, part)?
         }
         Kind::RopeAxes => TableSpec::RopeAxes(Box::new(rope_axes_params(args)?)),
-        Kind::RopeCosSin => {
-            let dim = even_dim()?;
-            TableSpec::RopeCache {
-                params: RopeParams {
-                    seq: seq()?,
-                    dim,
-                    base: args.base,
-                    start: start()?,
-                },
-                freqs: rope_frequencies(args, dim)?,
-                // The format is the layout of a pair's two values: halves or side by side.
-                layout: match args.format {
-                    CacheFormat::Vllm => RopeLayout::Half,
-                    CacheFormat::Pairs => RopeLayout::Interleaved,
-                },
-                part: CachePart::CosSin,
-            }
-        }
+        // The format is the layout of a pair's two values: halves or side by side.
+        Kind::RopeCosSin => rope_cache(
+            match args.format {
+                CacheFormat::Vllm => RopeLayout::Half,
+                CacheFormat::Pairs => RopeLayout::Interleaved,
+            },
+            CachePart::CosSin,
+        )?,
         Kind::RopeCacheError => {
             let dim = even_dim()?;
             TableSpec::RopeCacheError(Box::new(crate::encoding::precision::CacheErrorParams {
