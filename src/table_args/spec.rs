@@ -769,7 +769,7 @@ fn rope_axes_params(
 
 /// The positions of `--ids`: `[seq, axes]`, or `[axes, seq]` (as transformers'
 /// `position_ids[:, 0, :]` holds them) read the other way when only that reading has one
-/// column per axis; axes of length 1 (a batch of one) left out.
+/// column per axis.
 fn read_ids(
     path: &Path,
     split: &crate::encoding::rope_axes::AxesSplit,
@@ -779,34 +779,47 @@ fn read_ids(
         AxesSplit::AxesDim(dims) => dims.len(),
         AxesSplit::MropeSection { sections, .. } => sections.len(),
     };
+    read_positions(
+        path,
+        |_, cols| cols == axes,
+        &format!("[seq, {axes}] (one column per axis the split names)"),
+    )
+}
+
+/// The positions in `path`, `[rows, cols]` with axes of length 1 left out (a batch of one),
+/// as `fits(rows, cols)` wants them: as stored, or the other way round; `wanted` says what
+/// fits, for the message.
+fn read_positions(
+    path: &Path,
+    fits: impl Fn(usize, usize) -> bool,
+    wanted: &str,
+) -> Result<ndarray::Array2<f64>, CliError> {
     let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
     let table = import::tables::read_table(path, None, max_bytes)
         .map_err(|e| CliError::usage(format!("--ids {e}")))?;
     let shape = table.shape().to_vec();
-    let kept: Vec<usize> = shape.iter().copied().filter(|&n| n != 1).collect();
-    let two_d = match kept.as_slice() {
-        [rows, cols] => Some((*rows, *cols)),
-        // One token, or one axis: its only long axis is the tokens.
-        [n] if axes == 1 => Some((*n, 1)),
-        [n] => Some((1, *n)),
-        _ => None,
-    };
-    let bad_shape = || {
+    let bad = || {
         CliError::usage(format!(
-            "--ids {} has shape {shape:?}; it must be [seq, {axes}] (one column per axis the split names)",
+            "--ids {} has shape {shape:?}; it must be {wanted}",
             path.display()
         ))
     };
-    let (rows, cols) = two_d.ok_or_else(bad_shape)?;
+    let kept: Vec<usize> = shape.iter().copied().filter(|&n| n != 1).collect();
+    let (rows, cols) = match kept.as_slice() {
+        [rows, cols] => (*rows, *cols),
+        [n] => (*n, 1),
+        [] => (1, 1),
+        _ => return Err(bad()),
+    };
     let flat = table
         .into_shape_with_order((rows, cols))
-        .map_err(|_| bad_shape())?;
-    if cols == axes {
+        .map_err(|_| bad())?;
+    if fits(rows, cols) {
         Ok(flat)
-    } else if rows == axes {
+    } else if fits(cols, rows) {
         Ok(flat.reversed_axes().as_standard_layout().to_owned())
     } else {
-        Err(bad_shape())
+        Err(bad())
     }
 }
 
@@ -828,30 +841,9 @@ pub(crate) fn positions_for_rows(
     path: &Path,
     seq: usize,
 ) -> Result<ndarray::Array2<f64>, CliError> {
-    let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
-    let table = import::tables::read_table(path, None, max_bytes)
-        .map_err(|e| CliError::usage(format!("--ids {e}")))?;
-    let shape = table.shape().to_vec();
-    let kept: Vec<usize> = shape.iter().copied().filter(|&n| n != 1).collect();
-    let bad = || {
-        CliError::usage(format!(
-            "--ids {} has shape {shape:?}; it must be [seq, axes] with one row per row of the table ({seq})",
-            path.display()
-        ))
-    };
-    let (rows, cols) = match kept.as_slice() {
-        [rows, cols] => (*rows, *cols),
-        [n] => (*n, 1),
-        _ => return Err(bad()),
-    };
-    let flat = table
-        .into_shape_with_order((rows, cols))
-        .map_err(|_| bad())?;
-    if rows == seq {
-        Ok(flat)
-    } else if cols == seq {
-        Ok(flat.reversed_axes().as_standard_layout().to_owned())
-    } else {
-        Err(bad())
-    }
+    read_positions(
+        path,
+        |rows, _| rows == seq,
+        &format!("[seq, axes] with one row per row of the table ({seq})"),
+    )
 }

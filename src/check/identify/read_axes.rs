@@ -223,13 +223,11 @@ fn explains(
     values: AxesValues,
 ) -> bool {
     column.iter().zip(ids).all(|(&v, &p)| {
-        let angle = p * w;
-        let (expected, allowed) = match values {
-            AxesValues::Angles => (angle, SCREEN_ANGLES * angle.abs().max(1.0)),
-            AxesValues::Cos => (angle.cos(), SCREEN),
-            AxesValues::Sin => (angle.sin(), SCREEN),
+        let allowed = match values {
+            AxesValues::Angles => SCREEN_ANGLES * (p * w).abs().max(1.0),
+            AxesValues::Cos | AxesValues::Sin => SCREEN,
         };
-        (v - expected).abs() <= allowed
+        (v - expected(p, w, values)).abs() <= allowed
     })
 }
 
@@ -243,16 +241,18 @@ fn misfit(
     column
         .iter()
         .zip(ids)
-        .map(|(&v, &p)| {
-            let angle = p * w;
-            let expected = match values {
-                AxesValues::Angles => angle,
-                AxesValues::Cos => angle.cos(),
-                AxesValues::Sin => angle.sin(),
-            };
-            (v - expected).abs()
-        })
+        .map(|(&v, &p)| (v - expected(p, w, values)).abs())
         .fold(0.0, f64::max)
+}
+
+/// A pair's value at position `p` turning `w` a step: its angle, cosine or sine.
+fn expected(p: f64, w: f64, values: AxesValues) -> f64 {
+    let angle = p * w;
+    match values {
+        AxesValues::Angles => angle,
+        AxesValues::Cos => angle.cos(),
+        AxesValues::Sin => angle.sin(),
+    }
 }
 
 /// The rate `w` of an angle column `w · ids[:, k]`, from the axis whose positions explain it
