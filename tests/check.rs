@@ -787,6 +787,7 @@ fn scaled_inverse_frequencies_are_identified_and_never_misnamed() {
             freqs: RopeFrequencies {
                 rotary_dim: None,
                 scaling,
+                ..Default::default()
             },
         }))
     };
@@ -908,6 +909,7 @@ fn scaled_angle_tables_are_identified() {
             freqs: RopeFrequencies {
                 rotary_dim: None,
                 scaling,
+                ..Default::default()
             },
         }))
     };
@@ -1084,6 +1086,7 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
     let full = |scaling: RopeScaling| RopeFrequencies {
         rotary_dim: None,
         scaling,
+        ..Default::default()
     };
     let llama31 = RopeScaling {
         kind: ScalingKind::Llama3,
@@ -1178,6 +1181,7 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
                 RopeFrequencies {
                     rotary_dim: Some(24),
                     scaling: RopeScaling::default(),
+                    ..Default::default()
                 },
             ),
             vec![
@@ -1197,6 +1201,7 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
                 RopeFrequencies {
                     rotary_dim: Some(64),
                     scaling: RopeScaling::default(),
+                    ..Default::default()
                 },
             ),
             vec!["cos cache, interleaved layout", "dim 64", "base 10000,"],
@@ -1327,6 +1332,7 @@ fn float16_and_bfloat16_tables_are_identified_at_their_precision() {
     let scaled = |scaling: RopeScaling| RopeFrequencies {
         rotary_dim: None,
         scaling,
+        ..Default::default()
     };
     let inv_freq = |base: f64, scaling: RopeScaling| {
         real(&TableSpec::RopeInvFreq {

@@ -263,6 +263,7 @@ fn sinusoidal_and_rope_values_are_exact_at_large_starts() {
                     factor: Some(8.0),
                     ..Default::default()
                 },
+                given: None,
             },
             layout: RopeLayout::Half,
             part: CachePart::Cos,

@@ -750,3 +750,87 @@ fn rope_axes_angles_follow_both_schemes() {
     assert_eq!(status, 2, "{text}");
     assert!(text.contains("one column per axis"), "{text}");
 }
+
+#[test]
+fn given_inverse_frequencies_replace_the_formula() {
+    // rotary-embedding-torch, freqs_for="pixel", max_freq=64: linspace(1, 32, 8) * pi,
+    // rotating a [12, 16] input in interleaved pairs (its rotate_half pairs 2i and 2i+1).
+    let input = data("rotary_pixel_input.npy");
+    let freqs = data("rotary_pixel_freqs.npy");
+    let options = [
+        "--as",
+        "rope-apply",
+        "--input",
+        input.as_str(),
+        "--inv-freq",
+        freqs.as_str(),
+        "--layout",
+        "interleaved",
+    ];
+    let (status, text) = check("rotary_pixel_rotated.npy", &options);
+    assert_eq!(status, 0, "{text}");
+    let (status, text) = check("rotary_pixel_rotated.npy", &options[..4]);
+    assert_eq!(
+        status, 1,
+        "the formula's frequencies are not these:\n{text}"
+    );
+    // The frequencies as given, and angles made from them, evaluated here.
+    let given = table_f32(&[
+        "rope-inv-freq",
+        "--dim",
+        "8",
+        "--inv-freq",
+        "1,0.5,0.3,0.1",
+        "--dtype",
+        "f64",
+    ]);
+    assert_eq!(
+        given.iter().copied().collect::<Vec<_>>(),
+        vec![1.0, 0.5, 0.3, 0.1]
+    );
+    let angles = table_f32(&[
+        "rope-angles",
+        "--seq",
+        "5",
+        "--dim",
+        "8",
+        "--start",
+        "7",
+        "--inv-freq",
+        "1,0.5,0.3,0.1",
+        "--dtype",
+        "f64",
+    ]);
+    for p in 0..5 {
+        for (i, w) in [1.0, 0.5, 0.3, 0.1].into_iter().enumerate() {
+            assert!(
+                (angles[[p, i]] - (7 + p) as f64 * w).abs() < 1e-12,
+                "[{p}, {i}]"
+            );
+        }
+    }
+    // No scaling applies to frequencies given as they are, and they must fit the head.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.npy");
+    for (extra, message) in [
+        (
+            vec!["--scaling", "linear", "--factor", "2"],
+            "must be none with --inv-freq",
+        ),
+        (vec!["--inv-freq", "1,0,0.5"], "greater than 0"),
+        (
+            vec!["--inv-freq", "1,0.5,0.2,0.1,0.01"],
+            "more than the head width 8",
+        ),
+    ] {
+        let mut args = vec!["table", "rope-cos", "--seq", "3", "--dim", "8"];
+        if !extra.contains(&"--inv-freq") {
+            args.extend(["--inv-freq", "1,0.5"]);
+        }
+        args.extend(extra.iter().copied());
+        args.extend(["-o", out.to_str().unwrap()]);
+        let (status, text) = run(&args);
+        assert_eq!(status, 2, "{args:?}: {text}");
+        assert!(text.contains(message), "{args:?}: {text}");
+    }
+}

@@ -294,6 +294,7 @@ fn every_scaling_matches_hugging_faces_formulas() {
         let freqs = RopeFrequencies {
             rotary_dim: None,
             scaling: case.scaling.clone(),
+            ..Default::default()
         };
         freqs
             .validate(case.rotary, case.base)
@@ -331,6 +332,7 @@ fn each_scaling_keeps_its_promise() {
             factor: Some(8.0),
             ..scaling(ScalingKind::Linear)
         },
+        given: None,
     };
     for (s, p) in linear.inv_freq(128, base, 1).iter().zip(&plain) {
         assert_eq!(*s, p / 8.0);
@@ -346,6 +348,7 @@ fn each_scaling_keeps_its_promise() {
             high_freq_factor: Some(4.0),
             ..scaling(ScalingKind::Llama3)
         },
+        given: None,
     };
     let (mut kept, mut divided) = (0, 0);
     for (s, p) in llama3.inv_freq(128, base, 1).iter().zip(&plain) {
@@ -369,6 +372,7 @@ fn each_scaling_keeps_its_promise() {
             max_position_embeddings: Some(4096),
             ..scaling(ScalingKind::Dynamic)
         },
+        given: None,
     };
     assert_eq!(dynamic.inv_freq(128, base, 4096), plain);
     let longer = dynamic.inv_freq(128, base, 4097);
@@ -377,6 +381,7 @@ fn each_scaling_keeps_its_promise() {
     let partial = RopeFrequencies {
         rotary_dim: Some(32),
         scaling: RopeScaling::default(),
+        ..Default::default()
     };
     let inv = partial.inv_freq(128, 10_000.0, 1);
     assert_eq!(inv.len(), 16);
@@ -389,6 +394,7 @@ fn bad_scaling_parameters_are_refused_by_name() {
         RopeFrequencies {
             rotary_dim: rotary,
             scaling,
+            ..Default::default()
         }
         .validate(128, 10_000.0)
         .map_err(|e| e.to_string())

@@ -77,6 +77,7 @@ impl RopeModel {
         RopeFrequencies {
             rotary_dim: self.rotary_dim,
             scaling,
+            ..Default::default()
         }
     }
 

@@ -117,6 +117,10 @@ pub struct RopeFrequencies {
     /// Dimensions rotated, even and at most the head width; `None`: all of them.
     pub rotary_dim: Option<usize>,
     pub scaling: RopeScaling,
+    /// The inverse frequencies themselves (`--inv-freq`: LongRoPE's rescaled ones,
+    /// rotary-embedding-torch's pixel frequencies, learned ones), in place of any formula: the
+    /// rotary width is twice their count, and no scaling applies.
+    pub given: Option<Vec<f64>>,
 }
 
 /// YaRN's and DeepSeek's `get_mscale`.
@@ -152,13 +156,61 @@ fn required<T: Copy>(
 impl RopeFrequencies {
     /// The rotary width `R` for a head of `dim`.
     pub fn rotary(&self, dim: usize) -> usize {
-        self.rotary_dim.unwrap_or(dim)
+        match &self.given {
+            Some(given) => 2 * given.len(),
+            None => self.rotary_dim.unwrap_or(dim),
+        }
     }
 
     /// Checks the rotary width against a head of `dim` and the scaling's parameters; `seq` is
     /// the current sequence length (dynamic NTK, LongRoPE).
     pub fn validate(&self, dim: usize, base: f64) -> Result<(), ParamError> {
         check_base("base", base)?;
+        if let Some(given) = &self.given {
+            if let Some(bad) = given.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+                return Err(ParamError::new(
+                    "inv-freq",
+                    bad,
+                    "every inverse frequency must be a finite number greater than 0",
+                ));
+            }
+            if given.is_empty() {
+                return Err(ParamError::new(
+                    "inv-freq",
+                    "[]",
+                    "give at least one frequency",
+                ));
+            }
+            if self.scaling.kind != ScalingKind::None {
+                return Err(ParamError::new(
+                    "scaling",
+                    self.scaling.kind.name(),
+                    "must be none with --inv-freq, which gives the frequencies themselves",
+                ));
+            }
+            if 2 * given.len() > dim {
+                return Err(ParamError::new(
+                    "inv-freq",
+                    format!("({} frequencies)", given.len()),
+                    format!(
+                        "rotates {} dimensions, more than the head width {dim}: give at most {} frequencies",
+                        2 * given.len(),
+                        dim / 2
+                    ),
+                ));
+            }
+            if let Some(rotary) = self.rotary_dim.filter(|&r| r != 2 * given.len()) {
+                return Err(ParamError::new(
+                    "rotary-dim",
+                    rotary,
+                    format!(
+                        "must be twice the {} frequencies of --inv-freq ({}), or left out",
+                        given.len(),
+                        2 * given.len()
+                    ),
+                ));
+            }
+        }
         let rotary = self.rotary(dim);
         if rotary < 2 || rotary > dim || !rotary.is_multiple_of(2) {
             return Err(ParamError::new(
@@ -406,6 +458,9 @@ impl RopeFrequencies {
     /// linear, NTK and dynamic NTK, the NTK base taken as the f64 it is computed to); the other
     /// scalings' frequencies are defined by their f64 formulas and taken as exact.
     pub fn exact_inv_freq(&self, dim: usize, base: f64, seq: usize) -> Vec<DoubleF64> {
+        if let Some(given) = &self.given {
+            return given.iter().copied().map(DoubleF64::from_f64).collect();
+        }
         let rotary = self.rotary(dim);
         let powers = |base: f64| super::rope::exact_inv_freq(rotary, base);
         let s = &self.scaling;
@@ -425,6 +480,9 @@ impl RopeFrequencies {
     }
 
     pub fn inv_freq(&self, dim: usize, base: f64, seq: usize) -> Vec<f64> {
+        if let Some(given) = &self.given {
+            return given.clone();
+        }
         let rotary = self.rotary(dim);
         let pairs = rotary / 2;
         let s = &self.scaling;
@@ -490,6 +548,10 @@ impl RopeFrequencies {
     /// [`torch_f32::frequencies`], Python scalars rounded to f32 where they meet a tensor,
     /// `a / tensor` as `tensor.reciprocal() * a`). Call on validated parameters.
     pub fn inv_freq_torch(&self, dim: usize, base: f64, seq: usize, mode: TorchMode) -> Vec<f32> {
+        // Given frequencies are the tensor itself, in float32.
+        if let Some(given) = &self.given {
+            return given.iter().map(|&w| w as f32).collect();
+        }
         let rotary = self.rotary(dim);
         let pairs = rotary / 2;
         let s = &self.scaling;

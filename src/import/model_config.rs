@@ -426,6 +426,7 @@ fn rope(
         freqs: Box::new(RopeFrequencies {
             rotary_dim,
             scaling,
+            ..Default::default()
         }),
         layout,
     })

@@ -263,6 +263,12 @@ pub struct TableArgs {
     )]
     pub truncate: Option<bool>,
 
+    /// RoPE kinds: the inverse frequencies themselves, in place of base^(-2i/R) and any
+    /// scaling (LongRoPE's rescaled ones, rotary-embedding-torch's pixel frequencies, learned
+    /// ones): a comma list or a 1-D .npy; the rotary width is twice their count
+    #[arg(long, value_name = "LIST|F.npy", allow_hyphen_values = true)]
+    pub inv_freq: Option<String>,
+
     /// longrope: one rescale factor per rotated pair, used beyond
     /// --original-max-position-embeddings: a comma list or a 1-D .npy file
     #[arg(long, value_name = "LIST|F.npy", allow_hyphen_values = true)]
@@ -641,10 +647,11 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "arith",
             "freq_form",
             ROTARY,
+            "inv_freq",
             FACTOR,
             SCALING,
         ],
-        Kind::RopeAttentionFactor => &["dim", "base", "dtype", ROTARY, FACTOR, SCALING],
+        Kind::RopeAttentionFactor => &["dim", "base", "dtype", ROTARY, "inv_freq", FACTOR, SCALING],
         Kind::RopeAngles => &[
             "seq",
             "dim",
@@ -654,6 +661,7 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "arith",
             "freq_form",
             ROTARY,
+            "inv_freq",
             FACTOR,
             SCALING,
         ],
@@ -667,6 +675,7 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "arith",
             "freq_form",
             ROTARY,
+            "inv_freq",
             FACTOR,
             SCALING,
         ],
@@ -694,6 +703,7 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "arith",
             "freq_form",
             ROTARY,
+            "inv_freq",
             FACTOR,
             SCALING,
         ],
@@ -716,6 +726,7 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "arith",
             "freq_form",
             ROTARY,
+            "inv_freq",
             FACTOR,
             SCALING,
         ],
@@ -780,6 +791,7 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "positions_in",
             "dtype",
             ROTARY,
+            "inv_freq",
             FACTOR,
             SCALING,
         ],

@@ -72,6 +72,7 @@ pub(super) fn rope_frequencies(args: &TableArgs, dim: usize) -> Result<RopeFrequ
             long_factor: list("long_factor", &args.long_factor)?,
             short_factor: list("short_factor", &args.short_factor)?,
         },
+        given: list("inv_freq", &args.inv_freq)?,
     })
 }
 

@@ -42,6 +42,7 @@ pub fn yarn(rotary: Option<usize>) -> RopeFrequencies {
             original_max_position_embeddings: Some(32_768),
             ..Default::default()
         },
+        given: None,
     }
 }
 
@@ -57,6 +58,7 @@ pub fn llama3(rotary: Option<usize>) -> RopeFrequencies {
             high_freq_factor: Some(4.0),
             ..Default::default()
         },
+        given: None,
     }
 }
 
@@ -126,6 +128,7 @@ pub fn every_kind() -> Vec<TableSpec> {
                     factor: Some(2.0),
                     ..Default::default()
                 },
+                given: None,
             },
             seq: 300,
         })),
@@ -185,6 +188,7 @@ pub fn every_kind() -> Vec<TableSpec> {
                     max_position_embeddings: Some(4096),
                     ..Default::default()
                 },
+                given: None,
             },
         },
         TableSpec::RopeAttentionFactor {

@@ -274,6 +274,7 @@ pub(super) fn scaled_frequencies(
     let plain = |scaling: RopeScaling| RopeFrequencies {
         rotary_dim: None,
         scaling,
+        ..Default::default()
     };
     // Plain: theta_k = base^(-k/n); the slowest pair pins the base best (its error is not
     // amplified) unless the table could not show it (a cache too short for it to turn).

@@ -78,6 +78,21 @@ def alibi():
     save("mlx_alibi_offset", np.array(matrix))
 
 
+def pixel_rope():
+    import torch
+    from rotary_embedding_torch import RotaryEmbedding
+
+    # rotary-embedding-torch's pixel frequencies, linspace(1, max_freq / 2, dim / 2) * pi,
+    # rotating a [12, 16] input in interleaved pairs.
+    rotary = RotaryEmbedding(dim=16, freqs_for="pixel", max_freq=64)
+    generator = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 12, 16, generator=generator)
+    with torch.no_grad():
+        save("rotary_pixel_freqs", rotary.freqs.detach().numpy())
+        save("rotary_pixel_input", q[0].numpy())
+        save("rotary_pixel_rotated", rotary.rotate_queries_or_keys(q)[0].numpy())
+
+
 def load_file(module, relative):
     """A module of an installed package, loaded on its own: torchtune's package imports
     torchao, whose current releases it no longer imports cleanly; its RoPE modules need only
@@ -215,5 +230,6 @@ if __name__ == "__main__":
     sinusoidal()
     alibi()
     rope()
+    pixel_rope()
     axes()
     versions()
