@@ -834,3 +834,37 @@ fn given_inverse_frequencies_replace_the_formula() {
         assert!(text.contains(message), "{args:?}: {text}");
     }
 }
+
+#[test]
+fn a_padded_m2m100_table_matches_with_its_zero_row() {
+    // transformers' M2M100SinusoidalPositionalEmbedding.get_embedding(1024, 64, padding_idx=1):
+    // fairseq's table, row 1 zeroed; at 1024 positions its float32 rounding exceeds 8 ulp, so
+    // only the float32 readings pass it, and they must know the padding row.
+    let options = [
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "1024",
+        "--dim",
+        "64",
+        "--spacing",
+        "t2t",
+        "--layout",
+        "split",
+        "--zero-row",
+        "1",
+    ];
+    let (status, text) = check("m2m100_padded_sinusoidal.npy", &options);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("row 1 is all zeros, as --zero-row 1 asks"),
+        "{text}"
+    );
+    assert!(text.contains("verdict: MATCH"), "{text}");
+    // Without the padding row, or with another row said to be it, the file does not match.
+    let (status, text) = check("m2m100_padded_sinusoidal.npy", &options[..10]);
+    assert_eq!(status, 1, "{text}");
+    let other = [&options[..10], &["--zero-row", "2"]].concat();
+    let (status, text) = check("m2m100_padded_sinusoidal.npy", &other);
+    assert_eq!(status, 1, "{text}");
+}

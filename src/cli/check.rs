@@ -311,13 +311,142 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         explicit.then_some(tolerance),
         show,
     );
+    let (verdict, preface) =
+        match crate::table_args::zero_row_index(args.table.zero_row, false, reference.shape())? {
+            Some(row) if !verdict.matches => padding_row_verdict(
+                verdict,
+                (&spec, &reference, &loaded, row),
+                stored,
+                explicit.then_some(tolerance),
+                show,
+            ),
+            _ => (verdict, Vec::new()),
+        };
     drop(working);
     println!("{}: {}", args.input.file.display(), spec.kind_name());
     if let Some(read_as) = read_as {
         println!("{read_as}");
     }
+    for line in preface {
+        println!("{line}");
+    }
     print!("{}", verdict.report());
     Ok(if verdict.matches { 0 } else { 1 })
+}
+
+/// A table with a zero padding row (`--zero-row`: fairseq's and M2M100's `padding_idx`) that
+/// did not pass: when the file's row is zero as asked, the rows before it and the rows after it
+/// are judged apart as the tables of their own positions, the float32 readings too (which know
+/// no padding row). Returns the verdict of the rows after it, and the lines to print before it
+/// (the padding row, and the rows before it); when the file's row is not zero, or either part
+/// differs, the first verdict stands.
+fn padding_row_verdict(
+    first: crate::check::Verdict,
+    (spec, reference, loaded, row): (
+        &engine::TableSpec,
+        &ndarray::ArrayD<f64>,
+        &ndarray::ArrayD<f64>,
+        usize,
+    ),
+    stored: Option<crate::import::StoredFloat>,
+    explicit: Option<crate::check::Tolerance>,
+    show: usize,
+) -> (crate::check::Verdict, Vec<String>) {
+    let axis = ndarray::Axis(0);
+    let rows = reference.shape()[0];
+    let zero_in_file = loaded.ndim() == 2
+        && loaded.shape() == reference.shape()
+        && loaded.index_axis(axis, row).iter().all(|&v| v == 0.0);
+    if !zero_in_file {
+        return (first, Vec::new());
+    }
+    let mut parts = Vec::new();
+    for range in [0..row, row + 1..rows] {
+        if range.is_empty() {
+            continue;
+        }
+        let Some(part_spec) = rows_of(spec, range.clone()) else {
+            return (first, Vec::new());
+        };
+        let part = |table: &ndarray::ArrayD<f64>| {
+            table
+                .slice_axis(axis, ndarray::Slice::from(range.clone()))
+                .to_owned()
+        };
+        let verdict = crate::check::verdict::verdict_showing(
+            &part_spec,
+            &part(reference),
+            &part(loaded),
+            stored,
+            explicit,
+            show,
+        );
+        if !verdict.matches {
+            return (first, Vec::new());
+        }
+        parts.push((range, verdict));
+    }
+    let Some((last_range, last)) = parts.pop() else {
+        return (first, Vec::new());
+    };
+    let rows_text = |range: &std::ops::Range<usize>| match range.len() {
+        1 => format!("row {}", range.start),
+        _ => format!("rows {} to {}", range.start, range.end - 1),
+    };
+    let mut preface = vec![format!(
+        "row {row} is all zeros, as --zero-row {row} asks (a padding row); the rows on each side of it are judged as the tables of their own positions"
+    )];
+    for (range, verdict) in &parts {
+        let said = verdict.summary();
+        let last_line = said
+            .lines()
+            .rev()
+            .find(|line| line.starts_with("verdict:"))
+            .unwrap_or("verdict: MATCH");
+        preface.push(format!("{}: {last_line}", rows_text(range)));
+    }
+    preface.push(format!("{}:", rows_text(&last_range)));
+    (last, preface)
+}
+
+/// `spec`'s table of rows `range` only (a sinusoidal or RoPE table of positions), as a table of
+/// its own: the same parameters, its first position moved.
+fn rows_of(spec: &engine::TableSpec, range: std::ops::Range<usize>) -> Option<engine::TableSpec> {
+    use engine::TableSpec;
+    let moved = |start: u64| start.checked_add(range.start as u64);
+    Some(match spec {
+        TableSpec::Sinusoidal(p) => {
+            TableSpec::Sinusoidal(crate::encoding::sinusoidal::SinusoidalParams {
+                seq: range.len(),
+                start: moved(p.start)?,
+                ..*p
+            })
+        }
+        TableSpec::RopeAngles { params, freqs } => TableSpec::RopeAngles {
+            params: crate::encoding::rope::RopeParams {
+                seq: range.len(),
+                start: moved(params.start)?,
+                ..*params
+            },
+            freqs: freqs.clone(),
+        },
+        TableSpec::RopeCache {
+            params,
+            freqs,
+            layout,
+            part,
+        } if !part.is_pairs(*layout) => TableSpec::RopeCache {
+            params: crate::encoding::rope::RopeParams {
+                seq: range.len(),
+                start: moved(params.start)?,
+                ..*params
+            },
+            freqs: freqs.clone(),
+            layout: *layout,
+            part: *part,
+        },
+        _ => return None,
+    })
 }
 
 /// `poslab identify`.

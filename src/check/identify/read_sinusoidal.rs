@@ -162,9 +162,11 @@ fn fitted_amplitude(view: &Array2<f64>) -> (f64, String) {
             })
             .collect()
     };
+    // Rows of zeros (a padding row) have no radius to agree on.
     let spread = |values: &[f64]| {
         let (low, high) = values
             .iter()
+            .filter(|&&v| v != 0.0)
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
                 (l.min(v), h.max(v))
             });
@@ -177,7 +179,10 @@ fn fitted_amplitude(view: &Array2<f64>) -> (f64, String) {
     } else {
         split
     };
-    let fitted = values.iter().sum::<f64>() / values.len().max(1) as f64;
+    // The median: a padding row of zeros (fairseq's) leaves it where the other rows put it.
+    let mut sorted = values;
+    sorted.sort_by(f64::total_cmp);
+    let fitted = sorted.get(sorted.len() / 2).copied().unwrap_or(1.0);
     let named = [
         (1.0, ""),
         (

@@ -78,6 +78,17 @@ def alibi():
     save("mlx_alibi_offset", np.array(matrix))
 
 
+def padded_sinusoidal():
+    from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
+
+    # M2M100's (fairseq's) table: t2t spacing, split, row 1 (padding_idx) zeroed; 1024 rows so
+    # that float32 rounding shows at the default tolerance.
+    save(
+        "m2m100_padded_sinusoidal",
+        M2M100SinusoidalPositionalEmbedding.get_embedding(1024, 64, padding_idx=1).numpy(),
+    )
+
+
 def pixel_rope():
     import torch
     from rotary_embedding_torch import RotaryEmbedding
@@ -228,6 +239,7 @@ def versions():
 
 if __name__ == "__main__":
     sinusoidal()
+    padded_sinusoidal()
     alibi()
     rope()
     pixel_rope()
