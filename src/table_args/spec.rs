@@ -358,17 +358,23 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             amplitude: args.scale,
         })
     };
+    // The positions and head of a RoPE table, and its frequencies.
+    let rope_params = || -> Result<(RopeParams, RopeFrequencies), CliError> {
+        let dim = even_dim()?;
+        let params = RopeParams {
+            seq: seq()?,
+            dim,
+            base: args.base,
+            start: start()?,
+        };
+        Ok((params, rope_frequencies(args, dim)?))
+    };
     // A cos, sin or cos-sin cache of the RoPE the options describe.
     let rope_cache = |layout: RopeLayout, part: CachePart| -> Result<TableSpec, CliError> {
-        let dim = even_dim()?;
+        let (params, freqs) = rope_params()?;
         Ok(TableSpec::RopeCache {
-            params: RopeParams {
-                seq: seq()?,
-                dim,
-                base: args.base,
-                start: start()?,
-            },
-            freqs: rope_frequencies(args, dim)?,
+            params,
+            freqs,
             layout,
             part,
         })
@@ -404,16 +410,8 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             }
         }
         Kind::RopeAngles => {
-            let dim = even_dim()?;
-            TableSpec::RopeAngles {
-                params: RopeParams {
-                    seq: seq()?,
-                    dim,
-                    base: args.base,
-                    start: start()?,
-                },
-                freqs: rope_frequencies(args, dim)?,
-            }
+            let (params, freqs) = rope_params()?;
+            TableSpec::RopeAngles { params, freqs }
         }
         Kind::RopeCos | Kind::RopeSin => {
             let layout = match args.layout {
