@@ -868,3 +868,144 @@ fn a_padded_m2m100_table_matches_with_its_zero_row() {
     let (status, text) = check("m2m100_padded_sinusoidal.npy", &other);
     assert_eq!(status, 1, "{text}");
 }
+
+/// `check FILE options` matches, saying each of `says`; with `wrong` it is a mismatch.
+fn assert_check_only(file: &str, options: &[&str], says: &[&str], wrong: &[&str]) {
+    let (status, text) = check(file, options);
+    assert_eq!(status, 0, "{file}: check {options:?}\n{text}");
+    assert!(text.contains("MATCH"), "{file}:\n{text}");
+    for said in says {
+        assert!(
+            text.contains(said),
+            "{file}: check should say {said:?}:\n{text}"
+        );
+    }
+    let (status, text) = check(file, wrong);
+    assert_eq!(status, 1, "{file}: check {wrong:?} should mismatch\n{text}");
+}
+
+#[test]
+fn diffusion_timesteps_match_at_their_float32_positions() {
+    let steps = data("diffusers_float_timesteps.npy");
+    // get_timestep_embedding(float32 timesteps in [0, 1000), 64, flip_sin_to_cos=True,
+    // downscale_freq_shift=0): SD3's and Flux's time projection.
+    let options = [
+        "--as",
+        "sinusoidal",
+        "--positions",
+        steps.as_str(),
+        "--dim",
+        "64",
+        "--layout",
+        "split",
+        "--first",
+        "cos",
+    ];
+    let mut wrong = options.to_vec();
+    wrong.extend_from_slice(&["--spacing", "t2t"]);
+    assert_check_only(
+        "diffusers_float_timestep_embedding.npy",
+        &options,
+        &["float32"],
+        &wrong,
+    );
+    // The same embedding at the timesteps rounded to whole steps is not the file.
+    let (status, text) = check(
+        "diffusers_float_timestep_embedding.npy",
+        &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "24",
+            "--dim",
+            "64",
+            "--layout",
+            "split",
+            "--first",
+            "cos",
+        ],
+    );
+    assert_eq!(status, 1, "{text}");
+
+    // Timesteps in [0, 1] with scale=1000 (shift 1: t2t spacing): diffusers scales the
+    // float32 angle, which only that reading reproduces.
+    let unit = data("diffusers_unit_timesteps.npy");
+    let options = [
+        "--as",
+        "sinusoidal",
+        "--positions",
+        unit.as_str(),
+        "--position-scale",
+        "1000",
+        "--dim",
+        "32",
+        "--layout",
+        "split",
+        "--spacing",
+        "t2t",
+    ];
+    let mut wrong = options.to_vec();
+    wrong[5] = "999";
+    assert_check_only(
+        "diffusers_scaled_timestep_embedding.npy",
+        &options,
+        &["the scale applied to the float32 angle"],
+        &wrong,
+    );
+}
+
+#[test]
+fn rope_caches_at_half_steps_and_packed_ids_match() {
+    // diffusers' get_1d_rotary_pos_embed(32, 3 + 0.5 k, use_real=True): each angle twice.
+    let half_steps: Vec<String> = (0..20)
+        .map(|k| (3.0 + 0.5 * k as f64).to_string())
+        .collect();
+    let half_steps = half_steps.join(",");
+    for (file, kind) in [
+        ("diffusers_half_step_rope_cos.npy", "rope-cos"),
+        ("diffusers_half_step_rope_sin.npy", "rope-sin"),
+    ] {
+        let options = [
+            "--as",
+            kind,
+            "--positions",
+            half_steps.as_str(),
+            "--dim",
+            "32",
+            "--layout",
+            "interleaved",
+        ];
+        let wrong = [
+            "--as",
+            kind,
+            "--start",
+            "3",
+            "--seq",
+            "20",
+            "--dim",
+            "32",
+            "--layout",
+            "interleaved",
+        ];
+        assert_check_only(file, &options, &[], &wrong);
+    }
+    // Llama's cache for two packed sequences, position ids [0..7, 0..9] as transformers
+    // stores them ([1, 16] int64).
+    let ids = data("llama_packed_position_ids.npy");
+    let options = [
+        "--as",
+        "rope-cos",
+        "--positions",
+        ids.as_str(),
+        "--dim",
+        "64",
+        "--base",
+        "500000",
+        "--layout",
+        "half",
+    ];
+    let wrong = [
+        "--as", "rope-cos", "--seq", "16", "--dim", "64", "--base", "500000", "--layout", "half",
+    ];
+    assert_check_only("llama_packed_rope_cos.npy", &options, &[], &wrong);
+}

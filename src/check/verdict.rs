@@ -116,10 +116,60 @@ pub fn verdict_showing(
             matches = true;
         }
     }
-    if !matches
-        && comparison.shapes_match()
-        && let Some((mode, ulps)) = torch_f32_match(spec, loaded)
+    if !matches && comparison.shapes_match() {
+        // The first order any reading reproduces (under a tolerance of the user's, the first
+        // that adds a note).
+        for (variant, order) in scale_orders(spec) {
+            let noted = notes.len();
+            matches = float32_readings(&variant, loaded, explicit, order, &mut notes);
+            if matches || notes.len() > noted {
+                break;
+            }
+        }
+    }
+    let located = if matches {
+        None
+    } else {
+        super::locate(&comparison, reference, loaded, stored, show)
+    };
+    Verdict {
+        comparison,
+        notes,
+        matches,
+        located,
+    }
+}
+
+/// The float32 orders of a table's position scale: the spec as given, then, for positions
+/// scaled, the scale applied to the float32 angle instead, with how a report says so.
+fn scale_orders(spec: &TableSpec) -> Vec<(TableSpec, &'static str)> {
+    use crate::encoding::positions::ScaleAt;
+    let mut orders = vec![(spec.clone(), "")];
+    if let TableSpec::AtPositions(placed) = spec
+        && placed.positions.scale != 1.0
     {
+        let mut other = placed.clone();
+        other.positions = placed.positions.with_scale_at(ScaleAt::Angle);
+        orders.push((
+            TableSpec::AtPositions(other),
+            ", the scale applied to the float32 angle (diffusers' get_timestep_embedding(scale=...))",
+        ));
+    }
+    orders
+}
+
+/// The float32 readings of `loaded` as `spec` (shapes equal): PyTorch's own computation, a
+/// library's own float32 frequencies, a library's recipe; each one that reproduces the file
+/// adds its note; returns whether one is a match. `order` says how a scale was applied.
+fn float32_readings(
+    spec: &TableSpec,
+    loaded: &ArrayD<f64>,
+    explicit: Option<Tolerance>,
+    order: &str,
+    notes: &mut Vec<String>,
+) -> bool {
+    let mut matches = false;
+    if let Some((mode, ulps)) = torch_f32_match(spec, loaded) {
         let form = match mode.form {
             FreqForm::Pow => "pow",
             FreqForm::Exp => "exp",
@@ -134,9 +184,9 @@ pub fn verdict_showing(
             spec,
             TableSpec::AlibiSlopes { .. } | TableSpec::AlibiKeys { .. }
         ) {
-            format!("(--arith torch-f32{build})")
+            format!("(--arith torch-f32{build}{order})")
         } else {
-            format!("(--arith torch-f32 --freq-form {form}{build})")
+            format!("(--arith torch-f32 --freq-form {form}{build}{order})")
         };
         // An explicit tolerance is the user's own: the float32 match is reported, not applied.
         if explicit.is_some() {
@@ -146,37 +196,26 @@ pub fn verdict_showing(
             matches = true;
         }
     }
-    if !matches && comparison.shapes_match() && own_frequencies_table(spec, loaded).is_some() {
+    if !matches && own_frequencies_table(spec, loaded).is_some() {
         let how = format!(
             "in float32 from float32 frequencies its library's exp or pow formed (each within \
              {OWN_FREQUENCY_ULPS} ulp of PyTorch's or of the exact one rounded: MKL's exp in \
              PyTorch's x86 builds, CUDA's powf, NumPy's, TensorFlow's), the angle f32(p)·ω \
-             rounded once and sin/cos within 2 ulp"
+             rounded once{order} and sin/cos within 2 ulp"
         );
-        matches |= float32_reading(&how, explicit.is_some(), &mut notes);
+        matches |= float32_reading(&how, explicit.is_some(), notes);
     }
     if !matches
-        && comparison.shapes_match()
-        && let TableSpec::Sinusoidal(params) = spec
+        && let TableSpec::Sinusoidal(params) = spec.unpositioned()
         && let Some(recipe) = library_recipe_match(spec, params, loaded)
     {
         let how = format!(
-            "in float32 as {}, the angle f32(p)·ω rounded once and sin/cos within 2 ulp",
+            "in float32 as {}, the angle f32(p)·ω rounded once{order} and sin/cos within 2 ulp",
             recipe.describe(params)
         );
-        matches |= float32_reading(&how, explicit.is_some(), &mut notes);
+        matches |= float32_reading(&how, explicit.is_some(), notes);
     }
-    let located = if matches {
-        None
-    } else {
-        super::locate(&comparison, reference, loaded, stored, show)
-    };
-    Verdict {
-        comparison,
-        notes,
-        matches,
-        located,
-    }
+    matches
 }
 
 /// Says that a float32 reading (`how`) reproduces the file: a match, or, under a tolerance of

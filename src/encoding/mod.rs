@@ -19,6 +19,7 @@ pub mod exact_angle;
 pub mod grid;
 pub mod guesses;
 pub mod learned;
+pub mod positions;
 pub mod precision;
 pub mod random;
 pub mod relative;

@@ -6,6 +6,7 @@ use ndarray::{Array1, ArrayD, IxDyn};
 use rayon::prelude::*;
 
 use super::{EngineError, Table, TableSpec, Window};
+use crate::encoding::positions::Positions;
 use crate::encoding::sinusoidal::SinusoidalValues;
 use crate::encoding::torch_f32::{self, Arithmetic};
 use crate::encoding::{
@@ -41,6 +42,7 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         | TableSpec::AlibiKeys { .. }
         | TableSpec::AlibiWindow { .. }
         | TableSpec::RopeAxes(_)
+        | TableSpec::AtPositions(_)
         | TableSpec::SinCos2dResample { .. } => {
             let window = Window::all(spec.matrix_shape());
             let ndim = spec.shape().map_or(0, |s| s.len());
@@ -120,13 +122,8 @@ pub fn compute_with_float32_frequencies(
     freqs: Vec<f64>,
 ) -> Result<Table, EngineError> {
     spec.validate()?;
-    if !matches!(
-        spec,
-        TableSpec::Sinusoidal(_)
-            | TableSpec::RopeAngles { .. }
-            | TableSpec::RopeCache { .. }
-            | TableSpec::RopeApply { .. }
-    ) || freqs.len() != super::exact_frequencies(spec).len()
+    if !super::PositionedTable::accepts(spec.unpositioned())
+        || freqs.len() != super::exact_frequencies(spec).len()
     {
         return Err(EngineError::Arithmetic(spec.kind_name()));
     }
@@ -154,54 +151,16 @@ fn float32_values(
     mode: torch_f32::TorchMode,
 ) -> Element<'_, f64> {
     match spec {
-        TableSpec::Sinusoidal(p) => Box::new(move |_, row, col| {
-            let (pair, is_cos) = p.column_pair(col);
-            let (sin, cos) =
-                torch_f32::sin_cos(torch_f32::angle(p.start + row as u64, freqs[pair]));
-            // `pe * scale` (x-transformers, MLX): the f32 product, rounded once.
-            f64::from(p.amplitude as f32 * if is_cos { cos } else { sin })
-        }),
+        TableSpec::Sinusoidal(_)
+        | TableSpec::RopeAngles { .. }
+        | TableSpec::RopeCache { .. }
+        | TableSpec::RopeApply { .. } => float32_sin_cos_element(spec, freqs, None),
+        TableSpec::AtPositions(p) => float32_sin_cos_element(&p.table, freqs, Some(&p.positions)),
         TableSpec::RopeInvFreq { .. } => Box::new(move |_, _, i| freqs[i]),
         // Its frequencies per axis (or over the width), formed as PyTorch forms them.
         TableSpec::RopeAxes(p) => {
             let pairs = p.torch_pairs(mode.block);
             Box::new(move |_, row, col| crate::encoding::rope_axes::value_f32(p, &pairs, row, col))
-        }
-        TableSpec::RopeAngles { params, .. } => Box::new(move |_, row, i| {
-            f64::from(torch_f32::angle(params.start + row as u64, freqs[i]))
-        }),
-        TableSpec::RopeCache {
-            params,
-            freqs: setting,
-            layout,
-            part,
-        } => {
-            let rotary = setting.rotary(params.dim);
-            // `emb.cos() * attention_scaling`: the f32 product, rounded.
-            let attention = setting.attention_factor() as f32;
-            Box::new(move |head, row, col| {
-                let (row, pair, is_sin) =
-                    rope::cache_element(*layout, *part, rotary, (head, row, col));
-                let angle = torch_f32::angle(params.start + row as u64, freqs[pair]);
-                let (sin, cos) = torch_f32::sin_cos(angle);
-                f64::from(if is_sin { sin } else { cos } * attention)
-            })
-        }
-        TableSpec::RopeApply {
-            input,
-            layout,
-            start,
-            freqs: setting,
-            ..
-        } => {
-            let rotary = setting.rotary(input.ncols());
-            let attention = setting.attention_factor() as f32;
-            Box::new(move |_, row, col| {
-                rope::rotated_element(input.view(), *layout, rotary, row, col, |a, b, i| {
-                    let angle = torch_f32::angle(start + row as u64, freqs[i]);
-                    torch_f32::rotate_pair(a, b, angle, attention)
-                })
-            })
         }
         TableSpec::AlibiSlopes { .. } => {
             let slopes = super::torch_slopes(spec, mode);
@@ -301,10 +260,11 @@ enum Values<'a> {
 fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
     let real = |f: Element<'a, f64>| Values::Real(f);
     match spec {
-        TableSpec::Sinusoidal(p) => {
-            let values = sinusoidal_values(p);
-            real(Box::new(move |_, row, col| values.value(row, col)))
-        }
+        TableSpec::Sinusoidal(_)
+        | TableSpec::RopeAngles { .. }
+        | TableSpec::RopeCache { .. }
+        | TableSpec::RopeApply { .. } => real(sin_cos_element(spec, None)),
+        TableSpec::AtPositions(p) => real(sin_cos_element(&p.table, Some(&p.positions))),
         TableSpec::DotDecay { params, anchor } => {
             let values = sinusoidal_values(params);
             let anchor = *anchor as i64;
@@ -347,46 +307,6 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
         TableSpec::RopeAttentionFactor { .. } => {
             let (_, _, attention) = rope_frequencies(spec);
             real(Box::new(move |_, _, _| attention))
-        }
-        TableSpec::RopeAngles { params, .. } => {
-            let theta = exact_rope_frequencies(spec);
-            let start = params.start;
-            real(Box::new(move |_, row, i| {
-                exact_angle::angle(start + row as u64, theta[i])
-            }))
-        }
-        TableSpec::RopeCache {
-            params,
-            layout,
-            part,
-            ..
-        } => {
-            let (_, rotary, attention) = rope_frequencies(spec);
-            let turns = exact_rope_turns(spec);
-            let (start, layout, part) = (params.start, *layout, *part);
-            real(Box::new(move |head, row, col| {
-                let (row, pair, is_sin) =
-                    rope::cache_element(layout, part, rotary, (head, row, col));
-                let (sin, cos) = exact_angle::sin_cos(turns[pair].at(start + row as u64));
-                attention * if is_sin { sin } else { cos }
-            }))
-        }
-        TableSpec::RopeApply {
-            input,
-            layout,
-            start,
-            ..
-        } => {
-            let (_, rotary, attention) = rope_frequencies(spec);
-            let turns = exact_rope_turns(spec);
-            let (layout, start) = (*layout, *start);
-            real(Box::new(move |_, row, col| {
-                rope::rotated_element(input.view(), layout, rotary, row, col, |a, b, i| {
-                    let (sin, cos) = exact_angle::sin_cos(turns[i].at(start + row as u64));
-                    let (x, y) = rope::rotate_by(a, b, sin, cos);
-                    (attention * x, attention * y)
-                })
-            }))
         }
         TableSpec::AlibiSlopes { heads } => {
             let slopes = alibi::slopes_unchecked(*heads);
@@ -474,6 +394,146 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
 }
 
 /// Frequencies of a validated spec (validation is what makes the `expect`s unreachable).
+/// The exact angles of a sin/cos table's rows: at the table's own positions `start, start +
+/// 1, ...` (integer turns, exact below 2^53), or at the positions a [`super::PositionedTable`]
+/// gives it.
+struct ExactAngles<'a> {
+    w: Vec<DoubleF64>,
+    turns: Vec<TurnsPerStep>,
+    start: u64,
+    placed: Option<&'a Positions>,
+}
+
+impl ExactAngles<'_> {
+    /// Frequency `pair`'s angle at row `row` in 2^-128 turn.
+    fn turns(&self, pair: usize, row: usize) -> u128 {
+        match self.placed {
+            Some(positions) => positions.turns(row, self.w[pair]),
+            None => self.turns[pair].at(self.start + row as u64),
+        }
+    }
+
+    /// Frequency `pair`'s angle at row `row` in radians, rounded once.
+    fn radians(&self, pair: usize, row: usize) -> f64 {
+        match self.placed {
+            Some(positions) => positions.angle(row, self.w[pair]),
+            None => exact_angle::angle(self.start + row as u64, self.w[pair]),
+        }
+    }
+}
+
+/// The first position of a sin/cos table at its own positions.
+fn own_start(spec: &TableSpec) -> u64 {
+    match spec {
+        TableSpec::Sinusoidal(p) => p.start,
+        TableSpec::RopeAngles { params, .. } | TableSpec::RopeCache { params, .. } => params.start,
+        TableSpec::RopeApply { start, .. } => *start,
+        _ => 0,
+    }
+}
+
+/// The exact element function of a validated sin/cos table (sinusoidal, RoPE angles, caches,
+/// rotations), at its own positions or at `placed`.
+fn sin_cos_element<'a>(spec: &'a TableSpec, placed: Option<&'a Positions>) -> Element<'a, f64> {
+    let w = match spec {
+        TableSpec::Sinusoidal(p) => p.exact_frequencies(),
+        _ => exact_rope_frequencies(spec),
+    };
+    let angles = ExactAngles {
+        turns: exact_angle::turns_of(w.iter().copied()),
+        w,
+        start: own_start(spec),
+        placed,
+    };
+    match spec {
+        TableSpec::Sinusoidal(p) => Box::new(move |_, row, col| {
+            let (pair, is_cos) = p.column_pair(col);
+            let (sin, cos) = exact_angle::sin_cos(angles.turns(pair, row));
+            p.amplitude * if is_cos { cos } else { sin }
+        }),
+        TableSpec::RopeAngles { .. } => Box::new(move |_, row, i| angles.radians(i, row)),
+        TableSpec::RopeCache { layout, part, .. } => {
+            let (_, rotary, attention) = rope_frequencies(spec);
+            let (layout, part) = (*layout, *part);
+            Box::new(move |head, row, col| {
+                let (row, pair, is_sin) =
+                    rope::cache_element(layout, part, rotary, (head, row, col));
+                let (sin, cos) = exact_angle::sin_cos(angles.turns(pair, row));
+                attention * if is_sin { sin } else { cos }
+            })
+        }
+        TableSpec::RopeApply { input, layout, .. } => {
+            let (_, rotary, attention) = rope_frequencies(spec);
+            let layout = *layout;
+            Box::new(move |_, row, col| {
+                rope::rotated_element(input.view(), layout, rotary, row, col, |a, b, i| {
+                    let (sin, cos) = exact_angle::sin_cos(angles.turns(i, row));
+                    let (x, y) = rope::rotate_by(a, b, sin, cos);
+                    (attention * x, attention * y)
+                })
+            })
+        }
+        // PositionedTable::accepts admits only the kinds above.
+        _ => Box::new(|_, _, _| f64::NAN),
+    }
+}
+
+/// [`sin_cos_element`] in float32 from the float32 frequencies `freqs` (one per pair, widened
+/// to f64): each angle `f32(p) * freq` rounded once (at `placed`, as
+/// [`Positions::angle_f32`] scales it), sin and cos rounded to f32.
+fn float32_sin_cos_element<'a>(
+    spec: &'a TableSpec,
+    freqs: Vec<f64>,
+    placed: Option<&'a Positions>,
+) -> Element<'a, f64> {
+    let start = own_start(spec);
+    let angle = move |row: usize, freq: f64| match placed {
+        Some(positions) => positions.angle_f32(row, freq),
+        None => torch_f32::angle(start + row as u64, freq),
+    };
+    match spec {
+        TableSpec::Sinusoidal(p) => Box::new(move |_, row, col| {
+            let (pair, is_cos) = p.column_pair(col);
+            let (sin, cos) = torch_f32::sin_cos(angle(row, freqs[pair]));
+            // `pe * scale` (x-transformers, MLX): the f32 product, rounded once.
+            f64::from(p.amplitude as f32 * if is_cos { cos } else { sin })
+        }),
+        TableSpec::RopeAngles { .. } => Box::new(move |_, row, i| f64::from(angle(row, freqs[i]))),
+        TableSpec::RopeCache {
+            params,
+            freqs: setting,
+            layout,
+            part,
+        } => {
+            let rotary = setting.rotary(params.dim);
+            // `emb.cos() * attention_scaling`: the f32 product, rounded.
+            let attention = setting.attention_factor() as f32;
+            Box::new(move |head, row, col| {
+                let (row, pair, is_sin) =
+                    rope::cache_element(*layout, *part, rotary, (head, row, col));
+                let (sin, cos) = torch_f32::sin_cos(angle(row, freqs[pair]));
+                f64::from(if is_sin { sin } else { cos } * attention)
+            })
+        }
+        TableSpec::RopeApply {
+            input,
+            layout,
+            freqs: setting,
+            ..
+        } => {
+            let rotary = setting.rotary(input.ncols());
+            let attention = setting.attention_factor() as f32;
+            Box::new(move |_, row, col| {
+                rope::rotated_element(input.view(), *layout, rotary, row, col, |a, b, i| {
+                    torch_f32::rotate_pair(a, b, angle(row, freqs[i]), attention)
+                })
+            })
+        }
+        // PositionedTable::accepts admits only the kinds above.
+        _ => Box::new(|_, _, _| f64::NAN),
+    }
+}
+
 fn sinusoidal_values(p: &sinusoidal::SinusoidalParams) -> SinusoidalValues {
     SinusoidalValues::new(p).expect("validated sinusoidal parameters")
 }
@@ -482,11 +542,6 @@ fn sinusoidal_values(p: &sinusoidal::SinusoidalParams) -> SinusoidalValues {
 fn exact_rope_frequencies(spec: &TableSpec) -> Vec<DoubleF64> {
     spec.rope_exact_frequencies()
         .expect("a RoPE spec has RoPE frequencies")
-}
-
-/// A validated RoPE spec's inverse frequencies as fractions of a turn per position.
-fn exact_rope_turns(spec: &TableSpec) -> Vec<TurnsPerStep> {
-    spec.rope_turns().expect("a RoPE spec has RoPE frequencies")
 }
 
 /// Inverse frequencies, rotary width and attention factor of a validated RoPE spec.

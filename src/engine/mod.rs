@@ -134,6 +134,52 @@ pub enum TableSpec {
     RopeCacheError(Box<encoding::precision::CacheErrorParams>),
     /// `[seq]`: a query-key score computed in a compute type, minus the exact score.
     RopeScoreDrift(encoding::precision::ScoreDriftParams),
+    /// A sin/cos or RoPE table (sinusoidal, RoPE angles, caches, rotations) whose rows sit at
+    /// positions given or scaled (`--positions`, `--position-scale`): see [`PositionedTable`].
+    AtPositions(Box<PositionedTable>),
+}
+
+/// A table of one of the kinds [`PositionedTable::accepts`] at positions of its own: `table`
+/// is laid out as it would be at positions `0 .. positions.len()` (its own start unused), and
+/// row `r` holds position `positions` gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PositionedTable {
+    pub table: TableSpec,
+    pub positions: encoding::positions::Positions,
+}
+
+impl PositionedTable {
+    /// Whether `table`'s kind takes positions of its own: the kinds whose rows are positions.
+    pub fn accepts(table: &TableSpec) -> bool {
+        matches!(
+            table,
+            TableSpec::Sinusoidal(_)
+                | TableSpec::RopeAngles { .. }
+                | TableSpec::RopeCache { .. }
+                | TableSpec::RopeApply { .. }
+        )
+    }
+
+    fn validate(&self) -> Result<(), ParamError> {
+        self.table.validate()?;
+        self.positions.validate()?;
+        let rows = self
+            .table
+            .axes()
+            .and_then(|a| a.first().copied())
+            .unwrap_or(0);
+        if !Self::accepts(&self.table) || rows != self.positions.len() {
+            return Err(ParamError::new(
+                "positions",
+                format!("({} values)", self.positions.len()),
+                format!(
+                    "give one position per row of the {} table ({rows})",
+                    self.table.kind_name()
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// What kind of numbers a table holds.
@@ -237,6 +283,7 @@ impl TableSpec {
             TableSpec::PatchSimilarity(p) => p.validate(),
             TableSpec::RopeCacheError(p) => p.validate(),
             TableSpec::RopeScoreDrift(p) => p.validate_table(),
+            TableSpec::AtPositions(p) => p.validate(),
         }
     }
 
@@ -280,6 +327,7 @@ impl TableSpec {
             TableSpec::PatchSimilarity(_) => "patch-similarity",
             TableSpec::RopeCacheError(_) => "rope-cache-error",
             TableSpec::RopeScoreDrift(_) => "rope-score-drift",
+            TableSpec::AtPositions(p) => p.table.kind_name(),
         }
     }
 
@@ -295,6 +343,9 @@ impl TableSpec {
                 Some("it emulates each float32, bfloat16 and float16 rounding step by step")
             }
             TableSpec::RopeAxes(_) => Some("each token's positions come from --ids or --grid"),
+            TableSpec::AtPositions(_) => {
+                Some("its positions are given or scaled (--positions, --position-scale)")
+            }
             TableSpec::RopeCache { layout, part, .. } if part.is_pairs(*layout) => Some(
                 "in --format pairs, whose first axis is the position; --format vllm holds the \
                  same values and runs on the GPU",
@@ -356,6 +407,10 @@ impl TableSpec {
             TableSpec::SinCos2d(_) | TableSpec::Rope2dAxial(_) => "--grid-h, --grid-w or --dim",
             TableSpec::SinCos2dResample { .. } => "--grid-h, --grid-w or the --input array",
             TableSpec::Rope2dMixed { .. } => "--grid-h, --grid-w or the --freqs array",
+            TableSpec::AtPositions(p) => match p.table {
+                TableSpec::RopeApply { .. } => "the --input array",
+                _ => "--positions (or --seq) or --dim",
+            },
         }
     }
 
@@ -452,6 +507,7 @@ impl TableSpec {
             TableSpec::PatchSimilarity(p) => square(patches(&p.grid)?),
             TableSpec::RopeCacheError(p) => Some(p.shape().to_vec()),
             TableSpec::RopeScoreDrift(p) => Some(vec![p.seq]),
+            TableSpec::AtPositions(p) => p.table.axes(),
         }?;
         Some(shape)
     }
@@ -478,7 +534,7 @@ pub fn check_arithmetic(
     arith: crate::encoding::torch_f32::Arithmetic,
 ) -> Result<(), EngineError> {
     let has_torch_mode = matches!(
-        spec,
+        spec.unpositioned(),
         TableSpec::Sinusoidal(_)
             | TableSpec::RopeInvFreq { .. }
             | TableSpec::RopeAngles { .. }
@@ -518,9 +574,18 @@ impl TableSpec {
         self.rope_exact_frequencies().map(exact_angle::turns_of)
     }
 
+    /// The table laid out at positions 0, 1, ...: itself, or the table a [`PositionedTable`]
+    /// places at positions of its own (the same frequencies and columns).
+    pub fn unpositioned(&self) -> &TableSpec {
+        match self {
+            TableSpec::AtPositions(p) => &p.table,
+            table => table,
+        }
+    }
+
     /// Head width, base, current length and frequency setting of a RoPE kind.
     fn rope_setting(&self) -> Option<(usize, f64, usize, &RopeFrequencies)> {
-        match self {
+        match self.unpositioned() {
             TableSpec::RopeInvFreq {
                 dim,
                 base,
@@ -568,7 +633,7 @@ pub fn torch_frequencies(
     spec: &TableSpec,
     mode: crate::encoding::torch_f32::TorchMode,
 ) -> Vec<f64> {
-    if let TableSpec::Sinusoidal(p) = spec {
+    if let TableSpec::Sinusoidal(p) = spec.unpositioned() {
         return mode.frequencies(
             p.dim / 2,
             p.dim,
@@ -590,7 +655,7 @@ pub fn torch_frequencies(
 /// pair of a sinusoidal table, or the inverse frequencies of a RoPE table. Empty for other
 /// kinds.
 pub fn exact_frequencies(spec: &TableSpec) -> Vec<f64> {
-    if let TableSpec::Sinusoidal(p) = spec {
+    if let TableSpec::Sinusoidal(p) = spec.unpositioned() {
         return p.frequencies().to_vec();
     }
     spec.rope_frequencies()

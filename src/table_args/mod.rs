@@ -160,6 +160,22 @@ pub struct TableArgs {
     #[arg(long, value_name = "P", default_value_t = 0)]
     pub start: i64,
 
+    /// Sin/cos and RoPE kinds: the positions themselves, one per row, used as stored (integer
+    /// or floating point; a float32 file keeps its float32 values): a comma list or a .npy
+    /// whose axes other than one have length 1. Sets the number of rows in place of --seq
+    #[arg(
+        long,
+        value_name = "LIST|P.npy",
+        conflicts_with = "start",
+        allow_hyphen_values = true
+    )]
+    pub positions: Option<String>,
+
+    /// Sin/cos and RoPE kinds: what multiplies every position, given ones too (diffusers'
+    /// Timesteps(scale=...), interpolated grids), a finite number above 0; 1 when not given
+    #[arg(long, value_name = "S")]
+    pub position_scale: Option<f64>,
+
     /// Sinusoidal: interleaved (sin, cos per pair) or split (all sin, then all cos).
     /// rope-apply: interleaved pairs (2i, 2i+1) as Llama, or half pairs (i, i+dim/2) as HF
     #[arg(long, value_enum, value_name = "LAYOUT", default_value_t = LayoutArg::Interleaved)]
@@ -617,6 +633,8 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "base",
             "max_period",
             "start",
+            "positions",
+            "position_scale",
             "layout",
             "spacing",
             "first",
@@ -657,6 +675,8 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "dim",
             "base",
             "start",
+            "positions",
+            "position_scale",
             "dtype",
             "arith",
             "freq_form",
@@ -670,6 +690,8 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "dim",
             "base",
             "start",
+            "positions",
+            "position_scale",
             "layout",
             "dtype",
             "arith",
@@ -698,6 +720,8 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "dim",
             "base",
             "start",
+            "positions",
+            "position_scale",
             "format",
             "dtype",
             "arith",
@@ -722,6 +746,8 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "layout",
             "base",
             "start",
+            "positions",
+            "position_scale",
             "dtype",
             "arith",
             "freq_form",

@@ -228,6 +228,12 @@ pub(super) fn read_input_1d(id: &'static str, path: &Path) -> Result<Vec<f64>, C
             array.shape()
         )));
     }
+    if array.is_empty() {
+        return Err(CliError::usage(format!(
+            "--positions {} holds no positions: give at least one",
+            path.display()
+        )));
+    }
     Ok(array.iter().copied().collect())
 }
 
@@ -296,13 +302,28 @@ fn compute_type(args: &TableArgs) -> Result<crate::encoding::precision::ComputeT
 /// Builds the table's specification from the options, checking each as it is read.
 pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     let kind = args.kind;
-    let seq = || {
-        required(
+    // --positions: one row per position, so they set the table's length.
+    let given_positions = args
+        .positions
+        .as_deref()
+        .map(position_list)
+        .transpose()?;
+    let seq = || match &given_positions {
+        Some(list) => match args.sizes.seq {
+            Some(n) if usize::try_from(n).ok() != Some(list.len()) => {
+                Err(CliError::usage(format!(
+                    "--seq {n} and --positions ({} values) disagree: the table has one row per position, so leave out --seq",
+                    list.len()
+                )))
+            }
+            _ => Ok(list.len()),
+        },
+        None => required(
             kind,
             "seq",
             args.sizes.seq,
             "the number of positions, 1 to 1073741824",
-        )
+        ),
     };
     let dim = |meaning: &str| required(kind, "dim", args.sizes.dim, meaning);
     let even_dim = || dim("the dimension, even, 2 to 1048576");
@@ -688,8 +709,61 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             start: start()?,
         }),
     };
+    let spec = placed(spec, args, given_positions)?;
     spec.validate()?;
     Ok(spec)
+}
+
+/// `spec` at the positions `--positions` gives or `--position-scale` scales, when either was
+/// given; as it is otherwise.
+fn placed(
+    spec: TableSpec,
+    args: &TableArgs,
+    given: Option<Vec<f64>>,
+) -> Result<TableSpec, CliError> {
+    use crate::encoding::positions::{PositionList, Positions, ScaleAt};
+    if given.is_none() && args.position_scale.is_none() {
+        return Ok(spec);
+    }
+    spec.validate()?;
+    let rows = spec.axes().and_then(|a| a.first().copied()).unwrap_or(0);
+    let list = match given {
+        Some(values) => PositionList::Given(values),
+        None => PositionList::Counting {
+            start: non_negative("start", args.start)? as u64,
+            count: rows,
+        },
+    };
+    Ok(TableSpec::AtPositions(Box::new(engine::PositionedTable {
+        table: spec,
+        positions: Positions {
+            list,
+            scale: args.position_scale.unwrap_or(1.0),
+            scale_at: ScaleAt::Position,
+        },
+    })))
+}
+
+/// The positions of `--positions`: a comma list, or a `.npy` whose axes but one have length
+/// 1 (transformers' `position_ids` are `[1, seq]`), its values as stored.
+fn position_list(text: &str) -> Result<Vec<f64>, CliError> {
+    let is_file = text.trim().to_ascii_lowercase().ends_with(".npy");
+    if !is_file {
+        return factor_list("positions", text);
+    }
+    let path = Path::new(text);
+    let max_bytes = engine::available_memory_bytes().unwrap_or(u64::MAX);
+    // Integer position ids (int64 in transformers) as well as floats.
+    let array = import::tables::read_table(path, None, max_bytes)
+        .map_err(|e| CliError::usage(format!("--positions {e}")))?;
+    if array.shape().iter().filter(|&&n| n != 1).count() > 1 {
+        return Err(CliError::usage(format!(
+            "--positions {} has shape {:?}; it must hold one position per row: a 1-D array, or one whose other axes have length 1 ([1, seq])",
+            path.display(),
+            array.shape()
+        )));
+    }
+    Ok(array.iter().copied().collect())
 }
 
 /// A comma list of counts (`--axes-dim 16,56,56`, `--mrope-section 16,24,24`, `--grid 2,3,4`).

@@ -427,7 +427,8 @@ impl Plan {
             ),
             TableSpec::RopeCacheError(_)
             | TableSpec::RopeScoreDrift(_)
-            | TableSpec::RopeAxes(_) => {
+            | TableSpec::RopeAxes(_)
+            | TableSpec::AtPositions(_) => {
                 unreachable!("Plan::new refuses the kinds only the CPU engine computes")
             }
         }

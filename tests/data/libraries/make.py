@@ -226,6 +226,39 @@ def axes():
     save("flux_rope_sin", sin.numpy())
 
 
+def positions():
+    import torch
+    from diffusers.models.embeddings import get_1d_rotary_pos_embed, get_timestep_embedding
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    # Flow-matching timesteps: float32 values in [0, 1000), SD3's and Flux's time projection
+    # (cos first, shift 0).
+    generator = torch.Generator().manual_seed(1)
+    steps = (torch.rand(24, generator=generator) * 1000).float()
+    save("diffusers_float_timesteps", steps.numpy())
+    save(
+        "diffusers_float_timestep_embedding",
+        get_timestep_embedding(steps, 64, flip_sin_to_cos=True, downscale_freq_shift=0).numpy(),
+    )
+    # Timesteps in [0, 1] and scale 1000: the scale multiplies the float32 angle.
+    unit = torch.rand(24, generator=generator).float()
+    save("diffusers_unit_timesteps", unit.numpy())
+    save("diffusers_scaled_timestep_embedding", get_timestep_embedding(unit, 32, scale=1000).numpy())
+    # diffusers' 1D RoPE at half-step positions (a crop or an interpolated grid): cos and sin,
+    # each angle repeated twice in a row.
+    pos = torch.arange(20, dtype=torch.float32) * 0.5 + 3.0
+    cos, sin = get_1d_rotary_pos_embed(32, pos, theta=10000.0, use_real=True, repeat_interleave_real=True)
+    save("diffusers_half_step_rope_cos", cos.numpy())
+    save("diffusers_half_step_rope_sin", sin.numpy())
+    # Llama's cos cache for a packed batch: two sequences, positions restarting at 0.
+    ids = torch.cat([torch.arange(7), torch.arange(9)]).unsqueeze(0)
+    save("llama_packed_position_ids", ids.numpy())
+    config = LlamaConfig(hidden_size=256, num_attention_heads=4, rope_theta=500000.0)
+    cos, _ = LlamaRotaryEmbedding(config)(torch.zeros(1, 16, 256), ids)
+    save("llama_packed_rope_cos", cos[0].numpy())
+
+
 def versions():
     names = ["torch", "diffusers", "transformers", "x-transformers", "mlx", "torchtune", "vllm", "numpy"]
     lines = []
@@ -244,4 +277,5 @@ if __name__ == "__main__":
     rope()
     pixel_rope()
     axes()
+    positions()
     versions()
