@@ -306,6 +306,7 @@ fn axial_rope_is_mixed_rope_with_frequencies_on_one_axis_each() {
         },
         dim: 16,
         theta: 100.0,
+        ..Default::default()
     };
     let f = Array1::from(p.frequencies());
     let zeros = Array1::<f64>::zeros(4);
@@ -353,6 +354,7 @@ fn patch_similarities_are_mean_cosines_of_the_tables_themselves() {
         grid,
         dim: 16,
         theta: 100.0,
+        ..Default::default()
     };
     let freqs = similarity2d::random_mixed_freqs(16, 100.0, 7).unwrap();
     for (angles, encoding) in [

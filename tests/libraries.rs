@@ -1009,3 +1009,98 @@ fn rope_caches_at_half_steps_and_packed_ids_match() {
     ];
     assert_check_only("llama_packed_rope_cos.npy", &options, &[], &wrong);
 }
+
+#[test]
+fn axial_2d_rope_caches_of_timm_hunyuandit_and_rotary_embedding_torch_match() {
+    // Each made on a 4 x 6 grid, dim 32, theta 10000 (make.py's axial_rope).
+    let grid = [
+        "--grid-h", "4", "--grid-w", "6", "--dim", "32", "--theta", "10000",
+    ];
+    let case = |file: &'static str,
+                more: &[&'static str],
+                wrong: &[&'static str],
+                says: &'static [&'static str]| {
+        let mut options = vec!["--as", "rope-2d-axial"];
+        options.extend_from_slice(&grid);
+        options.extend_from_slice(more);
+        let mut wrong_options = vec!["--as", "rope-2d-axial"];
+        wrong_options.extend_from_slice(&grid);
+        wrong_options.extend_from_slice(wrong);
+        let options: &'static [&'static str] = Vec::leak(options);
+        let wrong: &'static [&'static str] = Vec::leak(wrong_options);
+        assert_case(&Case {
+            file,
+            options,
+            check_says: &[],
+            identify_says: says,
+            wrong,
+        });
+    };
+    // timm's build_rotary_pos_embed: 'ij' grids, y's bands first, each value twice.
+    case(
+        "timm_axial_rope_sin.npy",
+        &[
+            "--values",
+            "sin",
+            "--layout",
+            "interleaved",
+            "--axis-order",
+            "yx",
+        ],
+        &["--values", "sin", "--layout", "interleaved"],
+        &[
+            "sin",
+            "4 x 6 grid",
+            "y's angles first",
+            "timm",
+            "base 10000",
+        ],
+    );
+    case(
+        "timm_axial_rope_cos.npy",
+        &[
+            "--values",
+            "cos",
+            "--layout",
+            "interleaved",
+            "--axis-order",
+            "yx",
+        ],
+        &["--values", "cos", "--layout", "half", "--axis-order", "yx"],
+        &["cos", "4 x 6 grid", "y's angles first", "timm"],
+    );
+    // rotate_half=True with 'xy' indexing.
+    case(
+        "timm_axial_rope_cos_xy_half.npy",
+        &["--values", "cos", "--layout", "half"],
+        &["--values", "cos", "--layout", "half", "--axis-order", "yx"],
+        &["cos", "x's angles first", "rotate_half"],
+    );
+    // HunyuanDiT: its "h" half turns with the column coordinate, so x first.
+    case(
+        "hunyuandit_rope_cos.npy",
+        &["--values", "cos", "--layout", "interleaved"],
+        &[
+            "--values",
+            "cos",
+            "--layout",
+            "interleaved",
+            "--axis-order",
+            "yx",
+        ],
+        &["cos", "x's angles first", "HunyuanDiT"],
+    );
+    case(
+        "hunyuandit_rope_sin.npy",
+        &["--values", "sin", "--layout", "interleaved"],
+        &["--values", "sin", "--layout", "half"],
+        &["sin", "x's angles first", "HunyuanDiT"],
+    );
+    // rotary-embedding-torch's get_axial_freqs(4, 6): angles, rows' axis first, each twice.
+    case(
+        "rotary_axial_freqs.npy",
+        &["--layout", "interleaved", "--axis-order", "yx"],
+        &["--layout", "interleaved"],
+        &["angles", "y's angles first", "rotary-embedding-torch"],
+    );
+}

@@ -754,6 +754,7 @@ fn rope_2d_angles_match_rope_vit() {
         },
         dim: 8,
         theta: 100.0,
+        ..Default::default()
     };
     assert_close(
         rope2d::axial_angles(&p).unwrap(),

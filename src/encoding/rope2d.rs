@@ -4,16 +4,38 @@
 use ndarray::{Array2, ArrayView2};
 
 use super::grid::GridParams;
+use super::rope::RopeLayout;
+use super::rope_axes::AxesValues;
 use super::{ParamError, check_base, check_count, check_dim_multiple_of_4, fill_2d};
 
-/// Parameters of rope-vit's axial 2D RoPE.
+/// Which coordinate the first `dim/4` angles of an axial 2D RoPE turn with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum AxisOrder {
+    /// `x` first: rope-vit, and HunyuanDiT (whose "h" half is computed from the column
+    /// coordinate, `np.meshgrid(grid_w, grid_h)`).
+    #[default]
+    Xy,
+    /// `y` first: timm's grids by 'ij' indexing, rotary-embedding-torch's
+    /// `get_axial_freqs(H, W)`.
+    Yx,
+}
+
+/// Parameters of an axial 2D RoPE: rope-vit's angles, and the caches timm, HunyuanDiT and
+/// rotary-embedding-torch make from the same angles.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AxialParams {
     pub grid: GridParams,
     /// Head dimension, a multiple of 4.
     pub dim: usize,
-    /// 100 in rope-vit.
+    /// 100 in rope-vit, 10000 in timm, HunyuanDiT and rotary-embedding-torch.
     pub theta: f64,
+    /// The angles, or their cosines or sines.
+    pub values: AxesValues,
+    /// `None`: each of the `dim/2` values once (rope-vit's angles). `Interleaved`: each twice
+    /// in a row (timm, HunyuanDiT, rotary-embedding-torch); `Half`: the row of `dim/2` values
+    /// twice (timm's `rotate_half=True`).
+    pub layout: Option<RopeLayout>,
+    pub axis_order: AxisOrder,
 }
 
 impl Default for AxialParams {
@@ -22,6 +44,9 @@ impl Default for AxialParams {
             grid: GridParams::default(),
             dim: 64,
             theta: 100.0,
+            values: AxesValues::Angles,
+            layout: None,
+            axis_order: AxisOrder::Xy,
         }
     }
 }
@@ -40,23 +65,59 @@ impl AxialParams {
             .collect()
     }
 
-    /// Angle `col` of patch `patch`, given [`Self::frequencies`].
-    pub fn value(&self, freqs: &[f64], patch: usize, col: usize) -> f64 {
-        let quarter = self.dim / 4;
+    /// Values per patch: `dim/2` angles, each once or (with a layout) twice.
+    pub fn columns(&self) -> usize {
+        match self.layout {
+            None => self.dim / 2,
+            Some(_) => self.dim,
+        }
+    }
+
+    /// Whether this is rope-vit's table of angles, each once, x first: what the GPU engine
+    /// computes.
+    pub fn is_plain_angles(&self) -> bool {
+        self.values == AxesValues::Angles
+            && self.layout.is_none()
+            && self.axis_order == AxisOrder::Xy
+    }
+
+    /// Column `col`'s angle of patch `patch`, given [`Self::frequencies`].
+    pub fn angle(&self, freqs: &[f64], patch: usize, col: usize) -> f64 {
+        let (quarter, half) = (self.dim / 4, self.dim / 2);
+        let angle = match self.layout {
+            None => col,
+            Some(RopeLayout::Interleaved) => col / 2,
+            Some(RopeLayout::Half) => col % half,
+        };
         let (x, y) = self.grid.patch_xy(patch);
-        let coordinate = if col < quarter { x } else { y };
-        coordinate as f64 * freqs[col % quarter]
+        let (first, second) = match self.axis_order {
+            AxisOrder::Xy => (x, y),
+            AxisOrder::Yx => (y, x),
+        };
+        let coordinate = if angle < quarter { first } else { second };
+        coordinate as f64 * freqs[angle % quarter]
+    }
+
+    /// Value `col` of patch `patch`, given [`Self::frequencies`]: the angle, or its cosine or
+    /// sine.
+    pub fn value(&self, freqs: &[f64], patch: usize, col: usize) -> f64 {
+        let angle = self.angle(freqs, patch, col);
+        match self.values {
+            AxesValues::Angles => angle,
+            AxesValues::Cos => angle.cos(),
+            AxesValues::Sin => angle.sin(),
+        }
     }
 }
 
-/// The `[P, dim/2]` angles of rope-vit `compute_axial_cis`: the first `dim/4` columns are
-/// `x f_k`, the next `dim/4` are `y f_k`.
+/// The `[P, dim/2]` angles of rope-vit `compute_axial_cis` (the first `dim/4` columns are
+/// `x f_k`, the next `dim/4` are `y f_k`), or the values and layout `params` ask for.
 pub fn axial_angles(params: &AxialParams) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
     let freqs = params.frequencies();
     Ok(fill_2d(
         params.grid.patches(),
-        params.dim / 2,
+        params.columns(),
         |patch, col| params.value(&freqs, patch, col),
     ))
 }

@@ -57,6 +57,7 @@ impl PatchSimilarityParams {
                     grid: self.grid,
                     dim: *dim,
                     theta: *theta,
+                    ..Default::default()
                 }
                 .frequencies(),
             ),

@@ -346,6 +346,10 @@ impl TableSpec {
             TableSpec::AtPositions(_) => {
                 Some("its positions are given or scaled (--positions, --position-scale)")
             }
+            TableSpec::Rope2dAxial(p) if !p.is_plain_angles() => Some(
+                "with --values, --layout or --axis-order yx; rope-vit's angles (the default) run \
+                 on the GPU",
+            ),
             TableSpec::RopeCache { layout, part, .. } if part.is_pairs(*layout) => Some(
                 "in --format pairs, whose first axis is the position; --format vllm holds the \
                  same values and runs on the GPU",
@@ -499,7 +503,7 @@ impl TableSpec {
             TableSpec::SinCos2dResample { input, params } => {
                 Some(vec![params.output_rows()?, input.ncols()])
             }
-            TableSpec::Rope2dAxial(p) => Some(vec![patches(&p.grid)?, p.dim / 2]),
+            TableSpec::Rope2dAxial(p) => Some(vec![patches(&p.grid)?, p.columns()]),
             TableSpec::Rope2dMixed { grid, freqs } => Some(vec![patches(grid)?, freqs.ncols()]),
             TableSpec::T5Buckets(p) => square(p.seq),
             TableSpec::RelativeClip(p) => square(p.seq),

@@ -366,11 +366,11 @@ fn set_option(args: &mut TableArgs, id: &str, value: &str) -> Result<(), CliErro
         "base" => args.base = float()?,
         "rotary_dim" => args.rotary_dim = Some(int()?),
         "layout" => {
-            args.layout = match value {
+            args.layout = Some(match value {
                 "half" => LayoutArg::Half,
                 "split" => LayoutArg::Split,
                 _ => LayoutArg::Interleaved,
-            }
+            })
         }
         "scaling" => {
             args.scaling =

@@ -177,9 +177,11 @@ pub struct TableArgs {
     pub position_scale: Option<f64>,
 
     /// Sinusoidal: interleaved (sin, cos per pair) or split (all sin, then all cos).
-    /// rope-apply: interleaved pairs (2i, 2i+1) as Llama, or half pairs (i, i+dim/2) as HF
-    #[arg(long, value_enum, value_name = "LAYOUT", default_value_t = LayoutArg::Interleaved)]
-    pub layout: LayoutArg,
+    /// rope-apply: interleaved pairs (2i, 2i+1) as Llama, or half pairs (i, i+dim/2) as HF.
+    /// rope-2d-axial: each value twice in a row (interleaved) or the row twice (half); without
+    /// it, once. Interleaved unless given
+    #[arg(long, value_enum, value_name = "LAYOUT")]
+    pub layout: Option<LayoutArg>,
 
     /// Frequency spacing: vaswani base^(-2i/dim) or t2t base^(-i/max(dim/2-1, 1))
     #[arg(long, value_enum, value_name = "SPACING", default_value_t = Spacing::Vaswani)]
@@ -347,10 +349,17 @@ pub struct TableArgs {
     #[arg(long, value_name = "S0,S1,...")]
     pub mrope_section: Option<String>,
 
-    /// rope-axes: angles (the default), cos or sin, laid out as --layout says (interleaved:
-    /// each angle twice in a row, Flux; half: the row of angles twice, Qwen2-VL)
+    /// rope-axes, rope-2d-axial: angles (the default), cos or sin, laid out as --layout says
+    /// (interleaved: each angle twice in a row, Flux, timm; half: the row of angles twice,
+    /// Qwen2-VL)
     #[arg(long, value_enum, value_name = "VALUES", default_value_t = AxesValues::Angles)]
     pub values: AxesValues,
+
+    /// rope-2d-axial: which coordinate the first half of the angles turns with: xy (rope-vit,
+    /// HunyuanDiT: x first) or yx (timm's 'ij' grids, rotary-embedding-torch's
+    /// get_axial_freqs(H, W): y first)
+    #[arg(long, value_enum, value_name = "ORDER", default_value_t = crate::encoding::rope2d::AxisOrder::Xy)]
+    pub axis_order: crate::encoding::rope2d::AxisOrder,
 
     /// sincos-2d: the four dim/4 blocks in column order, from sin-x, cos-x, sin-y, cos-y
     /// (MAE: sin-x,cos-x,sin-y,cos-y; timm build_sincos2d_pos_embed: sin-y,sin-x,cos-y,cos-x,
@@ -803,7 +812,16 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "raster",
             "dtype",
         ],
-        Kind::Rope2dAxial => &["grid_h", "grid_w", "dim", "theta", "dtype"],
+        Kind::Rope2dAxial => &[
+            "grid_h",
+            "grid_w",
+            "dim",
+            "theta",
+            "values",
+            "layout",
+            "axis_order",
+            "dtype",
+        ],
         Kind::Rope2dMixed => &["grid_h", "grid_w", "freqs", "dtype"],
         Kind::T5Buckets => &["seq", "num_buckets", "max_distance", "bidirectional"],
         Kind::RelativeClip => &["seq", "max_relative"],
@@ -1071,7 +1089,9 @@ pub(crate) fn engine_error(error: EngineError) -> CliError {
 
 fn wrong_layout(kind: Kind, allowed: &str) -> CliError {
     let given = match kind {
-        Kind::RopeApply | Kind::RopeCos | Kind::RopeSin | Kind::RopeAxes => "split",
+        Kind::RopeApply | Kind::RopeCos | Kind::RopeSin | Kind::RopeAxes | Kind::Rope2dAxial => {
+            "split"
+        }
         _ => "half",
     };
     CliError::usage(format!(

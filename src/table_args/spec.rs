@@ -303,11 +303,7 @@ fn compute_type(args: &TableArgs) -> Result<crate::encoding::precision::ComputeT
 pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     let kind = args.kind;
     // --positions: one row per position, so they set the table's length.
-    let given_positions = args
-        .positions
-        .as_deref()
-        .map(position_list)
-        .transpose()?;
+    let given_positions = args.positions.as_deref().map(position_list).transpose()?;
     let seq = || match &given_positions {
         Some(list) => match args.sizes.seq {
             Some(n) if usize::try_from(n).ok() != Some(list.len()) => {
@@ -355,7 +351,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     };
     let head = || args.sizes.head.map(|h| non_negative("head", h)).transpose();
     let sinusoidal = || -> Result<SinusoidalParams, CliError> {
-        let layout = match args.layout {
+        let layout = match args.layout.unwrap_or(LayoutArg::Interleaved) {
             LayoutArg::Interleaved => SinusoidalLayout::Interleaved,
             LayoutArg::Split => SinusoidalLayout::Split,
             LayoutArg::Half => return Err(wrong_layout(kind, "interleaved or split")),
@@ -435,7 +431,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             TableSpec::RopeAngles { params, freqs }
         }
         Kind::RopeCos | Kind::RopeSin => {
-            let layout = match args.layout {
+            let layout = match args.layout.unwrap_or(LayoutArg::Interleaved) {
                 LayoutArg::Interleaved => RopeLayout::Interleaved,
                 LayoutArg::Half => RopeLayout::Half,
                 LayoutArg::Split => return Err(wrong_layout(kind, "half or interleaved")),
@@ -514,7 +510,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             }))
         }
         Kind::RopeApply => {
-            let layout = match args.layout {
+            let layout = match args.layout.unwrap_or(LayoutArg::Interleaved) {
                 LayoutArg::Interleaved => RopeLayout::Interleaved,
                 LayoutArg::Half => RopeLayout::Half,
                 LayoutArg::Split => return Err(wrong_layout(kind, "interleaved or half")),
@@ -667,6 +663,16 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             grid: grid()?,
             dim: dim_of_4()?,
             theta: args.theta.unwrap_or(100.0),
+            values: args.values,
+            layout: match args.layout {
+                None => None,
+                Some(LayoutArg::Interleaved) => Some(RopeLayout::Interleaved),
+                Some(LayoutArg::Half) => Some(RopeLayout::Half),
+                Some(LayoutArg::Split) => {
+                    return Err(wrong_layout(kind, "interleaved or half"));
+                }
+            },
+            axis_order: args.axis_order,
         }),
         Kind::Rope2dMixed => {
             let grid = grid()?;
@@ -826,7 +832,7 @@ fn rope_axes_params(
             "give the base once: --theta or --base (the same number for rope-axes)",
         ));
     }
-    let layout = match args.layout {
+    let layout = match args.layout.unwrap_or(LayoutArg::Interleaved) {
         LayoutArg::Interleaved => RopeLayout::Interleaved,
         LayoutArg::Half => RopeLayout::Half,
         LayoutArg::Split => return Err(wrong_layout(Kind::RopeAxes, "interleaved or half")),

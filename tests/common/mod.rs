@@ -279,6 +279,7 @@ pub fn every_kind() -> Vec<TableSpec> {
             grid,
             dim: 20,
             theta: 100.0,
+            ..Default::default()
         }),
         TableSpec::Rope2dMixed {
             grid,

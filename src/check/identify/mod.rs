@@ -825,6 +825,7 @@ fn two_dimensional(search: &mut Search) {
     }
     alibi_per_key(search, &table);
     sincos_2d_tables(search, &table);
+    axial_rope_tables(search, &table);
 }
 
 /// ALiBi biases of every head `[heads, seq, seq]`; Meta's rotary table `[seq, dim/2, 2]`.

@@ -116,3 +116,134 @@ pub(super) fn patch_distances(search: &mut Search, patches: usize) {
         }
     }
 }
+
+/// Axial 2D RoPE `[P, D/2]` (angles, each once) or `[P, D]` (each twice): rope-vit's angles,
+/// and the cos/sin caches of timm (`build_rotary_pos_embed`), HunyuanDiT and
+/// rotary-embedding-torch's `get_axial_freqs`, on every grid of `P` patches, in either axis
+/// order, with theta fitted from the patch one step along the first axis.
+pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
+    use crate::encoding::rope_axes::AxesValues;
+    use crate::encoding::rope2d::{AxialParams, AxisOrder};
+    let (patches, cols) = table.dim();
+    if !(2..=1 << 14).contains(&patches) || cols < 4 {
+        return;
+    }
+    // The first patch sits at (0, 0): every angle is 0, so its row tells the values apart.
+    let near = |v: f64, to: f64| (v - to).abs() <= search.tolerance.abs + 1e-6;
+    let first = table.row(0);
+    let values: Vec<AxesValues> = if first.iter().all(|&v| near(v, 0.0)) {
+        vec![AxesValues::Angles, AxesValues::Sin]
+    } else if first.iter().all(|&v| near(v, 1.0)) {
+        vec![AxesValues::Cos]
+    } else {
+        return;
+    };
+    let layouts = [None, Some(RopeLayout::Interleaved), Some(RopeLayout::Half)];
+    for grid_h in (1..=patches).filter(|h| patches.is_multiple_of(*h)) {
+        let grid = GridParams {
+            grid_h,
+            grid_w: patches / grid_h,
+        };
+        for axis_order in [AxisOrder::Xy, AxisOrder::Yx] {
+            // The patch one step along the first axis, the other coordinate 0.
+            let step = match axis_order {
+                AxisOrder::Xy if grid.grid_w >= 2 => 1,
+                AxisOrder::Yx if grid.grid_h >= 2 => grid.grid_w,
+                _ => continue,
+            };
+            for &values in &values {
+                for layout in layouts {
+                    let dim = match layout {
+                        None => 2 * cols,
+                        Some(_) => cols,
+                    };
+                    if !dim.is_multiple_of(4) || dim < 8 {
+                        continue;
+                    }
+                    // The column of angle 1 (f_1 = theta^(-4/D), below 1 radian).
+                    let column = match layout {
+                        Some(RopeLayout::Interleaved) => 2,
+                        _ => 1,
+                    };
+                    let v = table[[step, column]];
+                    let f1 = match values {
+                        AxesValues::Angles => v,
+                        AxesValues::Cos => v.clamp(-1.0, 1.0).acos(),
+                        AxesValues::Sin => v.clamp(-1.0, 1.0).asin(),
+                    };
+                    if !(f1 > 0.0 && f1 < 1.0) {
+                        continue;
+                    }
+                    let theta = f1.powf(-(dim as f64) / 4.0);
+                    let shape = AxialParams {
+                        grid,
+                        dim,
+                        theta,
+                        values,
+                        layout,
+                        axis_order,
+                    };
+                    let what = match values {
+                        AxesValues::Angles => "angles",
+                        AxesValues::Cos => "cos",
+                        AxesValues::Sin => "sin",
+                    };
+                    let order = match axis_order {
+                        AxisOrder::Xy => "x's angles first",
+                        AxisOrder::Yx => "y's angles first",
+                    };
+                    let repeat = match layout {
+                        None => "each once",
+                        Some(RopeLayout::Interleaved) => {
+                            "each twice in a row (--layout interleaved)"
+                        }
+                        Some(RopeLayout::Half) => "the row twice (--layout half)",
+                    };
+                    let library = match (values, layout, axis_order) {
+                        (AxesValues::Angles, None, AxisOrder::Xy) => {
+                            ", rope-vit's compute_axial_cis"
+                        }
+                        (AxesValues::Angles, Some(RopeLayout::Interleaved), AxisOrder::Yx) => {
+                            ", rotary-embedding-torch's get_axial_freqs"
+                        }
+                        (
+                            AxesValues::Cos | AxesValues::Sin,
+                            Some(RopeLayout::Interleaved),
+                            AxisOrder::Yx,
+                        ) => ", timm's build_rotary_pos_embed",
+                        (AxesValues::Cos | AxesValues::Sin, Some(RopeLayout::Half), _) => {
+                            ", timm's build_rotary_pos_embed(rotate_half=True)"
+                        }
+                        (
+                            AxesValues::Cos | AxesValues::Sin,
+                            Some(RopeLayout::Interleaved),
+                            AxisOrder::Xy,
+                        ) => ", HunyuanDiT's get_2d_rotary_pos_embed",
+                        _ => "",
+                    };
+                    search.consider_bases(
+                        theta,
+                        |b| {
+                            format!(
+                                "2D axial RoPE {what}, {} x {} grid, dim {dim}, {order}, {repeat}{library}, base {b} (--theta)",
+                                grid.grid_h, grid.grid_w
+                            )
+                        },
+                        table,
+                        &|reference| reference.into_dyn(),
+                        |b, rows| {
+                            // Only the rows asked for: the first patches, by formula.
+                            let params = AxialParams { theta: b, ..shape };
+                            params.validate().ok()?;
+                            let freqs = params.frequencies();
+                            Some(Array2::from_shape_fn((rows, params.columns()), |(patch, col)| {
+                                params.value(&freqs, patch, col)
+                            }))
+                        },
+                        None,
+                    );
+                }
+            }
+        }
+    }
+}

@@ -4,7 +4,8 @@ These are what `tests/libraries.rs` checks poslab against: each file is what a l
 in the precision it computes in, saved as it returns it. Run it in a throwaway environment:
 
     python -m venv /tmp/libenv
-    /tmp/libenv/bin/pip install torch diffusers transformers x-transformers "mlx[cpu]" torchtune numpy
+    /tmp/libenv/bin/pip install torch diffusers transformers x-transformers rotary-embedding-torch \
+        "mlx[cpu]" torchtune timm numpy
     /tmp/libenv/bin/pip install --no-deps vllm  # then each module its import asks for
     /tmp/libenv/bin/python tests/data/libraries/make.py
 
@@ -259,8 +260,47 @@ def positions():
     save("llama_packed_rope_cos", cos[0].numpy())
 
 
+def axial_rope():
+    import torch
+    from diffusers.models.embeddings import get_2d_rotary_pos_embed
+    from rotary_embedding_torch import RotaryEmbedding
+    from timm.layers.pos_embed_sincos import build_rotary_pos_embed
+
+    # timm's axial RoPE (EVA): a 4 x 6 grid of patches, dim 32, language bands at temperature
+    # 10000, coordinates by 'ij' indexing (y's bands first), each angle twice in a row.
+    sin, cos = build_rotary_pos_embed([4, 6], dim=32, in_pixels=False, temperature=10000)
+    save("timm_axial_rope_sin", sin.numpy())
+    save("timm_axial_rope_cos", cos.numpy())
+    # The same with 'xy' indexing and the half layout ([f0, f1, ..., f0, f1, ...]).
+    _, cos = build_rotary_pos_embed(
+        [4, 6], dim=32, in_pixels=False, temperature=10000, grid_indexing="xy", rotate_half=True
+    )
+    save("timm_axial_rope_cos_xy_half", cos.numpy())
+    # HunyuanDiT's 2D RoPE in diffusers on a 4 x 6 grid from crop (0, 0) to (4, 6): its
+    # "h" half is computed from the column coordinate (np.meshgrid(grid_w, grid_h)).
+    cos, sin = get_2d_rotary_pos_embed(32, ((0, 0), (4, 6)), (4, 6), use_real=True)
+    save("hunyuandit_rope_cos", cos.numpy())
+    save("hunyuandit_rope_sin", sin.numpy())
+    # rotary-embedding-torch's axial angles: a RotaryEmbedding of 16 dims per axis (dim 32 in
+    # all), get_axial_freqs(4, 6): the first axis (rows, y) first, each angle twice.
+    rotary = RotaryEmbedding(dim=16)
+    with torch.no_grad():
+        save("rotary_axial_freqs", rotary.get_axial_freqs(4, 6).reshape(24, 32).numpy())
+
+
 def versions():
-    names = ["torch", "diffusers", "transformers", "x-transformers", "mlx", "torchtune", "vllm", "numpy"]
+    names = [
+        "torch",
+        "diffusers",
+        "transformers",
+        "x-transformers",
+        "mlx",
+        "torchtune",
+        "vllm",
+        "timm",
+        "rotary-embedding-torch",
+        "numpy",
+    ]
     lines = []
     for name in names:
         try:
@@ -278,4 +318,5 @@ if __name__ == "__main__":
     pixel_rope()
     axes()
     positions()
+    axial_rope()
     versions()
