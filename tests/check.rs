@@ -1554,3 +1554,81 @@ fn a_float32_minimum_mask_is_read_as_the_mask() {
     assert_eq!(code, 1, "{text}");
     assert!(!text.contains("identified"), "{text}");
 }
+
+#[test]
+fn a_loosened_tolerance_still_names_the_roundest_parameters() {
+    // Float32 caches as PyTorch makes them (HF's linear x4, YaRN x16, Llama 3.1's llama3),
+    // identified under --atol 5e-4: the fitted base 9999.98 and factor 15.998 fit within it,
+    // but so do 10000 and 16, which are what the report must name.
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["--scaling", "linear", "--factor", "4"],
+            &["base 10000,", "linear scaling", "factor 4,"],
+        ),
+        (
+            &[
+                "--scaling",
+                "yarn",
+                "--factor",
+                "16",
+                "--original-max-position-embeddings",
+                "4096",
+            ],
+            &[
+                "base 10000,",
+                "YaRN scaling, factor 16,",
+                "original context 4096",
+            ],
+        ),
+        (
+            &[
+                "--base",
+                "500000",
+                "--scaling",
+                "llama3",
+                "--factor",
+                "8",
+                "--low-freq-factor",
+                "1",
+                "--high-freq-factor",
+                "4",
+                "--original-max-position-embeddings",
+                "8192",
+            ],
+            &["base 500000,", "llama3"],
+        ),
+    ];
+    for (k, (scaling, says)) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("cache{k}.npy"));
+        let path = path.to_str().unwrap();
+        let mut args = vec![
+            "table",
+            "rope-cos",
+            "--seq",
+            "2048",
+            "--dim",
+            "128",
+            "--layout",
+            "half",
+            "--arith",
+            "torch-f32",
+            "-o",
+            path,
+        ];
+        args.extend_from_slice(scaling);
+        let (status, text) = run(&args);
+        assert_eq!(status, 0, "{text}");
+        let (status, text) = run(&["identify", path, "--atol", "5e-4"]);
+        assert_eq!(status, 0, "{scaling:?}: {text}");
+        let first = text.lines().next().unwrap_or_default();
+        assert!(first.starts_with("identified: RoPE cos cache"), "{first}");
+        for said in *says {
+            assert!(
+                first.contains(said),
+                "{scaling:?} should say {said:?}: {first}"
+            );
+        }
+        assert!(!first.contains("not round"), "{first}");
+    }
+}

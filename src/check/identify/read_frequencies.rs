@@ -145,6 +145,18 @@ pub(super) fn scaled_frequencies(
         }
     };
     let mut tried: Vec<Candidate> = Vec::new();
+    // Rounded parameters that fit within a tolerance the user loosened but not to the file's
+    // precision: named in place of a fit that does no better (10000 and 16, not 9999.98 and
+    // 15.998), or, when nothing fits, as the roundest reading within the tolerance.
+    let mut round_misses: Vec<Candidate> = Vec::new();
+    let loosened = tolerance != strict;
+    let error_of = |c: &Comparison| {
+        if tolerance.abs == 0.0 {
+            c.max_rel_error()
+        } else {
+            c.max_abs_error()
+        }
+    };
     let all_rows: Vec<usize> = (0..target.rows).collect();
     let probe = probe_rows(target.rows).map(|rows| {
         let table = table.select(ndarray::Axis(0), &rows);
@@ -182,6 +194,20 @@ pub(super) fn scaled_frequencies(
         );
         if comparison.matches() {
             let full = crate::check::compare_views(reference.view(), table.view(), tolerance);
+            // A fit whose error a rounded reading already matches (to twice it) is that
+            // rounded reading.
+            let fitted_error = error_of(&full);
+            if let Some(k) = (!rounded)
+                .then(|| {
+                    round_misses
+                        .iter()
+                        .position(|c| error_of(&c.comparison) <= 2.0 * fitted_error)
+                })
+                .flatten()
+            {
+                tried.push(round_misses.swap_remove(k));
+                return true;
+            }
             tried.push(Candidate::new(
                 description,
                 (target.orient)(reference),
@@ -261,6 +287,22 @@ pub(super) fn scaled_frequencies(
             }
         }
         if rounded {
+            if loosened {
+                let (reference, comparison, partial) = evaluate(
+                    &freqs.inv_freq(rotary, base, target.rows),
+                    attention,
+                    false,
+                    tolerance,
+                );
+                if comparison.matches() && !partial {
+                    round_misses.push(Candidate::new(
+                        description,
+                        (target.orient)(reference),
+                        comparison,
+                        false,
+                    ));
+                }
+            }
             return false;
         }
         tried.push(Candidate::new(
@@ -521,6 +563,10 @@ pub(super) fn scaled_frequencies(
                 }
             }
         }
+    }
+    // Nothing fits but rounded readings within the loosened tolerance: those are the readings.
+    if !tried.iter().any(|c| c.comparison.matches()) {
+        tried.extend(round_misses);
     }
     // Keep per hypothesis kind the match or the closest, as consider_bases does.
     let kinds = [

@@ -139,7 +139,8 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
         return;
     };
     let layouts = [None, Some(RopeLayout::Interleaved), Some(RopeLayout::Half)];
-    for grid_h in (1..=patches).filter(|h| patches.is_multiple_of(*h)) {
+    // A grid one patch wide is 1D RoPE with half its pairs idle: a reading of no use.
+    for grid_h in (2..patches).filter(|h| patches.is_multiple_of(*h) && patches / h >= 2) {
         let grid = GridParams {
             grid_h,
             grid_w: patches / grid_h,
@@ -147,9 +148,8 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
         for axis_order in [AxisOrder::Xy, AxisOrder::Yx] {
             // The patch one step along the first axis, the other coordinate 0.
             let step = match axis_order {
-                AxisOrder::Xy if grid.grid_w >= 2 => 1,
-                AxisOrder::Yx if grid.grid_h >= 2 => grid.grid_w,
-                _ => continue,
+                AxisOrder::Xy => 1,
+                AxisOrder::Yx => grid.grid_w,
             };
             for &values in &values {
                 for layout in layouts {
