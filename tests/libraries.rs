@@ -1104,3 +1104,31 @@ fn axial_2d_rope_caches_of_timm_hunyuandit_and_rotary_embedding_torch_match() {
         &["angles", "y's angles first", "rotary-embedding-torch"],
     );
 }
+
+#[test]
+fn bloom_full_causal_biases_are_equivalent_and_identified() {
+    // transformers' build_alibi_tensor broadcast over the queries, masked with the float32
+    // minimum: equal to -m_h (i - j) up to a constant per row.
+    assert_case(&Case {
+        file: "bloom_full_causal_alibi.npy",
+        options: &["--as", "alibi", "--heads", "4", "--seq", "12"],
+        check_says: &["equivalent", "float32 minimum"],
+        identify_says: &[
+            "4 heads",
+            "12 positions",
+            "BLOOM",
+            "float32 minimum",
+            "equivalent",
+        ],
+        wrong: &[
+            "--as",
+            "alibi",
+            "--heads",
+            "4",
+            "--seq",
+            "12",
+            "--mode",
+            "symmetric",
+        ],
+    });
+}

@@ -856,6 +856,7 @@ fn three_dimensional(search: &mut Search) {
             );
         }
     }
+    alibi_broadcast_causal(search, &table);
     alibi_2d(search, &table);
 }
 

@@ -240,3 +240,44 @@ pub(super) fn alibi_window(search: &mut Search, table: &ndarray::Array3<f64>) {
         );
     }
 }
+
+/// ALiBi's causal biases `[heads, seq, seq]` as a decoder adds BLOOM's or MPT's per-key form:
+/// broadcast over the queries and masked above the diagonal (with `-inf`, or with the float32
+/// minimum as `masked_fill(mask, finfo.min)` does). Each row differs from `-m_h (i - j)` by a
+/// constant, so the attention after softmax is the same: equivalent, and said so.
+pub(super) fn alibi_broadcast_causal(search: &mut Search, table: &ndarray::Array3<f64>) {
+    let (heads, seq, keys) = table.dim();
+    if seq != keys || seq < 2 || heads > 1 << 16 {
+        return;
+    }
+    let Ok(slopes) = alibi::slopes(heads) else {
+        return;
+    };
+    // The mask the file uses, read off the cell above the first diagonal.
+    let masked = table[[0, 0, 1]];
+    let mask_name = if masked == f64::NEG_INFINITY {
+        "-inf"
+    } else if masked == f64::from(f32::MIN) {
+        "the float32 minimum (-3.4e38)"
+    } else {
+        return;
+    };
+    for (form, name) in [
+        (alibi::AlibiForm::Bloom, "BLOOM's m_h · j"),
+        (alibi::AlibiForm::Mpt, "MPT's m_h · (j - (seq - 1))"),
+    ] {
+        let reference = ndarray::Array3::from_shape_fn((heads, seq, seq), |(h, i, j)| {
+            if j > i {
+                masked
+            } else {
+                alibi::key_bias(slopes[h], form, j, seq)
+            }
+        });
+        search.consider(
+            format!(
+                "ALiBi biases, {heads} heads, {seq} positions, causal, stored as {name} for every query, masked with {mask_name}: equivalent to -m_h · (i - j) (each row differs by a constant: the same attention after softmax)"
+            ),
+            reference.into_dyn(),
+        );
+    }
+}

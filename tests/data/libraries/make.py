@@ -78,6 +78,16 @@ def alibi():
     )
     save("mlx_alibi_offset", np.array(matrix))
 
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+
+    # BLOOM's per-key biases m_h * j broadcast over 12 queries of 4 heads and masked above the
+    # diagonal with the float32 minimum, as a causal decoder adds them to its scores.
+    heads, seq = 4, 12
+    alibi = build_alibi_tensor(torch.ones(1, seq), heads, torch.float32)
+    above = torch.triu(torch.ones(seq, seq, dtype=torch.bool), 1)
+    full = alibi.expand(heads, seq, seq).masked_fill(above, torch.finfo(torch.float32).min)
+    save("bloom_full_causal_alibi", full.numpy())
+
 
 def padded_sinusoidal():
     from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
