@@ -867,6 +867,21 @@ fn a_padded_m2m100_table_matches_with_its_zero_row() {
     let other = [&options[..10], &["--zero-row", "2"]].concat();
     let (status, text) = check("m2m100_padded_sinusoidal.npy", &other);
     assert_eq!(status, 1, "{text}");
+    // identify finds the padding row and reads the rows after it at their own positions.
+    let (status, text) = run(&["identify", &data("m2m100_padded_sinusoidal.npy")]);
+    assert_eq!(status, 0, "{text}");
+    assert!(text.contains("row 1 is all zeros"), "{text}");
+    let reading = text
+        .lines()
+        .find(|l| l.starts_with("identified: "))
+        .unwrap_or_default();
+    for said in [
+        "sinusoidal, split layout, sin first, tensor2tensor spacing, base 10000",
+        "d = 64",
+        "positions 2..1023",
+    ] {
+        assert!(reading.contains(said), "should say {said:?}:\n{text}");
+    }
 }
 
 /// `check FILE options` matches, saying each of `says`; with `wrong` it is a mismatch.

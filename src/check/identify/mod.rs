@@ -665,6 +665,27 @@ fn identify_by(
                 .unwrap_or_else(|e| unreachable!("the same values on their own axes: {e}"));
         }
     }
+    // A table with one row of zeros (fairseq's and M2M100's padding_idx row) is read from the
+    // rows after it, at their own positions, when nothing matched it whole.
+    if search.table.len() <= MAX_ELEMENTS
+        && !search.candidates.iter().any(|c| c.comparison.matches())
+        && let Some((zero_row, rows)) = single_zero_row(&search.table)
+        && rows - zero_row > 2
+    {
+        let whole = std::mem::take(&mut search.table);
+        search.table = whole
+            .slice_axis(ndarray::Axis(0), ndarray::Slice::from(zero_row + 1..))
+            .to_owned();
+        if kept_if_matched(&mut search, two_dimensional) {
+            read_as = Some(format!(
+                "row {zero_row} is all zeros, a padding row (fairseq's and M2M100's padding_idx): read rows {} to {} on their own, whose positions the reading gives; `check --zero-row {zero_row}` checks the whole file against it",
+                zero_row + 1,
+                rows - 1
+            ));
+        } else {
+            search.table = whole;
+        }
+    }
     // A mask written with the float32 minimum (-3.4e38) rather than -inf, as many attention
     // kernels write it, is read as the mask it stands for when nothing matched the file.
     if search.table.len() <= MAX_ELEMENTS
@@ -683,6 +704,19 @@ fn identify_by(
         }
     }
     finished(search, read_as, narrow)
+}
+
+/// The one all-zero row of a 2-D table and its number of rows, if it has exactly one (and
+/// other rows): a padding row.
+fn single_zero_row(table: &ArrayD<f64>) -> Option<(usize, usize)> {
+    let rows = table.view().into_dimensionality::<Ix2>().ok()?;
+    let mut zero = rows
+        .outer_iter()
+        .enumerate()
+        .filter(|(_, row)| row.iter().all(|&v| v == 0.0))
+        .map(|(k, _)| k);
+    let first = zero.next()?;
+    zero.next().is_none().then_some((first, rows.nrows()))
 }
 
 /// The search's candidates in the order a report names them.
