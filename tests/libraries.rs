@@ -354,6 +354,17 @@ fn torchtune_caches_match_as_pairs() {
         status, 1,
         "without its scaling the cache is a mismatch:\n{text}"
     );
+    // At 256 positions the slowest pairs turn by 1e-4 rad, which only their sines show:
+    // identify reads each pair's angle from both values.
+    let (status, text) = run(&["identify", &data("torchtune_llama3_cache.npy")]);
+    assert_eq!(status, 0, "{text}");
+    let first = text.lines().next().unwrap_or_default();
+    for said in [
+        "RoPE cos-sin cache, (cos, sin) pairs",
+        "base 500000, Llama 3 scaling, factor 8, original context 8192, low_freq_factor 1, high_freq_factor 4",
+    ] {
+        assert!(first.contains(said), "should say {said:?}:\n{text}");
+    }
 }
 
 #[test]
@@ -397,6 +408,15 @@ fn vllm_cos_sin_caches_match_under_their_scalings() {
     assert_eq!(status, 0, "{text}");
     let (status, text) = check("vllm_yarn_cos_sin_cache.npy", &yarn[..6]);
     assert_eq!(status, 1, "without YaRN the cache is a mismatch:\n{text}");
+    // An original context of 64, shorter than any model's: identify still names it.
+    let (status, text) = run(&["identify", &data("vllm_yarn_cos_sin_cache.npy")]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.lines().next().unwrap_or_default().contains(
+            "vLLM's layout (every cosine, then every sine: --format vllm), dim 32 (the rotary part of a head), positions 0..255, base 10000, YaRN scaling, factor 4, original context 64"
+        ),
+        "{text}"
+    );
     // NTKScalingRotaryEmbedding(scaling_factor=2): the base doubled, every frequency divided
     // by 2^(2/64), which is a linear scaling by that factor.
     let factor = 2f64.powf(2.0 / 64.0).to_string();

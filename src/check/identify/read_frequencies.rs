@@ -40,6 +40,10 @@ pub(super) const ROUND_BASES: [f64; 8] = [
 pub(super) const TRAINED_LENGTHS: [usize; 8] =
     [8192, 4096, 32_768, 2048, 16_384, 65_536, 131_072, 1024];
 
+/// Original contexts of Llama 3 and YaRN scaling tried after [`TRAINED_LENGTHS`]: the short
+/// ones of small models and tests (vLLM's YaRN from 64 positions).
+const SHORT_ORIGINALS: [usize; 5] = [512, 256, 128, 64, 32];
+
 /// RoPE inverse frequencies `[R/2]`: plain (any base), or under a scaling: linear, Llama 3,
 /// YaRN; NTK-aware and dynamic NTK only change the base, which the report says when the base
 /// is not round. Compared element by element relative to each frequency (a loose `--atol`
@@ -158,6 +162,16 @@ pub(super) fn scaled_frequencies(
         }
     };
     let all_rows: Vec<usize> = (0..target.rows).collect();
+    let float32_reach = {
+        let magnitude = crate::check::largest_magnitude(&table.to_owned());
+        let steps = 8.0 * target.rows as f64 * f64::from(f32::EPSILON);
+        if tolerance.abs == 0.0 {
+            // Frequencies compared relative to each value.
+            FLOAT32_PROBE_MISS
+        } else {
+            magnitude * FLOAT32_PROBE_MISS.max(steps)
+        }
+    };
     let probe = probe_rows(target.rows).map(|rows| {
         let table = table.select(ndarray::Axis(0), &rows);
         (rows, table)
@@ -216,7 +230,11 @@ pub(super) fn scaled_frequencies(
             ));
             return true;
         }
-        if target.torch {
+        // Float32 arithmetic moves an angle by a few float32 steps of the largest position:
+        // a table that misses by more than that (or than FLOAT32_PROBE_MISS of the file's
+        // range) is no float32 reading of these parameters, and its readings are not tried.
+        let far = error_of(&comparison) > float32_reach;
+        if target.torch && !far {
             for mode in TorchMode::all() {
                 let theta: Vec<f64> = freqs
                     .inv_freq_torch(rotary, base, target.rows, mode)
@@ -244,7 +262,7 @@ pub(super) fn scaled_frequencies(
         }
         // Frequencies another library's exp or pow formed: searched on the probe rows, then
         // confirmed on the whole table.
-        if target.torch {
+        if target.torch && !far {
             let exact = freqs.inv_freq(rotary, base, target.rows);
             let centers: Vec<Vec<f64>> = std::iter::once(exact)
                 .chain(TorchMode::all().into_iter().map(|mode| {
@@ -414,16 +432,39 @@ pub(super) fn scaled_frequencies(
     // The scalings below keep the fastest frequencies (or divide all of them by one factor):
     // the base comes from theta_1.
     let high_base = values[1].powf(-(n as f64));
-    let bases: Vec<f64> = match plain_match {
+    // Each base tried with the original contexts it is tried with: first the fit's bases with
+    // the common contexts; then, only when nothing has matched, the short contexts and the
+    // common round bases (where the ramp reaches the fastest pairs, YaRN from a short original
+    // context, theta_1 is scaled too and the fit misses).
+    let fitted_bases = match plain_match {
         Some(_) => Vec::new(),
         None => base_choices(high_base),
     };
+    let mut later: Vec<(f64, Vec<usize>)> = fitted_bases
+        .iter()
+        .map(|&b| (b, SHORT_ORIGINALS.to_vec()))
+        .collect();
+    if plain_match.is_none() {
+        let every: Vec<usize> = TRAINED_LENGTHS.into_iter().chain(SHORT_ORIGINALS).collect();
+        later.extend(
+            ROUND_BASES
+                .into_iter()
+                .filter(|b| !fitted_bases.contains(b))
+                .map(|b| (b, every.clone())),
+        );
+    }
+    let first: Vec<(f64, Vec<usize>)> = fitted_bases
+        .iter()
+        .map(|&b| (b, TRAINED_LENGTHS.to_vec()))
+        .collect();
+    let mut found = plain_match.is_some();
     // Linear: theta_0 = 1 / factor.
     let linear_factor = 1.0 / values[0];
     if plain_match.is_none() && linear_factor > 1.0 + 1e-6 {
         let fitted_base = (values[k] * linear_factor).powf(-(n as f64) / k as f64);
         'linear: for factor in round_choices(linear_factor) {
-            for base in base_choices(fitted_base) {
+            // Up to 6 digits, as for a plain base: a float32 cache pins it that well.
+            for base in base_choices_to(fitted_base, 6) {
                 let rounded = factor != linear_factor || base != fitted_base;
                 let freqs = plain(RopeScaling {
                     kind: ScalingKind::Linear,
@@ -438,84 +479,92 @@ pub(super) fn scaled_frequencies(
                     base,
                     rounded,
                 ) {
+                    found = true;
                     break 'linear;
                 }
             }
         }
     }
     // Llama 3 and YaRN: the slowest frequency is divided by the factor.
-    'scaled: for &base in &bases {
-        let unscaled = 1.0 / base.powf((rotary - 2) as f64 / rotary as f64);
-        let factor_fit = unscaled / values[n - 1];
-        if factor_fit <= 1.0 + 1e-6 {
-            continue;
+    for (pass, bases) in [first, later].into_iter().enumerate() {
+        if pass == 1 && found {
+            break;
         }
-        for factor in round_choices(factor_fit) {
-            // The trained lengths and factor ratios of the grid below are parameters, not
-            // rounding; a rounded base or factor must fit closely.
-            let rounded = factor != factor_fit || base != high_base;
-            for original in TRAINED_LENGTHS {
-                for (low, high) in [(1.0, 4.0), (1.0, 8.0), (2.0, 4.0)] {
-                    let freqs = plain(RopeScaling {
-                        kind: ScalingKind::Llama3,
-                        factor: Some(factor),
-                        original_max_position_embeddings: Some(original),
-                        low_freq_factor: Some(low),
-                        high_freq_factor: Some(high),
-                        ..Default::default()
-                    });
-                    if consider(
-                        format!(
-                            "{label}, base {base}, Llama 3 scaling, factor {factor}, original context {original}, low_freq_factor {low}, high_freq_factor {high} (wavelengths beyond {} divided by the factor, below {} kept: any original context and factors with these two ratios give the same table)",
-                            original as f64 / low,
-                            original as f64 / high
-                        ),
-                        &freqs,
-                        base,
-                        rounded,
-                    ) {
-                        break 'scaled;
-                    }
-                }
-                for truncate in [true, false] {
-                    let yarn = |attention_factor: Option<f64>| {
-                        plain(RopeScaling {
-                            kind: ScalingKind::Yarn,
+        'scaled: for (base, originals) in bases {
+            let unscaled = 1.0 / base.powf((rotary - 2) as f64 / rotary as f64);
+            let factor_fit = unscaled / values[n - 1];
+            if factor_fit <= 1.0 + 1e-6 {
+                continue;
+            }
+            for factor in round_choices(factor_fit) {
+                // The trained lengths and factor ratios of the grid below are parameters, not
+                // rounding; a rounded base or factor must fit closely.
+                let rounded = factor != factor_fit || base != high_base;
+                for &original in &originals {
+                    for (low, high) in [(1.0, 4.0), (1.0, 8.0), (2.0, 4.0)] {
+                        let freqs = plain(RopeScaling {
+                            kind: ScalingKind::Llama3,
                             factor: Some(factor),
                             original_max_position_embeddings: Some(original),
-                            truncate: Some(truncate),
-                            attention_factor,
+                            low_freq_factor: Some(low),
+                            high_freq_factor: Some(high),
                             ..Default::default()
-                        })
-                    };
-                    // A cache multiplied by another factor than YaRN's own (given as
-                    // attention_factor, or mscale / mscale_all_dim as DeepSeek-V2 has them).
-                    let default = yarn(None).attention_factor();
-                    let mut attentions = vec![None];
-                    if let Some(amplitude) = target.amplitude
-                        && (amplitude - default).abs() > 1e-6 * amplitude
-                    {
-                        let close = round_choices(amplitude)
-                            .into_iter()
-                            .find(|a| (a - amplitude).abs() <= 1e-5 * amplitude)
-                            .unwrap_or(amplitude);
-                        attentions.push(Some(close));
-                    }
-                    for attention in attentions {
-                        let truncated = if truncate { "" } else { ", truncate false" };
-                        let factor_text = match attention {
-                            Some(a) => format!(", attention factor {a}"),
-                            None => String::new(),
-                        };
+                        });
                         if consider(
                             format!(
-                                "{label}, base {base}, YaRN scaling, factor {factor}, original context {original}, beta_fast 32, beta_slow 1{truncated}{factor_text}"
+                                "{label}, base {base}, Llama 3 scaling, factor {factor}, original context {original}, low_freq_factor {low}, high_freq_factor {high} (wavelengths beyond {} divided by the factor, below {} kept: any original context and factors with these two ratios give the same table)",
+                                original as f64 / low,
+                                original as f64 / high
                             ),
-                            &yarn(attention),
+                            &freqs,
                             base,
                             rounded,
                         ) {
+                            found = true;
                             break 'scaled;
+                        }
+                    }
+                    for truncate in [true, false] {
+                        let yarn = |attention_factor: Option<f64>| {
+                            plain(RopeScaling {
+                                kind: ScalingKind::Yarn,
+                                factor: Some(factor),
+                                original_max_position_embeddings: Some(original),
+                                truncate: Some(truncate),
+                                attention_factor,
+                                ..Default::default()
+                            })
+                        };
+                        // A cache multiplied by another factor than YaRN's own (given as
+                        // attention_factor, or mscale / mscale_all_dim as DeepSeek-V2 has them).
+                        let default = yarn(None).attention_factor();
+                        let mut attentions = vec![None];
+                        if let Some(amplitude) = target.amplitude
+                            && (amplitude - default).abs() > 1e-6 * amplitude
+                        {
+                            let close = round_choices(amplitude)
+                                .into_iter()
+                                .find(|a| (a - amplitude).abs() <= 1e-5 * amplitude)
+                                .unwrap_or(amplitude);
+                            attentions.push(Some(close));
+                        }
+                        for attention in attentions {
+                            let truncated = if truncate { "" } else { ", truncate false" };
+                            let factor_text = match attention {
+                                Some(a) => format!(", attention factor {a}"),
+                                None => String::new(),
+                            };
+                            if consider(
+                                format!(
+                                    "{label}, base {base}, YaRN scaling, factor {factor}, original context {original}, beta_fast 32, beta_slow 1{truncated}{factor_text}"
+                                ),
+                                &yarn(attention),
+                                base,
+                                rounded,
+                            ) {
+                                found = true;
+                                break 'scaled;
+                            }
                         }
                     }
                 }

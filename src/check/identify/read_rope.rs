@@ -292,7 +292,24 @@ pub(super) fn read_cache(
         let values = column(i);
         // (angle read, its position), at the best-conditioned row so far.
         let mut best: Option<(f64, usize, f64)> = None;
-        for p in 1..seq {
+        if part == CachePart::CosSin {
+            // Both halves of the pair: atan2 reads any angle to the file's precision, the
+            // slowest pairs' too, whose cosine alone stays 1.0 in float32 over a short cache.
+            let (cos_column, sin_column) = layout.pair(i, width);
+            let mut previous = 0.0;
+            for p in 1..seq {
+                let angle = view[[p, sin_column]].atan2(view[[p, cos_column]]);
+                if angle < previous - 1e-6 {
+                    break;
+                }
+                previous = angle;
+                // Its relative error goes as 1 / angle.
+                if best.is_none_or(|(_, _, s)| angle > s) {
+                    best = Some((angle, p, angle));
+                }
+            }
+        }
+        for p in (1..seq).filter(|_| part != CachePart::CosSin) {
             let step = values[p] - values[p - 1];
             let monotonic = if is_cos {
                 step <= 1e-5 * amplitude
