@@ -1167,3 +1167,79 @@ fn bloom_full_causal_biases_are_equivalent_and_identified() {
         ],
     });
 }
+
+#[test]
+fn timm_float32_sincos_2d_tables_match_as_torch_computes_them() {
+    // build_sincos2d_pos_embed([48, 40], dim=64): float32 bands and angles, which on this grid
+    // move 40 values by more than 8 ulp from the exact table.
+    let options: &[&str] = &[
+        "--as",
+        "sincos-2d",
+        "--grid-h",
+        "48",
+        "--grid-w",
+        "40",
+        "--dim",
+        "64",
+        "--order",
+        "sin-y,sin-x,cos-y,cos-x",
+    ];
+    assert_case(&Case {
+        file: "timm_sincos2d_48x40.npy",
+        options,
+        check_says: &["MATCH as PyTorch computes it in float32 (--arith torch-f32"],
+        identify_says: &["2D sin-cos, 48 x 40 grid, dim 64, base 10000, timm order"],
+        wrong: &[
+            "--as",
+            "sincos-2d",
+            "--grid-h",
+            "48",
+            "--grid-w",
+            "40",
+            "--dim",
+            "64",
+        ],
+    });
+    // --arith torch-f32 writes it, to 1 ulp (torch's SLEEF sin/cos against correctly rounded
+    // ones); the GPU engine refuses it rather than computing something else.
+    let table = table_f32(&[
+        "sincos-2d",
+        "--grid-h",
+        "48",
+        "--grid-w",
+        "40",
+        "--dim",
+        "64",
+        "--order",
+        "sin-y,sin-x,cos-y,cos-x",
+        "--arith",
+        "torch-f32",
+    ]);
+    let file = poslab::import::tables::read_table(
+        std::path::Path::new(&data("timm_sincos2d_48x40.npy")),
+        None,
+        u64::MAX,
+    )
+    .unwrap();
+    assert!(f32_ulps(&table, &file) <= 1);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("gpu.npy");
+    let (status, text) = run(&[
+        "table",
+        "sincos-2d",
+        "--grid-h",
+        "4",
+        "--grid-w",
+        "4",
+        "--dim",
+        "16",
+        "--arith",
+        "torch-f32",
+        "--backend",
+        "gpu",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 2, "{text}");
+    assert!(text.contains("CPU engine only"), "{text}");
+}

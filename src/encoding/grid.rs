@@ -216,21 +216,36 @@ impl SinCos2dParams {
         }
     }
 
-    /// Column `col` of table row `row`, given [`Self::omega`].
-    pub fn value(&self, omega: &[f64], row: usize, col: usize) -> f64 {
-        let Some(patch) = row.checked_sub(self.prefix_rows) else {
-            return 0.0;
-        };
+    /// What column `col` of table row `row` is made of: the coordinate, the frequency index
+    /// and whether it is the cosine; `None` in a prefix row (zeros).
+    fn element(&self, row: usize, col: usize) -> Option<(usize, usize, bool)> {
+        let patch = row.checked_sub(self.prefix_rows)?;
         let quarter = self.dim / 4;
         let (x, y) = self.patch_xy(patch);
         let block = self.order[col / quarter];
         let coordinate = if block.uses_y() { y } else { x };
-        let angle = coordinate as f64 * omega[col % quarter];
-        if block.is_cos() {
-            angle.cos()
-        } else {
-            angle.sin()
-        }
+        Some((coordinate, col % quarter, block.is_cos()))
+    }
+
+    /// Column `col` of table row `row`, given [`Self::omega`].
+    pub fn value(&self, omega: &[f64], row: usize, col: usize) -> f64 {
+        let Some((coordinate, k, is_cos)) = self.element(row, col) else {
+            return 0.0;
+        };
+        let angle = coordinate as f64 * omega[k];
+        if is_cos { angle.cos() } else { angle.sin() }
+    }
+
+    /// [`Self::value`] in float32 from float32 frequencies `omega` (widened to f64): the
+    /// coordinate times the frequency rounded once, sin and cos rounded to f32, as timm's
+    /// `build_sincos2d_pos_embed` computes it.
+    pub fn value_f32(&self, omega: &[f64], row: usize, col: usize) -> f64 {
+        let Some((coordinate, k, is_cos)) = self.element(row, col) else {
+            return 0.0;
+        };
+        let angle = coordinate as f32 * omega[k] as f32;
+        let (sin, cos) = super::torch_f32::sin_cos(angle);
+        f64::from(if is_cos { cos } else { sin })
     }
 }
 

@@ -122,7 +122,8 @@ pub fn compute_with_float32_frequencies(
     freqs: Vec<f64>,
 ) -> Result<Table, EngineError> {
     spec.validate()?;
-    if !super::PositionedTable::accepts(spec.unpositioned())
+    if !(super::PositionedTable::accepts(spec.unpositioned())
+        || matches!(spec, TableSpec::SinCos2d(_)))
         || freqs.len() != super::exact_frequencies(spec).len()
     {
         return Err(EngineError::Arithmetic(spec.kind_name()));
@@ -157,6 +158,7 @@ fn float32_values(
         | TableSpec::RopeApply { .. } => float32_sin_cos_element(spec, freqs, None),
         TableSpec::AtPositions(p) => float32_sin_cos_element(&p.table, freqs, Some(&p.positions)),
         TableSpec::RopeInvFreq { .. } => Box::new(move |_, _, i| freqs[i]),
+        TableSpec::SinCos2d(p) => Box::new(move |_, row, col| p.value_f32(&freqs, row, col)),
         // Its frequencies per axis (or over the width), formed as PyTorch forms them.
         TableSpec::RopeAxes(p) => {
             let pairs = p.torch_pairs(mode.block);

@@ -545,6 +545,7 @@ pub fn check_arithmetic(
             | TableSpec::RopeCache { .. }
             | TableSpec::RopeApply { .. }
             | TableSpec::RopeAxes(_)
+            | TableSpec::SinCos2d(_)
             | TableSpec::AlibiSlopes { .. }
             | TableSpec::AlibiKeys { .. }
     );
@@ -632,7 +633,8 @@ pub fn torch_slopes(spec: &TableSpec, mode: crate::encoding::torch_f32::TorchMod
 }
 
 /// The float32 frequencies PyTorch forms for a sin/cos table (widened to f64, exactly): per pair
-/// of a sinusoidal table, or the inverse frequencies of a RoPE table. Empty for other kinds.
+/// of a sinusoidal table, per quarter column of a 2D sin-cos table, or the inverse frequencies of
+/// a RoPE table. Empty for other kinds.
 pub fn torch_frequencies(
     spec: &TableSpec,
     mode: crate::encoding::torch_f32::TorchMode,
@@ -644,6 +646,11 @@ pub fn torch_frequencies(
             p.base,
             p.spacing == encoding::sinusoidal::Spacing::T2t,
         );
+    }
+    // timm's bands 1 / base^(k / q): the exponent k / q is (2k) / (2q) rounded alike.
+    if let TableSpec::SinCos2d(p) = spec {
+        let quarter = p.dim / 4;
+        return mode.frequencies(quarter, 2 * quarter, p.base, false);
     }
     match spec.rope_setting() {
         Some((dim, base, seq, freqs)) => freqs
@@ -661,6 +668,9 @@ pub fn torch_frequencies(
 pub fn exact_frequencies(spec: &TableSpec) -> Vec<f64> {
     if let TableSpec::Sinusoidal(p) = spec.unpositioned() {
         return p.frequencies().to_vec();
+    }
+    if let TableSpec::SinCos2d(p) = spec {
+        return p.omega();
     }
     spec.rope_frequencies()
         .map(|(freqs, _, _)| freqs)
@@ -719,8 +729,8 @@ pub enum EngineError {
     #[error(transparent)]
     Gpu(#[from] gpu::GpuError),
     #[error(
-        "--arith torch-f32 is not available for {0}: it applies to sinusoidal, rope-inv-freq, \
-         rope-angles and rope-apply"
+        "--arith torch-f32 is not available for {0}: it applies to sinusoidal, sincos-2d, alibi-slopes, \
+         alibi --form bloom|mpt and the RoPE kinds"
     )]
     Arithmetic(&'static str),
     /// A reduction or summary with more cells than it may visit.

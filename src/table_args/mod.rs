@@ -441,8 +441,8 @@ pub struct TableArgs {
     pub max_relative: Option<i64>,
 
     /// Arithmetic: exact (f64) or torch-f32, every step as PyTorch's CPU kernels round it in
-    /// float32 (frequencies, torch.outer(pos, inv_freq), sin/cos), for sinusoidal,
-    /// rope-inv-freq, rope-angles, rope-apply; for rope-cache-error and rope-score-drift, the
+    /// float32 (frequencies, torch.outer(pos, inv_freq), sin/cos), for sinusoidal, sincos-2d
+    /// (timm), the RoPE kinds and the ALiBi slopes; for rope-cache-error and rope-score-drift, the
     /// type the model computes in: f32 (the default), bf16 or f16
     #[arg(long, value_enum, value_name = "ARITH", default_value_t = ArithmeticArg::Exact)]
     pub arith: ArithmeticArg,
@@ -797,6 +797,8 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "raster",
             "prefix_rows",
             "dtype",
+            "arith",
+            "freq_form",
         ],
         Kind::SinCos2dResample => &[
             "input",

@@ -47,6 +47,23 @@ impl Plan {
         if spec.cpu_only() {
             return Err(spec.cpu_only_error());
         }
+        // The kinds whose float32 emulation has kernels of its own (in_torch_f32).
+        let torch_kernels = matches!(
+            spec,
+            TableSpec::Sinusoidal(_)
+                | TableSpec::RopeInvFreq { .. }
+                | TableSpec::RopeAngles { .. }
+                | TableSpec::RopeCache { .. }
+                | TableSpec::RopeApply { .. }
+                | TableSpec::AlibiSlopes { .. }
+                | TableSpec::AlibiKeys { .. }
+        );
+        if arith.is_torch() && !torch_kernels {
+            return Err(super::GpuError::CpuOnly(
+                spec.kind_name(),
+                "in --arith torch-f32, which the CPU engine emulates for it",
+            ));
+        }
         let exact = Self::exact(spec);
         Ok(match arith {
             Arithmetic::Exact => exact,

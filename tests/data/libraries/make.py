@@ -297,6 +297,12 @@ def axial_rope():
     with torch.no_grad():
         save("rotary_axial_freqs", rotary.get_axial_freqs(4, 6).reshape(24, 32).numpy())
 
+    from timm.layers.pos_embed_sincos import build_sincos2d_pos_embed
+
+    # timm's 2D sin-cos table in float32 (bands 1 / 10000^(k / (dim/4)) formed by torch's pow):
+    # a 48 x 40 grid, where float32 angles are off by more than 8 ulp of the values.
+    save("timm_sincos2d_48x40", build_sincos2d_pos_embed([48, 40], dim=64).numpy())
+
 
 def versions():
     names = [
