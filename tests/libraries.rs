@@ -987,6 +987,39 @@ fn diffusion_timesteps_match_at_their_float32_positions() {
         &["the scale applied to the float32 angle"],
         &wrong,
     );
+    // identify, given the positions, names each embedding's convention and base.
+    for (file, positions, scale, says) in [
+        (
+            "diffusers_float_timestep_embedding.npy",
+            steps.as_str(),
+            None,
+            "sinusoidal, split layout, cos first, Vaswani spacing, base 10000, d = 64, at the positions",
+        ),
+        (
+            "diffusers_scaled_timestep_embedding.npy",
+            unit.as_str(),
+            Some("1000"),
+            "sinusoidal, split layout, sin first, tensor2tensor spacing, base 10000, d = 32, at the positions",
+        ),
+    ] {
+        let path = data(file);
+        let mut args = vec!["identify", path.as_str(), "--positions", positions];
+        if let Some(scale) = scale {
+            args.extend_from_slice(&["--position-scale", scale]);
+        }
+        let (status, text) = run(&args);
+        assert_eq!(status, 0, "{args:?}\n{text}");
+        let first = text.lines().next().unwrap_or_default();
+        assert!(first.starts_with(&format!("identified: {says}")), "{text}");
+        if scale.is_some() {
+            assert!(first.contains("(24 given), times 1000"), "{text}");
+        }
+    }
+    // Positions that are not the file's rows are refused.
+    let path = data("diffusers_float_timestep_embedding.npy");
+    let (status, text) = run(&["identify", &path, "--positions", "0,1,2"]);
+    assert_eq!(status, 2, "{text}");
+    assert!(text.contains("one position per row"), "{text}");
 }
 
 #[test]

@@ -77,6 +77,15 @@ pub struct IdentifyArgs {
     /// --ids
     #[arg(long, value_name = "T,H,W")]
     pub grid: Option<String>,
+
+    /// One position per row, as `table --positions` takes them (a comma list or a .npy:
+    /// diffusion timesteps, position ids): the file is read as a sinusoidal table at them
+    #[arg(long, value_name = "LIST|P.npy", conflicts_with_all = ["ids", "grid"], allow_hyphen_values = true)]
+    pub positions: Option<String>,
+
+    /// What multiplies every position (diffusers' Timesteps(scale=...)); with --positions
+    #[arg(long, value_name = "S", requires = "positions")]
+    pub position_scale: Option<f64>,
 }
 
 /// A Python slice `start:stop[:step]` of an axis of `len` elements, as Python resolves it
@@ -452,6 +461,21 @@ fn rows_of(spec: &engine::TableSpec, range: std::ops::Range<usize>) -> Option<en
 /// `poslab identify`.
 pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<i32, CliError> {
     let (quiet, ids, grid) = (args.quiet, args.ids.clone(), args.grid.clone());
+    // One position per row: checked before the file is read.
+    let rows_at = match &args.positions {
+        Some(text) => {
+            let positions = crate::encoding::positions::Positions {
+                list: crate::encoding::positions::PositionList::Given(
+                    crate::table_args::position_list(text)?,
+                ),
+                scale: args.position_scale.unwrap_or(1.0),
+                scale_at: crate::encoding::positions::ScaleAt::Position,
+            };
+            positions.validate()?;
+            Some(positions)
+        }
+        None => None,
+    };
     let args = &args.input;
     let tolerance = args.tolerance()?;
     let (loaded, stored) = args.load("identifying", IDENTIFY_BYTES_PER_VALUE, MAX_ELEMENTS)?;
@@ -479,12 +503,24 @@ pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<
             args.file.display()
         )));
     }
+    if let Some(at) = &rows_at
+        && at.len() != rows
+    {
+        return Err(CliError::usage(format!(
+            "--positions gives {} positions, and {} has {rows} rows: give one position per row",
+            at.len(),
+            args.file.display()
+        )));
+    }
     let working = spinner("identifying", loaded.len(), quiet);
-    let identification = match positions {
-        Some(ids) => {
+    let identification = match (positions, rows_at) {
+        (Some(ids), _) => {
             crate::check::identify::identify_with_positions(loaded, &ids, tolerance, stored)
         }
-        None => identify_owned(loaded, tolerance, stored),
+        (None, Some(at)) => {
+            crate::check::identify::identify_at_positions(loaded, &at, tolerance, stored)
+        }
+        (None, None) => identify_owned(loaded, tolerance, stored),
     };
     drop(working);
     // A search cut short by memory answers nothing: "no match" would be a wrong answer.

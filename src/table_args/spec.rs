@@ -752,7 +752,7 @@ fn placed(
 
 /// The positions of `--positions`: a comma list, or a `.npy` whose axes but one have length
 /// 1 (transformers' `position_ids` are `[1, seq]`), its values as stored.
-fn position_list(text: &str) -> Result<Vec<f64>, CliError> {
+pub(crate) fn position_list(text: &str) -> Result<Vec<f64>, CliError> {
     let is_file = text.trim().to_ascii_lowercase().ends_with(".npy");
     if !is_file {
         return factor_list("positions", text);

@@ -587,14 +587,34 @@ pub fn identify_with_positions(
     tolerance: Tolerance,
     stored: Option<StoredFloat>,
 ) -> Identification {
-    identify_by(table, tolerance, stored, Some(ids))
+    identify_by(table, tolerance, stored, Some(Given::Axes(ids)))
+}
+
+/// Identifies a `[rows, dim]` sinusoidal table whose rows sit at `positions` (`identify
+/// --positions`, `--position-scale`): diffusion timesteps, position ids. The other kinds are
+/// not tried.
+pub fn identify_at_positions(
+    table: ArrayD<f64>,
+    positions: &crate::encoding::positions::Positions,
+    tolerance: Tolerance,
+    stored: Option<StoredFloat>,
+) -> Identification {
+    identify_by(table, tolerance, stored, Some(Given::Rows(positions)))
+}
+
+/// Positions the user gave with the file.
+enum Given<'a> {
+    /// Each token's positions on several axes (`--ids`, `--grid`).
+    Axes(&'a Array2<f64>),
+    /// One position per row (`--positions`, `--position-scale`).
+    Rows(&'a crate::encoding::positions::Positions),
 }
 
 fn identify_by(
     table: ArrayD<f64>,
     tolerance: Tolerance,
     stored: Option<StoredFloat>,
-    ids: Option<&Array2<f64>>,
+    given: Option<Given<'_>>,
 ) -> Identification {
     let table = into_squeezed(table);
     let narrow = stored.filter(|s| matches!(s, StoredFloat::F16 | StoredFloat::Bf16));
@@ -635,9 +655,12 @@ fn identify_by(
         float32: stored == Some(StoredFloat::F32),
         candidates: Vec::new(),
     };
-    if let Some(ids) = ids {
+    if let Some(given) = given {
         if search.table.len() <= MAX_ELEMENTS {
-            read_axes::rope_axes(&mut search, ids);
+            match given {
+                Given::Axes(ids) => read_axes::rope_axes(&mut search, ids),
+                Given::Rows(positions) => sinusoidal_at_positions(&mut search, positions),
+            }
         }
         return finished(search, None, narrow);
     }

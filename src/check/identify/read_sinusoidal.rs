@@ -1,6 +1,7 @@
 //! Sinusoidal tables: layout, first function, spacing, base, start, transposed or not.
 
 use super::*;
+use crate::encoding::positions::{PositionList, Positions, ScaleAt};
 
 /// Sinusoidal tables in both layouts, sin or cos first, both spacings.
 pub(super) fn sinusoidal(
@@ -216,4 +217,187 @@ fn round_to_digits(value: f64, digits: i32) -> f64 {
     let magnitude = value.abs().log10().floor() as i32;
     let factor = 10f64.powi(digits - 1 - magnitude);
     (value * factor).round() / factor
+}
+
+/// Sinusoidal tables at the positions given (`identify --positions`, `--position-scale`):
+/// both layouts, sin or cos first, both spacings, the amplitude and the base fitted. Each
+/// pair's angle is unwrapped over the rows sorted by position; the fastest pair whose angle is
+/// a straight line through the positions pins the base (its slope is the frequency).
+pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions) {
+    let Ok(view) = search.table.clone().into_dimensionality::<Ix2>() else {
+        return;
+    };
+    let (rows, dim) = view.dim();
+    if dim < 2 || dim % 2 != 0 || rows < 2 || rows != positions.len() {
+        return;
+    }
+    let pairs = dim / 2;
+    let scaled: Vec<f64> = (0..rows).map(|r| positions.exact(r).to_f64()).collect();
+    let mut order: Vec<usize> = (0..rows).collect();
+    order.sort_by(|&a, &b| scaled[a].total_cmp(&scaled[b]));
+    let (amplitude, amplitude_name) = fitted_amplitude(&view);
+    let given = |rows: usize| Positions {
+        list: PositionList::Given((0..rows).map(|r| positions.stored(r)).collect()),
+        ..positions.clone()
+    };
+    for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
+        for first in [FirstOfPair::Sin, FirstOfPair::Cos] {
+            let shape = SinusoidalParams {
+                seq: rows,
+                dim,
+                layout,
+                first,
+                amplitude,
+                ..SinusoidalParams::default()
+            };
+            // The fastest pair whose unwrapped angle is a line through the positions.
+            let Some((pair, rate)) = (0..pairs).rev().fold(None, |found, i| {
+                let (s, c) = shape.pair_columns(i);
+                let angles: Vec<f64> = order
+                    .iter()
+                    .map(|&r| view[[r, s]].atan2(view[[r, c]]))
+                    .collect();
+                let sorted: Vec<f64> = order.iter().map(|&r| scaled[r]).collect();
+                match straight_line_slope(&sorted, &angles) {
+                    Some(rate) if rate > 0.0 => Some((i, rate)),
+                    _ => found,
+                }
+            }) else {
+                continue;
+            };
+            let order_name = match first {
+                FirstOfPair::Sin => "sin first",
+                FirstOfPair::Cos => "cos first",
+            };
+            let layout_name = match layout {
+                SinusoidalLayout::Interleaved => "interleaved",
+                SinusoidalLayout::Split => "split",
+            };
+            for spacing in [Spacing::Vaswani, Spacing::T2t] {
+                if pair == 0 {
+                    // w_0 = 1 whatever the base: nothing to fit.
+                    continue;
+                }
+                let exponent = match spacing {
+                    Spacing::Vaswani => dim as f64 / (2.0 * pair as f64),
+                    Spacing::T2t => (pairs - 1) as f64 / pair as f64,
+                };
+                let base = rate.powf(-exponent);
+                let spacing_name = match spacing {
+                    Spacing::Vaswani => "Vaswani",
+                    Spacing::T2t => "tensor2tensor",
+                };
+                let spec_for = |b: f64, rows: usize, at: &Positions| {
+                    TableSpec::AtPositions(Box::new(crate::engine::PositionedTable {
+                        table: TableSpec::Sinusoidal(SinusoidalParams {
+                            seq: rows,
+                            base: b,
+                            spacing,
+                            ..shape
+                        }),
+                        positions: at.clone(),
+                    }))
+                };
+                // Both float32 orders of a scale, the one nearer the file's first rows kept.
+                let orders: Vec<ScaleAt> = if positions.scale == 1.0 {
+                    vec![ScaleAt::Position]
+                } else {
+                    vec![ScaleAt::Position, ScaleAt::Angle]
+                };
+                search.consider_bases(
+                    base,
+                    |b| {
+                        format!(
+                            "sinusoidal, {layout_name} layout, {order_name}, {spacing_name} spacing, base {b}, {amplitude_name}d = {dim}, at the {}",
+                            positions.describe()
+                        )
+                    },
+                    &view,
+                    &|reference| reference.into_dyn(),
+                    |b, rows| {
+                        let table = super::noted(cpu::compute(&spec_for(b, rows, &given(rows))))?;
+                        table.into_real().into_dimensionality::<Ix2>().ok()
+                    },
+                    Some(&|b, rows, reading| {
+                        let file = view.slice(ndarray::s![..rows, ..]).to_owned().into_dyn();
+                        let tables = orders.iter().filter_map(|&scale_at| {
+                            let spec = spec_for(b, rows, &given(rows).with_scale_at(scale_at));
+                            let table = match reading {
+                                Float32Reading::Torch(mode) => super::noted(cpu::compute_arith(
+                                    &spec,
+                                    crate::encoding::torch_f32::Arithmetic::TorchF32(mode),
+                                ))?
+                                .into_real(),
+                                Float32Reading::OwnFrequencies => {
+                                    crate::check::verdict::own_frequencies_table(&spec, &file)?
+                                }
+                                Float32Reading::Recipe(recipe) => {
+                                    let TableSpec::AtPositions(placed) = &spec else {
+                                        return None;
+                                    };
+                                    let TableSpec::Sinusoidal(params) = placed.table else {
+                                        return None;
+                                    };
+                                    crate::check::verdict::recipe_table(&spec, &params, recipe, &file)?
+                                }
+                            };
+                            let error = crate::check::compare(&table, &file, search_tolerance())
+                                .max_abs_error();
+                            Some((error, table))
+                        });
+                        let (_, table) = tables.min_by(|a, b| a.0.total_cmp(&b.0))?;
+                        table.into_dimensionality::<Ix2>().ok()
+                    }),
+                );
+            }
+        }
+    }
+}
+
+/// Any tolerance: only the error is read.
+fn search_tolerance() -> crate::check::Tolerance {
+    crate::check::Tolerance::default()
+}
+
+/// The slope of `angles` (in `(-π, π]`, at the increasing `positions`) unwrapped into a
+/// straight line through them; `None` when the unwrapped angles stray from a line by more than
+/// 0.05 rad (steps too large to unwrap) or the positions do not vary.
+fn straight_line_slope(positions: &[f64], angles: &[f64]) -> Option<f64> {
+    let mut unwrapped = Vec::with_capacity(angles.len());
+    let mut turns = 0.0;
+    for (k, &a) in angles.iter().enumerate() {
+        if k > 0 {
+            let previous = angles[k - 1];
+            let step = a - previous;
+            if step > std::f64::consts::PI {
+                turns -= std::f64::consts::TAU;
+            } else if step < -std::f64::consts::PI {
+                turns += std::f64::consts::TAU;
+            }
+        }
+        unwrapped.push(a + turns);
+    }
+    let n = positions.len() as f64;
+    let mean_p = positions.iter().sum::<f64>() / n;
+    let mean_a = unwrapped.iter().sum::<f64>() / n;
+    let (covariance, variance) =
+        positions
+            .iter()
+            .zip(&unwrapped)
+            .fold((0.0, 0.0), |(c, v), (p, a)| {
+                (
+                    c + (p - mean_p) * (a - mean_a),
+                    v + (p - mean_p) * (p - mean_p),
+                )
+            });
+    if variance <= 0.0 {
+        return None;
+    }
+    let slope = covariance / variance;
+    let intercept = mean_a - slope * mean_p;
+    let straight = positions
+        .iter()
+        .zip(&unwrapped)
+        .all(|(p, a)| (a - (slope * p + intercept)).abs() < 0.05);
+    straight.then_some(slope)
 }
