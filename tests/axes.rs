@@ -130,3 +130,59 @@ fn the_axes_view_draws_the_three_schemes_and_a_click_chooses_a_token() {
     assert_eq!(harness.state().axes_view().chosen, 0);
     harness.get_by_label_contains("Token 0: text token 0 before the image");
 }
+
+#[test]
+fn the_axes_figure_puts_each_tokens_similarity_in_its_cell() {
+    use poslab::export::figure::axes::AxesFigure;
+    use poslab::export::figure::{Content, FigureSpec, FigureStyle, build_figure};
+    let layout = TokenLayout {
+        text_before: 2,
+        frames: 2,
+        rows: 3,
+        cols: 4,
+        text_after: 1,
+    };
+    let chosen = layout.patch_index(1, 2, 1);
+    let figure = AxesFigure {
+        layout,
+        dim: 32,
+        theta: 500.0,
+        chosen,
+        same_scale: true,
+    };
+    let built = build_figure(&FigureSpec::Axes(figure), &FigureStyle::default()).unwrap();
+    // Row by row of the page: the text strips, then frame 0, then frame 1; a column a scheme.
+    assert_eq!(built.panels.len(), 9);
+    for (k, scheme) in Scheme::ALL.into_iter().enumerate() {
+        let similarity = similarity_to(&scheme.params(&layout, 32, 500.0), chosen);
+        let Content::Heatmap { values, cols, .. } = &built.panels[k].content else {
+            panic!("a text strip is a heatmap")
+        };
+        assert_eq!(*cols, 3);
+        assert_eq!(values, &vec![similarity[0], similarity[1], similarity[26]]);
+        for frame in 0..2 {
+            let Content::Heatmap {
+                values, outlined, ..
+            } = &built.panels[3 * (frame + 1) + k].content
+            else {
+                panic!("a frame is a heatmap")
+            };
+            for r in 0..3 {
+                for c in 0..4 {
+                    assert_eq!(
+                        values[r * 4 + c],
+                        similarity[layout.patch_index(frame, r, c)],
+                        "{scheme:?} frame {frame} ({r}, {c})"
+                    );
+                }
+            }
+            // The chosen patch is outlined in its own frame only.
+            let expected = if frame == 1 { vec![(2, 1)] } else { Vec::new() };
+            assert_eq!(outlined, &expected);
+        }
+    }
+    // One colour scale for all: from the least similar patch of any scheme to 1.
+    let bar = built.colorbar.expect("a shared colour bar");
+    assert_eq!(bar.max, 1.0);
+    assert!(bar.min < 1.0);
+}

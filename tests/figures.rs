@@ -101,6 +101,16 @@ fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {
             FigureSpec::Context(Box::new(context_figure(ContextChart::Survey))),
             vec!["heatmap-1", "series-0-0", "series-2-3", "colorbar"],
         ),
+        (
+            FigureSpec::Axes(poslab::export::figure::axes::AxesFigure::default()),
+            vec![
+                "figure-title",
+                "heatmap-0",
+                "heatmap-5",
+                "colorbar-0",
+                "colorbar-5",
+            ],
+        ),
     ]
 }
 

@@ -112,8 +112,26 @@ impl AxesView {
 }
 
 impl View for AxesView {
-    fn export(&self, _: &crate::ui::params::SharedParams) -> Option<crate::views::ViewExport> {
-        None
+    fn export(&self, shared: &crate::ui::params::SharedParams) -> Option<crate::views::ViewExport> {
+        let chosen = self.chosen.min(self.layout.tokens() - 1);
+        let figure = crate::export::figure::axes::AxesFigure {
+            layout: self.layout,
+            dim: self.dim,
+            theta: shared.base,
+            chosen,
+            same_scale: self.same_scale,
+        };
+        // The data: M-RoPE's angles for these tokens, [tokens, dim/2], as rope-axes computes
+        // them from the ids get_rope_index gives.
+        let params = Scheme::Mrope.params(&self.layout, self.dim, shared.base);
+        Some(crate::views::ViewExport {
+            figure: crate::export::figure::FigureSpec::Axes(figure),
+            data: Some(crate::engine::TableSpec::RopeAxes(Box::new(params))),
+            name: format!(
+                "axes_mrope_{}x{}x{}_token{chosen}",
+                self.layout.frames, self.layout.rows, self.layout.cols
+            ),
+        })
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {

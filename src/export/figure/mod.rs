@@ -8,6 +8,7 @@
 // The figures, each a module of its own (its options, their words, its drawing) and a line of
 // the list below; the rest is what they share.
 pub mod alibi;
+pub mod axes;
 pub mod budget;
 pub mod check;
 pub mod context;
@@ -43,6 +44,7 @@ use crate::colormap::Colormap;
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::export::AtomicFile;
 use crate::table_args::CliError;
+use axes::AxesFigure;
 use context::ContextFigure;
 use context_vision::VisionFigure;
 use learned::LearnedFigure;
@@ -79,6 +81,9 @@ figures! {
     /// The precision lab: RoPE's score drift and cos cache error against position in float32,
     /// bfloat16 and float16 (--offset, --seed)
     Precision(PrecisionFigure),
+    /// RoPE over time, height and width: every token's similarity to one (--token) under 1D
+    /// RoPE, M-RoPE and per-axis RoPE, frame by frame
+    Axes(AxesFigure),
 }
 
 impl FigureSpec {

@@ -280,6 +280,35 @@ pub struct FigureArgs {
     /// scene)
     #[arg(long, value_name = "YAW,PITCH,DIST", allow_hyphen_values = true)]
     pub camera: Option<String>,
+
+    /// axes: text tokens before the image (0 to 16, default 4)
+    #[arg(long, value_name = "N")]
+    pub text_before: Option<i64>,
+
+    /// axes: text tokens after the image (0 to 16, default 3)
+    #[arg(long, value_name = "N")]
+    pub text_after: Option<i64>,
+
+    /// axes: frames of the video (1 to 4, default 1: an image)
+    #[arg(long, value_name = "N")]
+    pub frames: Option<i64>,
+
+    /// axes: rows of patch tokens in each frame (1 to 32, default 6)
+    #[arg(long, value_name = "N")]
+    pub patch_rows: Option<i64>,
+
+    /// axes: columns of patch tokens in each frame (1 to 32, default 8)
+    #[arg(long, value_name = "N")]
+    pub patch_cols: Option<i64>,
+
+    /// axes: the token the others are compared with, counted from 0 over text, patches and
+    /// text (default: the patch nearest the middle of the first frame)
+    #[arg(long, value_name = "K")]
+    pub token: Option<i64>,
+
+    /// axes: one colour scale for the three schemes, rather than each its own
+    #[arg(long)]
+    pub same_scale: bool,
 }
 
 const FIGURE_NOTES: &str = "\
@@ -296,7 +325,8 @@ Examples:
   poslab figure context-vision --trained-grid 14 --grid 24 --query 0 -o vit.svg
   poslab figure relative --panel skew --tokens 5 --stage 5 -o skew.svg
   poslab figure relative --panel t5 --tokens 64 --bidirectional false -o t5.png
-  poslab figure tour --step 8 --seq 256 --dim 128 --anchor 128 -o dot.svg";
+  poslab figure tour --step 8 --seq 256 --dim 128 --anchor 128 -o dot.svg
+  poslab figure axes --frames 2 --patch-rows 6 --patch-cols 8 --token 30 -o axes.svg";
 
 /// A whole-number option, with the app's default when not given.
 pub(super) fn count(

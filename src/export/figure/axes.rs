@@ -1,0 +1,214 @@
+//! The Axes view's figure: RoPE over time, height and width. One column per scheme (1D RoPE
+//! flattened, Qwen2-VL's M-RoPE, Flux's per-axis RoPE), each token coloured by its similarity
+//! to the chosen one: the text tokens in a strip, then each frame's patches as a grid.
+
+use super::options::{FigureArgs, Words, count};
+use super::panels::colorbar;
+use super::{Axis, ColorBar, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel};
+use crate::scene::axes::{SchemeMaps, Token, TokenLayout, all_schemes};
+use crate::table_args::CliError;
+
+/// The tokens, the head, the base and the token chosen, as the view has them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AxesFigure {
+    pub layout: TokenLayout,
+    /// Head dimensions, a multiple of 16.
+    pub dim: usize,
+    pub theta: f64,
+    pub chosen: usize,
+    pub same_scale: bool,
+}
+
+impl Default for AxesFigure {
+    fn default() -> Self {
+        let layout = TokenLayout::default();
+        Self {
+            layout,
+            dim: 64,
+            theta: crate::encoding::defaults::BASE,
+            chosen: layout.patch_index(0, layout.rows / 2, layout.cols / 2),
+            same_scale: false,
+        }
+    }
+}
+
+impl FigureKind for AxesFigure {
+    const OPTIONS: &'static [&'static str] = &[
+        "dim",
+        "base",
+        "text_before",
+        "text_after",
+        "frames",
+        "patch_rows",
+        "patch_cols",
+        "token",
+        "same_scale",
+    ];
+
+    fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
+        let d = TokenLayout::default();
+        let layout = TokenLayout {
+            text_before: count("text_before", args.text_before, d.text_before, 0..=16)?,
+            text_after: count("text_after", args.text_after, d.text_after, 0..=16)?,
+            frames: count("frames", args.frames, d.frames, 1..=4)?,
+            rows: count("patch_rows", args.patch_rows, d.rows, 1..=32)?,
+            cols: count("patch_cols", args.patch_cols, d.cols, 1..=32)?,
+        };
+        let dim = count("dim", args.sizes.dim, 64, 16..=256)?;
+        if !dim.is_multiple_of(16) {
+            return Err(CliError::usage(format!(
+                "--dim {dim} is not allowed: the axes figure splits a head of a multiple of 16 dimensions (16 to 256)"
+            )));
+        }
+        let theta = args.base.unwrap_or(crate::encoding::defaults::BASE);
+        crate::encoding::check_base("base", theta)?;
+        let middle = layout.patch_index(0, layout.rows / 2, layout.cols / 2);
+        let chosen = count("token", args.token, middle, 0..=layout.tokens() - 1)?;
+        Ok(Self {
+            layout,
+            dim,
+            theta,
+            chosen,
+            same_scale: args.same_scale,
+        })
+    }
+
+    fn write_options(&self, words: &mut Words) {
+        let l = &self.layout;
+        words.option("text-before", l.text_before);
+        words.option("text-after", l.text_after);
+        words.option("frames", l.frames);
+        words.option("patch-rows", l.rows);
+        words.option("patch-cols", l.cols);
+        words.option("dim", self.dim);
+        words.option("base", self.theta);
+        words.option("token", self.chosen);
+        if self.same_scale {
+            words.switch("same-scale");
+        }
+    }
+
+    fn draw(&self, style: &FigureStyle) -> Result<Drawn, FigureError> {
+        let layout = &self.layout;
+        let maps = all_schemes(layout, self.dim, self.theta, self.chosen);
+        // Each scheme's range runs from its least similar patch to 1 (the chosen token), as
+        // the view colours them; text further away than that is drawn darkest.
+        let patches = layout.text_before..layout.text_before + layout.patches();
+        let lowest = |m: &SchemeMaps| {
+            m.similarity[patches.clone()]
+                .iter()
+                .copied()
+                .fold(1.0f64, f64::min)
+                .min(1.0 - 1e-6)
+        };
+        let shared_low = maps.iter().map(lowest).fold(1.0f64, f64::min);
+        let own_bar = |m: &SchemeMaps| -> Option<ColorBar> {
+            (!self.same_scale)
+                .then(|| colorbar(style, (lowest(m), 1.0), "similarity"))
+                .flatten()
+        };
+        let text: Vec<usize> = (0..layout.text_before)
+            .chain(layout.text_before + layout.patches()..layout.tokens())
+            .collect();
+        let mut panels = Vec::new();
+        // Row by row of the page: the text strips, then each frame, one column per scheme.
+        if !text.is_empty() {
+            for m in &maps {
+                let values: Vec<f64> = text.iter().map(|&t| m.similarity[t]).collect();
+                let outlined = text
+                    .iter()
+                    .position(|&t| t == self.chosen)
+                    .map(|c| vec![(0, c)])
+                    .unwrap_or_default();
+                panels.push(Panel {
+                    title: format!(
+                        "{}: text ({} before, {} after); {}",
+                        m.scheme.label(),
+                        layout.text_before,
+                        layout.text_after,
+                        axis_split(m)
+                    ),
+                    // A strip as tall as the frames' panels: its cells are tokens, not
+                    // patches of a grid.
+                    equal_aspect: false,
+                    colorbar: own_bar(m),
+                    x: Axis::new(
+                        "text token (before, then after)",
+                        -0.5,
+                        text.len() as f64 - 0.5,
+                    ),
+                    y: Axis::new("", -0.5, 0.5).downwards(),
+                    content: Content::Heatmap {
+                        values,
+                        rows: 1,
+                        cols: text.len(),
+                        outlined,
+                        overlay: Vec::new(),
+                    },
+                });
+            }
+        }
+        for frame in 0..layout.frames {
+            for m in &maps {
+                let values: Vec<f64> = (0..layout.rows)
+                    .flat_map(|r| (0..layout.cols).map(move |c| (r, c)))
+                    .map(|(r, c)| m.similarity[layout.patch_index(frame, r, c)])
+                    .collect();
+                let outlined = match layout.token(self.chosen) {
+                    Token::Patch { frame: f, row, col } if f == frame => vec![(row, col)],
+                    _ => Vec::new(),
+                };
+                panels.push(Panel {
+                    title: format!("{}: frame {frame}", m.scheme.label()),
+                    equal_aspect: true,
+                    colorbar: own_bar(m),
+                    x: Axis::new("column", -0.5, layout.cols as f64 - 0.5),
+                    y: Axis::new("row", -0.5, layout.rows as f64 - 0.5).downwards(),
+                    content: Content::Heatmap {
+                        values,
+                        rows: layout.rows,
+                        cols: layout.cols,
+                        outlined,
+                        overlay: Vec::new(),
+                    },
+                });
+            }
+        }
+        let what = match layout.token(self.chosen) {
+            Token::Text { after, index } => format!(
+                "text token {index} {} the image",
+                if after { "after" } else { "before" }
+            ),
+            Token::Patch { frame, row, col } => {
+                format!("the patch at frame {frame}, row {row}, column {col}")
+            }
+        };
+        let drawn = Drawn::new(
+            format!(
+                "Similarity to token {} ({what}) under 1D RoPE, M-RoPE and per-axis RoPE: d = {}, base {}",
+                self.chosen, self.dim, self.theta
+            ),
+            panels,
+        )
+        .in_columns(3);
+        Ok(if self.same_scale {
+            drawn.with_colorbar(colorbar(style, (shared_low, 1.0), "similarity"))
+        } else {
+            drawn
+        })
+    }
+}
+
+/// How many pairs each axis turns, as the view's strip says it.
+fn axis_split(m: &SchemeMaps) -> String {
+    const NAMES: [&str; 3] = ["time", "height", "width"];
+    if m.scheme == crate::scene::axes::Scheme::Flattened {
+        return "every pair turns with the sequence".to_owned();
+    }
+    m.runs
+        .iter()
+        .map(|&(axis, first, last)| format!("{} {}", NAMES[axis.min(2)], last + 1 - first))
+        .collect::<Vec<_>>()
+        .join(" · ")
+        + " pairs"
+}
