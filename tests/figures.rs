@@ -570,3 +570,30 @@ fn colour_options_apply_exactly_where_cells_are_coloured() {
         }
     }
 }
+
+#[test]
+fn the_sinusoidal_figure_takes_the_order_and_amplitude_and_gives_them_back() {
+    use poslab::encoding::sinusoidal::FirstOfPair;
+    let params = SinusoidalParams {
+        seq: 8,
+        dim: 8,
+        first: FirstOfPair::Cos,
+        amplitude: 0.25,
+        ..Default::default()
+    };
+    let spec = FigureSpec::Sinusoidal(params);
+    let built = build_figure(&spec, &FigureStyle::default()).unwrap();
+    assert!(
+        built.title.contains("cos first, times 0.25"),
+        "{}",
+        built.title
+    );
+    // Row 0 (position 0): cos 0 = 1 first in each interleaved pair, times the amplitude.
+    let Content::Heatmap { values, .. } = &built.panels[0].content else {
+        panic!("a heatmap")
+    };
+    assert_eq!(&values[..4], &[0.25, 0.0, 0.25, 0.0]);
+    let words = poslab::export::figure::command_words(&spec, &FigureStyle::default(), "pe.svg");
+    let line = words.join(" ");
+    assert!(line.contains("--first cos --amplitude 0.25"), "{line}");
+}

@@ -26,6 +26,8 @@ impl FigureKind for DotDecayFigure {
         "start",
         "layout",
         "spacing",
+        "first",
+        "amplitude",
         "anchor",
         "normalised",
     ];

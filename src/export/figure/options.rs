@@ -87,6 +87,16 @@ pub struct FigureArgs {
     #[arg(long, value_enum, value_name = "SPACING")]
     pub spacing: Option<Spacing>,
 
+    /// sinusoidal, dot-decay: which of each frequency's sine and cosine comes first (cos:
+    /// diffusers flip_sin_to_cos, MLX cos_first); sin unless given
+    #[arg(long, value_enum, value_name = "WHICH")]
+    pub first: Option<crate::encoding::sinusoidal::FirstOfPair>,
+
+    /// sinusoidal, dot-decay: what every value is multiplied by (table's --scale: dim^-0.5 in
+    /// x-transformers, sqrt(2/dim) in MLX), a finite number above 0; 1 unless given
+    #[arg(long, value_name = "A")]
+    pub amplitude: Option<f64>,
+
     /// dot-decay: the anchor row a
     #[arg(long, value_name = "ROW")]
     pub anchor: Option<i64>,

@@ -3,7 +3,7 @@
 use super::options::{self, FigureArgs, Words, value_name};
 use super::panels::{MAX_CELLS, colorbar, heatmap_panel};
 use super::{Drawn, FigureError, FigureKind, FigureStyle};
-use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
 use crate::engine::TableSpec;
 use crate::table_args::{CliError, LayoutArg};
 
@@ -19,6 +19,14 @@ pub(super) fn params_from(args: &FigureArgs) -> Result<SinusoidalParams, CliErro
             ));
         }
     };
+    // The table's --scale, spelled --amplitude here (a figure's --scale is the PNG's).
+    if let Some(a) = args.amplitude
+        && !(a.is_finite() && a > 0.0)
+    {
+        return Err(CliError::usage(format!(
+            "--amplitude {a} is not allowed: use a finite number above 0 (what every value is multiplied by)"
+        )));
+    }
     let params = SinusoidalParams {
         seq: options::seq(args)?,
         dim: options::dim(args)?,
@@ -26,7 +34,8 @@ pub(super) fn params_from(args: &FigureArgs) -> Result<SinusoidalParams, CliErro
         start: options::start(args)?,
         layout,
         spacing: args.spacing.unwrap_or(Spacing::Vaswani),
-        ..SinusoidalParams::default()
+        first: args.first.unwrap_or_default(),
+        amplitude: args.amplitude.unwrap_or(1.0),
     };
     params.validate()?;
     Ok(params)
@@ -40,10 +49,26 @@ pub(super) fn write_params(params: &SinusoidalParams, words: &mut Words) {
     words.option("start", params.start);
     words.option("layout", value_name(LayoutArg::from(params.layout)));
     words.option("spacing", value_name(params.spacing));
+    // The original transformer's order and amplitude go unsaid.
+    if params.first != FirstOfPair::Sin {
+        words.option("first", value_name(params.first));
+    }
+    if params.amplitude != 1.0 {
+        words.option("amplitude", params.amplitude);
+    }
 }
 
 impl FigureKind for SinusoidalParams {
-    const OPTIONS: &'static [&'static str] = &["seq", "dim", "base", "start", "layout", "spacing"];
+    const OPTIONS: &'static [&'static str] = &[
+        "seq",
+        "dim",
+        "base",
+        "start",
+        "layout",
+        "spacing",
+        "first",
+        "amplitude",
+    ];
 
     fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
         params_from(args)
@@ -65,8 +90,21 @@ impl FigureKind for SinusoidalParams {
         )?;
         Ok(Drawn::new(
             format!(
-                "Sinusoidal encoding, d = {}, base {}, {:?} layout, {:?} spacing",
-                self.dim, self.base, self.layout, self.spacing
+                "Sinusoidal encoding, d = {}, base {}, {:?} layout, {:?} spacing{}{}",
+                self.dim,
+                self.base,
+                self.layout,
+                self.spacing,
+                if self.first == FirstOfPair::Cos {
+                    ", cos first"
+                } else {
+                    ""
+                },
+                if self.amplitude == 1.0 {
+                    String::new()
+                } else {
+                    format!(", times {}", self.amplitude)
+                }
             ),
             vec![panel],
         )
