@@ -1076,6 +1076,31 @@ fn rope_caches_at_half_steps_and_packed_ids_match() {
         "--as", "rope-cos", "--seq", "16", "--dim", "64", "--base", "500000", "--layout", "half",
     ];
     assert_check_only("llama_packed_rope_cos.npy", &options, &[], &wrong);
+    // identify, given the positions, names the cache, its layout and base.
+    for (file, positions, says) in [
+        (
+            "llama_packed_rope_cos.npy",
+            ids.as_str(),
+            "RoPE cos cache, half layout (Hugging Face), dim 64, base 500000, at the positions 0, 1, 2, ... (16 given)",
+        ),
+        (
+            "diffusers_half_step_rope_cos.npy",
+            half_steps.as_str(),
+            "RoPE cos cache, interleaved layout, dim 32, base 10000, at the positions 3, 3.5, 4, ... (20 given)",
+        ),
+        (
+            "diffusers_half_step_rope_sin.npy",
+            half_steps.as_str(),
+            "RoPE sin cache, interleaved layout, dim 32, base 10000, at the positions 3, 3.5, 4",
+        ),
+    ] {
+        let (status, text) = run(&["identify", &data(file), "--positions", positions]);
+        assert_eq!(status, 0, "{file}: {text}");
+        assert!(
+            text.starts_with(&format!("identified: {says}")),
+            "{file}: {text}"
+        );
+    }
 }
 
 #[test]

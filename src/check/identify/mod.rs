@@ -590,9 +590,9 @@ pub fn identify_with_positions(
     identify_by(table, tolerance, stored, Some(Given::Axes(ids)))
 }
 
-/// Identifies a `[rows, dim]` sinusoidal table whose rows sit at `positions` (`identify
-/// --positions`, `--position-scale`): diffusion timesteps, position ids. The other kinds are
-/// not tried.
+/// Identifies a `[rows, dim]` sinusoidal table, or plain RoPE angles or caches, whose rows
+/// sit at `positions` (`identify --positions`, `--position-scale`): diffusion timesteps,
+/// position ids. The other kinds are not tried.
 pub fn identify_at_positions(
     table: ArrayD<f64>,
     positions: &crate::encoding::positions::Positions,
@@ -659,7 +659,10 @@ fn identify_by(
         if search.table.len() <= MAX_ELEMENTS {
             match given {
                 Given::Axes(ids) => read_axes::rope_axes(&mut search, ids),
-                Given::Rows(positions) => sinusoidal_at_positions(&mut search, positions),
+                Given::Rows(positions) => {
+                    sinusoidal_at_positions(&mut search, positions);
+                    rope_at_positions(&mut search, positions);
+                }
             }
         }
         return finished(search, None, narrow);

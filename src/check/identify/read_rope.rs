@@ -355,3 +355,146 @@ pub(super) fn read_cache(
         base_pair,
     })
 }
+
+/// RoPE angles `[rows, R/2]` and cos, sin or vLLM cos-sin caches `[rows, R]` at the positions
+/// given (`identify --positions`): plain RoPE, no scaling, the base fitted from the slowest
+/// pair (its angle read where it stays within a quarter turn, so no unwrapping is needed) and
+/// each candidate computed at those positions.
+pub(super) fn rope_at_positions(
+    search: &mut Search,
+    positions: &crate::encoding::positions::Positions,
+) {
+    use crate::encoding::positions::PositionList;
+    let Ok(view) = search.table.clone().into_dimensionality::<Ix2>() else {
+        return;
+    };
+    let (rows, cols) = view.dim();
+    if rows < 2 || cols < 2 || rows != positions.len() {
+        return;
+    }
+    let scaled: Vec<f64> = (0..rows).map(|r| positions.exact(r).to_f64()).collect();
+    let given = |rows: usize| crate::encoding::positions::Positions {
+        list: PositionList::Given((0..rows).map(|r| positions.stored(r)).collect()),
+        ..positions.clone()
+    };
+    // What the file may be, with its rotary width.
+    let mut kinds: Vec<(Option<(RopeLayout, CachePart)>, usize)> = vec![(None, 2 * cols)];
+    if cols.is_multiple_of(2) && cols >= 4 {
+        for layout in [RopeLayout::Half, RopeLayout::Interleaved] {
+            for part in [CachePart::Cos, CachePart::Sin] {
+                kinds.push((Some((layout, part)), cols));
+            }
+        }
+        kinds.push((Some((RopeLayout::Half, CachePart::CosSin)), cols));
+    }
+    for (kind, rotary) in kinds {
+        let pairs = rotary / 2;
+        if pairs < 2 {
+            continue;
+        }
+        // Pair i's angle at row r, as far as the values tell it: cos is even, so acos gives
+        // |angle| (signed by the position); asin and acos only within a quarter turn.
+        let angle = |i: usize, r: usize| -> f64 {
+            match kind {
+                None => view[[r, i]],
+                // vLLM's [cos | sin]: both values of the pair.
+                Some((_, CachePart::CosSin)) => view[[r, i + pairs]].atan2(view[[r, i]]),
+                Some((layout, part)) => {
+                    let (col, _) = layout.pair(i, rotary);
+                    let v = view[[r, col]].clamp(-1.0, 1.0);
+                    match part {
+                        CachePart::Cos => v.acos() * scaled[r].signum(),
+                        _ => v.asin(),
+                    }
+                }
+            }
+        };
+        // The slowest pair that turns far enough to be read (a tenth of a radian at the
+        // furthest position) and not so far that it wraps; its angle over the positions is a
+        // line through 0.
+        let Some((pair, rate)) = (1..pairs).rev().find_map(|i| {
+            let points: Vec<(f64, f64)> = (0..rows).map(|r| (scaled[r], angle(i, r))).collect();
+            let largest = points.iter().fold(0.0f64, |m, (_, a)| m.max(a.abs()));
+            if !(0.1..std::f64::consts::FRAC_PI_2).contains(&largest) {
+                return None;
+            }
+            let (num, den) = points
+                .iter()
+                .fold((0.0, 0.0), |(n, d), (p, a)| (n + a * p, d + p * p));
+            let rate = num / den;
+            (rate.is_finite() && rate > 0.0).then_some((i, rate))
+        }) else {
+            continue;
+        };
+        let base = rate.powf(-(rotary as f64) / (2.0 * pair as f64));
+        let spec_for = |b: f64, rows: usize| {
+            let params = RopeParams {
+                seq: rows,
+                dim: rotary,
+                base: b,
+                start: 0,
+            };
+            let freqs = RopeFrequencies::default();
+            let table = match kind {
+                None => TableSpec::RopeAngles { params, freqs },
+                Some((layout, part)) => TableSpec::RopeCache {
+                    params,
+                    freqs,
+                    layout,
+                    part,
+                },
+            };
+            TableSpec::AtPositions(Box::new(crate::engine::PositionedTable {
+                table,
+                positions: given(rows),
+            }))
+        };
+        let what = match kind {
+            None => "RoPE angles p·θ_i".to_owned(),
+            Some((layout, part)) => format!(
+                "RoPE {} cache, {}",
+                match part {
+                    CachePart::Cos => "cos",
+                    CachePart::Sin => "sin",
+                    CachePart::CosSin => "cos-sin",
+                },
+                match (part, layout) {
+                    (CachePart::CosSin, _) => "vLLM's layout (every cosine, then every sine)",
+                    (_, RopeLayout::Half) => "half layout (Hugging Face)",
+                    (_, RopeLayout::Interleaved) => "interleaved layout",
+                }
+            ),
+        };
+        search.consider_bases(
+            base,
+            |b| {
+                format!(
+                    "{what}, dim {rotary}, base {b}, at the {}",
+                    positions.describe()
+                )
+            },
+            &view,
+            &|reference| reference.into_dyn(),
+            |b, rows| {
+                let table = super::noted(cpu::compute(&spec_for(b, rows)))?;
+                table.into_real().into_dimensionality::<Ix2>().ok()
+            },
+            Some(&|b, rows, reading| {
+                let spec = spec_for(b, rows);
+                let table = match reading {
+                    Float32Reading::Torch(mode) => super::noted(cpu::compute_arith(
+                        &spec,
+                        crate::encoding::torch_f32::Arithmetic::TorchF32(mode),
+                    ))?
+                    .into_real(),
+                    Float32Reading::OwnFrequencies => {
+                        let file = view.slice(ndarray::s![..rows, ..]).to_owned().into_dyn();
+                        crate::check::verdict::own_frequencies_table(&spec, &file)?
+                    }
+                    Float32Reading::Recipe(_) => return None,
+                };
+                table.into_dimensionality::<Ix2>().ok()
+            }),
+        );
+    }
+}
