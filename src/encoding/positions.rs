@@ -155,6 +155,14 @@ impl Positions {
         }
     }
 
+    /// The first `rows` positions, as given (a table's first rows).
+    pub fn first(&self, rows: usize) -> Self {
+        Self {
+            list: PositionList::Given((0..rows.min(self.len())).map(|r| self.stored(r)).collect()),
+            ..self.clone()
+        }
+    }
+
     /// The same positions with the scale applied in the other float32 order.
     pub fn with_scale_at(&self, scale_at: ScaleAt) -> Self {
         Self {

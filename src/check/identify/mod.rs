@@ -851,6 +851,33 @@ fn one_dimensional(search: &mut Search) {
 type MadeTable<'a> = dyn Fn(&[f64], f64, &[usize], bool) -> ArrayD<f64> + 'a;
 
 /// A table of a base in float32 arithmetic: `(base, rows, reading)`; for
+/// The table of `spec` under a float32 `reading`, laid out as `file` (the file's rows it
+/// covers): PyTorch's own computation, the file's library's frequencies fitted to it, or a
+/// library's recipe (sinusoidal tables only); `None` where the reading does not apply or does
+/// not reproduce the file (the fitted readings).
+fn float32_table(
+    spec: &TableSpec,
+    reading: Float32Reading,
+    file: &ArrayD<f64>,
+) -> Option<ArrayD<f64>> {
+    match reading {
+        Float32Reading::Torch(mode) => Some(
+            noted(cpu::compute_arith(
+                spec,
+                torch_f32::Arithmetic::TorchF32(mode),
+            ))?
+            .into_real(),
+        ),
+        Float32Reading::OwnFrequencies => crate::check::verdict::own_frequencies_table(spec, file),
+        Float32Reading::Recipe(recipe) => match spec.unpositioned() {
+            TableSpec::Sinusoidal(params) => {
+                crate::check::verdict::recipe_table(spec, params, recipe, file)
+            }
+            _ => None,
+        },
+    }
+}
+
 /// [`Float32Reading::OwnFrequencies`], only when every column of the file's first `rows` rows
 /// matches one of the frequencies tried.
 type TwinTable<'a> = dyn Fn(f64, usize, Float32Reading) -> Option<Array2<f64>> + 'a;

@@ -364,7 +364,6 @@ pub(super) fn rope_at_positions(
     search: &mut Search,
     positions: &crate::encoding::positions::Positions,
 ) {
-    use crate::encoding::positions::PositionList;
     let Ok(view) = search.table.clone().into_dimensionality::<Ix2>() else {
         return;
     };
@@ -373,10 +372,6 @@ pub(super) fn rope_at_positions(
         return;
     }
     let scaled: Vec<f64> = (0..rows).map(|r| positions.exact(r).to_f64()).collect();
-    let given = |rows: usize| crate::encoding::positions::Positions {
-        list: PositionList::Given((0..rows).map(|r| positions.stored(r)).collect()),
-        ..positions.clone()
-    };
     // What the file may be, with its rotary width.
     let mut kinds: Vec<(Option<(RopeLayout, CachePart)>, usize)> = vec![(None, 2 * cols)];
     if cols.is_multiple_of(2) && cols >= 4 {
@@ -446,7 +441,7 @@ pub(super) fn rope_at_positions(
             };
             TableSpec::AtPositions(Box::new(crate::engine::PositionedTable {
                 table,
-                positions: given(rows),
+                positions: positions.first(rows),
             }))
         };
         let what = match kind {
@@ -480,20 +475,10 @@ pub(super) fn rope_at_positions(
                 table.into_real().into_dimensionality::<Ix2>().ok()
             },
             Some(&|b, rows, reading| {
-                let spec = spec_for(b, rows);
-                let table = match reading {
-                    Float32Reading::Torch(mode) => super::noted(cpu::compute_arith(
-                        &spec,
-                        crate::encoding::torch_f32::Arithmetic::TorchF32(mode),
-                    ))?
-                    .into_real(),
-                    Float32Reading::OwnFrequencies => {
-                        let file = view.slice(ndarray::s![..rows, ..]).to_owned().into_dyn();
-                        crate::check::verdict::own_frequencies_table(&spec, &file)?
-                    }
-                    Float32Reading::Recipe(_) => return None,
-                };
-                table.into_dimensionality::<Ix2>().ok()
+                let file = view.slice(ndarray::s![..rows, ..]).to_owned().into_dyn();
+                float32_table(&spec_for(b, rows), reading, &file)?
+                    .into_dimensionality::<Ix2>()
+                    .ok()
             }),
         );
     }

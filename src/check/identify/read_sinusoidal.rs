@@ -1,7 +1,7 @@
 //! Sinusoidal tables: layout, first function, spacing, base, start, transposed or not.
 
 use super::*;
-use crate::encoding::positions::{PositionList, Positions, ScaleAt};
+use crate::encoding::positions::{Positions, ScaleAt};
 
 /// Sinusoidal tables in both layouts, sin or cos first, both spacings.
 pub(super) fn sinusoidal(
@@ -120,24 +120,10 @@ pub(super) fn sinusoidal(
                             spacing,
                             ..shape
                         };
-                        let spec = TableSpec::Sinusoidal(params);
-                        let rows_of_file = || view.slice(ndarray::s![..rows, ..]).to_owned().into_dyn();
-                        let table = match reading {
-                            Float32Reading::Torch(mode) => {
-                                let torch = crate::encoding::torch_f32::Arithmetic::TorchF32(mode);
-                                super::noted(cpu::compute_arith(&spec, torch))?.into_real()
-                            }
-                            Float32Reading::OwnFrequencies => {
-                                crate::check::verdict::own_frequencies_table(&spec, &rows_of_file())?
-                            }
-                            Float32Reading::Recipe(recipe) => crate::check::verdict::recipe_table(
-                                &spec,
-                                &params,
-                                recipe,
-                                &rows_of_file(),
-                            )?,
-                        };
-                        table.into_dimensionality::<Ix2>().ok()
+                        let file = view.slice(ndarray::s![..rows, ..]).to_owned().into_dyn();
+                        float32_table(&TableSpec::Sinusoidal(params), reading, &file)?
+                            .into_dimensionality::<Ix2>()
+                            .ok()
                     }),
                 );
             }
@@ -236,10 +222,6 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
     let mut order: Vec<usize> = (0..rows).collect();
     order.sort_by(|&a, &b| scaled[a].total_cmp(&scaled[b]));
     let (amplitude, amplitude_name) = fitted_amplitude(&view);
-    let given = |rows: usize| Positions {
-        list: PositionList::Given((0..rows).map(|r| positions.stored(r)).collect()),
-        ..positions.clone()
-    };
     for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
         for first in [FirstOfPair::Sin, FirstOfPair::Cos] {
             let shape = SinusoidalParams {
@@ -315,32 +297,15 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
                     &view,
                     &|reference| reference.into_dyn(),
                     |b, rows| {
-                        let table = super::noted(cpu::compute(&spec_for(b, rows, &given(rows))))?;
+                        let table =
+                            super::noted(cpu::compute(&spec_for(b, rows, &positions.first(rows))))?;
                         table.into_real().into_dimensionality::<Ix2>().ok()
                     },
                     Some(&|b, rows, reading| {
                         let file = view.slice(ndarray::s![..rows, ..]).to_owned().into_dyn();
                         let tables = orders.iter().filter_map(|&scale_at| {
-                            let spec = spec_for(b, rows, &given(rows).with_scale_at(scale_at));
-                            let table = match reading {
-                                Float32Reading::Torch(mode) => super::noted(cpu::compute_arith(
-                                    &spec,
-                                    crate::encoding::torch_f32::Arithmetic::TorchF32(mode),
-                                ))?
-                                .into_real(),
-                                Float32Reading::OwnFrequencies => {
-                                    crate::check::verdict::own_frequencies_table(&spec, &file)?
-                                }
-                                Float32Reading::Recipe(recipe) => {
-                                    let TableSpec::AtPositions(placed) = &spec else {
-                                        return None;
-                                    };
-                                    let TableSpec::Sinusoidal(params) = placed.table else {
-                                        return None;
-                                    };
-                                    crate::check::verdict::recipe_table(&spec, &params, recipe, &file)?
-                                }
-                            };
+                            let at = positions.first(rows).with_scale_at(scale_at);
+                            let table = float32_table(&spec_for(b, rows, &at), reading, &file)?;
                             let error = crate::check::compare(&table, &file, search_tolerance())
                                 .max_abs_error();
                             Some((error, table))
