@@ -887,6 +887,18 @@ fn a_padded_m2m100_table_matches_with_its_zero_row() {
     let other = [&options[..10], &["--zero-row", "2"]].concat();
     let (status, text) = check("m2m100_padded_sinusoidal.npy", &other);
     assert_eq!(status, 1, "{text}");
+    // The same with the positions given: the rows on each side of the padding row keep theirs.
+    let positions: Vec<String> = (0..1024).map(|p| p.to_string()).collect();
+    let positions = positions.join(",");
+    let given = [
+        &options[..2],
+        &["--positions", positions.as_str()],
+        &options[4..],
+    ]
+    .concat();
+    let (status, text) = check("m2m100_padded_sinusoidal.npy", &given);
+    assert_eq!(status, 0, "{text}");
+    assert!(text.contains("verdict: MATCH"), "{text}");
     // identify finds the padding row and reads the rows after it at their own positions.
     let (status, text) = run(&["identify", &data("m2m100_padded_sinusoidal.npy")]);
     assert_eq!(status, 0, "{text}");

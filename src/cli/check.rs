@@ -454,6 +454,14 @@ fn rows_of(spec: &engine::TableSpec, range: std::ops::Range<usize>) -> Option<en
             layout: *layout,
             part: *part,
         },
+        // At positions of its own: the same table of those rows' positions.
+        TableSpec::AtPositions(placed) => {
+            let table = rows_of(&placed.table, 0..range.len())?;
+            TableSpec::AtPositions(Box::new(engine::PositionedTable {
+                table,
+                positions: placed.positions.rows(range),
+            }))
+        }
         _ => return None,
     })
 }
@@ -503,11 +511,19 @@ pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<
             args.file.display()
         )));
     }
+    // Positions count the rows of the table the file holds, leading axes of 1 (a batch of
+    // one) left out.
+    let rows_held = loaded
+        .shape()
+        .iter()
+        .copied()
+        .find(|&n| n != 1)
+        .unwrap_or(1);
     if let Some(at) = &rows_at
-        && at.len() != rows
+        && at.len() != rows_held
     {
         return Err(CliError::usage(format!(
-            "--positions gives {} positions, and {} has {rows} rows: give one position per row",
+            "--positions gives {} positions, and {} has {rows_held} rows: give one position per row",
             at.len(),
             args.file.display()
         )));

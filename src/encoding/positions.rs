@@ -66,7 +66,7 @@ impl Positions {
         if !(self.scale.is_finite() && self.scale > 0.0) {
             return Err(ParamError::new(
                 "position_scale",
-                self.scale,
+                shown(self.scale),
                 "use a finite number above 0",
             ));
         }
@@ -106,7 +106,7 @@ impl Positions {
             } else {
                 ParamError::new(
                     "position_scale",
-                    self.scale,
+                    shown(self.scale),
                     format!(
                         "the scaled positions reach {:e} (the largest position, {largest:e}, times the scale); they must stay within ±(2^53 - 1)",
                         largest * self.scale
@@ -157,8 +157,18 @@ impl Positions {
 
     /// The first `rows` positions, as given (a table's first rows).
     pub fn first(&self, rows: usize) -> Self {
+        self.rows(0..rows)
+    }
+
+    /// The positions of rows `range` (within the rows there are), as given.
+    pub fn rows(&self, range: std::ops::Range<usize>) -> Self {
+        let end = range.end.min(self.len());
         Self {
-            list: PositionList::Given((0..rows.min(self.len())).map(|r| self.stored(r)).collect()),
+            list: PositionList::Given(
+                (range.start.min(end)..end)
+                    .map(|r| self.stored(r))
+                    .collect(),
+            ),
             ..self.clone()
         }
     }
@@ -192,6 +202,16 @@ impl Positions {
         } else {
             format!("{list}, times {}", self.scale)
         }
+    }
+}
+
+/// A number as typed for the small and middling, in exponent form for the huge and tiny (a
+/// scale of 1e300 is not printed with its 300 zeros).
+fn shown(value: f64) -> String {
+    if value != 0.0 && !(1e-6..1e15).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
     }
 }
 
