@@ -79,7 +79,8 @@ pub struct IdentifyArgs {
     pub grid: Option<String>,
 
     /// One position per row, as `table --positions` takes them (a comma list or a .npy:
-    /// diffusion timesteps, position ids): the file is read as a sinusoidal table at them
+    /// diffusion timesteps, position ids): the file is read as a sinusoidal table, or plain
+    /// RoPE angles or caches, at them
     #[arg(long, value_name = "LIST|P.npy", conflicts_with_all = ["ids", "grid"], allow_hyphen_values = true)]
     pub positions: Option<String>,
 

@@ -172,7 +172,7 @@ pub struct TableArgs {
     pub positions: Option<String>,
 
     /// Sin/cos and RoPE kinds: what multiplies every position, given ones too (diffusers'
-    /// Timesteps(scale=...), interpolated grids), a finite number above 0; 1 when not given
+    /// Timesteps(scale=...)), a finite number above 0; 1 when not given
     #[arg(long, value_name = "S")]
     pub position_scale: Option<f64>,
 
