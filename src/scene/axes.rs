@@ -82,7 +82,15 @@ impl TokenLayout {
     pub fn patch_index(&self, frame: usize, row: usize, col: usize) -> usize {
         self.text_before + (frame * self.rows + row) * self.cols + col
     }
+
+    /// The patch nearest the middle of the first frame: the token chosen first.
+    pub fn middle_patch(&self) -> usize {
+        self.patch_index(0, self.rows / 2, self.cols / 2)
+    }
 }
+
+/// Axis names, in the order of the position ids.
+pub const AXIS_NAMES: [&str; 3] = ["time", "height", "width"];
 
 /// How a model numbers its tokens' positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -211,6 +219,33 @@ pub struct SchemeMaps {
     /// The similarity of every token to the chosen one.
     pub similarity: Vec<f64>,
     pub runs: Vec<(usize, usize, usize)>,
+}
+
+impl SchemeMaps {
+    /// The low end of its colour scale: its least similar patch (text further away than that
+    /// is drawn darkest, so that the image's own pattern shows), below 1, the chosen token.
+    pub fn lowest_patch(&self, layout: &TokenLayout) -> f64 {
+        let patches = layout.text_before..layout.text_before + layout.patches();
+        self.similarity[patches]
+            .iter()
+            .copied()
+            .fold(1.0f64, f64::min)
+            .min(1.0 - 1e-6)
+    }
+
+    /// How many pairs each axis turns, "time 8 · height 12 · width 12"; `None` for 1D RoPE,
+    /// where every pair turns with the token's place in the sequence.
+    pub fn axis_sizes(&self) -> Option<String> {
+        (self.scheme != Scheme::Flattened).then(|| {
+            self.runs
+                .iter()
+                .map(|&(axis, first, last)| {
+                    format!("{} {}", AXIS_NAMES[axis.min(2)], last + 1 - first)
+                })
+                .collect::<Vec<_>>()
+                .join(" · ")
+        })
+    }
 }
 
 /// The three schemes' ids, similarities to `chosen` and axis runs.

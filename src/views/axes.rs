@@ -49,8 +49,7 @@ impl Default for AxesView {
         Self {
             layout,
             dim: 64,
-            // A patch near the middle of the image.
-            chosen: layout.patch_index(0, layout.rows / 2, layout.cols / 2),
+            chosen: layout.middle_patch(),
             same_scale: false,
             maps: None,
             job: Default::default(),
@@ -180,18 +179,12 @@ impl View for AxesView {
                 .color(ui.visuals().warn_fg_color),
             );
         }
-        // One column per scheme, the same colour scale for all: the mean of cosines is 1 for
-        // the chosen token itself and at least -1.
-        // The scale runs from the least similar patch (text further away than that is drawn
-        // darkest), so that the image's own pattern shows.
-        let patches = layout.text_before..layout.text_before + layout.patches();
-        let lowest = |m: &SchemeMaps| {
-            m.similarity[patches.clone()]
-                .iter()
-                .copied()
-                .fold(1.0f64, f64::min)
-        };
-        let shared_low = maps.iter().map(lowest).fold(1.0f64, f64::min);
+        // One column per scheme, each scale from its least similar patch to 1 (the chosen
+        // token), or one scale for all.
+        let shared_low = maps
+            .iter()
+            .map(|m| m.lowest_patch(&layout))
+            .fold(1.0f64, f64::min);
         let mut full = ui.available_rect_before_wrap();
         full.max.x = full.max.x.min(ui.max_rect().max.x);
         ui.allocate_rect(full, egui::Sense::hover());
@@ -207,10 +200,9 @@ impl View for AxesView {
             let low = if self.same_scale {
                 shared_low
             } else {
-                lowest(scheme_maps)
+                scheme_maps.lowest_patch(&layout)
             };
-            // The chosen token itself is 1: the scale runs from the least similar token to it.
-            let range = (low.min(1.0 - 1e-6), 1.0);
+            let range = (low, 1.0);
             if let Some(token) = scheme_column(
                 &mut column,
                 scheme_maps,
@@ -433,15 +425,9 @@ fn pair_strip(ui: &mut egui::Ui, maps: &SchemeMaps, dim: usize) {
         "The head's {pairs} pairs, fastest first, coloured by the axis whose position turns them: {}",
         said.join("; ")
     ));
-    let legend = match maps.scheme {
-        Scheme::Flattened => "every pair turns with the token's place in the sequence".to_owned(),
-        _ => maps
-            .runs
-            .iter()
-            .map(|&(axis, first, last)| format!("{} {}", AXES[axis.min(2)].0, last + 1 - first))
-            .collect::<Vec<_>>()
-            .join(" · "),
-    };
+    let legend = maps
+        .axis_sizes()
+        .unwrap_or_else(|| "every pair turns with the token's place in the sequence".to_owned());
     ui.label(egui::RichText::new(legend).small());
 }
 

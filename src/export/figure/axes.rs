@@ -26,7 +26,7 @@ impl Default for AxesFigure {
             layout,
             dim: 64,
             theta: crate::encoding::defaults::BASE,
-            chosen: layout.patch_index(0, layout.rows / 2, layout.cols / 2),
+            chosen: layout.middle_patch(),
             same_scale: false,
         }
     }
@@ -62,8 +62,12 @@ impl FigureKind for AxesFigure {
         }
         let theta = args.base.unwrap_or(crate::encoding::defaults::BASE);
         crate::encoding::check_base("base", theta)?;
-        let middle = layout.patch_index(0, layout.rows / 2, layout.cols / 2);
-        let chosen = count("token", args.token, middle, 0..=layout.tokens() - 1)?;
+        let chosen = count(
+            "token",
+            args.token,
+            layout.middle_patch(),
+            0..=layout.tokens() - 1,
+        )?;
         Ok(Self {
             layout,
             dim,
@@ -91,20 +95,14 @@ impl FigureKind for AxesFigure {
     fn draw(&self, style: &FigureStyle) -> Result<Drawn, FigureError> {
         let layout = &self.layout;
         let maps = all_schemes(layout, self.dim, self.theta, self.chosen);
-        // Each scheme's range runs from its least similar patch to 1 (the chosen token), as
-        // the view colours them; text further away than that is drawn darkest.
-        let patches = layout.text_before..layout.text_before + layout.patches();
-        let lowest = |m: &SchemeMaps| {
-            m.similarity[patches.clone()]
-                .iter()
-                .copied()
-                .fold(1.0f64, f64::min)
-                .min(1.0 - 1e-6)
-        };
-        let shared_low = maps.iter().map(lowest).fold(1.0f64, f64::min);
+        // Each scheme's range runs from its least similar patch to 1, as the view colours them.
+        let shared_low = maps
+            .iter()
+            .map(|m| m.lowest_patch(layout))
+            .fold(1.0f64, f64::min);
         let own_bar = |m: &SchemeMaps| -> Option<ColorBar> {
             (!self.same_scale)
-                .then(|| colorbar(style, (lowest(m), 1.0), "similarity"))
+                .then(|| colorbar(style, (m.lowest_patch(layout), 1.0), "similarity"))
                 .flatten()
         };
         let text: Vec<usize> = (0..layout.text_before)
@@ -201,14 +199,8 @@ impl FigureKind for AxesFigure {
 
 /// How many pairs each axis turns, as the view's strip says it.
 fn axis_split(m: &SchemeMaps) -> String {
-    const NAMES: [&str; 3] = ["time", "height", "width"];
-    if m.scheme == crate::scene::axes::Scheme::Flattened {
-        return "every pair turns with the sequence".to_owned();
+    match m.axis_sizes() {
+        Some(sizes) => sizes + " pairs",
+        None => "every pair turns with the sequence".to_owned(),
     }
-    m.runs
-        .iter()
-        .map(|&(axis, first, last)| format!("{} {}", NAMES[axis.min(2)], last + 1 - first))
-        .collect::<Vec<_>>()
-        .join(" · ")
-        + " pairs"
 }
