@@ -461,7 +461,11 @@ pub fn squeezed(array: &ArrayD<f64>) -> ArrayD<f64> {
 }
 
 /// The largest magnitude of a table's finite values (0 for none).
-pub fn largest_magnitude(table: &ArrayD<f64>) -> f64 {
+pub fn largest_magnitude<S, D>(table: &ndarray::ArrayBase<S, D>) -> f64
+where
+    S: ndarray::Data<Elem = f64>,
+    D: ndarray::Dimension,
+{
     table
         .iter()
         .filter(|v| v.is_finite())

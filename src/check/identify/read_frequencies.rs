@@ -162,15 +162,12 @@ pub(super) fn scaled_frequencies(
         }
     };
     let all_rows: Vec<usize> = (0..target.rows).collect();
-    let float32_reach = {
-        let magnitude = crate::check::largest_magnitude(&table.to_owned());
+    let float32_reach = if tolerance.abs == 0.0 {
+        // Frequencies compared relative to each value.
+        FLOAT32_PROBE_MISS
+    } else {
         let steps = 8.0 * target.rows as f64 * f64::from(f32::EPSILON);
-        if tolerance.abs == 0.0 {
-            // Frequencies compared relative to each value.
-            FLOAT32_PROBE_MISS
-        } else {
-            magnitude * FLOAT32_PROBE_MISS.max(steps)
-        }
+        crate::check::largest_magnitude(table) * FLOAT32_PROBE_MISS.max(steps)
     };
     let probe = probe_rows(target.rows).map(|rows| {
         let table = table.select(ndarray::Axis(0), &rows);

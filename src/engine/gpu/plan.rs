@@ -47,28 +47,11 @@ impl Plan {
         if spec.cpu_only() {
             return Err(spec.cpu_only_error());
         }
-        // The kinds whose float32 emulation has kernels of its own (in_torch_f32).
-        let torch_kernels = matches!(
-            spec,
-            TableSpec::Sinusoidal(_)
-                | TableSpec::RopeInvFreq { .. }
-                | TableSpec::RopeAngles { .. }
-                | TableSpec::RopeCache { .. }
-                | TableSpec::RopeApply { .. }
-                | TableSpec::AlibiSlopes { .. }
-                | TableSpec::AlibiKeys { .. }
-        );
-        if arith.is_torch() && !torch_kernels {
-            return Err(super::GpuError::CpuOnly(
-                spec.kind_name(),
-                "in --arith torch-f32, which the CPU engine emulates for it",
-            ));
-        }
         let exact = Self::exact(spec);
-        Ok(match arith {
-            Arithmetic::Exact => exact,
+        match arith {
+            Arithmetic::Exact => Ok(exact),
             Arithmetic::TorchF32(mode) => exact.in_torch_f32(spec, mode),
-        })
+        }
     }
 
     /// The plan in exact arithmetic.
@@ -454,8 +437,9 @@ impl Plan {
 
 impl Plan {
     /// The same plan in PyTorch's float32 arithmetic, for the kinds that have one: the same
-    /// parameters with the torch kernels and their constants (see shaders/common/torch_f32.wgsl).
-    fn in_torch_f32(self, spec: &TableSpec, mode: TorchMode) -> Self {
+    /// parameters with the torch kernels and their constants (see shaders/common/torch_f32.wgsl);
+    /// a kind without such kernels is refused.
+    fn in_torch_f32(self, spec: &TableSpec, mode: TorchMode) -> Result<Self, super::GpuError> {
         if matches!(
             spec,
             TableSpec::AlibiSlopes { .. } | TableSpec::AlibiKeys { .. }
@@ -466,7 +450,7 @@ impl Plan {
                 .iter()
                 .flat_map(|&m| [(m as f32).to_bits(), 0])
                 .collect();
-            return Plan { constants, ..self };
+            return Ok(Plan { constants, ..self });
         }
         let frequencies = crate::engine::torch_frequencies(spec, mode);
         let (entry, constants) = match spec {
@@ -486,13 +470,20 @@ impl Plan {
             }
             TableSpec::RopeCache { .. } => ("rope_cache_torch", torch_f32_constants(&frequencies)),
             TableSpec::RopeApply { .. } => ("rope_apply_torch", torch_f32_constants(&frequencies)),
-            _ => return self,
+            // A kind whose float32 emulation has no kernel here (sincos-2d): refused, never
+            // the exact plan under the float32 name.
+            _ => {
+                return Err(super::GpuError::CpuOnly(
+                    spec.kind_name(),
+                    "in --arith torch-f32, which the CPU engine emulates for it",
+                ));
+            }
         };
-        Plan {
+        Ok(Plan {
             entry,
             constants,
             ..self
-        }
+        })
     }
 }
 
