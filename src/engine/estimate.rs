@@ -32,6 +32,18 @@ const SAMPLE_CELLS: usize = 4096;
 /// the engine computes them. `bound` is the estimate that matters: sampling stops early once
 /// the work is clearly far inside it.
 pub fn estimated_seconds(window: &Window, compute: &dyn Fn(&Window), bound: f64) -> f64 {
+    let origin = Instant::now();
+    estimated_seconds_by(window, compute, bound, &|| origin.elapsed().as_secs_f64())
+}
+
+/// [`estimated_seconds`] with the clock `now` (seconds since any fixed moment), so that its
+/// arithmetic can be tested on a clock the test advances instead of on real time.
+fn estimated_seconds_by(
+    window: &Window,
+    compute: &dyn Fn(&Window),
+    bound: f64,
+    now: &dyn Fn() -> f64,
+) -> f64 {
     let (heads, rows, cols) = (window.heads.len(), window.rows.len(), window.cols.len());
     if heads * rows * cols == 0 {
         return 0.0;
@@ -45,11 +57,11 @@ pub fn estimated_seconds(window: &Window, compute: &dyn Fn(&Window), bound: f64)
             rows: whole_bins(&window.rows, row, row_count),
             cols: whole_bins(&window.cols, 0, width),
         };
-        let started = Instant::now();
+        let started = now();
         compute(&part);
-        started.elapsed().as_secs_f64()
+        now() - started
     };
-    let started = Instant::now();
+    let started = now();
     // The smallest part, twice when it is quick (the first call also pays for caches and
     // pages, which a long call hardly notices).
     let first = timed(0, 0, 1, 1);
@@ -82,7 +94,7 @@ pub fn estimated_seconds(window: &Window, compute: &dyn Fn(&Window), bound: f64)
     let (mut width, mut tall) = (1usize, 1usize);
     let (mut cell_measured, mut row_measured) = (false, false);
     for k in 1.. {
-        if started.elapsed().as_secs_f64() > deadline {
+        if now() - started > deadline {
             break;
         }
         let new_width = next(width, cols, cell_measured.then_some(per_cell));
@@ -114,7 +126,7 @@ pub fn estimated_seconds(window: &Window, compute: &dyn Fn(&Window), bound: f64)
         // Far inside the bound after a couple of milliseconds, with parts large enough to
         // measure: no need to time more (a table made in a third of a second is not made
         // slower by its estimate).
-        let measured = width.max(tall) >= 64 && started.elapsed() > Duration::from_millis(2);
+        let measured = width.max(tall) >= 64 && now() - started > 0.002;
         if measured && estimate(per_row, per_cell) < bound / 10.0 {
             break;
         }
@@ -160,14 +172,18 @@ mod tests {
             fixed + (heads * rows).div_ceil(threads) as f64 * (per_row + per_cell * cols as f64)
         };
         let parts = std::cell::RefCell::new(Vec::new());
-        let seconds = estimated_seconds(
+        // A clock that only the computation advances, by exactly its cost: the estimate's
+        // arithmetic, free of the machine's load.
+        let clock = std::cell::Cell::new(0.0f64);
+        let seconds = estimated_seconds_by(
             &window,
             &|part| {
                 parts.borrow_mut().push(*part);
                 let (h, r, c) = (part.heads.len(), part.rows.len(), part.cols.len());
-                std::thread::sleep(Duration::from_secs_f64(cost(h, r, c)));
+                clock.set(clock.get() + cost(h, r, c));
             },
             f64::INFINITY,
+            &|| clock.get(),
         );
         for part in parts.into_inner() {
             assert_eq!(
@@ -180,7 +196,7 @@ mod tests {
         }
         let whole = cost(2, 100, 199);
         assert!(
-            (0.6 * whole..1.6 * whole).contains(&seconds),
+            (0.99 * whole..1.01 * whole).contains(&seconds),
             "estimated {seconds} s, the whole takes {whole} s"
         );
     }
