@@ -1304,6 +1304,58 @@ fn longrope_tables_are_named_by_the_model_they_come_from() {
     );
 }
 
+/// A model poslab does not ship with Phi-3's LongRoPE lists at another base: the factors are
+/// recovered from its float32 cos cache as the float32 values its config holds (1.5999999,
+/// not 1.6: the file pins its fast pairs that finely), the base and the original context
+/// named, and the pairs the cache hardly turns said to be pinned loosely.
+#[test]
+fn longrope_factors_of_an_unshipped_model_are_recovered_as_its_float32_values() {
+    use poslab::encoding::rope::CachePart::Cos;
+    use poslab::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
+    use poslab::import::model_config::{ModelConfig, PositionEncoding};
+    let config = ModelConfig::parse(include_str!(
+        "../assets/models/phi-3-vision-128k-instruct.json"
+    ))
+    .unwrap();
+    let PositionEncoding::Rope { freqs, .. } = config.encoding else {
+        panic!("Phi-3 uses RoPE");
+    };
+    let long = freqs.scaling.long_factor.clone().unwrap();
+    // Beyond an original context of 1024, to 128 times it.
+    let freqs = RopeFrequencies {
+        scaling: RopeScaling {
+            kind: ScalingKind::Longrope,
+            original_max_position_embeddings: Some(1024),
+            max_position_embeddings: Some(131_072),
+            long_factor: Some(long.clone()),
+            short_factor: freqs.scaling.short_factor.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let cache = torch_cache(Cos, RopeLayout::Half, 2048, 96, 500_000.0, freqs);
+    let identification = identify(&cache, Tolerance::default(), Some(StoredFloat::F32));
+    let report = identification.report();
+    assert!(identification.found(), "{report}");
+    let best = &identification.best().unwrap().description;
+    // The config's float32 values, as Rust prints a float32 (its shortest exact text).
+    let config_text: Vec<String> = long[..12]
+        .iter()
+        .map(|&f| format!("{}", f as f32))
+        .collect();
+    assert_eq!(config_text[8], "1.5999999");
+    for said in [
+        format!(
+            "base 500000, LongRoPE scaling, factors {},",
+            config_text.join(",")
+        ),
+        "L 1024 and s 128 (its 2048 positions beyond L: these are the long factors".to_owned(),
+        "turn too little over these positions".to_owned(),
+    ] {
+        assert!(best.contains(&said), "{said:?} in:\n{report}");
+    }
+}
+
 /// The table rounded to float16 or bfloat16 (round to nearest even, as `.to(torch.bfloat16)`).
 fn rounded_to(table: &ArrayD<f64>, stored: StoredFloat) -> ArrayD<f64> {
     table.mapv(|v| match stored {

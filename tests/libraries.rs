@@ -1313,3 +1313,159 @@ fn timm_float32_sincos_2d_tables_match_as_torch_computes_them() {
     assert_eq!(status, 2, "{text}");
     assert!(text.contains("CPU engine only"), "{text}");
 }
+
+/// The factors of `tests/data/libraries/make.py`'s small Phi-3 (16 pairs, 64 positions
+/// extended to 2048), as its config lists them.
+const LONGROPE_LONG: &str =
+    "1.07,1.12,1.15,1.42,1.57,1.8,2.13,2.13,3.01,5.91,6.95,9.07,11.13,15.41,19.81,24.9373893737793";
+const LONGROPE_SHORT: &str = "1,1,1.02,1.05,1.05,1.1,1.15,1.25,1.4,1.55,1.7,1.9,2.1,2.35,2.6,2.9";
+
+#[test]
+fn longrope_of_a_model_poslab_does_not_ship_matches_and_its_factors_are_recovered() {
+    let scaling = [
+        "--base",
+        "10000",
+        "--scaling",
+        "longrope",
+        "--original-max-position-embeddings",
+        "64",
+        "--max-position-embeddings",
+        "2048",
+    ];
+    let lists =
+        |long: &'static str, short: &'static str| ["--long-factor", long, "--short-factor", short];
+    let cases: [(&str, &[&str], &[&str]); 3] = [
+        // Phi-3's cos cache over 256 positions: beyond 64, so the long factors, times
+        // sqrt(1 + ln 32 / ln 64).
+        (
+            "hf_longrope_cos_long_256.npy",
+            &[
+                "--as", "rope-cos", "--seq", "256", "--dim", "32", "--layout", "half",
+            ],
+            &[
+                // Every factor the file pins to 0.1%; the slowest pairs hardly turn in 256
+                // positions, and are said to.
+                "base 10000, LongRoPE scaling, factors 1.07,1.12,1.15,1.42,1.57,1.8,2.13,2.13,3.01,5.91,6.95,",
+                "pairs 11 to 15 turn too little over these positions",
+                "attention factor 1.3540064 = sqrt(1 + ln s / ln L)",
+                "L 64 and s 32 (its 256 positions beyond L: these are the long factors",
+            ],
+        ),
+        // Its sin cache over 64 positions: the short factors, every one pinned.
+        (
+            "hf_longrope_sin_short_64.npy",
+            &[
+                "--as", "rope-sin", "--seq", "64", "--dim", "32", "--layout", "half",
+            ],
+            &[
+                "base 10000, LongRoPE scaling, factors 1,1,1.02,1.05,1.05,1.1,1.15,1.25,1.4,1.55,1.7,1.9,2.1,2.35,2.6,2.9 (each the roundest",
+                "L 64 and s 32 (the file's 64 positions within L: these are the short factors",
+            ],
+        ),
+        // The inverse frequencies beyond 64 positions: the long factors, the last one as it
+        // is (not round) to 7 digits.
+        (
+            "hf_longrope_inv_freq_long.npy",
+            &["--as", "rope-inv-freq", "--dim", "32", "--seq", "128"],
+            &[
+                &format!(
+                    "base 10000, LongRoPE scaling, factors {}",
+                    "1.07,1.12,1.15,1.42,1.57,1.8,2.13,2.13,3.01,5.91,6.95,9.07,11.13,15.41,19.81,24.93739 (15 of 16 round"
+                ),
+                "does not say whether these are the short factors or the long ones",
+            ],
+        ),
+    ];
+    for (file, kind, says) in cases {
+        let right: Vec<&str> = kind
+            .iter()
+            .chain(&scaling)
+            .chain(&lists(LONGROPE_LONG, LONGROPE_SHORT))
+            .copied()
+            .collect();
+        let (status, text) = check(file, &right);
+        assert_eq!(status, 0, "{file}: {text}");
+        assert!(text.contains("MATCH"), "{file}: {text}");
+        // The lists swapped: the other factors at this length.
+        let swapped: Vec<&str> = kind
+            .iter()
+            .chain(&scaling)
+            .chain(&lists(LONGROPE_SHORT, LONGROPE_LONG))
+            .copied()
+            .collect();
+        let (status, text) = check(file, &swapped);
+        assert_eq!(status, 1, "{file} with the lists swapped: {text}");
+        let (status, text) = run(&["identify", &data(file)]);
+        assert_eq!(status, 0, "{file}: {text}");
+        let first = text.lines().next().unwrap_or_default();
+        assert!(first.starts_with("identified: "), "{file}: {text}");
+        for said in says {
+            assert!(first.contains(said), "{file}: should say {said:?}:\n{text}");
+        }
+    }
+}
+
+/// Writes the f64 inverse frequencies `values` with `--inv-freq` and identifies them.
+fn identify_frequencies(values: &[f64]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("freqs.npy");
+    let list = values
+        .iter()
+        .map(|v| format!("{v:e}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let dim = (2 * values.len()).to_string();
+    let (status, text) = run(&[
+        "table",
+        "rope-inv-freq",
+        "--dim",
+        &dim,
+        "--inv-freq",
+        &list,
+        "--dtype",
+        "f64",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 0, "{text}");
+    // 0 identified, 1 no match.
+    let (status, text) = run(&["identify", out.to_str().unwrap()]);
+    assert!(status == 0 || status == 1, "{text}");
+    text
+}
+
+#[test]
+fn longrope_factors_are_read_under_their_own_base_and_never_from_arbitrary_frequencies() {
+    // base 500000: 1 / (f_i · 500000^(2i/16)), evaluated here. Base 1000000 keeps these
+    // factors at least 1 and non-decreasing too, but not round.
+    let factors = [1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0];
+    let values: Vec<f64> = factors
+        .iter()
+        .enumerate()
+        .map(|(i, f)| 1.0 / (f * 500_000f64.powf(i as f64 / 8.0)))
+        .collect();
+    let text = identify_frequencies(&values);
+    assert!(
+        text.starts_with(
+            "identified: RoPE inverse frequencies, dim 16, base 500000, LongRoPE scaling, factors 1,1.25,1.5,2,3,4,6,8 (each"
+        ),
+        "{text}"
+    );
+    // Factors that fall from one pair to the next under base 10000 (LongRoPE only grows
+    // them); under base 1000 they grow, but are not round: no LongRoPE reading.
+    let values: Vec<f64> = [1.0, 1.5, 1.2, 2.0]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| 1.0 / (f * 10_000f64.powf(i as f64 / 4.0)))
+        .collect();
+    let text = identify_frequencies(&values);
+    assert!(!text.contains("LongRoPE"), "{text}");
+    // Factors below 1 (extrapolation) are no LongRoPE list either.
+    let values: Vec<f64> = [1.0, 0.5, 0.5, 0.5]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| 1.0 / (f * 10_000f64.powf(i as f64 / 4.0)))
+        .collect();
+    let text = identify_frequencies(&values);
+    assert!(!text.contains("LongRoPE"), "{text}");
+}

@@ -33,6 +33,7 @@ mod read_alibi;
 mod read_axes;
 mod read_frequencies;
 mod read_grid2d;
+mod read_longrope;
 mod read_rope;
 mod read_sinusoidal;
 mod relative;

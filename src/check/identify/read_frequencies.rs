@@ -14,8 +14,16 @@ pub(super) fn round_choices_to(fitted: f64, max_digits: i32) -> Vec<f64> {
     }
     let mut choices = Vec::new();
     for digits in 1..=max_digits {
-        let magnitude = 10f64.powi(fitted.log10().floor() as i32 - (digits - 1));
-        let rounded = (fitted / magnitude).round() * magnitude;
+        let exponent = fitted.log10().floor() as i32 - (digits - 1);
+        // Divided by an exact power of ten where the step is below 1, so that 1.15 is the
+        // double nearest 1.15, not 115 · 0.01.
+        let rounded = if exponent < 0 {
+            let scale = 10f64.powi(-exponent);
+            (fitted * scale).round() / scale
+        } else {
+            let magnitude = 10f64.powi(exponent);
+            (fitted / magnitude).round() * magnitude
+        };
         if !choices.contains(&rounded) {
             choices.push(rounded);
         }
@@ -42,7 +50,7 @@ pub(super) const TRAINED_LENGTHS: [usize; 8] =
 
 /// Original contexts of Llama 3 and YaRN scaling tried after [`TRAINED_LENGTHS`]: the short
 /// ones of small models and tests (vLLM's YaRN from 64 positions).
-const SHORT_ORIGINALS: [usize; 5] = [512, 256, 128, 64, 32];
+pub(super) const SHORT_ORIGINALS: [usize; 5] = [512, 256, 128, 64, 32];
 
 /// RoPE inverse frequencies `[R/2]`: plain (any base), or under a scaling: linear, Llama 3,
 /// YaRN; NTK-aware and dynamic NTK only change the base, which the report says when the base
@@ -149,6 +157,10 @@ pub(super) fn scaled_frequencies(
         }
     };
     let mut tried: Vec<Candidate> = Vec::new();
+    // Whether any hypothesis matched or fitted as a rounded miss (readable while `consider`
+    // holds `tried`): LongRoPE's free factors are tried only when nothing else explains the
+    // table.
+    let explained = std::cell::Cell::new(search.candidates.iter().any(|c| c.comparison.matches()));
     // Rounded parameters that fit within a tolerance the user loosened but not to the file's
     // precision: named in place of a fit that does no better (10000 and 16, not 9999.98 and
     // 15.998), or, when nothing fits, as the roundest reading within the tolerance.
@@ -187,10 +199,10 @@ pub(super) fn scaled_frequencies(
         let comparison = crate::check::compare_views(reference.view(), table.view(), needed);
         (reference, comparison, false)
     };
-    let mut consider = |description: String,
-                        freqs: &RopeFrequencies,
-                        base: f64,
-                        rounded: bool|
+    let mut consider_once = |description: String,
+                             freqs: &RopeFrequencies,
+                             base: f64,
+                             rounded: bool|
      -> bool {
         if freqs.validate(rotary, base).is_err() {
             return false;
@@ -310,6 +322,7 @@ pub(super) fn scaled_frequencies(
                     tolerance,
                 );
                 if comparison.matches() && !partial {
+                    explained.set(true);
                     round_misses.push(Candidate::new(
                         description,
                         (target.orient)(reference),
@@ -327,6 +340,13 @@ pub(super) fn scaled_frequencies(
             partial,
         ));
         false
+    };
+    let mut consider = |description: String, freqs: &RopeFrequencies, base: f64, rounded: bool| {
+        let matched = consider_once(description, freqs, base, rounded);
+        if matched {
+            explained.set(true);
+        }
+        matched
     };
     let plain = |scaling: RopeScaling| RopeFrequencies {
         rotary_dim: None,
@@ -610,6 +630,16 @@ pub(super) fn scaled_frequencies(
             }
         }
     }
+    // LongRoPE for a model poslab does not ship: its per-pair factors are free, so it is read
+    // only where nothing else explains the table; rounded factors first, then as fitted.
+    if !explained.get()
+        && let Some(reading) = super::read_longrope::longrope_reading(values, target, strict)
+    {
+        let description = super::read_longrope::longrope_description(label, &reading);
+        if !consider(description.clone(), &reading.freqs, reading.base, true) {
+            consider(description, &reading.freqs, reading.base, false);
+        }
+    }
     // Nothing fits but rounded readings within the loosened tolerance: those are the readings.
     if !tried.iter().any(|c| c.comparison.matches()) {
         tried.extend(round_misses);
@@ -621,6 +651,7 @@ pub(super) fn scaled_frequencies(
         "YaRN scaling",
         "NTK-aware scaling",
         "dynamic NTK scaling",
+        "LongRoPE scaling",
         "as configured for",
     ];
     let kind_of = |c: &Candidate| {

@@ -337,6 +337,12 @@ pub(super) fn read_cache(
         }
         frequencies.push(angle / p as f64);
     }
+    // A pair whose cosine never left the amplitude in float32 (LongRoPE's slowest pairs over
+    // a short cache turn by 1e-4 rad) is unread, not of frequency 0: continued as a narrow
+    // file's unreadable pairs are.
+    if unreadable_from.is_none() {
+        unreadable_from = frequencies.iter().position(|&f| f <= 0.0);
+    }
     if let Some(from) = unreadable_from {
         // The ratio between neighbouring frequencies, over the pairs read well.
         let last = from.checked_sub(1).filter(|&last| last >= 2)?;

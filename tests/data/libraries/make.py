@@ -304,6 +304,45 @@ def axial_rope():
     save("timm_sincos2d_48x40", build_sincos2d_pos_embed([48, 40], dim=64).numpy())
 
 
+def longrope():
+    """LongRoPE as transformers computes it for a model poslab does not ship: a small Phi-3
+    (head 32, so 16 pairs) trained on 64 positions and extended to 2048, with factors shaped as
+    Phi-3's are (non-decreasing, at least 1, two decimals but for the last long one)."""
+    import torch
+    from transformers import Phi3Config
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.phi3.modeling_phi3 import Phi3RotaryEmbedding
+
+    short = [1.0, 1.0, 1.02, 1.05, 1.05, 1.1, 1.15, 1.25, 1.4, 1.55, 1.7, 1.9, 2.1, 2.35, 2.6, 2.9]
+    long = [1.07, 1.12, 1.15, 1.42, 1.57, 1.8, 2.13, 2.13, 3.01, 5.91, 6.95, 9.07, 11.13, 15.41,
+            19.81, 24.9373893737793]
+    config = Phi3Config(
+        hidden_size=128,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=2048,
+        original_max_position_embeddings=64,
+        rope_parameters=dict(
+            rope_type="longrope",
+            rope_theta=10000.0,
+            short_factor=short,
+            long_factor=long,
+            original_max_position_embeddings=64,
+        ),
+    )
+    # The inverse frequencies beyond the original 64 positions: the long factors.
+    inv_freq, _ = ROPE_INIT_FUNCTIONS["longrope"](config, "cpu", seq_len=128)
+    save("hf_longrope_inv_freq_long", inv_freq.numpy())
+    # Phi-3's rotary embedding picks the factors by the positions it is given (long beyond 64)
+    # and multiplies cos and sin by sqrt(1 + ln(2048/64) / ln(64)).
+    rotary = Phi3RotaryEmbedding(config)
+    x = torch.zeros(1, 4, 256, 32)
+    cos, _ = rotary(x, torch.arange(256)[None])
+    save("hf_longrope_cos_long_256", cos[0].numpy())
+    _, sin = rotary(x, torch.arange(64)[None])
+    save("hf_longrope_sin_short_64", sin[0].numpy())
+
+
 def versions():
     names = [
         "torch",
@@ -335,4 +374,5 @@ if __name__ == "__main__":
     axes()
     positions()
     axial_rope()
+    longrope()
     versions()
