@@ -1469,3 +1469,96 @@ fn longrope_factors_are_read_under_their_own_base_and_never_from_arbitrary_frequ
     let text = identify_frequencies(&values);
     assert!(!text.contains("LongRoPE"), "{text}");
 }
+
+#[test]
+fn diffusers_scaled_2d_sincos_grids_match_with_their_float32_coordinates() {
+    // get_2d_sincos_pos_embed(32, grid, base_size, interpolation_scale): coordinates
+    // k / (grid / base_size) / interpolation_scale in float32, then a float64 table.
+    let cases: [(&str, &[&str], &str, bool); 4] = [
+        // SD3's shape, 12 over base 4: thirds, as returned (float64) and as models keep it.
+        (
+            "diffusers_sincos2d_thirds_f64.npy",
+            &[
+                "--grid-h",
+                "12",
+                "--grid-w",
+                "12",
+                "--position-scale",
+                "1/3",
+            ],
+            "--position-scale 1/3",
+            true,
+        ),
+        (
+            "diffusers_sincos2d_thirds_f32.npy",
+            &[
+                "--grid-h",
+                "12",
+                "--grid-w",
+                "12",
+                "--position-scale",
+                "1/3",
+            ],
+            "--position-scale 1/3",
+            false,
+        ),
+        // PixArt's interpolation_scale 2.
+        (
+            "diffusers_sincos2d_pixart.npy",
+            &["--grid-h", "8", "--grid-w", "8", "--position-scale", "0.5"],
+            "--position-scale 1/2",
+            false,
+        ),
+        // 6 high and 10 wide over base 4: 4/6 down, 4/10 across.
+        (
+            "diffusers_sincos2d_6x10.npy",
+            &[
+                "--grid-h",
+                "6",
+                "--grid-w",
+                "10",
+                "--position-scale",
+                "4/6,4/10",
+            ],
+            "--position-scale 2/3,2/5",
+            true,
+        ),
+    ];
+    for (file, options, identified, float64) in cases {
+        let mut right = vec!["--as", "sincos-2d", "--dim", "32"];
+        right.extend_from_slice(options);
+        let (status, text) = check(file, &right);
+        assert_eq!(status, 0, "{file}: {text}");
+        assert!(text.contains("MATCH"), "{file}: {text}");
+        // A float64 file holds the float32 coordinates to the last bit: only that reading
+        // passes its strict rule.
+        assert_eq!(
+            text.contains("coordinates formed in float32 as diffusers' get_2d_sincos_pos_embed"),
+            float64,
+            "{file}: {text}"
+        );
+        // Unscaled, or the axes' scales swapped: a mismatch.
+        let unscaled = &right[..right.len() - 2];
+        let (status, text) = check(file, unscaled);
+        assert_eq!(status, 1, "{file} unscaled: {text}");
+        if options[5].contains(',') {
+            let mut swapped = right.clone();
+            *swapped.last_mut().unwrap() = "4/10,4/6";
+            let (status, text) = check(file, &swapped);
+            assert_eq!(status, 1, "{file} swapped: {text}");
+        }
+        let (status, text) = run(&["identify", &data(file)]);
+        assert_eq!(status, 0, "{file}: {text}");
+        let first = text.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("identified: 2D sin-cos") && first.contains(identified),
+            "{file}: {text}"
+        );
+        if float64 {
+            assert!(
+                first.contains("formed in float32 as diffusers forms them"),
+                "{file}: {text}"
+            );
+        }
+    }
+}

@@ -306,3 +306,79 @@ fn bad_positions_get_one_message_each() {
         assert!(!std::path::Path::new(out).exists(), "{args:?} wrote a file");
     }
 }
+
+/// A grid's coordinates scaled per axis (`--position-scale sy,sx`, fractions as typed):
+/// sin and cos of `k · s · omega`, evaluated here, in MAE's order (x's blocks first), row by
+/// row; a single scale applies to both axes.
+#[test]
+fn scaled_grid_coordinates_follow_the_formula() {
+    let (grid_h, grid_w, dim) = (3usize, 5usize, 8usize);
+    let (sy, sx) = (2.0 / 3.0, 0.4);
+    let quarter = dim / 4;
+    let omega: Vec<f64> = (0..quarter)
+        .map(|k| 10_000f64.powf(-(k as f64) / quarter as f64))
+        .collect();
+    let common = ["sincos-2d", "--grid-h", "3", "--grid-w", "5", "--dim", "8"];
+    for (scale, (sy, sx)) in [("2/3,0.4", (sy, sx)), ("1/4", (0.25, 0.25))] {
+        let mut options = common.to_vec();
+        options.extend(["--position-scale", scale, "--dtype", "f64"]);
+        let t = table(&options);
+        assert_eq!(t.shape(), &[grid_h * grid_w, dim]);
+        for y in 0..grid_h {
+            for x in 0..grid_w {
+                let row = y * grid_w + x;
+                for k in 0..quarter {
+                    let (ax, ay) = (x as f64 * sx * omega[k], y as f64 * sy * omega[k]);
+                    let expected = [ax.sin(), ax.cos(), ay.sin(), ay.cos()];
+                    for (block, value) in expected.iter().enumerate() {
+                        let got = t[[row, block * quarter + k]];
+                        assert!(
+                            (got - value).abs() < 1e-15,
+                            "{scale}: ({y}, {x}) block {block} pair {k}: {got} vs {value}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // Refused with one message each: a third number, a zero, a 1D kind given two, timm's
+    // float32 grid (which has no scale), the GPU engine.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.npy");
+    for (extra, says) in [
+        (&["--position-scale", "1,2,3"][..], "sy,sx"),
+        (&["--position-scale", "0,1"], "above 0"),
+        (&["--position-scale", "1/0"], "above 0"),
+        (
+            &["--position-scale", "0.5", "--arith", "torch-f32"],
+            "not available for sincos-2d with --position-scale",
+        ),
+        (
+            &["--position-scale", "0.5", "--backend", "gpu"],
+            "CPU engine only",
+        ),
+    ] {
+        let mut args = vec!["table"];
+        args.extend_from_slice(&common);
+        args.extend_from_slice(extra);
+        args.extend(["-o", out.to_str().unwrap()]);
+        let (status, text) = run(&args);
+        assert_eq!(status, 2, "{args:?}\n{text}");
+        assert!(text.contains(says), "{args:?} should say {says:?}:\n{text}");
+        assert!(!out.exists());
+    }
+    let (status, text) = run(&[
+        "table",
+        "rope-cos",
+        "--seq",
+        "3",
+        "--dim",
+        "4",
+        "--position-scale",
+        "1,2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 2, "{text}");
+    assert!(text.contains("give one number"), "{text}");
+}

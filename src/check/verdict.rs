@@ -116,6 +116,22 @@ pub fn verdict_showing(
             matches = true;
         }
     }
+    if !matches
+        && comparison.shapes_match()
+        && let Some(float32_grid) = float32_grid_coordinates(spec)
+        && let Ok(table) = crate::engine::cpu::compute(&float32_grid)
+    {
+        let table = table.into_real();
+        if compare_under_rule(&table, loaded, stored, explicit, spec).matches() {
+            matches = float32_reading(
+                "with the grid's coordinates formed in float32 as diffusers' \
+                 get_2d_sincos_pos_embed forms them (arange(g) / (g / base_size) / \
+                 interpolation_scale: k / f32(1/s) per axis) before its float64 table",
+                explicit.is_some(),
+                &mut notes,
+            );
+        }
+    }
     if !matches && comparison.shapes_match() {
         // The first order any reading reproduces (under a tolerance of the user's, the first
         // that adds a note).
@@ -137,6 +153,20 @@ pub fn verdict_showing(
         notes,
         matches,
         located,
+    }
+}
+
+/// A scaled 2D sin-cos table with its coordinates formed in float32 as diffusers forms them;
+/// `None` for other tables.
+fn float32_grid_coordinates(spec: &TableSpec) -> Option<TableSpec> {
+    use crate::encoding::grid::GridCoordinates;
+    match spec {
+        TableSpec::SinCos2d(p) if !p.is_plain_grid() && p.coordinates == GridCoordinates::Exact => {
+            let mut float32 = *p;
+            float32.coordinates = GridCoordinates::Float32Quotient;
+            Some(TableSpec::SinCos2d(float32))
+        }
+        _ => None,
     }
 }
 

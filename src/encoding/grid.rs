@@ -99,11 +99,11 @@ impl SinCosBlock {
         }
     }
 
-    fn uses_y(self) -> bool {
+    pub fn uses_y(self) -> bool {
         matches!(self, SinCosBlock::SinY | SinCosBlock::CosY)
     }
 
-    fn is_cos(self) -> bool {
+    pub fn is_cos(self) -> bool {
         matches!(self, SinCosBlock::CosX | SinCosBlock::CosY)
     }
 
@@ -166,6 +166,24 @@ pub struct SinCos2dParams {
     pub raster: Raster,
     /// Zero rows before the patches (a CLS token's).
     pub prefix_rows: usize,
+    /// What multiplies each patch's `(y, x)` coordinate (`--position-scale`): diffusers'
+    /// `get_2d_sincos_pos_embed` uses `base_size / grid / interpolation_scale` per axis; 1 in
+    /// MAE and timm.
+    pub position_scale: [f64; 2],
+    /// How the scaled coordinates are formed.
+    pub coordinates: GridCoordinates,
+}
+
+/// How a 2D sin-cos table's scaled coordinates are formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GridCoordinates {
+    /// `k · s` exactly.
+    #[default]
+    Exact,
+    /// `k / f32(1/s)` in float32, as diffusers' `get_2d_sincos_pos_embed` forms
+    /// `arange(g, dtype=float32) / (g / base_size) / interpolation_scale` (the same for any
+    /// interpolation scale that is a power of two) before its float64 table.
+    Float32Quotient,
 }
 
 impl Default for SinCos2dParams {
@@ -177,6 +195,8 @@ impl Default for SinCos2dParams {
             order: MAE_ORDER,
             raster: Raster::Rows,
             prefix_rows: 0,
+            position_scale: [1.0, 1.0],
+            coordinates: GridCoordinates::Exact,
         }
     }
 }
@@ -190,6 +210,17 @@ impl SinCos2dParams {
                 "prefix-rows",
                 self.prefix_rows,
                 "must be 0 to 65536",
+            ));
+        }
+        if let Some(bad) = self
+            .position_scale
+            .iter()
+            .find(|s| !(s.is_finite() && **s > 0.0 && **s <= 1e6))
+        {
+            return Err(ParamError::new(
+                "position-scale",
+                bad,
+                "must be a number above 0 and at most 1e6 (one for both axes, or sy,sx)",
             ));
         }
         check_base("base", self.base)
@@ -216,23 +247,38 @@ impl SinCos2dParams {
         }
     }
 
-    /// What column `col` of table row `row` is made of: the coordinate, the frequency index
-    /// and whether it is the cosine; `None` in a prefix row (zeros).
-    fn element(&self, row: usize, col: usize) -> Option<(usize, usize, bool)> {
+    /// Whether the coordinates are scaled or formed in float32 (the CPU engine's tables only).
+    pub fn is_plain_grid(&self) -> bool {
+        self.position_scale == [1.0, 1.0] && self.coordinates == GridCoordinates::Exact
+    }
+
+    /// What column `col` of table row `row` is made of: the patch index along the axis, the
+    /// axis (0: y, 1: x), the frequency index and whether it is the cosine; `None` in a prefix
+    /// row (zeros).
+    fn element(&self, row: usize, col: usize) -> Option<(usize, usize, usize, bool)> {
         let patch = row.checked_sub(self.prefix_rows)?;
         let quarter = self.dim / 4;
         let (x, y) = self.patch_xy(patch);
         let block = self.order[col / quarter];
-        let coordinate = if block.uses_y() { y } else { x };
-        Some((coordinate, col % quarter, block.is_cos()))
+        let (coordinate, axis) = if block.uses_y() { (y, 0) } else { (x, 1) };
+        Some((coordinate, axis, col % quarter, block.is_cos()))
+    }
+
+    /// The scaled coordinate of patch index `k` along `axis`.
+    fn coordinate(&self, k: usize, axis: usize) -> f64 {
+        let scale = self.position_scale[axis];
+        match self.coordinates {
+            GridCoordinates::Exact => k as f64 * scale,
+            GridCoordinates::Float32Quotient => f64::from(k as f32 / (1.0 / scale) as f32),
+        }
     }
 
     /// Column `col` of table row `row`, given [`Self::omega`].
     pub fn value(&self, omega: &[f64], row: usize, col: usize) -> f64 {
-        let Some((coordinate, k, is_cos)) = self.element(row, col) else {
+        let Some((coordinate, axis, k, is_cos)) = self.element(row, col) else {
             return 0.0;
         };
-        let angle = coordinate as f64 * omega[k];
+        let angle = self.coordinate(coordinate, axis) * omega[k];
         if is_cos { angle.cos() } else { angle.sin() }
     }
 
@@ -240,7 +286,7 @@ impl SinCos2dParams {
     /// coordinate times the frequency rounded once, sin and cos rounded to f32, as timm's
     /// `build_sincos2d_pos_embed` computes it.
     pub fn value_f32(&self, omega: &[f64], row: usize, col: usize) -> f64 {
-        let Some((coordinate, k, is_cos)) = self.element(row, col) else {
+        let Some((coordinate, _, k, is_cos)) = self.element(row, col) else {
             return 0.0;
         };
         let angle = coordinate as f32 * omega[k] as f32;

@@ -350,6 +350,9 @@ impl TableSpec {
                 "with --values, --layout or --axis-order yx; rope-vit's angles (the default) run \
                  on the GPU",
             ),
+            TableSpec::SinCos2d(p) if !p.is_plain_grid() => {
+                Some("with --position-scale; the unscaled grid runs on the GPU")
+            }
             TableSpec::RopeCache { layout, part, .. } if part.is_pairs(*layout) => Some(
                 "in --format pairs, whose first axis is the position; --format vllm holds the \
                  same values and runs on the GPU",
@@ -545,11 +548,14 @@ pub fn check_arithmetic(
             | TableSpec::RopeCache { .. }
             | TableSpec::RopeApply { .. }
             | TableSpec::RopeAxes(_)
-            | TableSpec::SinCos2d(_)
             | TableSpec::AlibiSlopes { .. }
             | TableSpec::AlibiKeys { .. }
-    );
+    ) || matches!(spec, TableSpec::SinCos2d(p) if p.is_plain_grid());
     if arith.is_torch() && !has_torch_mode {
+        // timm's float32 grid has no scale to emulate.
+        if matches!(spec, TableSpec::SinCos2d(_)) {
+            return Err(EngineError::Arithmetic("sincos-2d with --position-scale"));
+        }
         return Err(EngineError::Arithmetic(spec.kind_name()));
     }
     Ok(())

@@ -172,9 +172,11 @@ pub struct TableArgs {
     pub positions: Option<String>,
 
     /// Sin/cos and RoPE kinds: what multiplies every position, given ones too (diffusers'
-    /// Timesteps(scale=...)), a finite number above 0; 1 when not given
-    #[arg(long, value_name = "S")]
-    pub position_scale: Option<f64>,
+    /// Timesteps(scale=...)), a finite number above 0 (or a fraction, 1/3); 1 when not given.
+    /// sincos-2d: one scale or sy,sx, multiplying each patch's coordinates (diffusers'
+    /// get_2d_sincos_pos_embed: base_size / grid / interpolation_scale per axis, e.g. 4/6,4/10)
+    #[arg(long, value_name = "S|SY,SX", allow_hyphen_values = true)]
+    pub position_scale: Option<String>,
 
     /// Sinusoidal: interleaved (sin, cos per pair) or split (all sin, then all cos).
     /// rope-apply: interleaved pairs (2i, 2i+1) as Llama, or half pairs (i, i+dim/2) as HF.
@@ -796,6 +798,7 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "order",
             "raster",
             "prefix_rows",
+            "position_scale",
             "dtype",
             "arith",
             "freq_form",

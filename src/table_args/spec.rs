@@ -601,6 +601,8 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             order: crate::encoding::grid::parse_order(&args.order)?,
             raster: args.raster,
             prefix_rows: non_negative("prefix_rows", args.prefix_rows)?,
+            position_scale: grid_position_scale(args)?,
+            coordinates: Default::default(),
         }),
         Kind::SinCos2dResample => {
             let to = grid()?;
@@ -618,6 +620,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                         order: crate::encoding::grid::parse_order(&args.order)?,
                         raster: args.raster,
                         prefix_rows,
+                        ..Default::default()
                     });
                     // The source table's size is --from-grid's: a memory refusal says so
                     // (not "reduce --grid-h, --grid-w", which size the target).
@@ -728,7 +731,13 @@ fn placed(
     given: Option<Vec<f64>>,
 ) -> Result<TableSpec, CliError> {
     use crate::encoding::positions::{PositionList, Positions, ScaleAt};
-    if given.is_none() && args.position_scale.is_none() {
+    let scale = args
+        .position_scale
+        .as_deref()
+        .map(|text| one_position_scale(text, &spec))
+        .transpose()?;
+    // A grid's scale is its own (per axis), not its rows'.
+    if (given.is_none() && scale.is_none()) || matches!(spec, TableSpec::SinCos2d(_)) {
         return Ok(spec);
     }
     spec.validate()?;
@@ -744,10 +753,53 @@ fn placed(
         table: spec,
         positions: Positions {
             list,
-            scale: args.position_scale.unwrap_or(1.0),
+            scale: scale.unwrap_or(1.0),
             scale_at: ScaleAt::Position,
         },
     })))
+}
+
+/// `--position-scale` as numbers: one, or for a grid `sy,sx`; each checked where it is used.
+pub(crate) fn position_scales(text: &str) -> Result<Vec<f64>, CliError> {
+    // A fraction `a/b` keeps the quotient exact where a decimal would be typed short
+    // (diffusers' base_size / grid: 4/6, not 0.6667).
+    let number = |part: &str| -> Option<f64> {
+        match part.split_once('/') {
+            Some((a, b)) => Some(a.trim().parse::<f64>().ok()? / b.trim().parse::<f64>().ok()?),
+            None => part.trim().parse::<f64>().ok(),
+        }
+    };
+    let values: Option<Vec<f64>> = text.split(',').map(number).collect();
+    match values {
+        Some(values) if (1..=2).contains(&values.len()) => Ok(values),
+        _ => Err(CliError::usage(format!(
+            "--position-scale {text:?} is not allowed: give a number or a fraction, or for a grid kind sy,sx (e.g. 0.5, 1/3 or 4/6,4/10)"
+        ))),
+    }
+}
+
+/// The one `--position-scale` of a kind whose rows are positions.
+fn one_position_scale(text: &str, spec: &TableSpec) -> Result<f64, CliError> {
+    match position_scales(text)?[..] {
+        [scale] => Ok(scale),
+        _ if matches!(spec, TableSpec::SinCos2d(_)) => Ok(1.0),
+        _ => Err(CliError::usage(format!(
+            "--position-scale {text:?} is not allowed for {}: its positions have one axis, so give one number (sy,sx is for grid kinds)",
+            spec.kind_name()
+        ))),
+    }
+}
+
+/// A grid's `--position-scale`: `(sy, sx)`, one number for both axes; `[1, 1]` without it.
+fn grid_position_scale(args: &TableArgs) -> Result<[f64; 2], CliError> {
+    Ok(match args.position_scale.as_deref() {
+        None => [1.0, 1.0],
+        Some(text) => match position_scales(text)?[..] {
+            [both] => [both, both],
+            [sy, sx] => [sy, sx],
+            _ => unreachable!("position_scales gives one or two numbers"),
+        },
+    })
 }
 
 /// The positions of `--positions`: a comma list, or a `.npy` whose axes but one have length

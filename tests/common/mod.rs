@@ -268,6 +268,7 @@ pub fn every_kind() -> Vec<TableSpec> {
             order: poslab::encoding::grid::parse_order("sin-y,sin-x,cos-y,cos-x").unwrap(),
             raster: poslab::encoding::grid::Raster::Columns,
             prefix_rows: 1,
+            ..Default::default()
         }),
         // A CLS row and 5 x 7 patches, up to 8 x 9 and down to 3 x 4, each way torch has.
         resampled(8, 9, ResampleMode::Bicubic, false),

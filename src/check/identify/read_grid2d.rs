@@ -57,6 +57,7 @@ pub(super) fn sincos_2d_tables(search: &mut Search, table: &Array2<f64>) {
                         order,
                         raster,
                         prefix_rows,
+                        ..Default::default()
                     };
                     let spec = TableSpec::SinCos2d(params);
                     let Some(reference) = super::noted(cpu::compute(&spec)) else {
@@ -102,10 +103,116 @@ pub(super) fn sincos_2d_tables(search: &mut Search, table: &Array2<f64>) {
                             continue;
                         }
                     }
+                    if !near.matches()
+                        && let Some(scale) = fitted_grid_scale(table, &params)
+                    {
+                        scaled_grid_readings(search, &params, scale, &description);
+                    }
                     search.consider(description, reference);
                 }
             }
         }
+    }
+}
+
+/// The `(sy, sx)` a scaled 2D sin-cos table's coordinates were multiplied by, read from the
+/// fastest pair (frequency 1) of the patches one step down and one step across, each snapped
+/// to the simplest fraction within the file's precision (diffusers' `base_size / grid /
+/// interpolation_scale`: 1/3, 4/6); `None` when both are 1 or unreadable.
+fn fitted_grid_scale(
+    table: &Array2<f64>,
+    params: &crate::encoding::grid::SinCos2dParams,
+) -> Option<[(f64, String); 2]> {
+    use crate::encoding::grid::Raster;
+    let quarter = params.dim / 4;
+    let (grid_h, grid_w) = (params.grid.grid_h, params.grid.grid_w);
+    let row_of = |x: usize, y: usize| {
+        params.prefix_rows
+            + match params.raster {
+                Raster::Rows => y * grid_w + x,
+                Raster::Columns => x * grid_h + y,
+            }
+    };
+    let column = |uses_y: bool, is_cos: bool| {
+        params
+            .order
+            .iter()
+            .position(|b| b.uses_y() == uses_y && b.is_cos() == is_cos)
+            .map(|block| block * quarter)
+    };
+    // The angle of the fastest pair at one step along the axis: the scale itself.
+    let read = |uses_y: bool, size: usize, row: usize| -> Option<(f64, String)> {
+        if size < 2 {
+            return Some((1.0, "1".to_owned()));
+        }
+        let (sin, cos) = (column(uses_y, false)?, column(uses_y, true)?);
+        let angle = table[[row, sin]].atan2(table[[row, cos]]);
+        if angle.is_nan() || angle <= 0.0 {
+            return None;
+        }
+        Some(simplest_fraction(angle))
+    };
+    let sy = read(true, grid_h, row_of(0, 1.min(grid_h - 1)))?;
+    let sx = read(false, grid_w, row_of(1.min(grid_w - 1), 0))?;
+    let unit = |s: &(f64, String)| (s.0 - 1.0).abs() < 1e-12;
+    (!(unit(&sy) && unit(&sx))).then_some([sy, sx])
+}
+
+/// `value` as the fraction `a/b` of smallest `b` (up to 256) within 2e-6 of it, with its text;
+/// else as read, to 7 digits.
+fn simplest_fraction(value: f64) -> (f64, String) {
+    for denominator in 1..=256u32 {
+        let numerator = (value * f64::from(denominator)).round();
+        let fraction = numerator / f64::from(denominator);
+        if numerator >= 1.0 && (fraction - value).abs() <= 2e-6 * value {
+            let text = if denominator == 1 {
+                format!("{numerator}")
+            } else {
+                format!("{numerator}/{denominator}")
+            };
+            return (fraction, text);
+        }
+    }
+    (value, format!("{value:.7}"))
+}
+
+/// A 2D sin-cos table whose coordinates were scaled by `scale` (`(sy, sx)` with their texts):
+/// exactly, and with the coordinates formed in float32 as diffusers forms them (both tried:
+/// the closer one is the reading).
+fn scaled_grid_readings(
+    search: &mut Search,
+    params: &crate::encoding::grid::SinCos2dParams,
+    scale: [(f64, String); 2],
+    description: &str,
+) {
+    use crate::encoding::grid::GridCoordinates;
+    let [(sy, sy_text), (sx, sx_text)] = scale;
+    let option = if sy_text == sx_text {
+        sy_text
+    } else {
+        format!("{sy_text},{sx_text}")
+    };
+    for (coordinates, how) in [
+        (GridCoordinates::Exact, ""),
+        (
+            GridCoordinates::Float32Quotient,
+            ", the coordinates formed in float32 as diffusers forms them (k / f32(1/s))",
+        ),
+    ] {
+        let mut scaled = *params;
+        scaled.position_scale = [sy, sx];
+        scaled.coordinates = coordinates;
+        let Some(reference) = super::noted(cpu::compute(&TableSpec::SinCos2d(scaled))) else {
+            continue;
+        };
+        let reference = reference.into_real();
+        search.consider(
+            format!(
+                "{description}, coordinates scaled by --position-scale {option} (diffusers' \
+                 get_2d_sincos_pos_embed: base_size / grid / interpolation_scale per axis){how}"
+            ),
+            reference,
+        );
     }
 }
 

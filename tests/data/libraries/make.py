@@ -343,6 +343,30 @@ def longrope():
     save("hf_longrope_sin_short_64", sin[0].numpy())
 
 
+def scaled_grids():
+    """diffusers' get_2d_sincos_pos_embed, whose grid is arange(g) / (g / base_size) /
+    interpolation_scale in float32 before a float64 table (returned as float64; models keep
+    it as float32)."""
+    from diffusers.models.embeddings import get_2d_sincos_pos_embed
+
+    # SD3's shape: a grid larger than base_size, so coordinates k / 3 rounded to float32.
+    sd3 = get_2d_sincos_pos_embed(32, 12, base_size=4, interpolation_scale=1.0, output_type="pt")
+    save("diffusers_sincos2d_thirds_f64", sd3.numpy())
+    save("diffusers_sincos2d_thirds_f32", sd3.float().numpy())
+    # PixArt's: interpolation_scale 2 at base_size = grid, so half steps.
+    save(
+        "diffusers_sincos2d_pixart",
+        get_2d_sincos_pos_embed(32, 8, base_size=8, interpolation_scale=2.0, output_type="pt")
+        .float()
+        .numpy(),
+    )
+    # A rectangular grid (6 high, 10 wide): each axis its own scale, 4/6 and 4/10.
+    save(
+        "diffusers_sincos2d_6x10",
+        get_2d_sincos_pos_embed(32, (6, 10), base_size=4, output_type="pt").numpy(),
+    )
+
+
 def versions():
     names = [
         "torch",
@@ -375,4 +399,5 @@ if __name__ == "__main__":
     positions()
     axial_rope()
     longrope()
+    scaled_grids()
     versions()
