@@ -1562,3 +1562,55 @@ fn diffusers_scaled_2d_sincos_grids_match_with_their_float32_coordinates() {
         }
     }
 }
+
+#[test]
+fn keras_hub_sine_encoding_and_rotary_embedding_match() {
+    // SinePositionEncoding(max_wavelength=10000) on [1, 64, 32]: sin in even columns, cos in
+    // odd, its float32 timescales (1/10000) ** (2 (i // 2) / 32) read as its own frequencies.
+    assert_case(&Case {
+        file: "keras_sine_position_encoding.npy",
+        options: &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "64",
+            "--dim",
+            "32",
+            "--layout",
+            "interleaved",
+        ],
+        check_says: &["float32 from float32 frequencies its library's exp or pow formed"],
+        identify_says: &["sinusoidal, interleaved layout, sin first, Vaswani spacing, base 10000"],
+        wrong: &[
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "64",
+            "--dim",
+            "32",
+            "--layout",
+            "split",
+        ],
+    });
+    // RotaryEmbedding rotates half pairs (its frequencies repeated as two halves), plain at
+    // max_wavelength 10000 and with rope_type="linear", scaling_factor 4 at 500000.
+    let input = data("keras_rope_input.npy");
+    for (file, extra) in [
+        ("keras_rope_rotated.npy", &[][..]),
+        (
+            "keras_rope_linear4_rotated.npy",
+            &["--base", "500000", "--scaling", "linear", "--factor", "4"][..],
+        ),
+    ] {
+        let mut options = vec!["--as", "rope-apply", "--input", input.as_str()];
+        options.extend_from_slice(extra);
+        let (status, text) = check(file, &[options.as_slice(), &["--layout", "half"]].concat());
+        assert_eq!(status, 0, "{file}: {text}");
+        assert!(text.contains("MATCH"), "{file}: {text}");
+        let (status, text) = check(
+            file,
+            &[options.as_slice(), &["--layout", "interleaved"]].concat(),
+        );
+        assert_eq!(status, 1, "{file} in interleaved pairs: {text}");
+    }
+}

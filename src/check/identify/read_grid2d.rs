@@ -140,20 +140,39 @@ fn fitted_grid_scale(
             .position(|b| b.uses_y() == uses_y && b.is_cos() == is_cos)
             .map(|block| block * quarter)
     };
-    // The angle of the fastest pair at one step along the axis: the scale itself.
-    let read = |uses_y: bool, size: usize, row: usize| -> Option<(f64, String)> {
+    let omega = params.omega();
+    // The angle of pair `k` at `row`, from its sine and cosine.
+    let angle = |uses_y: bool, row: usize, k: usize| -> Option<f64> {
+        let (sin, cos) = (column(uses_y, false)?, column(uses_y, true)?);
+        Some(table[[row, sin + k]].atan2(table[[row, cos + k]]))
+    };
+    // The angle of the fastest pair at one step along the axis is the scale itself; the
+    // slowest pair there and the fastest two steps along must agree with it (cheap tests
+    // that rule out a wrong grid before any table is made).
+    let read = |uses_y: bool, size: usize, at: &dyn Fn(usize) -> usize| -> Option<(f64, String)> {
         if size < 2 {
             return Some((1.0, "1".to_owned()));
         }
-        let (sin, cos) = (column(uses_y, false)?, column(uses_y, true)?);
-        let angle = table[[row, sin]].atan2(table[[row, cos]]);
-        if angle.is_nan() || angle <= 0.0 {
+        let scale = angle(uses_y, at(1), 0)?;
+        if scale.is_nan() || scale <= 0.0 {
             return None;
         }
-        Some(simplest_fraction(angle))
+        let agrees = |read: f64, expected: f64| {
+            let turn = std::f64::consts::TAU;
+            let off = (read - expected).rem_euclid(turn);
+            off.min(turn - off) <= 1e-4 * expected.max(1.0)
+        };
+        let slowest = quarter - 1;
+        if !agrees(angle(uses_y, at(1), slowest)?, scale * omega[slowest]) {
+            return None;
+        }
+        if size >= 3 && !agrees(angle(uses_y, at(2), 0)?, 2.0 * scale) {
+            return None;
+        }
+        Some(simplest_fraction(scale))
     };
-    let sy = read(true, grid_h, row_of(0, 1.min(grid_h - 1)))?;
-    let sx = read(false, grid_w, row_of(1.min(grid_w - 1), 0))?;
+    let sy = read(true, grid_h, &|k| row_of(0, k))?;
+    let sx = read(false, grid_w, &|k| row_of(k, 0))?;
     let unit = |s: &(f64, String)| (s.0 - 1.0).abs() < 1e-12;
     (!(unit(&sy) && unit(&sx))).then_some([sy, sx])
 }

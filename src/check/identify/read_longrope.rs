@@ -68,6 +68,16 @@ pub(super) fn longrope_reading(
         target.table.select(ndarray::Axis(0), &rows)
     };
     let make = |theta: &[f64]| (target.make)(theta, attention, &rows, target.torch);
+    // A table the frequencies as read do not nearly reproduce is no RoPE table of per-pair
+    // frequencies at all (their reading is off by float32 steps, not by the table's range).
+    let largest = loaded.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let read_error = make(values)
+        .iter()
+        .zip(&loaded)
+        .fold(0.0f64, |m, (r, l)| m.max((r - l).abs()));
+    if read_error.is_nan() || read_error > FLOAT32_PROBE_MISS * largest {
+        return None;
+    }
     let pins = pins(values, &make, &loaded, strict);
     let mut best: Option<(usize, f64, Vec<f64>)> = None;
     for base in ROUND_BASES {

@@ -5,7 +5,7 @@ in the precision it computes in, saved as it returns it. Run it in a throwaway e
 
     python -m venv /tmp/libenv
     /tmp/libenv/bin/pip install torch diffusers transformers x-transformers rotary-embedding-torch \
-        "mlx[cpu]" torchtune timm numpy
+        "mlx[cpu]" torchtune timm keras-hub numpy
     /tmp/libenv/bin/pip install --no-deps vllm  # then each module its import asks for
     /tmp/libenv/bin/python tests/data/libraries/make.py
 
@@ -367,6 +367,36 @@ def scaled_grids():
     )
 
 
+def keras():
+    """keras-hub's layers on Keras 3's torch backend, in float32 as they compute."""
+    import os
+
+    os.environ.setdefault("KERAS_BACKEND", "torch")
+    import keras
+    from keras_hub.layers import RotaryEmbedding, SinePositionEncoding
+
+    # SinePositionEncoding: even columns sin, odd cos, timescales (1 / max_wavelength) ** (2
+    # (i // 2) / hidden) formed in float32.
+    inputs = keras.ops.zeros((1, 64, 32))
+    table = SinePositionEncoding(max_wavelength=10000)(inputs)
+    save("keras_sine_position_encoding", keras.ops.convert_to_numpy(table)[0])
+    # RotaryEmbedding: rotates [batch, seq, heads, head_dim] inputs (half pairs, frequencies
+    # repeated as two halves), plain and with linear scaling.
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 48, 1, 16)).astype(np.float32)
+    save("keras_rope_input", x[0, :, 0])
+    save(
+        "keras_rope_rotated",
+        keras.ops.convert_to_numpy(RotaryEmbedding(max_wavelength=10000)(x))[0, :, 0],
+    )
+    save(
+        "keras_rope_linear4_rotated",
+        keras.ops.convert_to_numpy(
+            RotaryEmbedding(max_wavelength=500000, scaling_factor=4.0, rope_type="linear")(x)
+        )[0, :, 0],
+    )
+
+
 def versions():
     names = [
         "torch",
@@ -378,6 +408,8 @@ def versions():
         "vllm",
         "timm",
         "rotary-embedding-torch",
+        "keras",
+        "keras-hub",
         "numpy",
     ]
     lines = []
@@ -400,4 +432,5 @@ if __name__ == "__main__":
     axial_rope()
     longrope()
     scaled_grids()
+    keras()
     versions()
