@@ -1377,23 +1377,18 @@ fn longrope_of_a_model_poslab_does_not_ship_matches_and_its_factors_are_recovere
         ),
     ];
     for (file, kind, says) in cases {
-        let right: Vec<&str> = kind
-            .iter()
-            .chain(&scaling)
-            .chain(&lists(LONGROPE_LONG, LONGROPE_SHORT))
-            .copied()
-            .collect();
-        let (status, text) = check(file, &right);
+        let options = |long, short| -> Vec<&str> {
+            kind.iter()
+                .chain(&scaling)
+                .chain(&lists(long, short))
+                .copied()
+                .collect()
+        };
+        let (status, text) = check(file, &options(LONGROPE_LONG, LONGROPE_SHORT));
         assert_eq!(status, 0, "{file}: {text}");
         assert!(text.contains("MATCH"), "{file}: {text}");
         // The lists swapped: the other factors at this length.
-        let swapped: Vec<&str> = kind
-            .iter()
-            .chain(&scaling)
-            .chain(&lists(LONGROPE_SHORT, LONGROPE_LONG))
-            .copied()
-            .collect();
-        let (status, text) = check(file, &swapped);
+        let (status, text) = check(file, &options(LONGROPE_SHORT, LONGROPE_LONG));
         assert_eq!(status, 1, "{file} with the lists swapped: {text}");
         let (status, text) = run(&["identify", &data(file)]);
         assert_eq!(status, 0, "{file}: {text}");

@@ -293,6 +293,10 @@ impl ExportWindow {
                     if let Some(shape) = data.shape() {
                         ui.label(format!("{} {shape:?}", data.kind_name()));
                     }
+                    // A kind whose name does not say which scheme the view chose.
+                    if let crate::engine::TableSpec::RopeAxes(params) = data {
+                        ui.label(params.summary());
+                    }
                 }
                 None => {
                     ui.label("This view's data is the file you opened: there is no table to save.");

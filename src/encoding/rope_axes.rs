@@ -48,6 +48,32 @@ pub struct RopeAxesParams {
 }
 
 impl RopeAxesParams {
+    /// What the table holds, in words: the scheme, its split of the pairs and the values, one
+    /// row per token (the export window says it beside the shape).
+    pub fn summary(&self) -> String {
+        let values = match self.values {
+            AxesValues::Angles => "angles",
+            AxesValues::Cos => "cosines",
+            AxesValues::Sin => "sines",
+        };
+        let join = |list: &[usize]| {
+            list.iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        match &self.split {
+            AxesSplit::MropeSection { sections, .. } => format!(
+                "Qwen2-VL M-RoPE {values} (sections {}), one row per token",
+                join(sections)
+            ),
+            AxesSplit::AxesDim(dims) => format!(
+                "per-axis RoPE {values} (axes_dim {}), one row per token",
+                join(dims)
+            ),
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ParamError> {
         super::check_base("theta", self.theta)?;
         let axes = self.ids.ncols();
