@@ -71,15 +71,16 @@ pub(super) fn longrope_reading(
     // A table the frequencies as read do not nearly reproduce is no RoPE table of per-pair
     // frequencies at all (their reading is off by float32 steps, not by the table's range).
     let largest = loaded.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let read_error = make(values)
+    let as_read = make(values);
+    let read_error = as_read
         .iter()
         .zip(&loaded)
         .fold(0.0f64, |m, (r, l)| m.max((r - l).abs()));
     if read_error.is_nan() || read_error > FLOAT32_PROBE_MISS * largest {
         return None;
     }
-    let pins = pins(values, &make, &loaded, strict);
-    let mut best: Option<(usize, f64, Vec<f64>)> = None;
+    let pins = pins(values, &as_read, &make, &loaded, strict);
+    let mut best: Option<(usize, f64, Vec<f64>, Vec<f64>)> = None;
     for base in ROUND_BASES {
         let form = FactorForm::new(base, n, target.torch);
         let fitted: Vec<f64> = form.powers.iter().zip(values).map(|(p, v)| p / v).collect();
@@ -98,24 +99,27 @@ pub(super) fn longrope_reading(
             continue;
         }
         let theta_of = |factors: &[f64]| form.frequencies(factors);
-        let (_, round_count) = roundest_factors(&fitted, &theta_of, &make, &loaded, strict);
+        let (factors, round_count) = roundest_factors(&fitted, &theta_of, &make, &loaded, strict);
         if best
             .as_ref()
-            .is_none_or(|(count, _, _)| round_count > *count)
+            .is_none_or(|(count, _, _, _)| round_count > *count)
         {
-            best = Some((round_count, base, fitted));
+            best = Some((round_count, base, fitted, factors));
         }
     }
-    let (_, base, mut fitted) = best?;
+    let (round_count, base, mut fitted, factors) = best?;
     let form = FactorForm::new(base, n, target.torch);
     let theta_of = |factors: &[f64]| form.frequencies(factors);
     // A float32 file pins its fast pairs' factors to the float32 value the library held
     // (Phi-3's configs hold 1.5999999, not 1.6): each fit moved to the float32 factor that
     // reproduces its pair best, before any is rounded.
-    if target.torch {
+    // (An exact file's factors were rounded in the search already.)
+    let (factors, round_count) = if target.torch {
         nearest_float32_factors(&mut fitted, &theta_of, &make, &loaded);
-    }
-    let (factors, round_count) = roundest_factors(&fitted, &theta_of, &make, &loaded, strict);
+        roundest_factors(&fitted, &theta_of, &make, &loaded, strict)
+    } else {
+        (factors, round_count)
+    };
     // Factors that are round under no round base are any frequencies at all, not a searched
     // LongRoPE list (Phi-3's long lists are round for about half their pairs).
     if round_count < (n / 4).max(2) {
@@ -310,13 +314,14 @@ fn roundest_factors(
 /// How far each pair's frequency can move down and up (relative steps from [`PIN_STEPS`]) and
 /// still reproduce the file: `(down, up)`, 0 where even the smallest step does not. A read
 /// value need not sit in the middle of what the file allows, so each side is its own.
+/// `reference` is the table of the values as read.
 fn pins(
     values: &[f64],
+    reference: &ArrayD<f64>,
     make: &dyn Fn(&[f64]) -> ArrayD<f64>,
     loaded: &ArrayD<f64>,
     strict: Tolerance,
 ) -> Vec<(f64, f64)> {
-    let reference = make(values);
     (0..values.len())
         .map(|i| {
             let reach = |sign: f64| {
@@ -325,7 +330,7 @@ fn pins(
                     .take_while(|&step| {
                         let mut moved = values.to_vec();
                         moved[i] *= 1.0 + sign * step;
-                        reproduces(&make(&moved), &reference, loaded, strict)
+                        reproduces(&make(&moved), reference, loaded, strict)
                     })
                     .last()
                     .unwrap_or(0.0)
