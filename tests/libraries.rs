@@ -1201,6 +1201,82 @@ fn axial_2d_rope_caches_of_timm_hunyuandit_and_rotary_embedding_torch_match() {
         &["--values", "sin", "--layout", "half"],
         &["sin", "x's angles first", "HunyuanDiT"],
     );
+    // Scaled coordinates (make.py's scaled_axial_rope). timm's EVA scheme at a 6 x 4 grid
+    // from a 4 x 2 pretraining grid: k / 6 * 4 and k / 4 * 2 in float32.
+    let eva = |file: &'static str, values: &'static str| {
+        let timm = [
+            "--grid-h",
+            "6",
+            "--grid-w",
+            "4",
+            "--dim",
+            "32",
+            "--theta",
+            "10000",
+            "--values",
+            values,
+            "--layout",
+            "interleaved",
+            "--axis-order",
+            "yx",
+        ];
+        let mut options = vec!["--as", "rope-2d-axial"];
+        options.extend_from_slice(&timm);
+        let mut wrong = options.clone();
+        options.extend(["--position-scale", "2/3,1/2"]);
+        wrong.extend(["--position-scale", "1/2,2/3"]);
+        assert_case(&Case {
+            file,
+            options: Vec::leak(options),
+            check_says: &[],
+            identify_says: Vec::leak(vec![
+                values,
+                "6 x 4 grid",
+                "timm",
+                "--position-scale 2/3,1/2",
+            ]),
+            wrong: Vec::leak(wrong),
+        });
+    };
+    eva("timm_eva_ref_rope_cos.npy", "cos");
+    eva("timm_eva_ref_rope_sin.npy", "sin");
+    // HunyuanDiT on a 6 x 6 grid of base size 4: torch.linspace(0, 4 * 5 / 6, 6) in float32.
+    let hunyuan = |file: &'static str, values: &'static str| {
+        let options = vec![
+            "--as",
+            "rope-2d-axial",
+            "--grid-h",
+            "6",
+            "--grid-w",
+            "6",
+            "--dim",
+            "32",
+            "--theta",
+            "10000",
+            "--values",
+            values,
+            "--layout",
+            "interleaved",
+        ];
+        let mut right = options.clone();
+        right.extend(["--position-scale", "2/3"]);
+        let mut wrong = options;
+        wrong.extend(["--position-scale", "0.667"]);
+        assert_case(&Case {
+            file,
+            options: Vec::leak(right),
+            check_says: &[],
+            identify_says: Vec::leak(vec![
+                values,
+                "6 x 6 grid",
+                "HunyuanDiT",
+                "--position-scale 2/3",
+            ]),
+            wrong: Vec::leak(wrong),
+        });
+    };
+    hunyuan("hunyuandit_crop_rope_cos.npy", "cos");
+    hunyuan("hunyuandit_crop_rope_sin.npy", "sin");
     // rotary-embedding-torch's get_axial_freqs(4, 6): angles, rows' axis first, each twice.
     case(
         "rotary_axial_freqs.npy",

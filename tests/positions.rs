@@ -382,3 +382,73 @@ fn scaled_grid_coordinates_follow_the_formula() {
     assert_eq!(status, 2, "{text}");
     assert!(text.contains("give one number"), "{text}");
 }
+
+/// Axial 2D RoPE at scaled coordinates (timm's `ref_feat_shape`, HunyuanDiT's crop): the angle
+/// of pair `k` along each axis is `coordinate · s_axis · theta^(-4k/dim)`, evaluated here, in
+/// timm's layout (y's angles first, each twice in a row) and rope-vit's (x first, each once).
+#[test]
+fn scaled_axial_rope_coordinates_follow_the_formula() {
+    let (grid_h, grid_w, dim, theta) = (3usize, 4usize, 16usize, 10_000f64);
+    let (sy, sx) = (2.0 / 3.0, 0.5);
+    let quarter = dim / 4;
+    let f: Vec<f64> = (0..quarter)
+        .map(|k| theta.powf(-4.0 * k as f64 / dim as f64))
+        .collect();
+    let common = [
+        "rope-2d-axial",
+        "--grid-h",
+        "3",
+        "--grid-w",
+        "4",
+        "--dim",
+        "16",
+        "--theta",
+        "10000",
+        "--position-scale",
+        "2/3,0.5",
+        "--dtype",
+        "f64",
+    ];
+    let mut timm = common.to_vec();
+    timm.extend([
+        "--values",
+        "cos",
+        "--layout",
+        "interleaved",
+        "--axis-order",
+        "yx",
+    ]);
+    let (cos, angles) = (table(&timm), table(&common));
+    assert_eq!(cos.shape(), &[grid_h * grid_w, dim]);
+    assert_eq!(angles.shape(), &[grid_h * grid_w, dim / 2]);
+    for y in 0..grid_h {
+        for x in 0..grid_w {
+            let row = y * grid_w + x;
+            for k in 0..quarter {
+                let (ay, ax) = (y as f64 * sy * f[k], x as f64 * sx * f[k]);
+                for (got, want) in [
+                    (cos[[row, 2 * k]], ay.cos()),
+                    (cos[[row, 2 * k + 1]], ay.cos()),
+                    (cos[[row, 2 * (quarter + k)]], ax.cos()),
+                    (angles[[row, k]], ax),
+                    (angles[[row, quarter + k]], ay),
+                ] {
+                    assert!(
+                        (got - want).abs() < 1e-15,
+                        "({y}, {x}) pair {k}: {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+    // Scaled angles are the CPU engine's (the GPU computes rope-vit's unscaled ones).
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.npy");
+    let mut args = vec!["table"];
+    args.extend_from_slice(&common);
+    args.extend(["--backend", "gpu", "-o", out.to_str().unwrap()]);
+    let (status, text) = run(&args);
+    assert_eq!(status, 2, "{text}");
+    assert!(text.contains("--position-scale"), "{text}");
+    assert!(!out.exists());
+}

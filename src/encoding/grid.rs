@@ -212,17 +212,7 @@ impl SinCos2dParams {
                 "must be 0 to 65536",
             ));
         }
-        if let Some(bad) = self
-            .position_scale
-            .iter()
-            .find(|s| !(s.is_finite() && **s > 0.0 && **s <= 1e6))
-        {
-            return Err(ParamError::new(
-                "position-scale",
-                bad,
-                "must be a number above 0 and at most 1e6 (one for both axes, or sy,sx)",
-            ));
-        }
+        check_grid_position_scale(&self.position_scale)?;
         check_base("base", self.base)
     }
 
@@ -292,6 +282,21 @@ impl SinCos2dParams {
         let angle = coordinate as f32 * omega[k] as f32;
         let (sin, cos) = super::torch_f32::sin_cos(angle);
         f64::from(if is_cos { cos } else { sin })
+    }
+}
+
+/// A grid's `--position-scale` `(sy, sx)`: each above 0 and at most 1e6.
+pub fn check_grid_position_scale(scale: &[f64; 2]) -> Result<(), ParamError> {
+    match scale
+        .iter()
+        .find(|s| !(s.is_finite() && **s > 0.0 && **s <= 1e6))
+    {
+        Some(bad) => Err(ParamError::new(
+            "position-scale",
+            bad,
+            "must be a number above 0 and at most 1e6 (one for both axes, or sy,sx)",
+        )),
+        None => Ok(()),
     }
 }
 

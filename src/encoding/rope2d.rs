@@ -36,6 +36,9 @@ pub struct AxialParams {
     /// twice (timm's `rotate_half=True`).
     pub layout: Option<RopeLayout>,
     pub axis_order: AxisOrder,
+    /// What multiplies each coordinate, `(y, x)`: timm's EVA scheme for a grid other than the
+    /// pretraining one (`ref_feat_shape / feat_shape`), HunyuanDiT's crop region.
+    pub position_scale: [f64; 2],
 }
 
 impl Default for AxialParams {
@@ -47,6 +50,7 @@ impl Default for AxialParams {
             values: AxesValues::Angles,
             layout: None,
             axis_order: AxisOrder::Xy,
+            position_scale: [1.0, 1.0],
         }
     }
 }
@@ -55,6 +59,7 @@ impl AxialParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         self.grid.validate()?;
         check_dim_multiple_of_4("dim", self.dim)?;
+        super::grid::check_grid_position_scale(&self.position_scale)?;
         check_base("theta", self.theta)
     }
 
@@ -73,12 +78,13 @@ impl AxialParams {
         }
     }
 
-    /// Whether this is rope-vit's table of angles, each once, x first: what the GPU engine
-    /// computes.
+    /// Whether this is rope-vit's table of angles, each once, x first, at unscaled
+    /// coordinates: what the GPU engine computes.
     pub fn is_plain_angles(&self) -> bool {
         self.values == AxesValues::Angles
             && self.layout.is_none()
             && self.axis_order == AxisOrder::Xy
+            && self.position_scale == [1.0, 1.0]
     }
 
     /// Column `col`'s angle of patch `patch`, given [`Self::frequencies`].
@@ -90,12 +96,14 @@ impl AxialParams {
             Some(RopeLayout::Half) => col % half,
         };
         let (x, y) = self.grid.patch_xy(patch);
+        let [sy, sx] = self.position_scale;
+        let (x, y) = (x as f64 * sx, y as f64 * sy);
         let (first, second) = match self.axis_order {
             AxisOrder::Xy => (x, y),
             AxisOrder::Yx => (y, x),
         };
         let coordinate = if angle < quarter { first } else { second };
-        coordinate as f64 * freqs[angle % quarter]
+        coordinate * freqs[angle % quarter]
     }
 
     /// Value `col` of patch `patch`, given [`Self::frequencies`]: the angle, or its cosine or

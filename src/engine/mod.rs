@@ -347,8 +347,8 @@ impl TableSpec {
                 Some("its positions are given or scaled (--positions, --position-scale)")
             }
             TableSpec::Rope2dAxial(p) if !p.is_plain_angles() => Some(
-                "with --values, --layout or --axis-order yx; rope-vit's angles (the default) run \
-                 on the GPU",
+                "with --values, --layout, --axis-order yx or --position-scale; rope-vit's angles \
+                 (the default) run on the GPU",
             ),
             TableSpec::SinCos2d(p) if !p.is_plain_grid() => {
                 Some("with --position-scale; the unscaled grid runs on the GPU")

@@ -825,6 +825,7 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
             "values",
             "layout",
             "axis_order",
+            "position_scale",
             "dtype",
         ],
         Kind::Rope2dMixed => &["grid_h", "grid_w", "freqs", "dtype"],

@@ -676,6 +676,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 }
             },
             axis_order: args.axis_order,
+            position_scale: grid_position_scale(args)?,
         }),
         Kind::Rope2dMixed => {
             let grid = grid()?;
@@ -737,7 +738,7 @@ fn placed(
         .map(|text| one_position_scale(text, &spec))
         .transpose()?;
     // A grid's scale is its own (per axis), not its rows'.
-    if (given.is_none() && scale.is_none()) || matches!(spec, TableSpec::SinCos2d(_)) {
+    if (given.is_none() && scale.is_none()) || is_grid_kind(&spec) {
         return Ok(spec);
     }
     spec.validate()?;
@@ -782,12 +783,17 @@ pub(crate) fn position_scales(text: &str) -> Result<Vec<f64>, CliError> {
 fn one_position_scale(text: &str, spec: &TableSpec) -> Result<f64, CliError> {
     match position_scales(text)?[..] {
         [scale] => Ok(scale),
-        _ if matches!(spec, TableSpec::SinCos2d(_)) => Ok(1.0),
+        _ if is_grid_kind(spec) => Ok(1.0),
         _ => Err(CliError::usage(format!(
             "--position-scale {text:?} is not allowed for {}: its positions have one axis, so give one number (sy,sx is for grid kinds)",
             spec.kind_name()
         ))),
     }
+}
+
+/// Whether `spec`'s positions are a grid's, scaled per axis by the spec itself.
+fn is_grid_kind(spec: &TableSpec) -> bool {
+    matches!(spec, TableSpec::SinCos2d(_) | TableSpec::Rope2dAxial(_))
 }
 
 /// A grid's `--position-scale`: `(sy, sx)`, one number for both axes; `[1, 1]` without it.

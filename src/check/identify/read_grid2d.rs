@@ -316,12 +316,39 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
                         Some(RopeLayout::Interleaved) => 2,
                         _ => 1,
                     };
-                    let v = table[[step, column]];
-                    let f1 = match values {
-                        AxesValues::Angles => v,
-                        AxesValues::Cos => v.clamp(-1.0, 1.0).acos(),
-                        AxesValues::Sin => v.clamp(-1.0, 1.0).asin(),
+                    let angle_at = |patch: usize, column: usize| {
+                        let v = table[[patch, column]];
+                        match values {
+                            AxesValues::Angles => v,
+                            AxesValues::Cos => v.clamp(-1.0, 1.0).acos(),
+                            AxesValues::Sin => v.clamp(-1.0, 1.0).asin(),
+                        }
                     };
+                    // Each axis's first angle has frequency 1: one step along it is its scale.
+                    let (second_step, second_column) = match (axis_order, layout) {
+                        (AxisOrder::Xy, Some(RopeLayout::Interleaved)) => (grid.grid_w, dim / 2),
+                        (AxisOrder::Xy, _) => (grid.grid_w, dim / 4),
+                        (AxisOrder::Yx, Some(RopeLayout::Interleaved)) => (1, dim / 2),
+                        (AxisOrder::Yx, _) => (1, dim / 4),
+                    };
+                    let (first_scale, second_scale) =
+                        (angle_at(step, 0), angle_at(second_step, second_column));
+                    if !(first_scale > 0.0 && second_scale > 0.0) {
+                        continue;
+                    }
+                    let (first_scale, second_scale) = (
+                        simplest_fraction(first_scale),
+                        simplest_fraction(second_scale),
+                    );
+                    let [sy, sx] = match axis_order {
+                        AxisOrder::Xy => [second_scale, first_scale],
+                        AxisOrder::Yx => [first_scale, second_scale],
+                    };
+                    let f1 = angle_at(step, column)
+                        / match axis_order {
+                            AxisOrder::Xy => sx.0,
+                            AxisOrder::Yx => sy.0,
+                        };
                     if !(f1 > 0.0 && f1 < 1.0) {
                         continue;
                     }
@@ -333,6 +360,16 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
                         values,
                         layout,
                         axis_order,
+                        position_scale: [sy.0, sx.0],
+                    };
+                    let scaled = match (sy.1.as_str(), sx.1.as_str()) {
+                        ("1", "1") => String::new(),
+                        (y, x) if y == x => {
+                            format!(", coordinates scaled by {y} (--position-scale {y})")
+                        }
+                        (y, x) => format!(
+                            ", coordinates scaled by {y} along y and {x} along x (--position-scale {y},{x})"
+                        ),
                     };
                     let what = match values {
                         AxesValues::Angles => "angles",
@@ -376,7 +413,7 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
                         theta,
                         |b| {
                             format!(
-                                "2D axial RoPE {what}, {} x {} grid, dim {dim}, {order}, {repeat}{library}, base {b} (--theta)",
+                                "2D axial RoPE {what}, {} x {} grid, dim {dim}, {order}, {repeat}{library}{scaled}, base {b} (--theta)",
                                 grid.grid_h, grid.grid_w
                             )
                         },

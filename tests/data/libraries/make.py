@@ -304,6 +304,29 @@ def axial_rope():
     save("timm_sincos2d_48x40", build_sincos2d_pos_embed([48, 40], dim=64).numpy())
 
 
+def scaled_axial_rope():
+    """Axial 2D RoPE at scaled coordinates: timm's EVA scheme for a model run at another
+    resolution than it was trained at, and HunyuanDiT's crop region for a grid larger than
+    its base size."""
+    from diffusers.models.embeddings import get_2d_rotary_pos_embed
+    from diffusers.pipelines.hunyuandit.pipeline_hunyuandit import get_resize_crop_region_for_grid
+    from timm.layers.pos_embed_sincos import build_rotary_pos_embed
+
+    # EVA-02 fine-tuned on a 6 x 4 grid from a 4 x 2 pretraining grid: coordinates
+    # k / 6 * 4 and k / 4 * 2 in float32 (scales 2/3 and 1/2).
+    sin, cos = build_rotary_pos_embed(
+        [6, 4], dim=32, in_pixels=False, temperature=10000, ref_feat_shape=[4, 2]
+    )
+    save("timm_eva_ref_rope_sin", sin.numpy())
+    save("timm_eva_ref_rope_cos", cos.numpy())
+    # HunyuanDiT on a 6 x 6 grid with base size 4: the crop (0, 0) to (4, 4), so coordinates
+    # torch.linspace(0, 4 * 5 / 6, 6) in float32 (about k * 2/3).
+    crop = get_resize_crop_region_for_grid((6, 6), 4)
+    cos, sin = get_2d_rotary_pos_embed(32, crop, (6, 6), use_real=True)
+    save("hunyuandit_crop_rope_cos", cos.numpy())
+    save("hunyuandit_crop_rope_sin", sin.numpy())
+
+
 def longrope():
     """LongRoPE as transformers computes it for a model poslab does not ship: a small Phi-3
     (head 32, so 16 pairs) trained on 64 positions and extended to 2048, with factors shaped as
@@ -430,6 +453,7 @@ if __name__ == "__main__":
     axes()
     positions()
     axial_rope()
+    scaled_axial_rope()
     longrope()
     scaled_grids()
     keras()
