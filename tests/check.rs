@@ -413,7 +413,7 @@ fn two_dimensional_alibi_is_identified_on_its_grid() {
 
 /// Meta's llama keeps its rotary table as complex numbers (`torch.polar(1, outer(t, freqs))`);
 /// `torch.view_as_real` stores them as `[seq, dim/2, 2]`, cos then sin: identified as the
-/// sinusoidal table it is, laid out that way.
+/// sinusoidal table it is, laid out that way, and as the RoPE cache it also is.
 #[test]
 fn metas_freqs_cis_stored_as_real_pairs_is_identified() {
     let (seq, pairs, start) = (300usize, 32usize, 7u64);
@@ -425,13 +425,16 @@ fn metas_freqs_cis_stored_as_real_pairs_is_identified() {
     let identification = identify(&table.into_dyn(), Tolerance::default(), None);
     let report = identification.report();
     assert!(identification.found(), "{report}");
-    let best = &identification.best().unwrap().description;
+    // The same table is a RoPE cos-sin cache in pairs (torchtune's) from position 7: the two
+    // readings are said, first and runner-up.
+    let said: String = report.lines().take(2).collect();
     for part in [
-        "interleaved layout, cos first, Vaswani spacing, base 500000, d = 64",
-        "positions 7..306",
+        "interleaved layout, cos first, Vaswani spacing, base 500000, d = 64, positions 7..306",
         "[seq, dim/2, 2] (cos, sin) pairs: Meta's freqs_cis",
+        "RoPE cos-sin cache, (cos, sin) pairs",
+        "positions 7..306 (--start 7), base 500000",
     ] {
-        assert!(best.contains(part), "expected '{part}' in:\n{report}");
+        assert!(said.contains(part), "expected '{part}' in:\n{report}");
     }
 }
 

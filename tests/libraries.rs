@@ -1685,3 +1685,86 @@ fn keras_hub_sine_encoding_and_rotary_embedding_match() {
         assert_eq!(status, 1, "{file} in interleaved pairs: {text}");
     }
 }
+
+#[test]
+fn caches_of_a_window_that_does_not_start_at_zero_are_read_with_their_start() {
+    // make.py's offset_caches: transformers' cos from position 1000, Llama 3.1's sin from
+    // 5000, and vLLM's YaRN cos_sin_cache rows 100..163. The wrong start is a mismatch.
+    let llama31 = [
+        "--layout",
+        "half",
+        "--base",
+        "500000",
+        "--scaling",
+        "llama3",
+        "--factor",
+        "8",
+        "--low-freq-factor",
+        "1",
+        "--high-freq-factor",
+        "4",
+        "--original-max-position-embeddings",
+        "8192",
+    ];
+    let yarn = [
+        "--scaling",
+        "yarn",
+        "--factor",
+        "4",
+        "--original-max-position-embeddings",
+        "64",
+    ];
+    for (file, kind, dim, more, start, says) in [
+        (
+            "hf_rope_cos_from_1000.npy",
+            "rope-cos",
+            "64",
+            &["--layout", "half"][..],
+            "1000",
+            &[
+                "cos cache",
+                "half layout",
+                "positions 1000..1063 (--start 1000)",
+                "base 10000",
+            ][..],
+        ),
+        (
+            "hf_llama31_sin_from_5000.npy",
+            "rope-sin",
+            "64",
+            &llama31[..],
+            "5000",
+            &[
+                "sin cache",
+                "positions 5000..5063 (--start 5000)",
+                "base 500000, Llama 3 scaling, factor 8, original context 8192",
+            ],
+        ),
+        (
+            "vllm_yarn_cos_sin_rows_100.npy",
+            "rope-cos-sin",
+            "32",
+            &yarn[..],
+            "100",
+            &[
+                "vLLM's layout",
+                "positions 100..163 (--start 100)",
+                "YaRN scaling, factor 4, original context 64",
+            ],
+        ),
+    ] {
+        let options = |start: &'static str| -> &'static [&'static str] {
+            let mut options = vec!["--as", kind, "--seq", "64", "--dim", dim, "--start", start];
+            options.extend_from_slice(more);
+            Vec::leak(options)
+        };
+        let wrong = if start == "1000" { "1001" } else { "1000" };
+        assert_case(&Case {
+            file,
+            options: options(start),
+            check_says: &[],
+            identify_says: says,
+            wrong: options(wrong),
+        });
+    }
+}

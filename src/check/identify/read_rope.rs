@@ -140,7 +140,10 @@ pub(super) fn rope_cache(
     part: CachePart,
 ) {
     let (seq, width) = view.dim();
-    let Some(reading) = read_cache(view, layout, part, search.noise) else {
+    let Some((reading, first)) = read_cache(view, layout, part, search.noise)
+        .map(|reading| (reading, 0))
+        .or_else(|| read_offset_cache(view, layout, part, search.noise))
+    else {
         return;
     };
     let name = match part {
@@ -157,7 +160,7 @@ pub(super) fn rope_cache(
             } else {
                 (pair, is_sin)
             };
-            let position = rows[r] as u64;
+            let position = first + rows[r] as u64;
             if torch {
                 let (sin, cos) = torch_f32::sin_cos(torch_f32::angle(position, theta[pair]));
                 f64::from(if is_sin { sin } else { cos } * attention as f32)
@@ -191,8 +194,13 @@ pub(super) fn rope_cache(
     };
     let target = FrequencyTarget {
         label: format!(
-            "RoPE {name} cache{scaled}, {layout_name}, dim {width} (the rotary part of a head), positions 0..{}{suffix}",
-            seq - 1
+            "RoPE {name} cache{scaled}, {layout_name}, dim {width} (the rotary part of a head), positions {first}..{}{starts}{suffix}",
+            first + seq as u64 - 1,
+            starts = if first > 0 {
+                format!(" (--start {first})")
+            } else {
+                String::new()
+            }
         ),
         table: view.view().into_dyn(),
         tolerance: search.tolerance,
@@ -337,29 +345,273 @@ pub(super) fn read_cache(
         }
         frequencies.push(angle / p as f64);
     }
-    // A pair whose cosine never left the amplitude in float32 (LongRoPE's slowest pairs over
-    // a short cache turn by 1e-4 rad) is unread, not of frequency 0: continued as a narrow
-    // file's unreadable pairs are.
-    if unreadable_from.is_none() {
-        unreadable_from = frequencies.iter().position(|&f| f <= 0.0);
-    }
-    if let Some(from) = unreadable_from {
-        // The ratio between neighbouring frequencies, over the pairs read well.
-        let last = from.checked_sub(1).filter(|&last| last >= 2)?;
-        let ratio = (frequencies[last] / frequencies[0]).powf(1.0 / last as f64);
-        if !(ratio.is_finite() && ratio > 0.0 && ratio < 1.0) {
-            return None;
-        }
-        for i in from..pairs {
-            frequencies[i] = frequencies[last] * ratio.powi((i - last) as i32);
-        }
-        base_pair = base_pair.min(last);
-    }
+    let (frequencies, base_pair) = continued(frequencies, unreadable_from, base_pair)?;
     Some(CacheReading {
         amplitude,
         frequencies,
         base_pair,
     })
+}
+
+/// Frequencies with the pairs from `unreadable_from` on (or from the first read as 0 or
+/// less) continued geometrically from the pairs read well, and the base pair kept among
+/// those. A pair whose cosine never left the amplitude in float32 (LongRoPE's slowest pairs
+/// over a short cache turn by 1e-4 rad) is unread, not of frequency 0.
+fn continued(
+    mut frequencies: Vec<f64>,
+    unreadable_from: Option<usize>,
+    base_pair: usize,
+) -> Option<(Vec<f64>, usize)> {
+    let unreadable_from = unreadable_from.or_else(|| frequencies.iter().position(|&f| f <= 0.0));
+    let Some(from) = unreadable_from else {
+        return Some((frequencies, base_pair));
+    };
+    // The ratio between neighbouring frequencies, over the pairs read well.
+    let last = from.checked_sub(1).filter(|&last| last >= 2)?;
+    let ratio = (frequencies[last] / frequencies[0]).powf(1.0 / last as f64);
+    if !(ratio.is_finite() && ratio > 0.0 && ratio < 1.0) {
+        return None;
+    }
+    for i in from..frequencies.len() {
+        frequencies[i] = frequencies[last] * ratio.powi((i - last) as i32);
+    }
+    Some((frequencies, base_pair.min(last)))
+}
+
+/// Reads a cache whose first row is not position 0 (a window of a longer cache: a chunk of
+/// prompt after a KV-cache offset) as [`read_cache`] reads one from 0, with its first
+/// position. Each pair's frequency comes from the identity `v[p-k] + v[p+k] = 2 cos(kθ) v[p]`,
+/// which holds at any start (steps doubling, each unwrapped by the last reading); its phase
+/// at the first row from two rows; the start from the phases, slow pairs first, each pinning
+/// it well enough for the next faster pair to refine. Only an integer start is a reading
+/// (fractional positions are `identify --positions`'s). Float32 and float64 files only.
+pub(super) fn read_offset_cache(
+    view: &Array2<f64>,
+    layout: RopeLayout,
+    part: CachePart,
+    noise: f64,
+) -> Option<(CacheReading, u64)> {
+    use std::f64::consts::{FRAC_PI_2, TAU};
+    let (seq, width) = view.dim();
+    if seq < 4 || width < 4 || noise > 0.0 {
+        return None;
+    }
+    let pairs = width / 2;
+    // Each pair's values as the cosine of a phase (a sine is a cosine a quarter turn behind),
+    // the two columns of a cos or sin pair holding the same value.
+    let mut columns = Vec::with_capacity(pairs);
+    for i in 0..pairs {
+        let (a, b) = layout.pair(i, width);
+        let (a, b) = (view.column(a), view.column(b));
+        columns.push(match part {
+            CachePart::CosSin => None,
+            _ => {
+                let scale = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                if !(scale > 0.0) || a.iter().zip(b).any(|(x, y)| (x - y).abs() > 1e-6 * scale) {
+                    return None;
+                }
+                Some(a)
+            }
+        });
+    }
+    let mut frequencies = Vec::with_capacity(pairs);
+    let mut phases = Vec::with_capacity(pairs);
+    let mut amplitudes = Vec::with_capacity(pairs);
+    for (i, column) in columns.iter().enumerate() {
+        let (theta, phase, amplitude) = match column {
+            // vLLM's and the pairs' caches hold both values: the phase of each row is read
+            // directly, and unwrapped along the rows.
+            None => {
+                let (c, s) = layout.pair(i, width);
+                let phase = |r: usize| view[[r, s]].atan2(view[[r, c]]);
+                let mut total = 0.0;
+                for r in 1..seq {
+                    total += (phase(r) - phase(r - 1) + std::f64::consts::PI).rem_euclid(TAU)
+                        - std::f64::consts::PI;
+                }
+                let amplitude = view[[0, c]].hypot(view[[0, s]]);
+                (total / (seq - 1) as f64, phase(0), amplitude)
+            }
+            Some(v) => {
+                let theta = recurrence_frequency(v.view())?;
+                // v[0] = A cos φ and v[k] = A cos(φ + kθ), at the k whose kθ is furthest
+                // from a multiple of π.
+                let k = (1..seq)
+                    .max_by(|&a, &b| {
+                        (a as f64 * theta)
+                            .sin()
+                            .abs()
+                            .total_cmp(&(b as f64 * theta).sin().abs())
+                    })
+                    .unwrap_or(1);
+                let (cos_k, sin_k) = ((k as f64 * theta).cos(), (k as f64 * theta).sin());
+                let a_sin = (v[0] * cos_k - v[k]) / sin_k;
+                let phase = a_sin.atan2(v[0]);
+                let phase = if part == CachePart::Sin {
+                    phase + FRAC_PI_2
+                } else {
+                    phase
+                };
+                (theta, phase, v[0].hypot(a_sin))
+            }
+        };
+        frequencies.push(theta);
+        phases.push(phase.rem_euclid(TAU));
+        amplitudes.push(amplitude);
+    }
+    let amplitude = amplitudes[0];
+    if !(amplitude.is_finite() && amplitude > 0.0)
+        || !frequencies[0].is_finite()
+        || frequencies[0] <= 0.0
+    {
+        return None;
+    }
+    // Pairs that turned far enough over the file to be read, slowest last.
+    let span = (seq - 1) as f64;
+    let readable = frequencies
+        .iter()
+        .take_while(|&&f| f.is_finite() && f * span > 1e-3)
+        .count();
+    // The start: the slowest readable pair's phase over its frequency, after some whole
+    // turns, then each faster pair's turns counted from it. Each count of the slowest pair's
+    // turns (up to positions of 2^25) gives a start; the one the pairs read well agree on is
+    // the reading.
+    let slowest = readable.checked_sub(1)?;
+    let start_after = |turns: f64| {
+        let mut start = (phases[slowest] + TAU * turns) / frequencies[slowest];
+        for i in (0..readable).rev() {
+            let turns = ((start * frequencies[i] - phases[i]) / TAU).round();
+            start = (phases[i] + TAU * turns) / frequencies[i];
+        }
+        start
+    };
+    let disagreement = |start: f64| -> f64 {
+        (0..readable)
+            .filter(|&i| frequencies[i] * span > 0.5)
+            .map(|i| {
+                let off = (start * frequencies[i] - phases[i]).rem_euclid(TAU);
+                off.min(TAU - off).powi(2)
+            })
+            .sum()
+    };
+    let most_turns = ((f64::from(1u32 << 25) * frequencies[slowest]) / TAU)
+        .floor()
+        .min(4096.0);
+    let start = (0..=most_turns as u32)
+        .map(|turns| start_after(f64::from(turns)))
+        .min_by(|a, b| disagreement(*a).total_cmp(&disagreement(*b)))?;
+    let rounded = start.round();
+    if !(rounded >= 1.0 && rounded < 1e12 && (start - rounded).abs() <= 0.05) {
+        return None;
+    }
+    // With the start known, each pair's angle at a row over that row's position is its
+    // frequency, far more precisely than the recurrence reads it over a short window (a
+    // slow pair at position 5000 turned 1000 times further than over 64 rows): at the row
+    // where its value pins the angle best, the turn and sign nearest the reading so far.
+    let last = rounded + span;
+    let mut frequencies = frequencies;
+    let mut unreadable_from = None;
+    for (i, frequency) in frequencies.iter_mut().enumerate() {
+        let angle_at = |r: usize| -> (f64, [f64; 2]) {
+            match part {
+                CachePart::CosSin => {
+                    let (c, s) = layout.pair(i, width);
+                    let a = view[[r, s]].atan2(view[[r, c]]);
+                    (1.0, [a, a])
+                }
+                CachePart::Cos => {
+                    let a = (view[[r, layout.pair(i, width).0]] / amplitude)
+                        .clamp(-1.0, 1.0)
+                        .acos();
+                    (a.sin().abs(), [a, -a])
+                }
+                CachePart::Sin => {
+                    let a = (view[[r, layout.pair(i, width).0]] / amplitude)
+                        .clamp(-1.0, 1.0)
+                        .asin();
+                    (a.cos().abs(), [a, std::f64::consts::PI - a])
+                }
+            }
+        };
+        // Rows far apart hardly differ in position here; the one the value reads best.
+        let r = (0..seq)
+            .max_by(|&a, &b| angle_at(a).0.total_cmp(&angle_at(b).0))
+            .unwrap_or(0);
+        let position = rounded + r as f64;
+        let guess = position * *frequency;
+        let (_, candidates) = angle_at(r);
+        let turns = (guess / TAU).round();
+        let nearest = [turns - 1.0, turns, turns + 1.0]
+            .into_iter()
+            .flat_map(|n| candidates.map(|a| a + TAU * n))
+            .min_by(|a, b| (a - guess).abs().total_cmp(&(b - guess).abs()))
+            .unwrap_or(guess);
+        // A cosine that stays within a few ulps of its amplitude tells no angle.
+        if part == CachePart::Cos && last * nearest / position < 3e-3 {
+            unreadable_from.get_or_insert(i);
+        }
+        *frequency = nearest / position;
+    }
+    let base_pair = (1..pairs)
+        .rev()
+        .find(|&i| frequencies[i] * last > 0.5)
+        .unwrap_or(1);
+    let (frequencies, base_pair) = continued(frequencies, unreadable_from, base_pair)?;
+    // The amplitude within float32 noise of 1 is 1.
+    let amplitude = if (amplitude - 1.0).abs() <= 1e-6 {
+        1.0
+    } else {
+        amplitude
+    };
+    Some((
+        CacheReading {
+            amplitude,
+            frequencies,
+            base_pair,
+        },
+        rounded as u64,
+    ))
+}
+
+/// The frequency of a sinusoid sampled at whole steps, `v[p] = A cos(φ + pθ)` with
+/// `0 < θ < π`, whatever its phase: from `cos(kθ) = (v[p-k] + v[p+k]) / (2 v[p])` at `k = 1`,
+/// then at doubling `k`, each reading's `kθ` unwrapped by the best so far, the best being the
+/// one with the largest `kθ |sin kθ|` (its relative error goes as the inverse), each at the
+/// `p` of the largest `|v[p]|`.
+fn recurrence_frequency(v: ndarray::ArrayView1<'_, f64>) -> Option<f64> {
+    use std::f64::consts::TAU;
+    let seq = v.len();
+    let largest = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let mut best: Option<(f64, f64)> = None;
+    let mut k = 1;
+    while 2 * k < seq {
+        let p = (k..seq - k).max_by(|&a, &b| v[a].abs().total_cmp(&v[b].abs()))?;
+        if v[p].abs() >= 0.5 * largest {
+            let c = ((v[p - k] + v[p + k]) / (2.0 * v[p])).clamp(-1.0, 1.0);
+            let principal = c.acos();
+            let angle = match best {
+                None => principal,
+                Some((theta, _)) => {
+                    let guess = k as f64 * theta;
+                    let turns = (guess / TAU).round();
+                    [
+                        TAU * turns + principal,
+                        TAU * turns - principal,
+                        TAU * (turns + 1.0) - principal,
+                        TAU * (turns - 1.0) + principal,
+                    ]
+                    .into_iter()
+                    .min_by(|a, b| (a - guess).abs().total_cmp(&(b - guess).abs()))?
+                }
+            };
+            let score = angle * angle.sin().abs();
+            if best.is_none_or(|(_, s)| score > s) {
+                best = Some((angle / k as f64, score));
+            }
+        }
+        k *= 2;
+    }
+    best.map(|(theta, _)| theta).filter(|t| t.is_finite())
 }
 
 /// RoPE angles `[rows, R/2]` and cos, sin or vLLM cos-sin caches `[rows, R]` at the positions

@@ -327,6 +327,37 @@ def scaled_axial_rope():
     save("hunyuandit_crop_rope_sin", sin.numpy())
 
 
+def offset_caches():
+    """Caches of a window of positions that does not start at 0, as a chunk of prompt after a
+    KV-cache offset sees them: transformers' cos and sin at position_ids from 1000 and from
+    5000, and the rows vLLM's forward indexes out of its YaRN cos_sin_cache for positions
+    100..163."""
+    import torch
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    config = LlamaConfig(hidden_size=256, num_attention_heads=4)
+    cos, _ = LlamaRotaryEmbedding(config)(torch.zeros(1, 64, 64), torch.arange(1000, 1064)[None])
+    save("hf_rope_cos_from_1000", cos[0].numpy())
+    config = LlamaConfig(
+        hidden_size=256,
+        num_attention_heads=4,
+        rope_theta=500000.0,
+        max_position_embeddings=131072,
+        rope_scaling={
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+    )
+    _, sin = LlamaRotaryEmbedding(config)(torch.zeros(1, 64, 64), torch.arange(5000, 5064)[None])
+    save("hf_llama31_sin_from_5000", sin[0].numpy())
+    yarn = np.load(HERE / "vllm_yarn_cos_sin_cache.npy")
+    save("vllm_yarn_cos_sin_rows_100", yarn[100:164])
+
+
 def longrope():
     """LongRoPE as transformers computes it for a model poslab does not ship: a small Phi-3
     (head 32, so 16 pairs) trained on 64 positions and extended to 2048, with factors shaped as
@@ -454,6 +485,7 @@ if __name__ == "__main__":
     positions()
     axial_rope()
     scaled_axial_rope()
+    offset_caches()
     longrope()
     scaled_grids()
     keras()
