@@ -407,7 +407,10 @@ pub(super) fn read_offset_cache(
             CachePart::CosSin => None,
             _ => {
                 let scale = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                if !(scale > 0.0) || a.iter().zip(b).any(|(x, y)| (x - y).abs() > 1e-6 * scale) {
+                if scale.is_nan()
+                    || scale <= 0.0
+                    || a.iter().zip(b).any(|(x, y)| (x - y).abs() > 1e-6 * scale)
+                {
                     return None;
                 }
                 Some(a)
@@ -460,8 +463,7 @@ pub(super) fn read_offset_cache(
         amplitudes.push(amplitude);
     }
     let amplitude = amplitudes[0];
-    if !(amplitude.is_finite() && amplitude > 0.0)
-        || !frequencies[0].is_finite()
+    if !(amplitude.is_finite() && amplitude > 0.0 && frequencies[0].is_finite())
         || frequencies[0] <= 0.0
     {
         return None;
@@ -501,7 +503,7 @@ pub(super) fn read_offset_cache(
         .map(|turns| start_after(f64::from(turns)))
         .min_by(|a, b| disagreement(*a).total_cmp(&disagreement(*b)))?;
     let rounded = start.round();
-    if !(rounded >= 1.0 && rounded < 1e12 && (start - rounded).abs() <= 0.05) {
+    if !((1.0..1e12).contains(&rounded) && (start - rounded).abs() <= 0.05) {
         return None;
     }
     // With the start known, each pair's angle at a row over that row's position is its
@@ -509,7 +511,6 @@ pub(super) fn read_offset_cache(
     // slow pair at position 5000 turned 1000 times further than over 64 rows): at the row
     // where its value pins the angle best, the turn and sign nearest the reading so far.
     let last = rounded + span;
-    let mut frequencies = frequencies;
     let mut unreadable_from = None;
     for (i, frequency) in frequencies.iter_mut().enumerate() {
         let angle_at = |r: usize| -> (f64, [f64; 2]) {
