@@ -1113,6 +1113,50 @@ fn rope_caches_at_half_steps_and_packed_ids_match() {
             "{file}: {text}"
         );
     }
+    // Scalings at given positions: Llama 3.1's sin cache at packed ids, one sequence from
+    // position 4000 (make.py's offset_caches).
+    let far = data("packed_far_position_ids.npy");
+    let llama31 = [
+        "--as",
+        "rope-sin",
+        "--positions",
+        far.as_str(),
+        "--dim",
+        "64",
+        "--layout",
+        "half",
+        "--base",
+        "500000",
+        "--scaling",
+        "llama3",
+        "--factor",
+        "8",
+        "--low-freq-factor",
+        "1",
+        "--high-freq-factor",
+        "4",
+        "--original-max-position-embeddings",
+        "8192",
+    ];
+    assert_check_only(
+        "hf_llama31_sin_packed_far.npy",
+        &llama31,
+        &[],
+        &llama31[..10],
+    );
+    let (status, text) = run(&[
+        "identify",
+        &data("hf_llama31_sin_packed_far.npy"),
+        "--positions",
+        far.as_str(),
+    ]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.starts_with(
+            "identified: RoPE sin cache, half layout (Hugging Face), dim 64, at the positions 4000, 4001, 4002, ... (64 given), base 500000, Llama 3 scaling, factor 8, original context 8192"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

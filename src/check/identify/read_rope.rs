@@ -740,5 +740,161 @@ pub(super) fn rope_at_positions(
                     .ok()
             }),
         );
+        scalings_at_positions(search, &view, positions, kind, rotary, &what);
     }
+}
+
+/// Linear, Llama 3, YaRN or LongRoPE frequencies (anything but plain RoPE, tried before) at
+/// the positions given: each pair's frequency read from its angles, rows taken by growing
+/// `|position|`, each angle's turn and sign chosen nearest the frequency read so far (the
+/// first from the smallest nonzero position, where the angle is taken to be below half a
+/// turn), then identified through those frequencies. A cache is read at amplitude 1, or at
+/// the factor a cos-sin cache's pairs give (YaRN's attention factor).
+fn scalings_at_positions(
+    search: &mut Search,
+    view: &Array2<f64>,
+    positions: &crate::encoding::positions::Positions,
+    kind: Option<(RopeLayout, CachePart)>,
+    rotary: usize,
+    what: &str,
+) {
+    use crate::encoding::exact_angle::DoubleF64;
+    use std::f64::consts::{PI, TAU};
+    let (rows, cols) = view.dim();
+    let pairs = rotary / 2;
+    let scaled: Vec<f64> = (0..rows).map(|r| positions.exact(r).to_f64()).collect();
+    let amplitude = match kind {
+        Some((layout, CachePart::CosSin)) => {
+            let (c, s) = layout.pair(0, rotary);
+            view[[0, c]].hypot(view[[0, s]])
+        }
+        _ => 1.0,
+    };
+    if !(amplitude.is_finite() && amplitude > 0.0) {
+        return;
+    }
+    // The angles pair `i`'s value at row `r` may be (one of two, by symmetry), and how well
+    // the value pins them (the slope of the value against the angle).
+    let angles = |i: usize, r: usize| -> ([f64; 2], f64) {
+        match kind {
+            None => ([view[[r, i]]; 2], 1.0),
+            Some((layout, CachePart::CosSin)) => {
+                let (c, s) = layout.pair(i, rotary);
+                let a = view[[r, s]].atan2(view[[r, c]]);
+                ([a, a], 1.0)
+            }
+            Some((layout, part)) => {
+                let v = (view[[r, layout.pair(i, rotary).0]] / amplitude).clamp(-1.0, 1.0);
+                if part == CachePart::Cos {
+                    let a = v.acos();
+                    ([a, -a], a.sin().abs())
+                } else {
+                    let a = v.asin();
+                    ([a, PI - a], a.cos().abs())
+                }
+            }
+        }
+    };
+    let mut order: Vec<usize> = (0..rows).filter(|&r| scaled[r] != 0.0).collect();
+    order.sort_by(|&a, &b| scaled[a].abs().total_cmp(&scaled[b].abs()));
+    let Some(&nearest_row) = order.first() else {
+        return;
+    };
+    let mut frequencies = Vec::with_capacity(pairs);
+    for i in 0..pairs {
+        // (frequency, how well it is pinned)
+        let mut best: Option<(f64, f64)> = None;
+        for &r in &order {
+            let p = scaled[r];
+            let (candidates, slope) = angles(i, r);
+            let angle = match best {
+                None if r == nearest_row => {
+                    // Below half a turn: the candidate of the position's sign.
+                    let a = candidates[0].rem_euclid(TAU);
+                    let a = if a > PI { a - TAU } else { a };
+                    if kind.is_some_and(|(_, part)| part == CachePart::Cos) {
+                        a.abs() * p.signum()
+                    } else {
+                        a
+                    }
+                }
+                None => return,
+                Some((theta, _)) => {
+                    let guess = p * theta;
+                    let turns = (guess / TAU).round();
+                    [turns - 1.0, turns, turns + 1.0]
+                        .into_iter()
+                        .flat_map(|n| candidates.map(|a| a + TAU * n))
+                        .min_by(|a, b| (a - guess).abs().total_cmp(&(b - guess).abs()))
+                        .unwrap_or(guess)
+                }
+            };
+            let score = p.abs() * slope;
+            if best.is_none_or(|(_, s)| score > s) {
+                best = Some((angle / p, score));
+            }
+        }
+        match best {
+            Some((theta, _)) if theta.is_finite() => frequencies.push(theta),
+            _ => return,
+        }
+    }
+    if frequencies[0] <= 0.0 {
+        return;
+    }
+    let furthest = scaled.iter().fold(0.0f64, |m, p| m.max(p.abs()));
+    let base_pair = (1..pairs)
+        .rev()
+        .find(|&i| frequencies[i] * furthest > 0.5)
+        .unwrap_or(1);
+    let make = |theta: &[f64], attention: f64, at: &[usize], torch: bool| {
+        Array2::from_shape_fn((at.len(), cols), |(k, col)| {
+            let r = at[k];
+            let (pair, is_sin) = match kind {
+                None => (col, false),
+                Some((layout, part)) => {
+                    let (_, pair, is_sin) = rope::cache_element(layout, part, cols, (0, 0, col));
+                    (pair, is_sin)
+                }
+            };
+            if torch {
+                let angle = positions.angle_f32(r, theta[pair]);
+                if kind.is_none() {
+                    return f64::from(angle);
+                }
+                let (sin, cos) = torch_f32::sin_cos(angle);
+                f64::from(if is_sin { sin } else { cos } * attention as f32)
+            } else {
+                let angle = positions.angle(r, DoubleF64::from_f64(theta[pair]));
+                if kind.is_none() {
+                    return angle;
+                }
+                let (sin, cos) = angle.sin_cos();
+                attention * if is_sin { sin } else { cos }
+            }
+        })
+        .into_dyn()
+    };
+    let orient = |table: ArrayD<f64>| table;
+    let target = FrequencyTarget {
+        label: format!(
+            "{what}, dim {rotary}, at the {}{}",
+            positions.describe(),
+            if (amplitude - 1.0).abs() > 1e-6 {
+                format!(", times {amplitude:.7}")
+            } else {
+                String::new()
+            }
+        ),
+        table: view.view().into_dyn(),
+        tolerance: search.tolerance,
+        make: &make,
+        orient: &orient,
+        plain: false,
+        rows,
+        base_pair,
+        amplitude: kind.map(|_| amplitude),
+        torch: search.float32,
+    };
+    scaled_frequencies(search, &frequencies, &target);
 }

@@ -356,6 +356,12 @@ def offset_caches():
     save("hf_llama31_sin_from_5000", sin[0].numpy())
     yarn = np.load(HERE / "vllm_yarn_cos_sin_cache.npy")
     save("vllm_yarn_cos_sin_rows_100", yarn[100:164])
+    # Two packed sequences, the first a continuation from position 4000: Llama 3.1's sin
+    # cache (the Llama 3 scaling shows on the slow pairs only far out) at those ids.
+    ids = torch.cat([torch.arange(4000, 4032), torch.arange(0, 32)])[None]
+    save("packed_far_position_ids", ids.numpy())
+    _, sin = LlamaRotaryEmbedding(config)(torch.zeros(1, 64, 64), ids)
+    save("hf_llama31_sin_packed_far", sin[0].numpy())
 
 
 def longrope():
