@@ -32,9 +32,12 @@ pub struct BenchArgs {
 
 const BENCH_NOTES: &str = "\
 For each size, prints the median time of the computation itself (GPU timestamps where the
-adapter has them, otherwise submission to completion), the bytes of table written per second,
-and the median time including the copy back to main memory. The CPU engine computes f64
-(8 bytes a value), the GPU engine f32 (4 bytes).
+adapter has them, otherwise submission to completion) and the bytes of table written per
+second. The CPU engine computes f64 (8 bytes a value), the GPU engine f32 (4 bytes). On the
+GPU it also prints the ceiling, measured in the same run: a kernel that only stores, over the
+same tiles (fill ms, and the share of the compute time it takes: 100% is the card's write
+speed), and the median time with the table streamed back to main memory, tile by tile while
+the next computes, with the rate of that readback (the bytes over the time it added).
 
 Examples:
   poslab bench sinusoidal --size seq=4096,dim=1024 --size seq=65536,dim=4096 --backend gpu
@@ -46,9 +49,10 @@ struct Measurement {
     shape: Vec<usize>,
     compute: Duration,
     bytes: u64,
+    /// A store-only kernel over the same tiles (GPU only): the ceiling of `compute`.
+    fill: Option<Duration>,
     with_readback: Duration,
 }
-
 /// Runs `poslab bench`.
 pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
     check_options_apply(&args.table, matches)?;
@@ -212,6 +216,7 @@ fn measure_cpu(
         shape: spec.shape().unwrap_or_default(),
         compute: time,
         bytes: element_count(spec) * 8,
+        fill: None,
         with_readback: time,
     })
 }
@@ -222,28 +227,43 @@ fn measure_gpu(
     arith: Arithmetic,
     repeats: usize,
 ) -> Result<Measurement, CliError> {
-    // One untimed run compiles the pipeline and warms the driver.
+    // One untimed run of each compiles the pipelines and warms the driver.
     gpu.time_kernels(spec, arith).map_err(engine_error)?;
-    let mut kernel = Vec::with_capacity(repeats);
+    gpu.time_fill(spec, arith).map_err(engine_error)?;
+    // The kernel and the fill alternate, so that both see the same state of the machine.
+    let (mut kernel, mut fill) = (Vec::with_capacity(repeats), Vec::with_capacity(repeats));
     for _ in 0..repeats {
         kernel.push(
             gpu.time_kernels(spec, arith)
                 .map_err(engine_error)?
                 .duration,
         );
+        fill.push(gpu.time_fill(spec, arith).map_err(engine_error)?.duration);
     }
+    // Read back into main memory that is already the process's (as a caller that reuses its
+    // buffer has it), so that what is timed is the device's work and the copies.
+    let bytes = element_count(spec) * 4;
+    let mut host = vec![0u8; usize::try_from(bytes).map_err(|_| CliError::usage("too large"))?];
+    let source = gpu.block_source(spec, arith).map_err(engine_error)?;
     let mut total = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         let started = Instant::now();
-        let table = gpu.compute_arith(spec, arith).map_err(engine_error)?;
+        let mut at = 0;
+        source
+            .stream(&mut |tile| {
+                host[at..at + tile.len()].copy_from_slice(tile);
+                at += tile.len();
+                Ok(())
+            })
+            .map_err(engine_error)?;
         total.push(started.elapsed());
-        drop(table);
     }
     Ok(Measurement {
         size: String::new(),
         shape: spec.shape().unwrap_or_default(),
         compute: median(kernel),
-        bytes: element_count(spec) * 4,
+        bytes,
+        fill: Some(median(fill)),
         with_readback: median(total),
     })
 }
@@ -261,24 +281,54 @@ fn print_table(results: &[Measurement]) {
         .max()
         .unwrap_or(5)
         .max(5);
-    println!(
-        "{:<size_width$}  {:<shape_width$}  {:>12}  {:>12}  {:>17}",
-        "size", "shape", "compute ms", "GB/s written", "with readback ms"
-    );
-    for m in results {
-        let seconds = m.compute.as_secs_f64();
-        let rate = if seconds > 0.0 {
-            m.bytes as f64 / seconds / 1e9
+    let gpu = results.iter().any(|m| m.fill.is_some());
+    let rate = |bytes: u64, time: Duration| {
+        let seconds = time.as_secs_f64();
+        if seconds > 0.0 {
+            bytes as f64 / seconds / 1e9
         } else {
             f64::INFINITY
-        };
+        }
+    };
+    if gpu {
         println!(
-            "{:<size_width$}  {:<shape_width$}  {:>12.3}  {:>12.2}  {:>17.3}",
+            "{:<size_width$}  {:<shape_width$}  {:>12}  {:>12}  {:>9}  {:>10}  {:>17}  {:>15}",
+            "size",
+            "shape",
+            "compute ms",
+            "GB/s written",
+            "fill ms",
+            "of ceiling",
+            "with readback ms",
+            "readback GB/s"
+        );
+    } else {
+        println!(
+            "{:<size_width$}  {:<shape_width$}  {:>12}  {:>12}",
+            "size", "shape", "compute ms", "GB/s written"
+        );
+    }
+    for m in results {
+        let line = format!(
+            "{:<size_width$}  {:<shape_width$}  {:>12.3}  {:>12.2}",
             m.size,
             format!("{:?}", m.shape),
-            seconds * 1e3,
-            rate,
-            m.with_readback.as_secs_f64() * 1e3
+            m.compute.as_secs_f64() * 1e3,
+            rate(m.bytes, m.compute),
         );
+        match m.fill {
+            Some(fill) => {
+                // The readback's own rate: the bytes over what it added to the compute.
+                let added = m.with_readback.saturating_sub(m.compute);
+                println!(
+                    "{line}  {:>9.3}  {:>9.0}%  {:>17.3}  {:>15.2}",
+                    fill.as_secs_f64() * 1e3,
+                    100.0 * fill.as_secs_f64() / m.compute.as_secs_f64().max(1e-12),
+                    m.with_readback.as_secs_f64() * 1e3,
+                    rate(m.bytes, added),
+                );
+            }
+            None => println!("{line}"),
+        }
     }
 }

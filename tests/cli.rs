@@ -870,6 +870,32 @@ fn the_gpu_backend_writes_the_same_tables() {
             }
         }
     }
+    // --dtype f64: the GPU's float32 values widened as they stream to the file, each exactly
+    // the float32 the GPU wrote (so within float32 rounding of the CPU's f64 table).
+    let (cpu, gpu) = (d.path().join("cpu64.npy"), d.path().join("gpu64.npy"));
+    for (out, backend) in [(&cpu, "cpu"), (&gpu, "gpu")] {
+        ok(&[
+            "table",
+            "rope-cos",
+            "--seq",
+            "33",
+            "--dim",
+            "16",
+            "--dtype",
+            "f64",
+            "--backend",
+            backend,
+            "-o",
+            path_str(out),
+        ]);
+    }
+    let (c, g): (ArrayD<f64>, ArrayD<f64>) = (read_npy(&cpu).unwrap(), read_npy(&gpu).unwrap());
+    assert_eq!(c.shape(), &[33, 16]);
+    assert_eq!(c.shape(), g.shape());
+    for (a, b) in c.iter().zip(g.iter()) {
+        assert_eq!(f64::from(*b as f32), *b, "a widened float32: {b}");
+        assert!((a - b).abs() <= 2e-6, "{a} vs {b}");
+    }
 }
 
 #[test]
@@ -925,6 +951,14 @@ fn bench_prints_a_row_per_size_on_either_engine() {
             "{text}"
         );
         assert!(text.contains("GB/s written"), "{text}");
+        // The GPU's ceiling and readback, measured in the same run.
+        if backend == "gpu" {
+            assert!(
+                text.contains("fill ms") && text.contains("of ceiling"),
+                "{text}"
+            );
+            assert!(text.contains("readback GB/s"), "{text}");
+        }
     }
     let d = dir();
     refused(

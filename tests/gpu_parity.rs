@@ -177,6 +177,65 @@ fn small_tiles_give_the_same_tables() {
     );
 }
 
+/// What `poslab table --backend gpu` writes: the whole table's tiles in C order, read back
+/// through the ring of mapped buffers while later tiles compute. In 4 KiB tiles (hundreds of
+/// them: the ring wraps again and again), and with rows wider than a tile, the stream laid
+/// end to end is the CPU engine's table.
+#[test]
+fn streamed_tiles_arrive_in_order_and_match_the_cpu_engine() {
+    use poslab::encoding::torch_f32::Arithmetic;
+    use poslab::engine::ValueKind;
+    let tiny = poslab::engine::gpu::GpuEngine::new_headless()
+        .unwrap()
+        .with_max_tile_bytes(4096);
+    let wide = TableSpec::Sinusoidal(SinusoidalParams {
+        seq: 3,
+        dim: 3000,
+        ..Default::default()
+    });
+    let mut most_tiles = 0;
+    for spec in every_kind().into_iter().chain([wide]) {
+        let what = format!("{} streamed in 4 KiB tiles", spec.kind_name());
+        let source = tiny.block_source(&spec, Arithmetic::Exact).unwrap();
+        let (mut words, mut tiles) = (Vec::<u32>::new(), 0);
+        source
+            .stream(&mut |bytes| {
+                assert!(
+                    bytes.len() <= 4096,
+                    "{what}: a tile of {} bytes",
+                    bytes.len()
+                );
+                words.extend_from_slice(bytemuck::cast_slice(bytes));
+                tiles += 1;
+                Ok(())
+            })
+            .unwrap();
+        most_tiles = most_tiles.max(tiles);
+        let shape = ndarray::IxDyn(&spec.shape().unwrap());
+        let streamed = match spec.value_kind() {
+            ValueKind::Index => Table::Index(
+                ArrayD::from_shape_vec(shape, words.iter().map(|&w| w as i32).collect()).unwrap(),
+            ),
+            ValueKind::Real => Table::Real(
+                ArrayD::from_shape_vec(
+                    shape,
+                    words
+                        .iter()
+                        .map(|&w| f64::from(f32::from_bits(w)))
+                        .collect(),
+                )
+                .unwrap(),
+            ),
+        };
+        assert_parity(&what, &streamed, &cpu::compute(&spec).unwrap());
+    }
+    // The ring holds 3 tiles: 7 or more go round it twice.
+    assert!(
+        most_tiles >= 7,
+        "the ring never wrapped: {most_tiles} tiles"
+    );
+}
+
 #[test]
 fn tables_larger_than_one_storage_binding_are_tiled() {
     // 3 x 4096 x 4096 f32 is 192 MiB: more than lavapipe's 128 MiB binding.

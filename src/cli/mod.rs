@@ -265,9 +265,20 @@ fn stream_table(
                 } else {
                     whole_rows(engine::blocks::GPU_BLOCK_VALUES)
                 };
-                let blocks = engine::blocks::gpu_blocks(&gpu, spec, arith, block_values)
-                    .map_err(engine_error)?;
-                match write_blocks(spec, shape, format, finish, output, blocks, true) {
+                // A .npy takes the device's bytes as they come, unless something changes them
+                // on the way (ALiBi's slope scaling, a zeroed row).
+                let streamed = format == OutputFormat::Npy
+                    && finish.slope.is_none()
+                    && finish.zero_row.is_none();
+                let written = if streamed {
+                    let source = gpu.block_source(spec, arith).map_err(engine_error)?;
+                    write_gpu_npy(spec, shape, finish, output, &source)
+                } else {
+                    let blocks = engine::blocks::gpu_blocks(&gpu, spec, arith, block_values)
+                        .map_err(engine_error)?;
+                    write_blocks(spec, shape, format, finish, output, blocks, true)
+                };
+                match written {
                     Ok(()) => {
                         return Ok(format!(
                             "gpu: {}, at most {block_values} values a block",
@@ -381,6 +392,106 @@ fn write_blocks(
     Ok(())
 }
 
+/// Writes a GPU table to a `.npy` tile by tile as the device hands its tiles over: its f32
+/// (or i32) bytes as they are, or widened to f64 for `--dtype f64`, into a temporary file
+/// renamed to `output` once every value is in.
+fn write_gpu_npy(
+    spec: &TableSpec,
+    shape: &[usize],
+    finish: &BlockFinish,
+    output: &Path,
+    source: &engine::gpu::GpuBlocks<'_>,
+) -> Result<(), StreamFailure> {
+    let values = shape.iter().map(|&n| n as u64).product::<u64>();
+    let progress = progress::Progress::new(values, finish.quiet);
+    let failed = |e: &dyn std::fmt::Display| {
+        CliError::runtime(format!("writing {} failed: {e}", output.display()))
+    };
+    let mut file = AtomicFile::create(output).map_err(|e| {
+        CliError::runtime(format!(
+            "writing {} failed: cannot create a file there ({})",
+            output.display(),
+            io_problem(&e)
+        ))
+    })?;
+    let index = spec.value_kind() == ValueKind::Index;
+    let header = export::npy_header(shape, index, finish.dtype);
+    let value_bytes = if index { 4 } else { finish.dtype.bytes() };
+    file.reserve((header.len() as u64).saturating_add(values.saturating_mul(value_bytes)));
+    std::io::Write::write_all(file.writer(), &header).map_err(|e| failed(&export::io_text(&e)))?;
+    // Why the consumer stopped, where it was not the engine.
+    let mut stopped: Option<CliError> = None;
+    let mut widened: Vec<u8> = Vec::new();
+    let streamed = source.stream(&mut |bytes| {
+        let mut write = |bytes: &[u8]| {
+            std::io::Write::write_all(file.writer(), bytes)
+                .map_err(|e| failed(&export::io_text(&e)))
+        };
+        let result = if index {
+            write(bytes)
+        } else {
+            let floats: &[f32] = bytemuck::cast_slice(bytes);
+            check_range_f32(floats, spec).and_then(|()| match finish.dtype {
+                RealDtype::F32 => write(bytes),
+                RealDtype::F64 => {
+                    widened.clear();
+                    widened.extend(floats.iter().flat_map(|&v| f64::from(v).to_le_bytes()));
+                    write(&widened)
+                }
+            })
+        };
+        progress.advance((bytes.len() / 4) as u64);
+        result.map_err(|error| {
+            stopped = Some(error);
+            EngineError::Gpu(engine::gpu::GpuError::Readback(
+                "the file stopped".to_owned(),
+            ))
+        })
+    });
+    if let Some(error) = stopped {
+        return Err(StreamFailure::Other(error));
+    }
+    match streamed {
+        Ok(()) => {}
+        Err(EngineError::Gpu(reason)) => return Err(StreamFailure::Gpu(reason.to_string())),
+        Err(other) => return Err(engine_error(other).into()),
+    }
+    file.commit().map_err(|e| failed(&export::io_text(&e)))?;
+    Ok(())
+}
+
+/// [`check_range`] for float32 values as the GPU engine computed them: an infinity where the
+/// kind has none means its inputs overflowed float32.
+fn check_range_f32(values: &[f32], spec: &TableSpec) -> Result<(), CliError> {
+    if values
+        .iter()
+        .fold(true, |finite, v| finite & !v.is_infinite())
+    {
+        return Ok(());
+    }
+    let masks = matches!(
+        spec,
+        TableSpec::Alibi { .. } | TableSpec::AlibiWindow { .. }
+    );
+    if masks {
+        return Ok(());
+    }
+    Err(overflowed(spec, true))
+}
+
+/// A table whose values overflowed to infinity, and what to do about it.
+fn overflowed(spec: &TableSpec, on_gpu: bool) -> CliError {
+    let why = if on_gpu {
+        "the GPU engine computes in float32: try --backend cpu"
+    } else {
+        "even in f64: give smaller inputs"
+    };
+    CliError::usage(format!(
+        "the {} table overflowed to infinity: its inputs are too large ({why})",
+        spec.kind_name()
+    ))
+}
+
 fn io_problem(error: &std::io::Error) -> String {
     match error.kind() {
         std::io::ErrorKind::NotFound => "the folder does not exist".to_owned(),
@@ -414,15 +525,7 @@ fn check_range(
         TableSpec::Alibi { .. } | TableSpec::AlibiWindow { .. }
     );
     if !masks && values.iter().any(|v| v.is_infinite()) {
-        let why = if on_gpu {
-            "the GPU engine computes in float32: try --backend cpu"
-        } else {
-            "even in f64: give smaller inputs"
-        };
-        return Err(CliError::usage(format!(
-            "the {} table overflowed to infinity: its inputs are too large ({why})",
-            spec.kind_name()
-        )));
+        return Err(overflowed(spec, on_gpu));
     }
     if dtype == RealDtype::F32
         && let Some(v) = values

@@ -65,11 +65,14 @@ pub struct GpuEngine {
     reduce: std::sync::OnceLock<reduce::ReducePipeline>,
 }
 
+/// What takes each tile read back: where it lies in the window, and its values as the device
+/// holds them (4 bytes each, f32 or i32, in window order within the tile).
+type ReadBackConsumer<'a> = dyn FnMut(&tiles::TilePlace, &[u8]) -> Result<(), EngineError> + 'a;
+
 /// Where a computation's values go.
-#[derive(Clone, Copy)]
-pub(super) enum Sink<'a> {
-    /// Back to main memory, returned as words.
-    ReadBack,
+enum Sink<'a> {
+    /// Back to main memory, each tile handed over as it arrives, in window order.
+    ReadBack(&'a mut ReadBackConsumer<'a>),
     /// Nowhere: only the kernels' time matters.
     Discard,
     /// Into a buffer on the device, in window order.
@@ -107,8 +110,10 @@ impl GpuEngine {
         // The adapter's own limits: the defaults are WebGL2's on GL, which have no compute.
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("poslab compute"),
-            // Timestamps where the adapter has them, for `poslab bench`.
-            required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
+            // Timestamps where the adapter has them, for `poslab bench`; storage buffers
+            // mapped in place where its memory is the host's (see `tiles::stream_tiles`).
+            required_features: adapter.features()
+                & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
             required_limits: adapter.limits(),
             experimental_features: wgpu::ExperimentalFeatures::default(),
             memory_hints: wgpu::MemoryHints::Performance,
@@ -260,7 +265,22 @@ impl GpuBlocks<'_> {
     pub fn block(&self, window: &Window) -> Result<Table, EngineError> {
         let (spec, plan) = (self.spec, &self.plan);
         let ndim = spec.shape().map_or(0, |s| s.len());
-        let (words, _) = self.engine.run(plan, spec, window, Sink::ReadBack)?;
+        let (rows, cols) = (window.rows.len(), window.cols.len());
+        let mut words = vec![0u32; window.len()];
+        let mut scatter = |place: &tiles::TilePlace, bytes: &[u8]| {
+            let tile: &[u32] = bytemuck::cast_slice(bytes);
+            let (nh, nr, nc) = (place.heads.1, place.rows.1, place.cols.1);
+            for h in 0..nh {
+                for r in 0..nr {
+                    let from = (h * nr + r) * nc;
+                    let to = ((place.heads.0 + h) * rows + place.rows.0 + r) * cols + place.cols.0;
+                    words[to..to + nc].copy_from_slice(&tile[from..from + nc]);
+                }
+            }
+            Ok(())
+        };
+        self.engine
+            .run(plan, spec, window, Sink::ReadBack(&mut scatter))?;
         let shape = IxDyn(&window.output_shape(ndim));
         let table = if plan.index {
             let values: Vec<i32> = words.into_iter().map(|w| w as i32).collect();
@@ -273,6 +293,23 @@ impl GpuBlocks<'_> {
             Table::Real(ArrayD::from_shape_vec(shape, values).map_err(readback_error)?)
         };
         Ok(table)
+    }
+}
+
+impl GpuBlocks<'_> {
+    /// The whole table's values in C order as the device holds them (4 bytes each: f32, or
+    /// i32 for an index table), a tile at a time, each read back while the next computes:
+    /// what `poslab table --backend gpu` writes to its file as they come.
+    pub fn stream(
+        &self,
+        consume: &mut dyn FnMut(&[u8]) -> Result<(), EngineError>,
+    ) -> Result<(), EngineError> {
+        let window = Window::all(self.spec.matrix_shape());
+        // Tiles of a whole window follow each other in C order (see `GpuEngine::run`).
+        let mut hand = |_: &tiles::TilePlace, bytes: &[u8]| consume(bytes);
+        self.engine
+            .run(&self.plan, self.spec, &window, Sink::ReadBack(&mut hand))?;
+        Ok(())
     }
 }
 
@@ -289,7 +326,41 @@ impl GpuEngine {
         window_fits(spec)?;
         check_positions(spec)?;
         let plan = Plan::new(spec, arith)?;
-        let (_, duration) = self.run(
+        let duration = self.run(
+            &plan,
+            spec,
+            &Window::all(spec.matrix_shape()),
+            Sink::Discard,
+        )?;
+        Ok(KernelTime {
+            duration,
+            timestamped: self.timestamps,
+        })
+    }
+
+    /// How long a kernel that only stores takes over the same tiles as `spec`'s kernel (the
+    /// same buffer, tile sizes and dispatch shape, in one submission): the most that
+    /// kernel's writes could reach on this adapter, what `poslab bench` reports beside it.
+    pub fn time_fill(
+        &self,
+        spec: &TableSpec,
+        arith: Arithmetic,
+    ) -> Result<KernelTime, EngineError> {
+        spec.validate()?;
+        super::check_arithmetic(spec, arith)?;
+        window_fits(spec)?;
+        check_positions(spec)?;
+        let mut plan = Plan::new(spec, arith)?;
+        let (entry, workgroup) = match plan.workgroup {
+            [256, 1] => ("fill_256", [256, 1]),
+            [64, 1] => ("fill_64", [64, 1]),
+            _ => ("fill_16x16", [16, 16]),
+        };
+        plan.shader = shaders::FILL;
+        plan.entry = entry;
+        plan.workgroup = workgroup;
+        plan.params.extra = 0x3f80_0000;
+        let duration = self.run(
             &plan,
             spec,
             &Window::all(spec.matrix_shape()),

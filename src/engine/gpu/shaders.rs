@@ -34,6 +34,8 @@ pub const GRID: ShaderSource = shader!("grid.wgsl", "grid.wgsl");
 pub const ROPE_2D: ShaderSource = shader!("rope2d.wgsl", "rope2d.wgsl");
 pub const RELATIVE: ShaderSource = shader!("relative.wgsl", "relative.wgsl");
 pub const BINARY: ShaderSource = shader!("binary.wgsl", "binary.wgsl");
+/// Stores only, for `poslab bench`'s ceiling.
+pub const FILL: ShaderSource = shader!("fill.wgsl", "fill.wgsl");
 
 /// The heatmap colour-mapping shader, which has bindings of its own.
 pub const COLORMAP: ShaderSource = ShaderSource {
