@@ -890,14 +890,7 @@ fn a_million_positions_are_drawn_as_the_mean_of_the_rows_each_pixel_holds() {
     // job is pending).
     harness.get_by_label("max").click();
     let said = format!("1 pixel = max of {rows_per_pixel} rows");
-    for _ in 0..3000 {
-        harness.step();
-        if harness.query_by_label_contains(&said).is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    harness.run();
+    step_until(&mut harness, |h| h.query_by_label_contains(&said).is_some());
     assert!(harness.query_by_label_contains(&said).is_some(), "{said:?}");
     let shown = harness.state().shown_sinusoidal().unwrap();
     assert!(shown.values.column(0).iter().all(|&v| v > 0.999));
@@ -1353,13 +1346,31 @@ fn each_views_own_settings_survive_a_restart() {
     assert_eq!(after.alibi_view().query, 100);
 }
 
+/// Steps the app with pauses until `done` holds (at most 30 s), then lets it settle: `run`
+/// counts frames, and a release build spins through its 2000 while a worker still reduces a
+/// million rows (each frame asks for a repaint while a job is pending), the more so when the
+/// other tests load the machine.
+fn step_until(
+    harness: &mut Harness<'static, PoslabApp>,
+    done: impl Fn(&Harness<'static, PoslabApp>) -> bool,
+) {
+    for _ in 0..3000 {
+        harness.step();
+        if done(harness) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    harness.run();
+}
+
 #[test]
 fn a_column_of_a_million_rows_is_drawn_as_means_with_its_envelope() {
     let mut harness = harness();
     harness.run();
     type_number(&mut harness, "Sequence length", "1048576", |_| {});
     harness.state_mut().select_sinusoidal_column(Some(0));
-    harness.run();
+    step_until(&mut harness, |h| h.state().shown_column_curve().is_some());
     let (mean, envelope) = harness.state().shown_column_curve().expect("a curve");
     assert!(mean.len() <= 4096);
     // Column 0 turns once every 2π positions: over 256 rows it averages to about 0, and its

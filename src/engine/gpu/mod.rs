@@ -87,8 +87,11 @@ pub struct KernelTime {
     pub timestamped: bool,
 }
 
-/// Caps one tile, so that the staging copy stays modest even on cards with huge bindings.
-const MAX_TILE_BYTES: u64 = 256 << 20;
+/// Caps one tile of a table that stays on the device (timed, or into a device buffer): the
+/// largest binding the adapter allows up to 1 GiB, so that a large table is few dispatches
+/// while its tile buffer stays a fraction of a card's memory. Tiles read back are smaller
+/// (`tiles::READBACK_TILE_WORDS`).
+const MAX_TILE_BYTES: u64 = 1 << 30;
 const WORKGROUPS_PER_DIMENSION: u64 = 65_535;
 
 /// Loop passes one invocation may make in all. llvmpipe silently ends an invocation's loops
