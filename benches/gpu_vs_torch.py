@@ -34,7 +34,7 @@ def poslab_bench(poslab, seq, dim, repeats):
     ).stdout
     print(text.strip())
     row = [line for line in text.splitlines() if line.startswith(f"seq={seq},dim={dim}")][-1]
-    numbers = [float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?", row.split("]")[-1])]
+    numbers = [float(x) for x in re.findall(r"[-+]?(?:\d+(?:\.\d+)?|inf)", row.split("]")[-1])]
     compute, _, fill, _, readback, _ = numbers[:6]
     return compute, fill, readback
 
