@@ -347,25 +347,8 @@ fn write_blocks(
 ) -> Result<(), StreamFailure> {
     let values = shape.iter().map(|&n| n as u64).product::<u64>();
     let progress = progress::Progress::new(values, finish.quiet);
-    let failed = |e: &dyn std::fmt::Display| {
-        CliError::runtime(format!("writing {} failed: {e}", output.display()))
-    };
-    let mut file = AtomicFile::create(output).map_err(|e| {
-        CliError::runtime(format!(
-            "writing {} failed: cannot create a file there ({})",
-            output.display(),
-            io_problem(&e)
-        ))
-    })?;
-    if format == OutputFormat::Npy {
-        let index = spec.value_kind() == ValueKind::Index;
-        let header = export::npy_header(shape, index, finish.dtype);
-        let value_bytes = if index { 4 } else { finish.dtype.bytes() };
-        let values = shape.iter().map(|&n| n as u64).product::<u64>();
-        file.reserve((header.len() as u64).saturating_add(values.saturating_mul(value_bytes)));
-        std::io::Write::write_all(file.writer(), &header)
-            .map_err(|e| failed(&export::io_text(&e)))?;
-    }
+    let failed = |e: &dyn std::fmt::Display| write_failed(output, e);
+    let mut file = create_table_file(spec, shape, format, finish.dtype, output)?;
     for (window, block) in blocks {
         let mut block = match block {
             Ok(block) => block,
@@ -392,6 +375,39 @@ fn write_blocks(
     Ok(())
 }
 
+/// Writing `output` failed, for `why`.
+fn write_failed(output: &Path, why: &dyn std::fmt::Display) -> CliError {
+    CliError::runtime(format!("writing {} failed: {why}", output.display()))
+}
+
+/// The temporary file a table of `shape` is written to (renamed to `output` on commit), its
+/// room reserved and, for a `.npy`, its header written.
+fn create_table_file(
+    spec: &TableSpec,
+    shape: &[usize],
+    format: OutputFormat,
+    dtype: RealDtype,
+    output: &Path,
+) -> Result<AtomicFile, CliError> {
+    let mut file = AtomicFile::create(output).map_err(|e| {
+        CliError::runtime(format!(
+            "writing {} failed: cannot create a file there ({})",
+            output.display(),
+            io_problem(&e)
+        ))
+    })?;
+    if format == OutputFormat::Npy {
+        let index = spec.value_kind() == ValueKind::Index;
+        let header = export::npy_header(shape, index, dtype);
+        let value_bytes = if index { 4 } else { dtype.bytes() };
+        let values = shape.iter().map(|&n| n as u64).product::<u64>();
+        file.reserve((header.len() as u64).saturating_add(values.saturating_mul(value_bytes)));
+        std::io::Write::write_all(file.writer(), &header)
+            .map_err(|e| write_failed(output, &export::io_text(&e)))?;
+    }
+    Ok(file)
+}
+
 /// Writes a GPU table to a `.npy` tile by tile as the device hands its tiles over: its f32
 /// (or i32) bytes as they are, or widened to f64 for `--dtype f64`, into a temporary file
 /// renamed to `output` once every value is in.
@@ -404,21 +420,9 @@ fn write_gpu_npy(
 ) -> Result<(), StreamFailure> {
     let values = shape.iter().map(|&n| n as u64).product::<u64>();
     let progress = progress::Progress::new(values, finish.quiet);
-    let failed = |e: &dyn std::fmt::Display| {
-        CliError::runtime(format!("writing {} failed: {e}", output.display()))
-    };
-    let mut file = AtomicFile::create(output).map_err(|e| {
-        CliError::runtime(format!(
-            "writing {} failed: cannot create a file there ({})",
-            output.display(),
-            io_problem(&e)
-        ))
-    })?;
+    let failed = |e: &dyn std::fmt::Display| write_failed(output, e);
+    let mut file = create_table_file(spec, shape, OutputFormat::Npy, finish.dtype, output)?;
     let index = spec.value_kind() == ValueKind::Index;
-    let header = export::npy_header(shape, index, finish.dtype);
-    let value_bytes = if index { 4 } else { finish.dtype.bytes() };
-    file.reserve((header.len() as u64).saturating_add(values.saturating_mul(value_bytes)));
-    std::io::Write::write_all(file.writer(), &header).map_err(|e| failed(&export::io_text(&e)))?;
     // Why the consumer stopped, where it was not the engine.
     let mut stopped: Option<CliError> = None;
     let mut widened: Vec<u8> = Vec::new();

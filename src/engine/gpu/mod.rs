@@ -324,11 +324,22 @@ impl GpuEngine {
         spec: &TableSpec,
         arith: Arithmetic,
     ) -> Result<KernelTime, EngineError> {
+        self.time_plan(spec, arith, |plan| plan)
+    }
+
+    /// The time of `spec`'s plan, changed by `change`, over the whole table in one
+    /// submission, its values discarded.
+    fn time_plan(
+        &self,
+        spec: &TableSpec,
+        arith: Arithmetic,
+        change: impl FnOnce(Plan) -> Plan,
+    ) -> Result<KernelTime, EngineError> {
         spec.validate()?;
         super::check_arithmetic(spec, arith)?;
         window_fits(spec)?;
         check_positions(spec)?;
-        let plan = Plan::new(spec, arith)?;
+        let plan = change(Plan::new(spec, arith)?);
         let duration = self.run(
             &plan,
             spec,
@@ -349,29 +360,17 @@ impl GpuEngine {
         spec: &TableSpec,
         arith: Arithmetic,
     ) -> Result<KernelTime, EngineError> {
-        spec.validate()?;
-        super::check_arithmetic(spec, arith)?;
-        window_fits(spec)?;
-        check_positions(spec)?;
-        let mut plan = Plan::new(spec, arith)?;
-        let (entry, workgroup) = match plan.workgroup {
-            [256, 1] => ("fill_256", [256, 1]),
-            [64, 1] => ("fill_64", [64, 1]),
-            _ => ("fill_16x16", [16, 16]),
-        };
-        plan.shader = shaders::FILL;
-        plan.entry = entry;
-        plan.workgroup = workgroup;
-        plan.params.extra = 0x3f80_0000;
-        let duration = self.run(
-            &plan,
-            spec,
-            &Window::all(spec.matrix_shape()),
-            Sink::Discard,
-        )?;
-        Ok(KernelTime {
-            duration,
-            timestamped: self.timestamps,
+        self.time_plan(spec, arith, |mut plan| {
+            let (entry, workgroup) = match plan.workgroup {
+                [256, 1] => ("fill_256", [256, 1]),
+                [64, 1] => ("fill_64", [64, 1]),
+                _ => ("fill_16x16", [16, 16]),
+            };
+            plan.shader = shaders::FILL;
+            plan.entry = entry;
+            plan.workgroup = workgroup;
+            plan.params.extra = 0x3f80_0000;
+            plan
         })
     }
 
