@@ -3,15 +3,6 @@
 // the cosine first (in the pair, or as the first half). scalar0: what every value is multiplied
 // by (the amplitude; its square for the dot products of two rows).
 
-// The frequency of a column, and 1 where the column holds its cosine.
-fn sinusoidal_column(col: u32) -> vec2<u32> {
-    let pairs = params.dim / 2u;
-    let cos_first = (params.flags >> 1u) & 1u;
-    if (params.flags & 1u) != 0u {
-        return vec2<u32>(col % pairs, select(0u, 1u, col >= pairs) ^ cos_first);
-    }
-    return vec2<u32>(col / 2u, (col & 1u) ^ cos_first);
-}
 
 @compute @workgroup_size(16, 16, 1)
 fn sinusoidal_table(@builtin(global_invocation_id) id: vec3<u32>) {

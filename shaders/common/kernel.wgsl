@@ -1,5 +1,5 @@
-// Shared by every compute shader: the bindings, the window being computed, and exact
-// sin/cos of an angle given as a fixed-point fraction of a turn. Concatenated in front of each
+// Shared by every compute shader: the bindings but the output, the window being computed, and
+// exact sin/cos of an angle given as a fixed-point fraction of a turn. Concatenated in front of each
 // family's shader at compile time (see src/engine/gpu/shaders.rs).
 
 // Keep in sync with KernelParams in src/engine/gpu/gpu_data.rs.
@@ -35,8 +35,8 @@ struct KernelParams {
 @group(0) @binding(1) var<storage, read> constants: array<u32>;
 // The input array of rope-apply; a placeholder elsewhere.
 @group(0) @binding(2) var<storage, read> input: array<f32>;
-// The table window, as raw 32-bit words (f32 bits or i32 bits).
-@group(0) @binding(3) var<storage, read_write> output: array<u32>;
+// Binding 3, the table window, is declared by common/output_words.wgsl (one 32-bit word at a
+// time) or common/output_quads.wgsl (four at a time).
 
 const NEG_INFINITY_BITS: u32 = 0xff800000u;
 const TAU: f32 = 6.2831853071795864769;
@@ -107,9 +107,6 @@ fn sin_cos_turns(t: u32) -> vec2<f32> {
     return select(turned, -turned, quadrant >= 2u);
 }
 
-fn write_real(index: u32, value: f32) {
-    output[index] = bitcast<u32>(value);
-}
 
 fn real_constant(index: u32) -> f32 {
     return bitcast<f32>(constants[index]);

@@ -369,6 +369,8 @@ impl GpuEngine {
             plan.shader = shaders::FILL;
             plan.entry = entry;
             plan.workgroup = workgroup;
+            // Four words a store where the table's rows allow: the faster of the two fills.
+            plan.wide = Some((shaders::FILL_WIDE, "fill_wide"));
             plan.params.extra = 0x3f80_0000;
             plan
         })

@@ -36,6 +36,10 @@ pub(super) struct Plan {
     pub(super) first_head: usize,
     /// Whether the words are i32 (index tables) rather than f32 bits.
     pub(super) index: bool,
+    /// The same table four columns an invocation, each invocation's words one 16-byte store
+    /// (shaders/common/output_quads.wgsl): what the tiles use where the window's columns are
+    /// consecutive, start at a multiple of 4 and number a multiple of 4.
+    pub(super) wide: Option<(ShaderSource, &'static str)>,
 }
 
 const TILE_2D: [u32; 2] = [16, 16];
@@ -64,6 +68,7 @@ impl Plan {
             params,
             first_head: 0,
             index: false,
+            wide: None,
         };
         let turns_of =
             |freqs: &[f64]| -> Vec<u32> { freqs.iter().flat_map(|&w| turns_per_step(w)).collect() };
@@ -97,13 +102,16 @@ impl Plan {
             ..Default::default()
         };
         match spec {
-            TableSpec::Sinusoidal(p) => plan(
-                shaders::SINUSOIDAL,
-                "sinusoidal_table",
-                TILE_2D,
-                sinusoidal_turns(p),
-                sinusoidal_params(p),
-            ),
+            TableSpec::Sinusoidal(p) => Plan {
+                wide: Some((shaders::SINUSOIDAL_WIDE, "sinusoidal_table_wide")),
+                ..plan(
+                    shaders::SINUSOIDAL,
+                    "sinusoidal_table",
+                    TILE_2D,
+                    sinusoidal_turns(p),
+                    sinusoidal_params(p),
+                )
+            },
             TableSpec::DotDecay { params, anchor } => plan(
                 shaders::SINUSOIDAL,
                 "sinusoidal_dot_decay",
@@ -450,7 +458,11 @@ impl Plan {
                 .iter()
                 .flat_map(|&m| [(m as f32).to_bits(), 0])
                 .collect();
-            return Ok(Plan { constants, ..self });
+            return Ok(Plan {
+                constants,
+                wide: None,
+                ..self
+            });
         }
         let frequencies = crate::engine::torch_frequencies(spec, mode);
         let (entry, constants) = match spec {
@@ -482,6 +494,7 @@ impl Plan {
         Ok(Plan {
             entry,
             constants,
+            wide: None,
             ..self
         })
     }

@@ -9,11 +9,21 @@ pub struct ShaderSource {
 }
 
 macro_rules! shader {
+    // One 32-bit word an invocation (common/output_words.wgsl).
     ($label:literal, $($file:literal),+) => {
+        shader!(@with "common/output_words.wgsl", $label, $($file),+)
+    };
+    // Four words an invocation, one 16-byte store (common/output_quads.wgsl).
+    (quads $label:literal, $($file:literal),+) => {
+        shader!(@with "common/output_quads.wgsl", $label, $($file),+)
+    };
+    (@with $output:literal, $label:literal, $($file:literal),+) => {
         ShaderSource {
             label: $label,
             source: concat!(
                 include_str!("../../../shaders/common/kernel.wgsl"),
+                "\n",
+                include_str!(concat!("../../../shaders/", $output)),
                 "\n",
                 include_str!("../../../shaders/common/fixed_sum.wgsl"),
                 $("\n", include_str!(concat!("../../../shaders/", $file))),+
@@ -25,7 +35,14 @@ macro_rules! shader {
 pub const SINUSOIDAL: ShaderSource = shader!(
     "sinusoidal.wgsl",
     "common/torch_f32.wgsl",
+    "sinusoidal_columns.wgsl",
     "sinusoidal.wgsl"
+);
+/// The sinusoidal table four columns an invocation (see `Plan::wide`).
+pub const SINUSOIDAL_WIDE: ShaderSource = shader!(
+    quads "sinusoidal_wide.wgsl",
+    "sinusoidal_columns.wgsl",
+    "sinusoidal_wide.wgsl"
 );
 pub const TOEPLITZ: ShaderSource = shader!("toeplitz.wgsl", "toeplitz.wgsl");
 pub const ROPE: ShaderSource = shader!("rope.wgsl", "common/torch_f32.wgsl", "rope.wgsl");
@@ -36,6 +53,8 @@ pub const RELATIVE: ShaderSource = shader!("relative.wgsl", "relative.wgsl");
 pub const BINARY: ShaderSource = shader!("binary.wgsl", "binary.wgsl");
 /// Stores only, for `poslab bench`'s ceiling.
 pub const FILL: ShaderSource = shader!("fill.wgsl", "fill.wgsl");
+/// Stores only, four words an invocation.
+pub const FILL_WIDE: ShaderSource = shader!(quads "fill_wide.wgsl", "fill_wide.wgsl");
 
 /// The heatmap colour-mapping shader, which has bindings of its own.
 pub const COLORMAP: ShaderSource = ShaderSource {
@@ -66,9 +85,22 @@ pub const BLIT: ShaderSource = ShaderSource {
 };
 
 /// Every module, for validation.
-pub const ALL: [ShaderSource; 12] = [
-    SINUSOIDAL, TOEPLITZ, ROPE, ALIBI, GRID, ROPE_2D, RELATIVE, BINARY, COLORMAP, REDUCE,
-    CORKSCREW, BLIT,
+pub const ALL: [ShaderSource; 15] = [
+    SINUSOIDAL,
+    SINUSOIDAL_WIDE,
+    TOEPLITZ,
+    ROPE,
+    ALIBI,
+    GRID,
+    ROPE_2D,
+    RELATIVE,
+    BINARY,
+    FILL,
+    FILL_WIDE,
+    COLORMAP,
+    REDUCE,
+    CORKSCREW,
+    BLIT,
 ];
 
 #[cfg(test)]

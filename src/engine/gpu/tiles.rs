@@ -66,9 +66,21 @@ impl GpuEngine {
         } else {
             max_words
         };
-        let cols_per_tile = cols
-            .min((WORKGROUPS_PER_DIMENSION * u64::from(group_x)) as usize)
-            .min(tile_cap as usize);
+        let cols_per_tile = |group_x: u32| {
+            cols.min((WORKGROUPS_PER_DIMENSION * u64::from(group_x)) as usize)
+                .min(tile_cap as usize)
+        };
+        // Four columns an invocation where the window allows (see `Plan::wide`), in tiles
+        // whose rows stay a multiple of 4 long.
+        let wide = plan
+            .wide
+            .filter(|_| window.cols.step == 1 && window.cols.start % 4 == 0 && cols % 4 == 0)
+            .map(|wide| (wide, cols_per_tile(4 * group_x) / 4 * 4))
+            .filter(|&(_, per_tile)| per_tile >= 4);
+        let (shader, entry, group_x, cols_per_tile) = match wide {
+            Some(((shader, entry), per_tile)) => (shader, entry, 4 * group_x, per_tile),
+            None => (plan.shader, plan.entry, group_x, cols_per_tile(group_x)),
+        };
         let input_width = match spec {
             TableSpec::RopeApply { input, .. } => input.ncols(),
             _ => 0,
@@ -107,7 +119,7 @@ impl GpuEngine {
                 }
             }
         }
-        let pipeline = self.pipeline(plan.shader, plan.entry);
+        let pipeline = self.pipeline(shader, entry);
         // Each tile's bindings: its own parameters (tiles share a submission, so one buffer
         // rewritten between them would give every tile the last tile's), its input rows.
         let bind_tile = |place: &TilePlace, output: &wgpu::Buffer| {
@@ -566,5 +578,61 @@ impl TimestampQueries {
         let nanoseconds = ticks[1].saturating_sub(ticks[0]) as f64
             * f64::from(engine.queue.get_timestamp_period());
         Ok(std::time::Duration::from_nanos(nanoseconds as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{GpuEngine, shaders};
+    use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams};
+    use crate::encoding::torch_f32::Arithmetic;
+    use crate::engine::{Strided, TableSpec, Window, cpu};
+
+    /// The wide sinusoidal kernel computes the table by itself: the one-column entry is
+    /// replaced by the fill (which writes 1.0 everywhere), so a table equal to the CPU
+    /// engine's can only come from the wide kernel, in both layouts and pair orders, in tiles
+    /// that split rows. A window that does not start at a multiple of 4 gets the fill: the
+    /// wide kernel is not used where its stores would not line up with the window.
+    #[test]
+    fn the_wide_kernel_alone_computes_the_sinusoidal_table() {
+        let engine = GpuEngine::new_headless()
+            .expect("a GPU adapter (lavapipe in CI)")
+            .with_max_tile_bytes(4096);
+        for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
+            for first in [FirstOfPair::Sin, FirstOfPair::Cos] {
+                for (seq, dim) in [(9, 8), (5, 1500)] {
+                    let spec = TableSpec::Sinusoidal(SinusoidalParams {
+                        seq,
+                        dim,
+                        start: 1000,
+                        layout,
+                        first,
+                        amplitude: 0.5,
+                        ..Default::default()
+                    });
+                    let mut blocks = engine.block_source(&spec, Arithmetic::Exact).unwrap();
+                    blocks.plan.shader = shaders::FILL;
+                    blocks.plan.entry = "fill_16x16";
+                    blocks.plan.params.extra = 1.0f32.to_bits();
+                    let what = format!("{layout:?} {first:?} {seq} x {dim}");
+                    let window = Window::all(spec.matrix_shape());
+                    let gpu = blocks.block(&window).unwrap().into_real();
+                    let exact = cpu::compute(&spec).unwrap().into_real();
+                    for (g, c) in gpu.iter().zip(exact.iter()) {
+                        assert!((g - c).abs() <= 2e-6, "{what}: {g} vs {c}");
+                    }
+                    let offset = Window {
+                        cols: Strided {
+                            start: 2,
+                            end: dim,
+                            step: 1,
+                        },
+                        ..window
+                    };
+                    let narrow = blocks.block(&offset).unwrap().into_real();
+                    assert!(narrow.iter().all(|&v| v == 1.0), "{what}: offset window");
+                }
+            }
+        }
     }
 }
