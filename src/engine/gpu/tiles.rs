@@ -74,7 +74,11 @@ impl GpuEngine {
         // whose rows stay a multiple of 4 long.
         let wide = plan
             .wide
-            .filter(|_| window.cols.step == 1 && window.cols.start % 4 == 0 && cols % 4 == 0)
+            .filter(|_| {
+                window.cols.step == 1
+                    && window.cols.start.is_multiple_of(4)
+                    && cols.is_multiple_of(4)
+            })
             .map(|wide| (wide, cols_per_tile(4 * group_x) / 4 * 4))
             .filter(|&(_, per_tile)| per_tile >= 4);
         let (shader, entry, group_x, cols_per_tile) = match wide {
