@@ -1116,7 +1116,7 @@ fn rope_caches_at_half_steps_and_packed_ids_match() {
     // Scalings at given positions: Llama 3.1's sin cache at packed ids, one sequence from
     // position 4000 (make.py's offset_caches).
     let far = data("packed_far_position_ids.npy");
-    let llama31 = [
+    let mut llama31 = vec![
         "--as",
         "rope-sin",
         "--positions",
@@ -1125,19 +1125,8 @@ fn rope_caches_at_half_steps_and_packed_ids_match() {
         "64",
         "--layout",
         "half",
-        "--base",
-        "500000",
-        "--scaling",
-        "llama3",
-        "--factor",
-        "8",
-        "--low-freq-factor",
-        "1",
-        "--high-freq-factor",
-        "4",
-        "--original-max-position-embeddings",
-        "8192",
     ];
+    llama31.extend(common::LLAMA31_ROPE);
     assert_check_only(
         "hf_llama31_sin_packed_far.npy",
         &llama31,
@@ -1734,22 +1723,8 @@ fn keras_hub_sine_encoding_and_rotary_embedding_match() {
 fn caches_of_a_window_that_does_not_start_at_zero_are_read_with_their_start() {
     // make.py's offset_caches: transformers' cos from position 1000, Llama 3.1's sin from
     // 5000, and vLLM's YaRN cos_sin_cache rows 100..163. The wrong start is a mismatch.
-    let llama31 = [
-        "--layout",
-        "half",
-        "--base",
-        "500000",
-        "--scaling",
-        "llama3",
-        "--factor",
-        "8",
-        "--low-freq-factor",
-        "1",
-        "--high-freq-factor",
-        "4",
-        "--original-max-position-embeddings",
-        "8192",
-    ];
+    let mut llama31 = vec!["--layout", "half"];
+    llama31.extend(common::LLAMA31_ROPE);
     let yarn = [
         "--scaling",
         "yarn",

@@ -15,6 +15,23 @@ use poslab::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams};
 use poslab::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
 use poslab::engine::{Strided, TableSpec, Window};
 
+/// Llama 3.1's RoPE as the options of a RoPE kind: base 500000 under Llama 3 scaling, factor 8,
+/// low and high frequency factors 1 and 4, original context 8192.
+pub const LLAMA31_ROPE: [&str; 12] = [
+    "--base",
+    "500000",
+    "--scaling",
+    "llama3",
+    "--factor",
+    "8",
+    "--low-freq-factor",
+    "1",
+    "--high-freq-factor",
+    "4",
+    "--original-max-position-embeddings",
+    "8192",
+];
+
 /// A `[1 + 5 * 7, 6]` table of uneven values resampled to `to_h x to_w`.
 pub fn resampled(to_h: usize, to_w: usize, mode: ResampleMode, antialias: bool) -> TableSpec {
     let input = ndarray::Array2::from_shape_fn((36, 6), |(r, c)| {
