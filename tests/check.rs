@@ -1636,23 +1636,7 @@ fn a_loosened_tolerance_still_names_the_roundest_parameters() {
                 "original context 4096",
             ],
         ),
-        (
-            &[
-                "--base",
-                "500000",
-                "--scaling",
-                "llama3",
-                "--factor",
-                "8",
-                "--low-freq-factor",
-                "1",
-                "--high-freq-factor",
-                "4",
-                "--original-max-position-embeddings",
-                "8192",
-            ],
-            &["base 500000,", "llama3"],
-        ),
+        (&common::LLAMA31_ROPE, &["base 500000,", "llama3"]),
     ];
     for (k, (scaling, says)) in cases.iter().enumerate() {
         let path = dir.path().join(format!("cache{k}.npy"));

@@ -324,7 +324,7 @@ fn torchtune_caches_match_as_pairs() {
         ],
     });
     // Llama3ScaledRoPE(64, max_seq_len=256, base=500000) with its defaults (8, 1, 4, 8192).
-    let llama3: &[&str] = &[
+    let mut llama3 = vec![
         "--as",
         "rope-cos-sin",
         "--format",
@@ -333,20 +333,9 @@ fn torchtune_caches_match_as_pairs() {
         "256",
         "--dim",
         "64",
-        "--base",
-        "500000",
-        "--scaling",
-        "llama3",
-        "--factor",
-        "8",
-        "--low-freq-factor",
-        "1",
-        "--high-freq-factor",
-        "4",
-        "--original-max-position-embeddings",
-        "8192",
     ];
-    let (status, text) = check("torchtune_llama3_cache.npy", llama3);
+    llama3.extend(common::LLAMA31_ROPE);
+    let (status, text) = check("torchtune_llama3_cache.npy", &llama3);
     assert_eq!(status, 0, "{text}");
     let plain = &llama3[..10];
     let (status, text) = check("torchtune_llama3_cache.npy", plain);
@@ -1234,82 +1223,62 @@ fn axial_2d_rope_caches_of_timm_hunyuandit_and_rotary_embedding_torch_match() {
         &["--values", "sin", "--layout", "half"],
         &["sin", "x's angles first", "HunyuanDiT"],
     );
-    // Scaled coordinates (make.py's scaled_axial_rope). timm's EVA scheme at a 6 x 4 grid
-    // from a 4 x 2 pretraining grid: k / 6 * 4 and k / 4 * 2 in float32.
-    let eva = |file: &'static str, values: &'static str| {
-        let timm = [
-            "--grid-h",
-            "6",
-            "--grid-w",
-            "4",
-            "--dim",
-            "32",
-            "--theta",
-            "10000",
-            "--values",
-            values,
-            "--layout",
-            "interleaved",
-            "--axis-order",
-            "yx",
-        ];
-        let mut options = vec!["--as", "rope-2d-axial"];
-        options.extend_from_slice(&timm);
-        let mut wrong = options.clone();
-        options.extend(["--position-scale", "2/3,1/2"]);
-        wrong.extend(["--position-scale", "1/2,2/3"]);
+    // Scaled coordinates (make.py's scaled_axial_rope): timm's EVA scheme at a 6 x 4 grid
+    // from a 4 x 2 pretraining grid (k / 6 * 4 and k / 4 * 2 in float32), and HunyuanDiT on
+    // a 6 x 6 grid of base size 4 (torch.linspace(0, 4 * 5 / 6, 6) in float32).
+    let eva: &[&'static str] = &["--grid-h", "6", "--grid-w", "4", "--axis-order", "yx"];
+    let hunyuan: &[&'static str] = &["--grid-h", "6", "--grid-w", "6"];
+    for (file, values, grid, right, wrong, says) in [
+        (
+            "timm_eva_ref_rope_cos.npy",
+            "cos",
+            eva,
+            "2/3,1/2",
+            "1/2,2/3",
+            ["6 x 4 grid", "timm"],
+        ),
+        (
+            "timm_eva_ref_rope_sin.npy",
+            "sin",
+            eva,
+            "2/3,1/2",
+            "1/2,2/3",
+            ["6 x 4 grid", "timm"],
+        ),
+        (
+            "hunyuandit_crop_rope_cos.npy",
+            "cos",
+            hunyuan,
+            "2/3",
+            "0.667",
+            ["6 x 6 grid", "HunyuanDiT"],
+        ),
+        (
+            "hunyuandit_crop_rope_sin.npy",
+            "sin",
+            hunyuan,
+            "2/3",
+            "0.667",
+            ["6 x 6 grid", "HunyuanDiT"],
+        ),
+    ] {
+        let mut options = vec!["--as", "rope-2d-axial", "--dim", "32", "--theta", "10000"];
+        options.extend_from_slice(grid);
+        options.extend(["--values", values, "--layout", "interleaved"]);
+        let with_scale = |scale: &'static str| {
+            let mut options = options.clone();
+            options.extend(["--position-scale", scale]);
+            Vec::leak(options) as &'static [&'static str]
+        };
+        let scale_said: &'static str = String::leak(format!("--position-scale {right}"));
         assert_case(&Case {
             file,
-            options: Vec::leak(options),
+            options: with_scale(right),
             check_says: &[],
-            identify_says: Vec::leak(vec![
-                values,
-                "6 x 4 grid",
-                "timm",
-                "--position-scale 2/3,1/2",
-            ]),
-            wrong: Vec::leak(wrong),
+            identify_says: Vec::leak(vec![values, says[0], says[1], scale_said]),
+            wrong: with_scale(wrong),
         });
-    };
-    eva("timm_eva_ref_rope_cos.npy", "cos");
-    eva("timm_eva_ref_rope_sin.npy", "sin");
-    // HunyuanDiT on a 6 x 6 grid of base size 4: torch.linspace(0, 4 * 5 / 6, 6) in float32.
-    let hunyuan = |file: &'static str, values: &'static str| {
-        let options = vec![
-            "--as",
-            "rope-2d-axial",
-            "--grid-h",
-            "6",
-            "--grid-w",
-            "6",
-            "--dim",
-            "32",
-            "--theta",
-            "10000",
-            "--values",
-            values,
-            "--layout",
-            "interleaved",
-        ];
-        let mut right = options.clone();
-        right.extend(["--position-scale", "2/3"]);
-        let mut wrong = options;
-        wrong.extend(["--position-scale", "0.667"]);
-        assert_case(&Case {
-            file,
-            options: Vec::leak(right),
-            check_says: &[],
-            identify_says: Vec::leak(vec![
-                values,
-                "6 x 6 grid",
-                "HunyuanDiT",
-                "--position-scale 2/3",
-            ]),
-            wrong: Vec::leak(wrong),
-        });
-    };
-    hunyuan("hunyuandit_crop_rope_cos.npy", "cos");
-    hunyuan("hunyuandit_crop_rope_sin.npy", "sin");
+    }
     // rotary-embedding-torch's get_axial_freqs(4, 6): angles, rows' axis first, each twice.
     case(
         "rotary_axial_freqs.npy",
