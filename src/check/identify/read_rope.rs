@@ -426,7 +426,7 @@ pub(super) fn read_offset_cache(
             // directly, and unwrapped along the rows.
             None => {
                 let (c, s) = layout.pair(i, width);
-                let phase = |r: usize| view[[r, s]].atan2(view[[r, c]]);
+                let phase = |r: usize| pair_angles(view, layout, part, 1.0, i, r).0[0];
                 let mut total = 0.0;
                 for r in 1..seq {
                     total += (phase(r) - phase(r - 1) + std::f64::consts::PI).rem_euclid(TAU)
@@ -513,40 +513,12 @@ pub(super) fn read_offset_cache(
     let last = rounded + span;
     let mut unreadable_from = None;
     for (i, frequency) in frequencies.iter_mut().enumerate() {
-        let angle_at = |r: usize| -> (f64, [f64; 2]) {
-            match part {
-                CachePart::CosSin => {
-                    let (c, s) = layout.pair(i, width);
-                    let a = view[[r, s]].atan2(view[[r, c]]);
-                    (1.0, [a, a])
-                }
-                CachePart::Cos => {
-                    let a = (view[[r, layout.pair(i, width).0]] / amplitude)
-                        .clamp(-1.0, 1.0)
-                        .acos();
-                    (a.sin().abs(), [a, -a])
-                }
-                CachePart::Sin => {
-                    let a = (view[[r, layout.pair(i, width).0]] / amplitude)
-                        .clamp(-1.0, 1.0)
-                        .asin();
-                    (a.cos().abs(), [a, std::f64::consts::PI - a])
-                }
-            }
-        };
         // Rows far apart hardly differ in position here; the one the value reads best.
-        let r = (0..seq)
-            .max_by(|&a, &b| angle_at(a).0.total_cmp(&angle_at(b).0))
-            .unwrap_or(0);
+        let (r, (candidates, _)) = (0..seq)
+            .map(|r| (r, pair_angles(view, layout, part, amplitude, i, r)))
+            .max_by(|(_, (_, a)), (_, (_, b))| a.total_cmp(b))?;
         let position = rounded + r as f64;
-        let guess = position * *frequency;
-        let (_, candidates) = angle_at(r);
-        let turns = (guess / TAU).round();
-        let nearest = [turns - 1.0, turns, turns + 1.0]
-            .into_iter()
-            .flat_map(|n| candidates.map(|a| a + TAU * n))
-            .min_by(|a, b| (a - guess).abs().total_cmp(&(b - guess).abs()))
-            .unwrap_or(guess);
+        let nearest = nearest_turn(&candidates, position * *frequency);
         // A cosine that stays within a few ulps of its amplitude tells no angle.
         if part == CachePart::Cos && last * nearest / position < 3e-3 {
             unreadable_from.get_or_insert(i);
@@ -580,7 +552,6 @@ pub(super) fn read_offset_cache(
 /// one with the largest `kθ |sin kθ|` (its relative error goes as the inverse), each at the
 /// `p` of the largest `|v[p]|`.
 fn recurrence_frequency(v: ndarray::ArrayView1<'_, f64>) -> Option<f64> {
-    use std::f64::consts::TAU;
     let seq = v.len();
     let largest = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let mut best: Option<(f64, f64)> = None;
@@ -592,18 +563,7 @@ fn recurrence_frequency(v: ndarray::ArrayView1<'_, f64>) -> Option<f64> {
             let principal = c.acos();
             let angle = match best {
                 None => principal,
-                Some((theta, _)) => {
-                    let guess = k as f64 * theta;
-                    let turns = (guess / TAU).round();
-                    [
-                        TAU * turns + principal,
-                        TAU * turns - principal,
-                        TAU * (turns + 1.0) - principal,
-                        TAU * (turns - 1.0) + principal,
-                    ]
-                    .into_iter()
-                    .min_by(|a, b| (a - guess).abs().total_cmp(&(b - guess).abs()))?
-                }
+                Some((theta, _)) => nearest_turn(&[principal, -principal], k as f64 * theta),
             };
             let score = angle * angle.sin().abs();
             if best.is_none_or(|(_, s)| score > s) {
@@ -613,6 +573,47 @@ fn recurrence_frequency(v: ndarray::ArrayView1<'_, f64>) -> Option<f64> {
         k *= 2;
     }
     best.map(|(theta, _)| theta).filter(|t| t.is_finite())
+}
+
+/// Of `candidates`, each give or take a whole turn or two around `guess`, the angle nearest
+/// `guess`: how an angle known but for its turns (and sign) is unwrapped by an estimate.
+fn nearest_turn(candidates: &[f64], guess: f64) -> f64 {
+    use std::f64::consts::TAU;
+    let turns = (guess / TAU).round();
+    [turns - 1.0, turns, turns + 1.0]
+        .into_iter()
+        .flat_map(|n| candidates.iter().map(move |a| a + TAU * n))
+        .min_by(|a, b| (a - guess).abs().total_cmp(&(b - guess).abs()))
+        .unwrap_or(guess)
+}
+
+/// The angles pair `i` of a cache in `layout` may have at row `r`, given the cache's
+/// amplitude: ±acos of a cosine, asin and π - asin of a sine, a cos-sin pair's atan2 (twice);
+/// and how well the value pins them (the slope of the value against the angle).
+fn pair_angles(
+    view: &Array2<f64>,
+    layout: RopeLayout,
+    part: CachePart,
+    amplitude: f64,
+    i: usize,
+    r: usize,
+) -> ([f64; 2], f64) {
+    let (first, second) = layout.pair(i, view.ncols());
+    let value = || (view[[r, first]] / amplitude).clamp(-1.0, 1.0);
+    match part {
+        CachePart::CosSin => {
+            let a = view[[r, second]].atan2(view[[r, first]]);
+            ([a, a], 1.0)
+        }
+        CachePart::Cos => {
+            let a = value().acos();
+            ([a, -a], a.sin().abs())
+        }
+        CachePart::Sin => {
+            let a = value().asin();
+            ([a, std::f64::consts::PI - a], a.cos().abs())
+        }
+    }
 }
 
 /// RoPE angles `[rows, R/2]` and cos, sin or vLLM cos-sin caches `[rows, R]` at the positions
@@ -778,28 +779,14 @@ fn scalings_at_positions(
     let angles = |i: usize, r: usize| -> ([f64; 2], f64) {
         match kind {
             None => ([view[[r, i]]; 2], 1.0),
-            Some((layout, CachePart::CosSin)) => {
-                let (c, s) = layout.pair(i, rotary);
-                let a = view[[r, s]].atan2(view[[r, c]]);
-                ([a, a], 1.0)
-            }
-            Some((layout, part)) => {
-                let v = (view[[r, layout.pair(i, rotary).0]] / amplitude).clamp(-1.0, 1.0);
-                if part == CachePart::Cos {
-                    let a = v.acos();
-                    ([a, -a], a.sin().abs())
-                } else {
-                    let a = v.asin();
-                    ([a, PI - a], a.cos().abs())
-                }
-            }
+            Some((layout, part)) => pair_angles(view, layout, part, amplitude, i, r),
         }
     };
     let mut order: Vec<usize> = (0..rows).filter(|&r| scaled[r] != 0.0).collect();
     order.sort_by(|&a, &b| scaled[a].abs().total_cmp(&scaled[b].abs()));
-    let Some(&nearest_row) = order.first() else {
+    if order.is_empty() {
         return;
-    };
+    }
     let mut frequencies = Vec::with_capacity(pairs);
     for i in 0..pairs {
         // (frequency, how well it is pinned)
@@ -808,8 +795,9 @@ fn scalings_at_positions(
             let p = scaled[r];
             let (candidates, slope) = angles(i, r);
             let angle = match best {
-                None if r == nearest_row => {
-                    // Below half a turn: the candidate of the position's sign.
+                // The smallest position: below half a turn, the candidate of the
+                // position's sign.
+                None => {
                     let a = candidates[0].rem_euclid(TAU);
                     let a = if a > PI { a - TAU } else { a };
                     if kind.is_some_and(|(_, part)| part == CachePart::Cos) {
@@ -818,16 +806,7 @@ fn scalings_at_positions(
                         a
                     }
                 }
-                None => return,
-                Some((theta, _)) => {
-                    let guess = p * theta;
-                    let turns = (guess / TAU).round();
-                    [turns - 1.0, turns, turns + 1.0]
-                        .into_iter()
-                        .flat_map(|n| candidates.map(|a| a + TAU * n))
-                        .min_by(|a, b| (a - guess).abs().total_cmp(&(b - guess).abs()))
-                        .unwrap_or(guess)
-                }
+                Some((theta, _)) => nearest_turn(&candidates, p * theta),
             };
             let score = p.abs() * slope;
             if best.is_none_or(|(_, s)| score > s) {
