@@ -243,7 +243,12 @@ fn measure_gpu(
     // Read back into main memory that is already the process's (as a caller that reuses its
     // buffer has it), so that what is timed is the device's work and the copies.
     let bytes = element_count(spec) * 4;
-    let mut host = vec![0u8; usize::try_from(bytes).map_err(|_| CliError::usage("too large"))?];
+    let bytes_here = usize::try_from(bytes).map_err(|_| {
+        CliError::usage(format!(
+            "a table of {bytes} bytes is beyond this machine's address space"
+        ))
+    })?;
+    let mut host = vec![0u8; bytes_here];
     let source = gpu.block_source(spec, arith).map_err(engine_error)?;
     let mut total = Vec::with_capacity(repeats);
     for _ in 0..repeats {
