@@ -1,7 +1,8 @@
 //! `poslab bench`: how long an engine takes to compute a table, so that the same binary can be
 //! measured on any machine. Speed is measured here and in `benches/`, never in tests.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 use clap::{ArgMatches, Args};
 

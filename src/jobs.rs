@@ -7,11 +7,16 @@
 //! blocks) and supersedes whatever was waiting to start, so that dragging a slider across a
 //! hundred values computes a handful of results, not a hundred queued ones; the result of
 //! superseded work is dropped, never shown.
+//!
+//! On the web there is one thread: work runs on it between frames instead (see [`detach`]), and
+//! a job written as a future ([`Latest::request_async`]) gives the page back between its blocks
+//! and while the GPU computes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 /// Told to a job that its result is no longer wanted.
 #[derive(Debug, Clone, Default)]
@@ -39,8 +44,12 @@ impl Cancel {
         }
     }
 
-    /// Sleeps for `duration` in short slices, returning early once cancelled.
+    /// Sleeps for `duration` in short slices, returning early once cancelled (tests slow jobs
+    /// down with it; the web cannot sleep, so it does not wait there).
     pub fn sleep(&self, duration: Duration) -> Result<(), Cancelled> {
+        if cfg!(target_arch = "wasm32") {
+            return self.check();
+        }
         let until = Instant::now() + duration;
         loop {
             self.check()?;
@@ -66,6 +75,16 @@ pub struct Reporter<T> {
     sender: Sender<Message<T>>,
     cancel: Cancel,
     ctx: Option<egui::Context>,
+}
+
+impl<T> Clone for Reporter<T> {
+    fn clone(&self) -> Self {
+        Self {
+            sender: self.sender.clone(),
+            cancel: self.cancel.clone(),
+            ctx: self.ctx.clone(),
+        }
+    }
 }
 
 impl<T> Reporter<T> {
@@ -114,7 +133,27 @@ pub struct Pending {
     pub progress: Option<f32>,
 }
 
-type Work<T> = Box<dyn FnOnce(&Reporter<T>) -> Result<T, Cancelled> + Send>;
+/// A job's work: a function run to its end, or a future that may wait (for the GPU, for the
+/// page) without holding the thread.
+enum Work<T> {
+    Now(Box<WorkNow<T>>),
+    Later(Box<dyn FnOnce(Reporter<T>) -> JobFuture<T> + Send>),
+}
+
+type WorkNow<T> = dyn FnOnce(&Reporter<T>) -> Result<T, Cancelled> + Send;
+
+/// What a job written as a future returns; it need not be `Send`, since it is made where it
+/// runs.
+pub type JobFuture<T> = std::pin::Pin<Box<dyn Future<Output = Result<T, Cancelled>>>>;
+
+impl<T> Work<T> {
+    async fn run(self, reporter: &Reporter<T>) -> Result<T, Cancelled> {
+        match self {
+            Work::Now(work) => work(reporter),
+            Work::Later(work) => work(reporter.clone()).await,
+        }
+    }
+}
 
 struct Running<T> {
     cancel: Cancel,
@@ -163,17 +202,33 @@ impl<K: Clone + PartialEq, T: Send + 'static> Latest<K, T> {
         what: impl Into<String>,
         work: impl FnOnce(&Reporter<T>) -> Result<T, Cancelled> + Send + 'static,
     ) {
+        self.ask(ctx, key, what.into(), Work::Now(Box::new(work)));
+    }
+
+    /// As [`Self::request`], for work written as a future: on the desktop it runs to its end
+    /// on a worker thread; on the web it gives the page back whenever it waits.
+    pub fn request_async(
+        &mut self,
+        ctx: Option<&egui::Context>,
+        key: K,
+        what: impl Into<String>,
+        work: impl FnOnce(Reporter<T>) -> JobFuture<T> + Send + 'static,
+    ) {
+        self.ask(ctx, key, what.into(), Work::Later(Box::new(work)));
+    }
+
+    fn ask(&mut self, ctx: Option<&egui::Context>, key: K, what: String, work: Work<T>) {
         if self.wants(&key) {
             return;
         }
         self.wanted = Some(key);
         let queued = Queued {
             pending: Pending {
-                what: what.into(),
+                what,
                 since: Instant::now(),
                 progress: None,
             },
-            work: Box::new(work),
+            work,
         };
         if let Some(running) = self.running.take() {
             running.cancel.cancel();
@@ -257,22 +312,19 @@ impl<K: Clone + PartialEq, T: Send + 'static> Latest<K, T> {
             ctx: ctx.cloned(),
         };
         let work = queued.work;
-        let spawned = std::thread::Builder::new()
-            .name("poslab-job".to_owned())
-            .spawn(move || {
-                let started = Instant::now();
-                let outcome =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&reporter)));
-                let message = match outcome {
-                    Ok(Ok(value)) => Some(Message::Done(value, started.elapsed())),
-                    Ok(Err(Cancelled)) => None,
-                    Err(panic) => Some(Message::Failed(panic_text(&panic))),
-                };
-                if let Some(message) = message {
-                    let _ = reporter.sender.send(message);
-                }
-                reporter.wake();
-            });
+        let spawned = detach(move || async move {
+            let started = Instant::now();
+            let outcome = catch_panic(work.run(&reporter)).await;
+            let message = match outcome {
+                Ok(Ok(value)) => Some(Message::Done(value, started.elapsed())),
+                Ok(Err(Cancelled)) => None,
+                Err(panic) => Some(Message::Failed(panic)),
+            };
+            if let Some(message) = message {
+                let _ = reporter.sender.send(message);
+            }
+            reporter.wake();
+        });
         let receiver = match spawned {
             Ok(_) => receiver,
             Err(error) => {
@@ -329,6 +381,54 @@ fn drain<T>(job: &mut Running<T>, updates: &mut Vec<Update<T>>) -> bool {
     }
 }
 
+/// Runs `work` off the frame: on a worker thread of its own on the desktop (`Err` when none
+/// could be started); on the web, which has one thread, on it after the current frame.
+/// `make` makes the work where it runs, so that the work itself need not be `Send`.
+pub fn detach<F>(make: impl FnOnce() -> F + Send + 'static) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + 'static,
+{
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::thread::Builder::new()
+            .name("poslab-job".to_owned())
+            .spawn(move || pollster::block_on(make()))
+            .map(|_| ())
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        wasm_bindgen_futures::spawn_local(make());
+        Ok(())
+    }
+}
+
+/// Gives the page back for a moment on the web, so that it draws and answers between a job's
+/// blocks; nothing on the desktop, where jobs have threads of their own.
+pub async fn yield_to_page() {
+    #[cfg(target_arch = "wasm32")]
+    crate::web::next_tick().await;
+}
+
+/// `work`'s output, or the text of its panic (on the web a panic ends the page, as eframe
+/// reports).
+async fn catch_panic<F: Future>(work: F) -> Result<F::Output, String> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        // Desktop jobs run under `pollster::block_on` on their own thread: the future is
+        // polled to its end inside this one call.
+        let mut work = std::pin::pin!(work);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pollster::block_on(work.as_mut())
+        }))
+        .map_err(|panic| panic_text(&panic))
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        Ok(work.await)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     let text = panic
         .downcast_ref::<&str>()

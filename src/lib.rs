@@ -6,7 +6,8 @@
 //! reads the arrays some tables take as input and tables computed elsewhere; [`check`]
 //! compares such a table with poslab's, or identifies it; [`bench`] times the engines. The
 //! desktop app lives in [`app`], its views in [`views`], its drawing pieces in [`widgets`] and
-//! the geometry of its 3D views in [`scene`].
+//! the geometry of its 3D views in [`scene`]. On wasm32 the same app runs as a web page
+//! ([`web`], built by `web/build.sh`).
 
 pub use eframe::egui;
 
@@ -25,4 +26,6 @@ pub mod scene;
 pub mod table_args;
 pub mod ui;
 pub mod views;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 pub mod widgets;

@@ -8,7 +8,7 @@ use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
 use crate::colormap::Colormap;
 use crate::engine::{self, cpu};
-use crate::export::figure::{FigureFormat, FigureStyle, MAX_SCALE, SIZE_RANGE, build_figure};
+use crate::export::figure::{FigureStyle, MAX_SCALE, SIZE_RANGE, build_figure};
 use crate::export::{OutputFormat, RealDtype};
 use crate::ui::dialogs::{DialogAnswer, PendingDialog};
 use crate::views::ViewExport;
@@ -40,6 +40,17 @@ impl ExportFormat {
             Self::Png => "Figure, PNG",
             Self::Npy => "Data, .npy",
             Self::Csv => "Data, .csv",
+        }
+    }
+
+    /// The file's media type, for a download.
+    #[cfg(target_arch = "wasm32")]
+    fn media_type(self) -> &'static str {
+        match self {
+            Self::Svg => "image/svg+xml",
+            Self::Png => "image/png",
+            Self::Npy => "application/octet-stream",
+            Self::Csv => "text/csv",
         }
     }
 
@@ -120,8 +131,10 @@ impl ExportWindow {
         }
     }
 
-    /// Asks for a file name with the save dialog.
-    pub fn save_as(&mut self, ctx: &egui::Context, export: &ViewExport) {
+    /// Asks for a file name with the save dialog (the figure's colours, `colormap`, are
+    /// taken when the file is written).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn save_as(&mut self, ctx: &egui::Context, export: &ViewExport, _colormap: Colormap) {
         if self.pending_dialog.is_none() {
             let extension = self.format.extension();
             self.pending_dialog = Some(PendingDialog::save_file(
@@ -132,6 +145,53 @@ impl ExportWindow {
                 &[extension],
             ));
         }
+    }
+
+    /// The web page's "save as": the file goes to the browser's downloads.
+    #[cfg(target_arch = "wasm32")]
+    pub fn save_as(&mut self, ctx: &egui::Context, export: &ViewExport, colormap: Colormap) {
+        self.download(ctx, export, colormap);
+    }
+
+    /// Makes `export` after this frame and hands it to the browser as a download named after
+    /// the view.
+    #[cfg(target_arch = "wasm32")]
+    fn download(&mut self, ctx: &egui::Context, export: &ViewExport, colormap: Colormap) {
+        if self.busy() {
+            return;
+        }
+        let format = self.format;
+        let file_name = format!("{}.{}", export.name, format.extension());
+        let style = self.style(colormap);
+        let (scale, dtype) = (self.scale, self.dtype);
+        let export = export.clone();
+        self.start(ctx, move || {
+            let bytes = export_bytes(&export, format, &style, scale, dtype)
+                .map_err(|e| format!("Not saved: {e}"))?;
+            crate::web::download(&file_name, &bytes, format.media_type())
+                .map_err(|e| format!("Not saved: the browser refused the download: {e}"))?;
+            Ok(format!(
+                "Downloaded {file_name} ({})",
+                size_text(bytes.len() as u64)
+            ))
+        });
+    }
+
+    /// Runs `write` off the frame; its outcome is the window's next message.
+    fn start(
+        &mut self,
+        ctx: &egui::Context,
+        write: impl FnOnce() -> Result<String, String> + Send + 'static,
+    ) {
+        let (sender, receiver) = channel();
+        let ctx = ctx.clone();
+        // No thread: the receiver is dropped with the sender, and the write says it stopped.
+        let _ = crate::jobs::detach(move || async move {
+            let _ = sender.send(write());
+            ctx.request_repaint();
+        });
+        self.job = Some(receiver);
+        self.message = None;
     }
 
     /// Starts writing `export` to `path` on a thread of its own.
@@ -148,21 +208,15 @@ impl ExportWindow {
         let path = with_extension(path, self.format.extension());
         self.path_text = path.display().to_string();
         self.path_for = Some(export.name.clone());
-        let (sender, receiver) = channel();
         let format = self.format;
         let style = self.style(colormap);
         let (scale, dtype) = (self.scale, self.dtype);
         let export = export.clone();
-        let ctx = ctx.clone();
-        std::thread::spawn(move || {
-            let outcome = write_export(&export, format, &style, scale, dtype, &path)
+        self.start(ctx, move || {
+            write_export(&export, format, &style, scale, dtype, &path)
                 .map(|bytes| format!("Saved {} ({})", path.display(), size_text(bytes)))
-                .map_err(|e| format!("Not saved: {e}"));
-            let _ = sender.send(outcome);
-            ctx.request_repaint();
+                .map_err(|e| format!("Not saved: {e}"))
         });
-        self.job = Some(receiver);
-        self.message = None;
     }
 
     /// Picks up the dialog's answer and the write's outcome.
@@ -231,6 +285,69 @@ impl ExportWindow {
             self.path_text = path.display().to_string();
         }
         self.path_for = Some(export.name.clone());
+    }
+
+    /// The desktop's save row: the dialog, or a typed path.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn save_row_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        export: &ViewExport,
+        colormap: Colormap,
+        busy: bool,
+    ) {
+        ui.horizontal(|ui| {
+            if ui
+                .add_enabled(!busy, egui::Button::new("Save as…"))
+                .on_hover_text("Choose where to save (Ctrl+S)")
+                .clicked()
+            {
+                self.save_as(ui.ctx(), export, colormap);
+            }
+            let label = ui.label("or file:");
+            let field = ui
+                .add(
+                    egui::TextEdit::singleline(&mut self.path_text)
+                        .hint_text("type a path")
+                        .desired_width(220.0),
+                )
+                .labelled_by(label.id)
+                .on_hover_text(
+                    "The file to write (Enter saves); the format's extension replaces another format's or is added",
+                );
+            let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            let save = ui
+                .add_enabled(
+                    !busy && !self.path_text.trim().is_empty(),
+                    egui::Button::new("Save"),
+                )
+                .clicked();
+            if (save || enter) && !busy && !self.path_text.trim().is_empty() {
+                let path = PathBuf::from(self.path_text.trim());
+                self.save_to(ui.ctx(), path, export, colormap);
+            }
+        });
+    }
+
+    /// The web page's save row: a download named after the view (a page cannot choose paths).
+    #[cfg(target_arch = "wasm32")]
+    fn save_row_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        export: &ViewExport,
+        colormap: Colormap,
+        busy: bool,
+    ) {
+        let file_name = format!("{}.{}", export.name, self.format.extension());
+        if ui
+            .add_enabled(!busy, egui::Button::new("Download"))
+            .on_hover_text(format!(
+                "Save {file_name} to the browser's downloads (Ctrl+S)"
+            ))
+            .clicked()
+        {
+            self.download(ui.ctx(), export, colormap);
+        }
     }
 
     fn contents_ui(&mut self, ui: &mut egui::Ui, export: &ViewExport, colormap: Colormap) {
@@ -305,37 +422,7 @@ impl ExportWindow {
         }
         ui.separator();
         let busy = self.busy() || self.pending_dialog.is_some();
-        ui.horizontal(|ui| {
-            if ui
-                .add_enabled(!busy, egui::Button::new("Save as…"))
-                .on_hover_text("Choose where to save (Ctrl+S)")
-                .clicked()
-            {
-                self.save_as(ui.ctx(), export);
-            }
-            let label = ui.label("or file:");
-            let field = ui
-                .add(
-                    egui::TextEdit::singleline(&mut self.path_text)
-                        .hint_text("type a path")
-                        .desired_width(220.0),
-                )
-                .labelled_by(label.id)
-                .on_hover_text(
-                    "The file to write (Enter saves); the format's extension replaces another format's or is added",
-                );
-            let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            let save = ui
-                .add_enabled(
-                    !busy && !self.path_text.trim().is_empty(),
-                    egui::Button::new("Save"),
-                )
-                .clicked();
-            if (save || enter) && !busy && !self.path_text.trim().is_empty() {
-                let path = PathBuf::from(self.path_text.trim());
-                self.save_to(ui.ctx(), path, export, colormap);
-            }
-        });
+        self.save_row_ui(ui, export, colormap, busy);
         if busy {
             ui.horizontal(|ui| {
                 ui.spinner();
@@ -402,27 +489,30 @@ fn size_text(bytes: u64) -> String {
     }
 }
 
-/// Makes and writes the export; returns the file's size.
-pub fn write_export(
+/// An export made, before it is written.
+enum Made {
+    /// A figure's file.
+    Bytes(Vec<u8>),
+    /// A table, streamed into its file.
+    Table(crate::engine::Table, OutputFormat),
+}
+
+/// Makes the export (a figure's file, or the table computed), so that nothing is written when
+/// it cannot be made.
+fn make_export(
     export: &ViewExport,
     format: ExportFormat,
     style: &FigureStyle,
     scale: f32,
-    dtype: RealDtype,
-    path: &Path,
-) -> Result<u64, String> {
-    if path.is_dir() {
-        return Err(format!("{} is a folder", path.display()));
-    }
+) -> Result<Made, String> {
     match format {
         ExportFormat::Svg | ExportFormat::Png => {
             let figure = build_figure(&export.figure, style).map_err(|e| e.to_string())?;
-            let format = if format == ExportFormat::Svg {
-                FigureFormat::Svg
+            Ok(Made::Bytes(if format == ExportFormat::Svg {
+                figure.to_svg().into_bytes()
             } else {
-                FigureFormat::Png { scale }
-            };
-            figure.write(path, format).map_err(|e| e.to_string())?;
+                figure.to_png(scale).map_err(|e| e.to_string())?
+            }))
         }
         ExportFormat::Npy | ExportFormat::Csv => {
             let output = if format == ExportFormat::Npy {
@@ -443,6 +533,30 @@ pub fn write_export(
                 ));
             }
             let table = cpu::compute(data).map_err(|e| e.to_string())?;
+            Ok(Made::Table(table, output))
+        }
+    }
+}
+
+/// Makes and writes the export; returns the file's size.
+pub fn write_export(
+    export: &ViewExport,
+    format: ExportFormat,
+    style: &FigureStyle,
+    scale: f32,
+    dtype: RealDtype,
+    path: &Path,
+) -> Result<u64, String> {
+    if path.is_dir() {
+        return Err(format!("{} is a folder", path.display()));
+    }
+    match make_export(export, format, style, scale)? {
+        Made::Bytes(bytes) => {
+            let mut file = crate::export::AtomicFile::create(path).map_err(|e| e.to_string())?;
+            std::io::Write::write_all(file.writer(), &bytes).map_err(|e| e.to_string())?;
+            file.commit().map_err(|e| e.to_string())?;
+        }
+        Made::Table(table, output) => {
             crate::export::write_table_to_path(path, &table, output, dtype)
                 .map_err(|e| e.to_string())?;
         }
@@ -450,4 +564,23 @@ pub fn write_export(
     std::fs::metadata(path)
         .map(|m| m.len())
         .map_err(|e| e.to_string())
+}
+
+/// Makes the export as the bytes of its file (the web page's downloads).
+pub fn export_bytes(
+    export: &ViewExport,
+    format: ExportFormat,
+    style: &FigureStyle,
+    scale: f32,
+    dtype: RealDtype,
+) -> Result<Vec<u8>, String> {
+    match make_export(export, format, style, scale)? {
+        Made::Bytes(bytes) => Ok(bytes),
+        Made::Table(table, output) => {
+            let mut bytes = Vec::new();
+            crate::export::write_table(&mut bytes, &table, output, dtype)
+                .map_err(|e| e.to_string())?;
+            Ok(bytes)
+        }
+    }
 }

@@ -4,7 +4,8 @@
 //! pending, else `0`.
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 /// The variable that names the log.
 pub const FRAME_LOG_VARIABLE: &str = "POSLAB_FRAME_LOG";

@@ -64,6 +64,15 @@ pub struct PoslabApp {
     last_frame_work: std::time::Duration,
     /// egui's context, so that work started outside a frame can wake the app.
     egui_ctx: egui::Context,
+    /// The web page's dropped files, read before the views see them.
+    #[cfg(target_arch = "wasm32")]
+    dropped: crate::web::DroppedFiles,
+    /// What `window.poslab` says, as last written.
+    #[cfg(target_arch = "wasm32")]
+    page_state: Option<crate::web::PageState>,
+    /// Where each view's button was drawn last frame (the web page's test clicks them).
+    #[cfg(target_arch = "wasm32")]
+    view_buttons: Vec<crate::web::ViewButton>,
 }
 
 impl PoslabApp {
@@ -80,6 +89,12 @@ impl PoslabApp {
             frame_log: frame_log::FrameLog::from_environment(),
             egui_ctx: cc.egui_ctx.clone(),
             last_frame_work: std::time::Duration::ZERO,
+            #[cfg(target_arch = "wasm32")]
+            dropped: Default::default(),
+            #[cfg(target_arch = "wasm32")]
+            page_state: None,
+            #[cfg(target_arch = "wasm32")]
+            view_buttons: Vec::new(),
         };
         app.statuses = app.views.iter().map(|_| Status::default()).collect();
         if let Some(storage) = cc.storage {
@@ -287,8 +302,16 @@ impl PoslabApp {
     fn side_panel_ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("poslab");
         ui.label("View");
+        #[cfg(target_arch = "wasm32")]
+        self.view_buttons.clear();
         for entry in &self.views {
-            ui.selectable_value(&mut self.state.view, entry.kind, entry.kind.label());
+            let _button = ui.selectable_value(&mut self.state.view, entry.kind, entry.kind.label());
+            #[cfg(target_arch = "wasm32")]
+            self.view_buttons.push(crate::web::ViewButton {
+                label: entry.kind.label().to_owned(),
+                x: _button.rect.center().x,
+                y: _button.rect.center().y,
+            });
         }
         ui.separator();
         let view = self.state.view;
@@ -473,7 +496,7 @@ impl PoslabApp {
             if let Some(pending) = status.pending_text() {
                 let text = egui::RichText::new(pending).strong();
                 ui.label(text).on_hover_text(
-                    "Computed on a worker thread: the window keeps answering, and a change of settings cancels what is no longer wanted",
+                    "Computed apart from the drawing: the window keeps answering, and a change of settings cancels what is no longer wanted",
                 );
                 ui.separator();
             }
@@ -532,11 +555,48 @@ impl PoslabApp {
     pub fn is_computing(&self) -> bool {
         !self.statuses[self.status_index()].pending.is_empty()
     }
+
+    /// Writes what the page shows into `window.poslab` when it has changed.
+    #[cfg(target_arch = "wasm32")]
+    fn publish_page_state(&mut self, computing: bool) {
+        let sinusoidal_drawn = self.sinusoidal_freshness()
+            == Some(crate::widgets::heatmap::Freshness::Current)
+            && !self.sinusoidal_shows_preview();
+        let first_picture_ms = self
+            .page_state
+            .as_ref()
+            .and_then(|state| state.first_picture_ms)
+            .or_else(|| {
+                let picture = match self.state.view {
+                    ViewKind::Sinusoidal => sinusoidal_drawn,
+                    _ => !computing,
+                };
+                picture.then(crate::web::page_time_ms)
+            });
+        let state = crate::web::PageState {
+            engine: self.engine.description(),
+            backend: if self.engine.render_state().is_some() {
+                "WebGPU"
+            } else {
+                "CPU"
+            },
+            view: self.state.view.label().to_owned(),
+            computing,
+            sinusoidal_drawn,
+            error: self.statuses[self.status_index()].error.clone(),
+            views: self.view_buttons.clone(),
+            first_picture_ms,
+        };
+        if self.page_state.as_ref() != Some(&state) {
+            crate::web::publish(&state);
+            self.page_state = Some(state);
+        }
+    }
 }
 
 impl eframe::App for PoslabApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        let frame_started = std::time::Instant::now();
+        let frame_started = web_time::Instant::now();
         crate::widgets::layout::clear_plots(ui.ctx());
 
         let ctx = ui.ctx().clone();
@@ -554,7 +614,7 @@ impl eframe::App for PoslabApp {
         if ui.input_mut(|i| i.consume_shortcut(&save)) {
             self.export.open(self.view_size);
             if let Some(export) = self.current_view().export(&self.state.shared) {
-                self.export.save_as(ui.ctx(), &export);
+                self.export.save_as(ui.ctx(), &export, self.state.colormap);
             }
         }
         // A table dropped on the window opens in the Check view (the patch maps take .npy
@@ -608,10 +668,19 @@ impl eframe::App for PoslabApp {
                 .ui(ui.ctx(), export.as_ref(), self.state.colormap);
         }
         let computing = self.is_computing();
+        #[cfg(target_arch = "wasm32")]
+        self.publish_page_state(computing);
         self.last_frame_work = frame_started.elapsed();
         if let Some(log) = &mut self.frame_log {
             log.record(self.last_frame_work, computing);
         }
+    }
+
+    /// On the web, a dropped file is read (asynchronously, as browsers read files) before the
+    /// views see it: they open it by its name once its bytes are held.
+    #[cfg(target_arch = "wasm32")]
+    fn raw_input_hook(&mut self, ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        self.dropped.exchange(ctx, raw_input);
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
@@ -657,6 +726,7 @@ pub fn wgpu_setup() -> egui_wgpu::WgpuSetup {
 }
 
 /// Opens the app window, on what `launch` sets, and runs until it is closed.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn run(launch: crate::cli::app::AppLaunch) -> eframe::Result {
     let mut options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()

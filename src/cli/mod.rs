@@ -9,7 +9,7 @@
 
 use std::ffi::OsString;
 use std::path::Path;
-use std::time::Instant;
+use web_time::Instant;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 

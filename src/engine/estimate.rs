@@ -3,7 +3,8 @@
 //! and the rest extrapolated, parallel across rows as the engine computes them. Both
 //! `poslab table` and `poslab figure` refuse work estimated beyond a bound this way.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 use super::{Strided, TableSpec, Window};
 

@@ -5,6 +5,7 @@
 //! it claims, so a truncated or hostile file gets a message, never a crash or a huge
 //! allocation; the values then stream from the file into their array ([`stream`]).
 
+pub mod handed_over;
 pub mod model_config;
 mod stream;
 pub mod tables;
@@ -173,8 +174,62 @@ pub fn read_npy_f64(path: &Path, max_bytes: u64) -> Result<ArrayD<f64>, ImportEr
     .map_err(|p| problem(path, p))
 }
 
-/// Opens a regular file for reading, with its size.
-fn open_file(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, u64), ImportError> {
+/// An opened file: on disk, or handed over by the browser (see [`handed_over`]).
+pub(crate) enum FileReader {
+    Disk(std::io::BufReader<std::fs::File>),
+    Memory(std::io::Cursor<handed_over::Bytes>),
+}
+
+impl std::fmt::Debug for FileReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FileReader::Disk(_) => "FileReader::Disk",
+            FileReader::Memory(_) => "FileReader::Memory",
+        })
+    }
+}
+
+impl Read for FileReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            FileReader::Disk(reader) => reader.read(buf),
+            FileReader::Memory(reader) => reader.read(buf),
+        }
+    }
+}
+
+impl std::io::BufRead for FileReader {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match self {
+            FileReader::Disk(reader) => reader.fill_buf(),
+            FileReader::Memory(reader) => reader.fill_buf(),
+        }
+    }
+
+    fn consume(&mut self, amount: usize) {
+        match self {
+            FileReader::Disk(reader) => reader.consume(amount),
+            FileReader::Memory(reader) => reader.consume(amount),
+        }
+    }
+}
+
+impl std::io::Seek for FileReader {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        match self {
+            FileReader::Disk(reader) => reader.seek(to),
+            FileReader::Memory(reader) => reader.seek(to),
+        }
+    }
+}
+
+/// Opens a regular file for reading, with its size: one the browser handed over under that
+/// name, else one on disk.
+pub(crate) fn open_file(path: &Path) -> Result<(FileReader, u64), ImportError> {
+    if let Some(bytes) = handed_over::get(path) {
+        let size = bytes.as_ref().len() as u64;
+        return Ok((FileReader::Memory(std::io::Cursor::new(bytes)), size));
+    }
     // Before opening: a FIFO would block the open, and a device (/dev/zero) says it holds 0
     // bytes and never ends. Links are followed.
     let metadata = std::fs::metadata(path).map_err(|e| problem(path, io_text(&e)))?;
@@ -185,7 +240,10 @@ fn open_file(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, u64), Im
         ));
     }
     let file = std::fs::File::open(path).map_err(|e| problem(path, io_text(&e)))?;
-    Ok((std::io::BufReader::new(file), metadata.len()))
+    Ok((
+        FileReader::Disk(std::io::BufReader::new(file)),
+        metadata.len(),
+    ))
 }
 
 /// Parses the bytes of a `.npy` file holding floats, all finite (an input to a table).

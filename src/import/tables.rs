@@ -3,8 +3,7 @@
 //! F64, F32, F16, BF16, I32 or I64). Every size is checked against the file before anything is
 //! allocated from it, so hostile files get a message, not a crash.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor, Read};
+use std::io::{BufRead, Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use ndarray::{ArrayD, IxDyn};
@@ -58,7 +57,7 @@ pub struct OpenedTable {
 #[derive(Debug)]
 enum Source {
     File {
-        reader: BufReader<File>,
+        reader: super::FileReader,
         table: StoredTable,
     },
     Parsed(ArrayD<f64>),

@@ -25,18 +25,24 @@ const MAX_CONFIG_BYTES: u64 = 16 << 20;
 /// Reads and parses a model config, with one-line errors naming the file.
 pub fn read_config(path: &Path) -> Result<ModelConfig, CliError> {
     let problem = |what: String| CliError::usage(format!("{} {what}", path.display()));
-    let metadata = std::fs::metadata(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
-    if !metadata.is_file() {
-        return Err(problem("is not a regular file".to_owned()));
-    }
-    if metadata.len() > MAX_CONFIG_BYTES {
-        return Err(problem(format!(
-            "is {} bytes; a model config is at most {MAX_CONFIG_BYTES}",
+    let size = match crate::import::handed_over::get(path) {
+        Some(bytes) => bytes.as_ref().len() as u64,
+        None => {
+            let metadata =
+                std::fs::metadata(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
+            if !metadata.is_file() {
+                return Err(problem("is not a regular file".to_owned()));
+            }
             metadata.len()
+        }
+    };
+    if size > MAX_CONFIG_BYTES {
+        return Err(problem(format!(
+            "is {size} bytes; a model config is at most {MAX_CONFIG_BYTES}"
         )));
     }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
+    let text = crate::import::handed_over::read_to_string(path)
+        .map_err(|e| problem(format!("cannot be read: {e}")))?;
     ModelConfig::parse(&text).map_err(|e| problem(e.to_string()))
 }
 

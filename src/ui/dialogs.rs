@@ -1,5 +1,9 @@
-//! File dialogs that never block the app: each runs on a thread of its own and its answer is
-//! picked up by a later frame.
+//! File dialogs that never block the app: each runs on a thread of its own (on the web, on the
+//! page's event loop) and its answer is picked up by a later frame.
+//!
+//! On the web a chosen file's bytes are read and handed over to [`crate::import::handed_over`]
+//! under the file's name, which is the "path" the answer gives; saving is a download there (see
+//! [`crate::app::export`]), so there is no save dialog.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
@@ -25,10 +29,11 @@ impl PendingDialog {
         let dialog = rfd::AsyncFileDialog::new()
             .set_title(title)
             .add_filter(filter, extensions);
-        Self::spawn(ctx, async move { dialog.pick_file().await })
+        Self::spawn(ctx, move || dialog.pick_file())
     }
 
     /// Asks where to save a file, suggesting `file_name`.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn save_file(
         ctx: &egui::Context,
         title: &str,
@@ -40,17 +45,22 @@ impl PendingDialog {
             .set_title(title)
             .set_file_name(file_name)
             .add_filter(filter, extensions);
-        Self::spawn(ctx, async move { dialog.save_file().await })
+        Self::spawn(ctx, move || dialog.save_file())
     }
 
-    fn spawn(
-        ctx: &egui::Context,
-        dialog: impl Future<Output = Option<rfd::FileHandle>> + Send + 'static,
-    ) -> Self {
+    /// Shows the dialog `show` opens, where it runs (its future need not be `Send`).
+    fn spawn<F>(ctx: &egui::Context, show: impl FnOnce() -> F + Send + 'static) -> Self
+    where
+        F: Future<Output = Option<rfd::FileHandle>> + 'static,
+    {
         let (sender, answer) = channel();
         let ctx = ctx.clone();
-        std::thread::spawn(move || {
-            let chosen = pollster::block_on(dialog).map(|handle| handle.path().to_path_buf());
+        // No thread: the receiver is dropped with the sender and the answer reads as cancelled.
+        let _ = crate::jobs::detach(move || async move {
+            let chosen = match show().await {
+                Some(handle) => Some(chosen_path(handle).await),
+                None => None,
+            };
             let _ = sender.send(chosen);
             ctx.request_repaint();
         });
@@ -58,6 +68,8 @@ impl PendingDialog {
     }
 
     /// The answer, once there is one.
+    ///
+    /// (On the web, a file that could not be read answers as cancelled.)
     pub fn poll(&self) -> DialogAnswer {
         match self.answer.try_recv() {
             Ok(Some(path)) => DialogAnswer::Chosen(path),
@@ -65,4 +77,16 @@ impl PendingDialog {
             Err(TryRecvError::Empty) => DialogAnswer::Waiting,
         }
     }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+async fn chosen_path(handle: rfd::FileHandle) -> PathBuf {
+    handle.path().to_path_buf()
+}
+
+/// The browser's file, read and handed over under its name.
+#[cfg(target_arch = "wasm32")]
+async fn chosen_path(handle: rfd::FileHandle) -> PathBuf {
+    let bytes = handle.read().await;
+    crate::import::handed_over::add(&handle.file_name(), bytes.into())
 }

@@ -4,7 +4,8 @@
 //! result is still wanted.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 use eframe::egui_wgpu;
 
@@ -45,10 +46,14 @@ impl AppEngine {
                     .flags
                     .contains(eframe::wgpu::DownlevelFlags::COMPUTE_SHADERS) =>
             {
-                Engine::Cpu(format!(
-                    "{} has no compute shaders",
-                    state.adapter.get_info().name
-                ))
+                let info = state.adapter.get_info();
+                Engine::Cpu(
+                    if info.backend == eframe::wgpu::Backend::Gl && cfg!(target_arch = "wasm32") {
+                        "this browser offers WebGL2 only, which has no compute shaders (a browser with WebGPU computes on the GPU)".to_owned()
+                    } else {
+                        format!("{} has no compute shaders", info.name)
+                    },
+                )
             }
             Some(state) => Engine::Gpu(
                 Arc::new(GpuEngine::from_device(
@@ -100,6 +105,9 @@ impl AppEngine {
     /// What the status bar says about the engine.
     pub fn description(&self) -> String {
         match &self.engine {
+            Engine::Gpu(gpu, _) if gpu.is_browser_webgpu() => {
+                format!("WebGPU: {}", gpu.adapter_description())
+            }
             // A CPU adapter runs the same shaders, but calling it a GPU would mislead about
             // speed.
             Engine::Gpu(gpu, _) if gpu.is_software() => {
@@ -195,7 +203,11 @@ impl EngineHandle {
     /// The heatmap values of `window` (one head), block by block of pixel rows, checking
     /// `cancel` between blocks: reduced in closed form on the CPU where there is one (exact and
     /// fast), on the GPU where there is one, else on the CPU.
-    pub fn heatmap_values(
+    ///
+    /// A future, so that on the web, where the job shares the page's one thread, the page
+    /// draws and answers between blocks and while the GPU computes; a desktop job runs it to
+    /// its end on its own thread.
+    pub async fn heatmap_values(
         &self,
         spec: &TableSpec,
         window: &Window,
@@ -224,12 +236,13 @@ impl EngineHandle {
                 },
                 ..*window
             };
-            match self.block_values(spec, &block, sampling) {
+            match self.block_values(spec, &block, sampling).await {
                 Ok(block_values) => values.extend(block_values),
                 Err(error) => return Ok(Err(error)),
             }
             first += count;
             progress(first as f32 / rows as f32);
+            crate::jobs::yield_to_page().await;
         }
         cancel.check()?;
         Ok(ndarray::Array2::from_shape_vec((rows, cols), values)
@@ -237,7 +250,7 @@ impl EngineHandle {
             .map(|values| WindowValues { values, sampling }))
     }
 
-    fn block_values(
+    async fn block_values(
         &self,
         spec: &TableSpec,
         block: &Window,
@@ -246,7 +259,7 @@ impl EngineHandle {
         match sampling {
             Sampling::Reduced(reduce) => {
                 if let (Some(gpu), false) = (&self.gpu, reduce::has_closed_form(spec, reduce)) {
-                    match gpu.reduce_window(spec, block, reduce) {
+                    match gpu.reduce_window_async(spec, block, reduce).await {
                         Ok(values) => return Ok(values.into_iter().map(f64::from).collect()),
                         // Positions beyond 32 bits, bins wider than the kernels reduce: the
                         // CPU serves.
@@ -258,10 +271,24 @@ impl EngineHandle {
                     .into_raw_vec_and_offset()
                     .0)
             }
-            Sampling::Exact | Sampling::PointSampled => match self.window(spec, block)? {
+            Sampling::Exact | Sampling::PointSampled => match self.window_async(spec, block).await?
+            {
                 Table::Real(values) => Ok(values.into_raw_vec_and_offset().0),
                 Table::Index(values) => Ok(values.iter().map(|&v| f64::from(v)).collect()),
             },
+        }
+    }
+
+    /// As [`Self::window`], giving the thread back while the GPU computes.
+    async fn window_async(&self, spec: &TableSpec, window: &Window) -> Result<Table, EngineError> {
+        match &self.gpu {
+            Some(gpu) => match gpu.compute_window_async(spec, window).await {
+                // Positions beyond the GPU's 32 bits, a window beyond one binding: the CPU
+                // engine serves.
+                Err(EngineError::Gpu(_)) => cpu::compute_window(spec, window),
+                other => other,
+            },
+            None => cpu::compute_window(spec, window),
         }
     }
 }
@@ -327,10 +354,15 @@ mod tests {
             exact.rows.len() * exact.cols.len() > BLOCK_CELLS,
             "two blocks at least"
         );
-        let got = cpu()
-            .heatmap_values(&spec, &exact, Reduce::Mean, &Cancel::default(), &|_| {})
-            .expect("not cancelled")
-            .expect("computed");
+        let got = pollster::block_on(cpu().heatmap_values(
+            &spec,
+            &exact,
+            Reduce::Mean,
+            &Cancel::default(),
+            &|_| {},
+        ))
+        .expect("not cancelled")
+        .expect("computed");
         assert_eq!(got.sampling, Sampling::Exact);
         let whole = crate::engine::cpu::compute_window(&spec, &exact)
             .expect("computed")
@@ -362,10 +394,15 @@ mod tests {
                 step: 9,
             },
         );
-        let got = cpu()
-            .heatmap_values(&spec, &binned, Reduce::Min, &Cancel::default(), &|_| {})
-            .expect("not cancelled")
-            .expect("computed");
+        let got = pollster::block_on(cpu().heatmap_values(
+            &spec,
+            &binned,
+            Reduce::Min,
+            &Cancel::default(),
+            &|_| {},
+        ))
+        .expect("not cancelled")
+        .expect("computed");
         let whole = reduce::compute_reduced_cpu(&spec, &binned, Reduce::Min).expect("computed");
         assert_eq!(got.values, whole);
     }
@@ -379,13 +416,13 @@ mod tests {
         });
         let cancel = Cancel::default();
         cancel.cancel();
-        let outcome = cpu().heatmap_values(
+        let outcome = pollster::block_on(cpu().heatmap_values(
             &spec,
             &window(Strided::all(4096), Strided::all(64)),
             Reduce::Mean,
             &cancel,
             &|_| panic!("no block may run once cancelled"),
-        );
+        ));
         assert!(outcome.is_err());
     }
 }

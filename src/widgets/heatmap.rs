@@ -466,7 +466,7 @@ const PREVIEW_BINS: usize = 96;
 /// Computes `window` of `spec` and colour-maps it (on a worker thread): first, for a large
 /// window, a coarse preview of point samples, then the exact window block by block.
 #[allow(clippy::too_many_arguments)]
-fn render_window(
+async fn render_window(
     engine: &crate::ui::engine::EngineHandle,
     spec: &crate::engine::TableSpec,
     window: &crate::engine::Window,
@@ -520,7 +520,9 @@ fn render_window(
         }
     }
     let progress = |fraction| reporter.progress(fraction);
-    let exact = engine.heatmap_values(spec, window, reduce, reporter.cancel(), &progress)?;
+    let exact = engine
+        .heatmap_values(spec, window, reduce, reporter.cancel(), &progress)
+        .await?;
     let covered = match &exact {
         Ok(exact) if exact.sampling != Sampling::Exact && fixed_range.is_none() => {
             crate::engine::range::covered_range(spec, window, reporter.cancel())?
@@ -697,8 +699,11 @@ impl TableHeatmap {
                 shape_text(&spec.shape().unwrap_or_default())
             );
             self.job
-                .request(Some(ctx), key.clone(), what, move |reporter| {
-                    render_window(&handle, &spec, &window, reduce, colormap, fixed, reporter)
+                .request_async(Some(ctx), key.clone(), what, move |reporter| {
+                    Box::pin(async move {
+                        render_window(&handle, &spec, &window, reduce, colormap, fixed, &reporter)
+                            .await
+                    })
                 });
         }
         for update in self.job.poll(Some(ctx)) {

@@ -6,6 +6,13 @@ use crate::encoding::torch_f32::Arithmetic;
 use crate::engine::reduce::{Reduce, Sampling, sampling};
 use crate::engine::{EngineError, TableSpec, Window};
 
+/// A reduced window's values, from the bytes read back.
+fn reduced_values(bytes: &[u8], window: &Window) -> Vec<f32> {
+    let mut values: Vec<f32> = bytemuck::cast_slice(bytes).to_vec();
+    values.truncate(window.rows.len() * window.cols.len());
+    values
+}
+
 /// f32 bits as u32 codes whose unsigned order is numeric order (as colormap.wgsl codes them).
 fn order_code(value: f32) -> u32 {
     let bits = value.to_bits();
@@ -460,6 +467,32 @@ impl GpuEngine {
         window: &Window,
         reduce: Reduce,
     ) -> Result<Vec<f32>, EngineError> {
+        let (values, bytes) = self.reduce_on_device(spec, window, reduce)?;
+        Ok(reduced_values(&self.read_buffer(&values, bytes)?, window))
+    }
+
+    /// As [`Self::reduce_window`], giving the thread back while the device computes (the web
+    /// page's heatmaps).
+    pub async fn reduce_window_async(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+        reduce: Reduce,
+    ) -> Result<Vec<f32>, EngineError> {
+        let (values, bytes) = self.reduce_on_device(spec, window, reduce)?;
+        Ok(reduced_values(
+            &self.read_buffer_async(&values, bytes).await?,
+            window,
+        ))
+    }
+
+    /// Submits the reduction of `window` into a device buffer of its own, and says its bytes.
+    fn reduce_on_device(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+        reduce: Reduce,
+    ) -> Result<(wgpu::Buffer, u64), EngineError> {
         spec.validate()?;
         window.check(spec.matrix_shape())?;
         check_positions(spec)?;
@@ -474,10 +507,7 @@ impl GpuEngine {
             mapped_at_creation: false,
         });
         self.reduce_into(spec, window, reduce, &values)?;
-        let mut values: Vec<f32> =
-            bytemuck::cast_slice(&self.read_buffer(&values, bytes)?).to_vec();
-        values.truncate(window.rows.len() * window.cols.len());
-        Ok(values)
+        Ok((values, bytes))
     }
 
     /// The heatmap's values, copied back (for tests and exports).

@@ -206,6 +206,11 @@ impl GpuEngine {
         )
     }
 
+    /// Whether the adapter is the browser's WebGPU (the web page).
+    pub fn is_browser_webgpu(&self) -> bool {
+        self.adapter.backend == wgpu::Backend::BrowserWebGpu
+    }
+
     /// Whether the adapter is a software renderer on the CPU (llvmpipe, lavapipe, WARP).
     pub fn is_software(&self) -> bool {
         self.adapter.device_type == wgpu::DeviceType::Cpu
@@ -263,11 +268,40 @@ pub struct GpuBlocks<'a> {
     plan: Plan,
 }
 
+impl GpuEngine {
+    /// As [`Self::compute_window`], giving the thread back while the device computes (the
+    /// web page's heatmaps): the window is computed into one device buffer, then read back.
+    pub async fn compute_window_async(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+    ) -> Result<Table, EngineError> {
+        window.check(spec.matrix_shape())?;
+        let blocks = self.block_source(spec, Arithmetic::Exact)?;
+        let bytes = window.len().max(1) as u64 * 4;
+        if bytes > self.max_binding_bytes {
+            return Err(readback_error(
+                "a window this large is computed tile by tile, with a readback that waits",
+            ));
+        }
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("window"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        self.run(&blocks.plan, spec, window, Sink::Buffer(&buffer))?;
+        let raw = self.read_buffer_async(&buffer, bytes).await?;
+        let mut words: Vec<u32> = bytemuck::cast_slice(&raw).to_vec();
+        words.truncate(window.len());
+        blocks.table(window, words)
+    }
+}
+
 impl GpuBlocks<'_> {
     /// The window `window` (checked by the caller) of the table.
     pub fn block(&self, window: &Window) -> Result<Table, EngineError> {
         let (spec, plan) = (self.spec, &self.plan);
-        let ndim = spec.shape().map_or(0, |s| s.len());
         let (rows, cols) = (window.rows.len(), window.cols.len());
         let mut words = vec![0u32; window.len()];
         let mut scatter = |place: &tiles::TilePlace, bytes: &[u8]| {
@@ -284,8 +318,14 @@ impl GpuBlocks<'_> {
         };
         self.engine
             .run(plan, spec, window, Sink::ReadBack(&mut scatter))?;
+        self.table(window, words)
+    }
+
+    /// The table of `window` from its words in C order, as the device wrote them.
+    fn table(&self, window: &Window, words: Vec<u32>) -> Result<Table, EngineError> {
+        let ndim = self.spec.shape().map_or(0, |s| s.len());
         let shape = IxDyn(&window.output_shape(ndim));
-        let table = if plan.index {
+        let table = if self.plan.index {
             let values: Vec<i32> = words.into_iter().map(|w| w as i32).collect();
             Table::Index(ArrayD::from_shape_vec(shape, values).map_err(readback_error)?)
         } else {

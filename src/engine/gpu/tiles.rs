@@ -201,7 +201,7 @@ impl GpuEngine {
                 if let Some(queries) = &queries {
                     queries.resolve(&mut encoder);
                 }
-                let submitted = std::time::Instant::now();
+                let submitted = web_time::Instant::now();
                 let index = self.queue.submit([encoder.finish()]);
                 self.wait_for(index)?;
                 let wall = submitted.elapsed();
@@ -373,6 +373,7 @@ impl GpuEngine {
     /// Waits until the device has done submission `index` (worker threads and tests only,
     /// never a frame).
     fn wait_for(&self, index: wgpu::SubmissionIndex) -> Result<(), EngineError> {
+        refuse_waiting_on_the_web()?;
         self.device
             .poll(wgpu::PollType::Wait {
                 submission_index: Some(index),
@@ -501,6 +502,7 @@ impl GpuEngine {
         buffer: &wgpu::Buffer,
         bytes: u64,
     ) -> Result<Vec<u8>, EngineError> {
+        refuse_waiting_on_the_web()?;
         let slice = buffer.slice(..bytes);
         let (sender, receiver) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |result| {
@@ -516,6 +518,56 @@ impl GpuEngine {
         let bytes = slice.get_mapped_range().map_err(readback_error)?.to_vec();
         buffer.unmap();
         Ok(bytes)
+    }
+}
+
+impl GpuEngine {
+    /// As [`Self::read_buffer`], without holding the thread: on the web the mapping arrives
+    /// from the page's event loop, after this future has given the page back.
+    pub(super) async fn read_buffer_async(
+        &self,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+    ) -> Result<Vec<u8>, EngineError> {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.read_buffer(buffer, bytes)
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(buffer, 0, &readable, 0, bytes);
+            self.queue.submit([encoder.finish()]);
+            let slice = readable.slice(..bytes);
+            let (answer, mapped) = crate::web::answer();
+            slice.map_async(wgpu::MapMode::Read, move |result| answer.give(result));
+            mapped
+                .await
+                .ok_or_else(|| readback_error("the device was lost"))?
+                .map_err(readback_error)?;
+            let bytes = slice.get_mapped_range().map_err(readback_error)?.to_vec();
+            readable.unmap();
+            Ok(bytes)
+        }
+    }
+}
+
+/// On the web a wait for the device returns before the device has answered (its answers come
+/// from the page's event loop): the blocking readbacks refuse there, and their callers take
+/// the CPU engine or the `_async` readback.
+fn refuse_waiting_on_the_web() -> Result<(), EngineError> {
+    if cfg!(target_arch = "wasm32") {
+        Err(readback_error(
+            "the browser's GPU answers between frames, so this readback cannot wait for it",
+        ))
+    } else {
+        Ok(())
     }
 }
 

@@ -553,7 +553,8 @@ impl CheckView {
         let explicit = (!self.type_tolerance || stored.is_none()).then_some(tolerance);
         let (sender, receiver) = channel();
         let ctx = ctx.clone();
-        std::thread::spawn(move || {
+        // No thread: the receiver is dropped with the sender, and the view says so.
+        let _ = crate::jobs::detach(move || async move {
             let _ = sender.send(compute_outcome(name, spec, &values, stored, explicit));
             ctx.request_repaint();
         });
@@ -563,7 +564,7 @@ impl CheckView {
             } else {
                 "comparing the table".to_owned()
             },
-            since: std::time::Instant::now(),
+            since: web_time::Instant::now(),
             progress: None,
         });
         self.job = Some((key, receiver));
