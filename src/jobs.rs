@@ -406,7 +406,83 @@ where
 /// blocks; nothing on the desktop, where jobs have threads of their own.
 pub async fn yield_to_page() {
     #[cfg(target_arch = "wasm32")]
-    crate::web::next_tick().await;
+    next_tick().await;
+}
+
+#[cfg(target_arch = "wasm32")]
+/// Resolves on the page's next turn of its event loop (a zero-delay timer): the page draws
+/// and answers input before a job's next block.
+async fn next_tick() {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        let scheduled = web_sys::window().is_some_and(|window| {
+            window
+                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
+                .is_ok()
+        });
+        if !scheduled {
+            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// The giving end of [`answer`].
+pub struct Answer<T>(Arc<std::sync::Mutex<Slot<T>>>);
+
+struct Slot<T> {
+    value: Option<T>,
+    waker: Option<std::task::Waker>,
+    /// The giving end was dropped without giving (the device was lost).
+    dropped: bool,
+}
+
+/// A value given once by a callback (a buffer's mapping), awaited by a job: `None` if the
+/// callback was dropped without answering.
+pub fn answer<T>() -> (Answer<T>, impl Future<Output = Option<T>> + use<T>) {
+    let slot = Arc::new(std::sync::Mutex::new(Slot {
+        value: None,
+        waker: None,
+        dropped: false,
+    }));
+    let awaited = slot.clone();
+    let future = std::future::poll_fn(move |cx| {
+        let mut slot = awaited.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.value.take() {
+            Some(value) => std::task::Poll::Ready(Some(value)),
+            None if slot.dropped => std::task::Poll::Ready(None),
+            None => {
+                slot.waker = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        }
+    });
+    (Answer(slot), future)
+}
+
+impl<T> Answer<T> {
+    pub fn give(self, value: T) {
+        let waker = {
+            let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            slot.value = Some(value);
+            slot.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl<T> Drop for Answer<T> {
+    fn drop(&mut self) {
+        let waker = {
+            let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            slot.dropped = true;
+            slot.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
 }
 
 /// `work`'s output, or the text of its panic (on the web a panic ends the page, as eframe
@@ -519,6 +595,49 @@ mod tests {
             .collect();
         assert_eq!(order, vec![(true, 1), (false, 2)]);
         assert!(!slot.is_pending());
+    }
+
+    #[test]
+    fn a_job_written_as_a_future_previews_then_delivers_and_can_be_superseded() {
+        let mut slot: Latest<u32, u32> = Latest::default();
+        slot.request_async(None, 1, "test", |reporter| {
+            Box::pin(async move {
+                reporter.preview(10);
+                yield_to_page().await;
+                reporter.cancel().sleep(Duration::from_millis(200))?;
+                Ok(11)
+            })
+        });
+        slot.request_async(None, 2, "test", |reporter| {
+            Box::pin(async move {
+                reporter.preview(20);
+                yield_to_page().await;
+                Ok(21)
+            })
+        });
+        let updates = settle(&mut slot);
+        let seen: Vec<(bool, u32)> = updates
+            .iter()
+            .map(|u| match u {
+                Update::Preview(v) => (true, *v),
+                Update::Done(v, _) => (false, *v),
+                Update::Failed(_) => (false, 0),
+            })
+            .filter(|&(_, v)| v != 10)
+            .collect();
+        assert_eq!(seen, vec![(true, 20), (false, 21)]);
+    }
+
+    #[test]
+    fn an_answer_arrives_once_given_and_a_dropped_one_reads_as_none() {
+        let (answer, awaited) = answer::<u32>();
+        let waiting = std::thread::spawn(move || pollster::block_on(awaited));
+        std::thread::sleep(Duration::from_millis(20));
+        answer.give(7);
+        assert_eq!(waiting.join().expect("no panic"), Some(7));
+        let (answer, awaited) = answer::<u32>();
+        drop(answer);
+        assert_eq!(pollster::block_on(awaited), None);
     }
 
     #[test]

@@ -1,14 +1,13 @@
 //! The app as a web page (wasm32): the page's entry, and what the browser does in the
 //! desktop's place. The page has one thread and no file system, so: jobs run between frames
-//! and give the page back while they wait ([`next_tick`], [`answer`]); exports are downloads
+//! and give the page back while they wait (see [`crate::jobs`]); exports are downloads
 //! ([`download`]); a chosen or dropped file is read into memory under its name
 //! ([`crate::import::handed_over`]). The app also writes a small summary of what it shows into
 //! `window.poslab` ([`PageState`]), which `web/test.sh` reads.
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex};
-use std::task::{Poll, Waker};
+use std::sync::Arc;
 
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -71,81 +70,6 @@ fn js_text(value: &JsValue) -> String {
                 .map(|e| String::from(e.message()))
         })
         .unwrap_or_else(|| format!("{value:?}"))
-}
-
-/// Resolves on the page's next turn of its event loop (a zero-delay timer): the page draws
-/// and answers input before a job's next block.
-pub async fn next_tick() {
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        let scheduled = web_sys::window().is_some_and(|window| {
-            window
-                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
-                .is_ok()
-        });
-        if !scheduled {
-            let _ = resolve.call0(&JsValue::NULL);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
-
-/// The giving end of [`answer`].
-pub struct Answer<T>(Arc<Mutex<Slot<T>>>);
-
-struct Slot<T> {
-    value: Option<T>,
-    waker: Option<Waker>,
-    /// The giving end was dropped without giving (the device was lost).
-    dropped: bool,
-}
-
-/// A value given once by a callback (a buffer's mapping), awaited by a job: `None` if the
-/// callback was dropped without answering.
-pub fn answer<T>() -> (Answer<T>, impl Future<Output = Option<T>>) {
-    let slot = Arc::new(Mutex::new(Slot {
-        value: None,
-        waker: None,
-        dropped: false,
-    }));
-    let awaited = slot.clone();
-    let future = std::future::poll_fn(move |cx| {
-        let mut slot = awaited.lock().unwrap_or_else(|p| p.into_inner());
-        match slot.value.take() {
-            Some(value) => Poll::Ready(Some(value)),
-            None if slot.dropped => Poll::Ready(None),
-            None => {
-                slot.waker = Some(cx.waker().clone());
-                Poll::Pending
-            }
-        }
-    });
-    (Answer(slot), future)
-}
-
-impl<T> Answer<T> {
-    pub fn give(self, value: T) {
-        let waker = {
-            let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            slot.value = Some(value);
-            slot.waker.take()
-        };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-    }
-}
-
-impl<T> Drop for Answer<T> {
-    fn drop(&mut self) {
-        let waker = {
-            let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            slot.dropped = true;
-            slot.waker.take()
-        };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-    }
 }
 
 /// Hands `bytes` to the browser as a download named `file_name`.

@@ -72,6 +72,27 @@ fn every_window_matches_the_cpu_engine() {
     }
 }
 
+/// The web page's path: each window computed into one device buffer and read back without
+/// waiting (on the desktop the readback is the blocking one; the buffer's layout is the same).
+#[test]
+fn every_window_through_one_device_buffer_matches_the_cpu_engine() {
+    for spec in every_kind() {
+        let whole = cpu::compute(&spec).unwrap();
+        for window in windows_of(spec.matrix_shape()) {
+            let g = pollster::block_on(gpu().compute_window_async(&spec, &window)).unwrap();
+            let expected = match &whole {
+                Table::Real(w) => Table::Real(slice(w, &window)),
+                Table::Index(w) => Table::Index(slice(w, &window)),
+            };
+            assert_parity(
+                &format!("{} {window:?} in one buffer", spec.kind_name()),
+                &g,
+                &expected,
+            );
+        }
+    }
+}
+
 #[test]
 fn positions_up_to_a_million_stay_exact() {
     let end = 1_048_576;

@@ -49,7 +49,7 @@ impl AppEngine {
                 let info = state.adapter.get_info();
                 Engine::Cpu(
                     if info.backend == eframe::wgpu::Backend::Gl && cfg!(target_arch = "wasm32") {
-                        "this browser offers WebGL2 only, which has no compute shaders (a browser with WebGPU computes on the GPU)".to_owned()
+                        "no WebGPU in this browser (WebGL2 has no compute shaders)".to_owned()
                     } else {
                         format!("{} has no compute shaders", info.name)
                     },
@@ -105,9 +105,7 @@ impl AppEngine {
     /// What the status bar says about the engine.
     pub fn description(&self) -> String {
         match &self.engine {
-            Engine::Gpu(gpu, _) if gpu.is_browser_webgpu() => {
-                format!("WebGPU: {}", gpu.adapter_description())
-            }
+            Engine::Gpu(gpu, _) if gpu.is_browser_webgpu() => gpu.browser_adapter_description(),
             // A CPU adapter runs the same shaders, but calling it a GPU would mislead about
             // speed.
             Engine::Gpu(gpu, _) if gpu.is_software() => {
@@ -166,15 +164,17 @@ pub struct WindowValues {
 }
 
 impl EngineHandle {
-    /// Computes `window` of `spec` (no cancelling: for small windows).
+    /// Computes `window` of `spec` (no cancelling: for small windows). On the web, where a
+    /// readback cannot be waited for, the CPU engine computes it (see [`Self::heatmap_values`]
+    /// for the GPU there).
     pub fn window(&self, spec: &TableSpec, window: &Window) -> Result<Table, EngineError> {
         match &self.gpu {
-            Some(gpu) => match gpu.compute_window(spec, window) {
+            Some(gpu) if !cfg!(target_arch = "wasm32") => match gpu.compute_window(spec, window) {
                 // Positions beyond the GPU's 32 bits: the CPU engine serves.
                 Err(EngineError::Gpu(_)) => cpu::compute_window(spec, window),
                 other => other,
             },
-            None => cpu::compute_window(spec, window),
+            _ => cpu::compute_window(spec, window),
         }
     }
 

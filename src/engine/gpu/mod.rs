@@ -211,6 +211,20 @@ impl GpuEngine {
         self.adapter.backend == wgpu::Backend::BrowserWebGpu
     }
 
+    /// The browser's WebGPU adapter as the status bar names it: browsers often keep the
+    /// adapter's name to themselves.
+    pub fn browser_adapter_description(&self) -> String {
+        let kind = if self.is_software() {
+            " (a software adapter)"
+        } else {
+            ""
+        };
+        match self.adapter.name.trim() {
+            "" => format!("WebGPU{kind}"),
+            name => format!("WebGPU: {name}{kind}"),
+        }
+    }
+
     /// Whether the adapter is a software renderer on the CPU (llvmpipe, lavapipe, WARP).
     pub fn is_software(&self) -> bool {
         self.adapter.device_type == wgpu::DeviceType::Cpu

@@ -545,7 +545,7 @@ impl GpuEngine {
             encoder.copy_buffer_to_buffer(buffer, 0, &readable, 0, bytes);
             self.queue.submit([encoder.finish()]);
             let slice = readable.slice(..bytes);
-            let (answer, mapped) = crate::web::answer();
+            let (answer, mapped) = crate::jobs::answer();
             slice.map_async(wgpu::MapMode::Read, move |result| answer.give(result));
             mapped
                 .await

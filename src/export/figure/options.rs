@@ -390,7 +390,9 @@ pub(super) fn base(args: &FigureArgs) -> f64 {
 
 /// The first position of a table figure.
 pub(super) fn start(args: &FigureArgs) -> Result<u64, CliError> {
-    Ok(count("start", args.start, 0, 0..=(1usize << 53) - 1)? as u64)
+    // 2^53 - 1, the last integer an f64 holds exactly (less where usize is 32 bits: the web).
+    let last = ((1u64 << 53) - 1).min(usize::MAX as u64) as usize;
+    Ok(count("start", args.start, 0, 0..=last)? as u64)
 }
 
 /// The attention heads of ALiBi figures.

@@ -1,0 +1,187 @@
+// Drives headless Chromium through poslab's web page (run by web/test.sh, which serves the page).
+// Two runs: with WebGPU (SwiftShader's Vulkan under Chromium's WebGPU), where the GPU engine
+// computes, and without (WebGL2 only), where the CPU engine does. Each run asserts, through the
+// page: the app starts with no console error; the sinusoidal heatmap is drawn (window.poslab
+// says so, and the screenshot's heatmap area has the colours of one); two other views open and
+// draw; the status names the engine. Screenshots go to the folder given.
+import { chromium } from "playwright-core";
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inflateSync } from "node:zlib";
+
+const [url, outDir, browser = "/usr/bin/chromium"] = process.argv.slice(2);
+if (!url || !outDir) {
+  console.error("usage: node web/test.mjs URL SCREENSHOT_DIR [CHROMIUM]");
+  process.exit(2);
+}
+mkdirSync(outDir, { recursive: true });
+
+const BASE_FLAGS = [
+  "--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking",
+  "--disable-component-update", "--disable-sync",
+];
+const WEBGPU_FLAGS = [
+  "--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader",
+  "--use-angle=vulkan",
+];
+const VIEWPORT = { width: 1280, height: 800 };
+
+/** Decodes an 8-bit, non-interlaced RGB or RGBA PNG (what Chromium's screenshots are). */
+function decodePng(png) {
+  let offset = 8;
+  let width = 0, height = 0, channels = 0;
+  const data = [];
+  while (offset < png.length) {
+    const length = png.readUInt32BE(offset);
+    const type = png.toString("ascii", offset + 4, offset + 8);
+    const body = png.subarray(offset + 8, offset + 8 + length);
+    if (type === "IHDR") {
+      width = body.readUInt32BE(0);
+      height = body.readUInt32BE(4);
+      const [depth, colour, , , interlace] = body.subarray(8, 13);
+      if (depth !== 8 || interlace !== 0 || (colour !== 2 && colour !== 6)) {
+        throw new Error(`unexpected PNG: depth ${depth}, colour type ${colour}, interlace ${interlace}`);
+      }
+      channels = colour === 6 ? 4 : 3;
+    } else if (type === "IDAT") {
+      data.push(body);
+    }
+    offset += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(data));
+  const stride = width * channels;
+  const pixels = Buffer.alloc(height * stride);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; x++) {
+      const left = x >= channels ? pixels[y * stride + x - channels] : 0;
+      const up = y > 0 ? pixels[(y - 1) * stride + x] : 0;
+      const corner = x >= channels && y > 0 ? pixels[(y - 1) * stride + x - channels] : 0;
+      let value = line[x];
+      if (filter === 1) value += left;
+      else if (filter === 2) value += up;
+      else if (filter === 3) value += (left + up) >> 1;
+      else if (filter === 4) {
+        const p = left + up - corner;
+        const [pa, pb, pc] = [Math.abs(p - left), Math.abs(p - up), Math.abs(p - corner)];
+        value += pa <= pb && pa <= pc ? left : pb <= pc ? up : corner;
+      }
+      pixels[y * stride + x] = value & 255;
+    }
+  }
+  return { width, height, channels, pixels };
+}
+
+/** Distinct colours in a rectangle of the screenshot (a picture has many; an empty panel few). */
+function coloursIn(png, { x0, y0, x1, y1 }) {
+  const { width, channels, pixels } = decodePng(png);
+  const seen = new Set();
+  for (let y = y0; y < y1; y += 2) {
+    for (let x = x0; x < x1; x += 2) {
+      const i = (y * width + x) * channels;
+      seen.add((pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2]);
+    }
+  }
+  return seen.size;
+}
+
+// The view's area: right of the side panel, above the status bar.
+const CENTRAL = { x0: 420, y0: 160, x1: 1240, y1: 740 };
+
+const failures = [];
+function check(condition, message) {
+  if (!condition) failures.push(message);
+  console.log(`${condition ? "ok  " : "FAIL"} ${message}`);
+}
+
+async function waitForState(page, predicate, what, arg = null, timeout = 60000) {
+  try {
+    await page.waitForFunction(predicate, arg, { timeout, polling: 100 });
+  } catch (error) {
+    const state = await page.evaluate(() => window.poslab).catch(() => undefined);
+    throw new Error(`${what}: not within ${timeout / 1000} s; window.poslab = ${JSON.stringify(state)}`);
+  }
+  return page.evaluate(() => window.poslab);
+}
+
+async function run(name, flags, backend) {
+  console.log(`\n== ${name} ==`);
+  const profile = mkdtempSync(join(tmpdir(), "poslab-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: browser,
+    headless: true,
+    args: [...BASE_FLAGS, ...flags],
+    viewport: VIEWPORT,
+  });
+  const errors = [];
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(message.text());
+    });
+    page.on("pageerror", (error) => errors.push(String(error)));
+    const started = Date.now();
+    await page.goto(url);
+    let state = await waitForState(
+      page,
+      () => window.poslab && window.poslab.sinusoidal_drawn && !window.poslab.computing,
+      "the sinusoidal heatmap drawn",
+    );
+    const loaded = Date.now() - started;
+    console.log(`engine: ${state.engine}`);
+    console.log(`first picture: ${state.first_picture_ms?.toFixed(0)} ms after the page began loading (${loaded} ms until the test saw it)`);
+    check(state.backend === backend, `${name}: the engine is ${backend} (status: "${state.engine}")`);
+    check(state.view === "Sinusoidal table", `${name}: the app opens on the sinusoidal table`);
+    check(state.error === null, `${name}: no error in the status bar (${state.error})`);
+    // A frame or two for the texture to reach the screen.
+    await page.waitForTimeout(300);
+    let shot = await page.screenshot();
+    writeFileSync(join(outDir, `${name}-sinusoidal.png`), shot);
+    const heatmapColours = coloursIn(shot, CENTRAL);
+    check(heatmapColours > 100, `${name}: the heatmap area has ${heatmapColours} colours (a heatmap has hundreds)`);
+
+    for (const [label, file] of [["ALiBi", "alibi"], ["RoPE corkscrew (3D)", "corkscrew"]]) {
+      const button = state.views.find((view) => view.label === label);
+      check(button !== undefined, `${name}: the view list has "${label}"`);
+      if (!button) continue;
+      await page.mouse.click(button.x, button.y);
+      const shown = await waitForState(
+        page,
+        (wanted) => window.poslab && window.poslab.view === wanted && !window.poslab.computing,
+        `the view "${label}" shown`,
+        label,
+      ).catch((error) => ({ failed: String(error) }));
+      if (shown.failed) {
+        check(false, `${name}: ${shown.failed}`);
+        continue;
+      }
+      await page.waitForTimeout(500);
+      shot = await page.screenshot();
+      writeFileSync(join(outDir, `${name}-${file}.png`), shot);
+      const colours = coloursIn(shot, CENTRAL);
+      check(shown.view === label, `${name}: clicking "${label}" shows it`);
+      check(shown.error === null, `${name}: no error in "${label}" (${shown.error})`);
+      check(colours > 40, `${name}: "${label}" draws (${colours} colours in the view's area)`);
+    }
+    check(errors.length === 0, `${name}: no console error${errors.length ? ": " + errors.join(" | ") : ""}`);
+    return state;
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+try {
+  await run("webgpu", WEBGPU_FLAGS, "WebGPU");
+  await run("webgl2", [], "CPU");
+} catch (error) {
+  failures.push(String(error));
+  console.log(`FAIL ${error}`);
+}
+if (failures.length) {
+  console.log(`\n${failures.length} check(s) failed`);
+  process.exit(1);
+}
+console.log("\nall checks passed");
