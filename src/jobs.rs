@@ -409,9 +409,9 @@ pub async fn yield_to_page() {
     next_tick().await;
 }
 
-#[cfg(target_arch = "wasm32")]
 /// Resolves on the page's next turn of its event loop (a zero-delay timer): the page draws
 /// and answers input before a job's next block.
+#[cfg(target_arch = "wasm32")]
 async fn next_tick() {
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {
         let scheduled = web_sys::window().is_some_and(|window| {
@@ -460,6 +460,7 @@ pub fn answer<T>() -> (Answer<T>, impl Future<Output = Option<T>> + use<T>) {
 }
 
 impl<T> Answer<T> {
+    /// Gives the value and wakes whoever awaits it.
     pub fn give(self, value: T) {
         let waker = {
             let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());

@@ -3,7 +3,7 @@
 //! and give the page back while they wait (see [`crate::jobs`]); exports are downloads
 //! ([`download`]); a chosen or dropped file is read into memory under its name
 //! ([`crate::import::handed_over`]). The app also writes a small summary of what it shows into
-//! `window.poslab` ([`PageState`]), which `web/test.sh` reads.
+//! `window.poslabState` ([`PageState`]), which `web/test.sh` reads.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -149,7 +149,7 @@ impl DroppedFiles {
     }
 }
 
-/// What the page shows, as `window.poslab` holds it for the page's test: the engine, the view,
+/// What the page shows, as `window.poslabState` holds it for the page's test: the engine, the view,
 /// whether its picture is ready, and where the view buttons are (CSS pixels).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PageState {
@@ -182,12 +182,12 @@ pub fn page_time_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-/// Writes `state` into `window.poslab` (as JSON text, parsed there).
+/// Writes `state` into `window.poslabState` (as JSON text, parsed there).
 pub fn publish(state: &PageState) {
     let (Some(window), Ok(text)) = (web_sys::window(), serde_json::to_string(state)) else {
         return;
     };
     if let Ok(value) = js_sys::JSON::parse(&text) {
-        let _ = js_sys::Reflect::set(&window, &JsValue::from_str("poslab"), &value);
+        let _ = js_sys::Reflect::set(&window, &JsValue::from_str("poslabState"), &value);
     }
 }

@@ -1,7 +1,7 @@
 // Drives headless Chromium through poslab's web page (run by web/test.sh, which serves the page).
 // Two runs: with WebGPU (SwiftShader's Vulkan under Chromium's WebGPU), where the GPU engine
 // computes, and without (WebGL2 only), where the CPU engine does. Each run asserts, through the
-// page: the app starts with no console error; the sinusoidal heatmap is drawn (window.poslab
+// page: the app starts with no console error; the sinusoidal heatmap is drawn (window.poslabState
 // says so, and the screenshot's heatmap area has the colours of one); two other views open and
 // draw; the status names the engine. Screenshots go to the folder given.
 import { chromium } from "playwright-core";
@@ -100,10 +100,10 @@ async function waitForState(page, predicate, what, arg = null, timeout = 60000) 
   try {
     await page.waitForFunction(predicate, arg, { timeout, polling: 100 });
   } catch (error) {
-    const state = await page.evaluate(() => window.poslab).catch(() => undefined);
-    throw new Error(`${what}: not within ${timeout / 1000} s; window.poslab = ${JSON.stringify(state)}`);
+    const state = await page.evaluate(() => window.poslabState).catch(() => undefined);
+    throw new Error(`${what}: not within ${timeout / 1000} s; window.poslabState = ${JSON.stringify(state)}`);
   }
-  return page.evaluate(() => window.poslab);
+  return page.evaluate(() => window.poslabState);
 }
 
 async function run(name, flags, backend) {
@@ -126,7 +126,7 @@ async function run(name, flags, backend) {
     await page.goto(url);
     let state = await waitForState(
       page,
-      () => window.poslab && window.poslab.sinusoidal_drawn && !window.poslab.computing,
+      () => window.poslabState && window.poslabState.sinusoidal_drawn && !window.poslabState.computing,
       "the sinusoidal heatmap drawn",
     );
     const loaded = Date.now() - started;
@@ -149,7 +149,7 @@ async function run(name, flags, backend) {
       await page.mouse.click(button.x, button.y);
       const shown = await waitForState(
         page,
-        (wanted) => window.poslab && window.poslab.view === wanted && !window.poslab.computing,
+        (wanted) => window.poslabState && window.poslabState.view === wanted && !window.poslabState.computing,
         `the view "${label}" shown`,
         label,
       ).catch((error) => ({ failed: String(error) }));
@@ -165,6 +165,18 @@ async function run(name, flags, backend) {
       check(shown.error === null, `${name}: no error in "${label}" (${shown.error})`);
       check(colours > 40, `${name}: "${label}" draws (${colours} colours in the view's area)`);
     }
+    // The settings persist in the browser's storage: saved when the page loses focus, they
+    // are there after a reload.
+    const lastView = await page.evaluate(() => window.poslabState.view);
+    await page.evaluate(() => document.activeElement && document.activeElement.blur());
+    await page.waitForTimeout(300);
+    await page.reload();
+    const reloaded = await waitForState(
+      page,
+      () => window.poslabState && !window.poslabState.computing,
+      "the page reloaded",
+    ).catch((error) => ({ failed: String(error) }));
+    check(reloaded.view === lastView, `${name}: after a reload the page opens on "${lastView}" again (${JSON.stringify(reloaded).slice(0, 300)})`);
     check(errors.length === 0, `${name}: no console error${errors.length ? ": " + errors.join(" | ") : ""}`);
     return state;
   } finally {

@@ -67,7 +67,7 @@ pub struct PoslabApp {
     /// The web page's dropped files, read before the views see them.
     #[cfg(target_arch = "wasm32")]
     dropped: crate::web::DroppedFiles,
-    /// What `window.poslab` says, as last written.
+    /// What `window.poslabState` says, as last written.
     #[cfg(target_arch = "wasm32")]
     page_state: Option<crate::web::PageState>,
     /// Where each view's button was drawn last frame (the web page's test clicks them).
@@ -556,7 +556,7 @@ impl PoslabApp {
         !self.statuses[self.status_index()].pending.is_empty()
     }
 
-    /// Writes what the page shows into `window.poslab` when it has changed.
+    /// Writes what the page shows into `window.poslabState` when it has changed.
     #[cfg(target_arch = "wasm32")]
     fn publish_page_state(&mut self, computing: bool) {
         let sinusoidal_drawn = self.sinusoidal_freshness()
@@ -681,6 +681,13 @@ impl eframe::App for PoslabApp {
     #[cfg(target_arch = "wasm32")]
     fn raw_input_hook(&mut self, ctx: &egui::Context, raw_input: &mut egui::RawInput) {
         self.dropped.exchange(ctx, raw_input);
+    }
+
+    /// On the web, settings are saved every few seconds as well as when the page loses focus:
+    /// a closed tab may not say so first.
+    #[cfg(target_arch = "wasm32")]
+    fn auto_save_interval(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(5)
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

@@ -57,10 +57,29 @@ fn bytes_per_element(kind: ValueKind) -> u128 {
 /// (`ulimit -v`, RLIMIT_AS) leaves, and what the memory limits of the process's cgroups
 /// (`memory.max`, or cgroup v1's `memory.limit_in_bytes`) leave.
 pub fn available_memory_bytes() -> Option<u64> {
-    [system_available(), address_space_left(), cgroup_left()]
-        .into_iter()
-        .flatten()
-        .min()
+    [
+        system_available(),
+        address_space_left(),
+        cgroup_left(),
+        web_page_memory_left(),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+}
+
+/// On the web, what a wasm32 page's memory may still grow by: it addresses 4 GiB at most
+/// (browsers may refuse less, which the allocation then says).
+fn web_page_memory_left() -> Option<u64> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let in_use = core::arch::wasm32::memory_size(0) as u64 * 65_536;
+        Some((1u64 << 32).saturating_sub(in_use))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        None
+    }
 }
 
 /// `MemAvailable` of `/proc/meminfo`.
