@@ -631,13 +631,13 @@ mod tests {
 
     #[test]
     fn an_answer_arrives_once_given_and_a_dropped_one_reads_as_none() {
-        let (answer, awaited) = answer::<u32>();
+        let (given, awaited) = answer::<u32>();
         let waiting = std::thread::spawn(move || pollster::block_on(awaited));
         std::thread::sleep(Duration::from_millis(20));
-        answer.give(7);
+        given.give(7);
         assert_eq!(waiting.join().expect("no panic"), Some(7));
-        let (answer, awaited) = answer::<u32>();
-        drop(answer);
+        let (dropped, awaited) = answer::<u32>();
+        drop(dropped);
         assert_eq!(pollster::block_on(awaited), None);
     }
 
