@@ -163,6 +163,8 @@ pub struct PageState {
     pub sinusoidal_drawn: bool,
     /// The status bar's error, if any.
     pub error: Option<String>,
+    /// The Check view's outcome for the file it has open: its title, and whether it matched.
+    pub check: Option<(String, bool)>,
     pub views: Vec<ViewButton>,
     /// Milliseconds from the page's start to the first frame with a finished picture.
     pub first_picture_ms: Option<f64>,

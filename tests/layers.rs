@@ -23,7 +23,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("views", 8),
     ("app", 9),
     ("cli", 9),
-    ("web", 10),
+    ("web", 9),
 ];
 
 fn rust_files(folder: &Path, found: &mut Vec<PathBuf>) {

@@ -165,6 +165,50 @@ async function run(name, flags, backend) {
       check(shown.error === null, `${name}: no error in "${label}" (${shown.error})`);
       check(colours > 40, `${name}: "${label}" draws (${colours} colours in the view's area)`);
     }
+    // A table dropped on the page opens in the Check view, read from the bytes the browser
+    // hands over: the sinusoidal table of 16 positions and 8 dimensions, written here.
+    const csv = [];
+    for (let p = 0; p < 16; p++) {
+      const row = [];
+      for (let i = 0; i < 4; i++) {
+        const angle = p / Math.pow(10000, (2 * i) / 8);
+        row.push(String(Math.sin(angle)), String(Math.cos(angle)));
+      }
+      csv.push(row.join(","));
+    }
+    const dropped = await page.evaluateHandle((text) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([text + "\n"], "sinusoidal_16x8.csv", { type: "text/csv" }));
+      return transfer;
+    }, csv.join("\n"));
+    await page.dispatchEvent("canvas", "dragover", { dataTransfer: dropped });
+    await page.dispatchEvent("canvas", "drop", { dataTransfer: dropped });
+    const checked = await waitForState(
+      page,
+      () => window.poslabState && window.poslabState.check && !window.poslabState.computing,
+      "the dropped table checked",
+    ).catch((error) => ({ failed: String(error) }));
+    check(checked.view === "Check a table", `${name}: a dropped table opens the Check view (${checked.view ?? checked.failed})`);
+    check(checked.check && checked.check[1] === true, `${name}: the dropped sinusoidal table is identified: ${JSON.stringify(checked.check)}`);
+    await page.waitForTimeout(300);
+    writeFileSync(join(outDir, `${name}-check.png`), await page.screenshot());
+
+    // Ctrl+S saves the view's figure: on the web, a download.
+    const downloading = page.waitForEvent("download", { timeout: 30000 });
+    await page.mouse.click(700, 500);
+    await page.keyboard.press("Control+s");
+    const download = await downloading.catch((error) => ({ failed: String(error) }));
+    if (download.failed) {
+      check(false, `${name}: Ctrl+S downloads the figure (${download.failed})`);
+    } else {
+      const path = await download.path();
+      const text = (await import("node:fs")).readFileSync(path, "utf8");
+      check(
+        download.suggestedFilename().endsWith(".svg") && text.includes("<svg"),
+        `${name}: Ctrl+S downloads ${download.suggestedFilename()} (${text.length} bytes of SVG)`,
+      );
+    }
+
     // The settings persist in the browser's storage: saved when the page loses focus, they
     // are there after a reload.
     const lastView = await page.evaluate(() => window.poslabState.view);

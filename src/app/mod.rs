@@ -584,6 +584,10 @@ impl PoslabApp {
             computing,
             sinusoidal_drawn,
             error: self.statuses[self.status_index()].error.clone(),
+            check: self
+                .check_view()
+                .outcome()
+                .map(|outcome| (outcome.title.clone(), outcome.matches)),
             views: self.view_buttons.clone(),
             first_picture_ms,
         };

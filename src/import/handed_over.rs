@@ -9,6 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// Why a name is not a file on the web page, where only handed-over files exist.
+pub const NOT_HELD: &str = "is not open in this page (a web page reads only the files chosen with Open… or dropped on it, the last four): open it again";
+
 /// A file's bytes, shared without copying.
 #[derive(Clone)]
 pub struct Bytes(Arc<[u8]>);
@@ -56,6 +59,9 @@ pub fn read_to_string(path: &Path) -> std::io::Result<String> {
     match get(path) {
         Some(bytes) => String::from_utf8(bytes.as_ref().to_vec())
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+        None if cfg!(target_arch = "wasm32") => {
+            Err(std::io::Error::new(std::io::ErrorKind::NotFound, NOT_HELD))
+        }
         None => std::fs::read_to_string(path),
     }
 }

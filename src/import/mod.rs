@@ -230,6 +230,9 @@ pub(crate) fn open_file(path: &Path) -> Result<(FileReader, u64), ImportError> {
         let size = bytes.as_ref().len() as u64;
         return Ok((FileReader::Memory(std::io::Cursor::new(bytes)), size));
     }
+    if cfg!(target_arch = "wasm32") {
+        return Err(problem(path, handed_over::NOT_HELD));
+    }
     // Before opening: a FIFO would block the open, and a device (/dev/zero) says it holds 0
     // bytes and never ends. Links are followed.
     let metadata = std::fs::metadata(path).map_err(|e| problem(path, io_text(&e)))?;

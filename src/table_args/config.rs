@@ -27,6 +27,9 @@ pub fn read_config(path: &Path) -> Result<ModelConfig, CliError> {
     let problem = |what: String| CliError::usage(format!("{} {what}", path.display()));
     let size = match crate::import::handed_over::get(path) {
         Some(bytes) => bytes.as_ref().len() as u64,
+        None if cfg!(target_arch = "wasm32") => {
+            return Err(problem(crate::import::handed_over::NOT_HELD.to_owned()));
+        }
         None => {
             let metadata =
                 std::fs::metadata(path).map_err(|e| problem(format!("cannot be read: {e}")))?;

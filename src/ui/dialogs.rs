@@ -3,7 +3,7 @@
 //!
 //! On the web a chosen file's bytes are read and handed over to [`crate::import::handed_over`]
 //! under the file's name, which is the "path" the answer gives; saving is a download there (see
-//! [`crate::app::export`]), so there is no save dialog.
+//! the export window), so there is no save dialog.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};

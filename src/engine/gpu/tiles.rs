@@ -484,6 +484,12 @@ impl GpuEngine {
         buffer: &wgpu::Buffer,
         bytes: u64,
     ) -> Result<Vec<u8>, EngineError> {
+        let readable = self.copy_to_readable(buffer, bytes);
+        self.read_mapped(&readable, bytes)
+    }
+
+    /// Submits a copy of the first `bytes` of `buffer` into a new `MAP_READ` buffer.
+    fn copy_to_readable(&self, buffer: &wgpu::Buffer, bytes: u64) -> wgpu::Buffer {
         let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
             size: bytes,
@@ -493,7 +499,7 @@ impl GpuEngine {
         let mut encoder = self.device.create_command_encoder(&Default::default());
         encoder.copy_buffer_to_buffer(buffer, 0, &readable, 0, bytes);
         self.queue.submit([encoder.finish()]);
-        self.read_mapped(&readable, bytes)
+        readable
     }
 
     /// Maps the first `bytes` of a `MAP_READ` buffer, copies them out and unmaps it.
@@ -535,15 +541,7 @@ impl GpuEngine {
         }
         #[cfg(target_arch = "wasm32")]
         {
-            let readable = self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("readback"),
-                size: bytes,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let mut encoder = self.device.create_command_encoder(&Default::default());
-            encoder.copy_buffer_to_buffer(buffer, 0, &readable, 0, bytes);
-            self.queue.submit([encoder.finish()]);
+            let readable = self.copy_to_readable(buffer, bytes);
             let slice = readable.slice(..bytes);
             let (answer, mapped) = crate::jobs::answer();
             slice.map_async(wgpu::MapMode::Read, move |result| answer.give(result));
