@@ -37,11 +37,21 @@ async fn run() -> Result<(), String> {
         .map_err(|_| "the element \"poslab\" is not a canvas")?;
     let mut options = eframe::WebOptions::default();
     options.wgpu_options.wgpu_setup = crate::app::wgpu_setup();
+    // A link may name a view and settings, as `poslab app` does: `?view=alibi&heads=16`.
+    let query = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default();
     eframe::WebRunner::new()
         .start(
             canvas,
             options,
-            Box::new(|cc| Ok(Box::new(crate::app::PoslabApp::new(cc)))),
+            Box::new(move |cc| {
+                let app = crate::app::PoslabApp::new(cc);
+                Ok(Box::new(match crate::cli::app::launch_from_query(&query) {
+                    Ok(launch) => app.launched(&launch),
+                    Err(message) => app.with_message(message),
+                }))
+            }),
         )
         .await
         .map_err(|error| js_text(&error))

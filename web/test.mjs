@@ -221,6 +221,27 @@ async function run(name, flags, backend) {
       "the page reloaded",
     ).catch((error) => ({ failed: String(error) }));
     check(reloaded.view === lastView, `${name}: after a reload the page opens on "${lastView}" again (${JSON.stringify(reloaded).slice(0, 300)})`);
+    // A link opens on the settings it names, as `poslab app` does: a million positions of 4096
+    // dimensions, 2^32 cells, more than the page's 32-bit usize counts.
+    await page.goto(`${url}?view=sinusoidal&seq=1048576&dim=4096`);
+    const million = await waitForState(
+      page,
+      () => window.poslabState && window.poslabState.sinusoidal_drawn && !window.poslabState.computing,
+      "the 1,048,576 x 4096 table from a link",
+      null,
+      120000,
+    ).catch((error) => ({ failed: String(error) }));
+    check(!million.failed && million.error === null, `${name}: a link opens the 1,048,576 x 4096 sinusoidal table and draws it (${million.failed ?? million.error})`);
+    await page.waitForTimeout(300);
+    writeFileSync(join(outDir, `${name}-million.png`), await page.screenshot());
+    await page.goto(`${url}?dim=7`);
+    const bad = await waitForState(
+      page,
+      () => window.poslabState && window.poslabState.error,
+      "a bad link's message",
+    ).catch((error) => ({ failed: String(error) }));
+    check(typeof bad.error === "string" && bad.error.includes("--dim 7"), `${name}: a link with a bad value says so: "${bad.error ?? bad.failed}"`);
+
     check(errors.length === 0, `${name}: no console error${errors.length ? ": " + errors.join(" | ") : ""}`);
     return state;
   } finally {

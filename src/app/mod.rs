@@ -138,6 +138,13 @@ impl PoslabApp {
         self
     }
 
+    /// Opens with `message` in the status bar (a web link whose settings could not be used).
+    pub fn with_message(mut self, message: String) -> Self {
+        let index = self.status_index();
+        self.statuses[index].error = Some(message);
+        self
+    }
+
     /// A slower engine: every block of a window takes at least `delay` longer (tests watch the
     /// app while its results are pending).
     pub fn with_slow_engine(mut self, delay: std::time::Duration) -> Self {

@@ -168,3 +168,104 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
         theme: args.theme,
     })
 }
+
+/// What a link to the web page opens with: its query, `?view=alibi&heads=16&seq=512`, read as
+/// `poslab app --view alibi --heads 16 --seq 512` is (a flag without a value, `?present`, is
+/// the switch). The message says what was wrong, as the command line would.
+pub fn launch_from_query(query: &str) -> Result<AppLaunch, String> {
+    let mut words = Vec::new();
+    for pair in query.trim_start_matches('?').split('&') {
+        if pair.is_empty() {
+            continue;
+        }
+        let (name, value) = match pair.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (pair, None),
+        };
+        words.push(format!("--{}", url_decoded(name)));
+        if let Some(value) = value {
+            words.push(url_decoded(value));
+        }
+    }
+    let command = <AppArgs as clap::Args>::augment_args(
+        clap::Command::new("poslab-page")
+            .no_binary_name(true)
+            .disable_help_flag(true),
+    );
+    let matches = command.try_get_matches_from(&words).map_err(|error| {
+        let text = error.render().to_string();
+        let first = text.lines().next().unwrap_or_default();
+        format!(
+            "The link's settings were not used: {}",
+            first.trim_start_matches("error: ")
+        )
+    })?;
+    let args = <AppArgs as clap::FromArgMatches>::from_arg_matches(&matches)
+        .map_err(|error| format!("The link's settings were not used: {error}"))?;
+    if args.check.is_some() {
+        return Err(
+            "The link's settings were not used: a web page opens a table to check with Open… or by dropping it on the page, not from a link"
+                .to_owned(),
+        );
+    }
+    launch(&args).map_err(|error| format!("The link's settings were not used: {}", error.message))
+}
+
+/// `%41` and `+` as a URL's query writes them (a `%` not followed by two hex digits is kept).
+fn url_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut k = 0;
+    while k < bytes.len() {
+        match bytes[k] {
+            b'+' => out.push(b' '),
+            b'%' if k + 2 < bytes.len() => match (hex(bytes[k + 1]), hex(bytes[k + 2])) {
+                (Some(high), Some(low)) => {
+                    out.push((high * 16 + low) as u8);
+                    k += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            byte => out.push(byte),
+        }
+        k += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_opens_on_the_settings_its_query_names() {
+        let launch = launch_from_query("?view=alibi&heads=16&seq=512&base=1e4&present").unwrap();
+        assert_eq!(launch.view, Some(ViewKind::Alibi));
+        assert_eq!((launch.heads, launch.seq), (Some(16), Some(512)));
+        assert_eq!(launch.base, Some(10_000.0));
+        assert!(launch.present);
+        assert_eq!(launch_from_query("").unwrap(), AppLaunch::default());
+        assert_eq!(
+            launch_from_query("view=dot%2Ddecay&layout=split")
+                .unwrap()
+                .view,
+            Some(ViewKind::DotDecay)
+        );
+    }
+
+    #[test]
+    fn a_bad_link_says_what_was_wrong_in_one_line() {
+        for (query, says) in [
+            ("?dim=7", "--dim 7"),
+            ("?view=nowhere", "nowhere"),
+            ("?colour=red", "--colour"),
+            ("?check=table.npy", "Open…"),
+            ("?seq=%ZZ", "--seq %ZZ"),
+        ] {
+            let error = launch_from_query(query).expect_err(query);
+            assert!(error.contains(says), "{query}: {error}");
+            assert!(!error.contains('\n'), "{query}: {error}");
+        }
+    }
+}

@@ -65,7 +65,7 @@ impl<'a> CpuBlockSource<'a> {
         Ok(Self {
             source: cpu::block_source(spec, arith)?,
             matrix_shape: spec.matrix_shape(),
-            ndim: spec.shape().map_or(0, |s| s.len()),
+            ndim: spec.ndim(),
         })
     }
 

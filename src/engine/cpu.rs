@@ -45,7 +45,7 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         | TableSpec::AtPositions(_)
         | TableSpec::SinCos2dResample { .. } => {
             let window = Window::all(spec.matrix_shape());
-            let ndim = spec.shape().map_or(0, |s| s.len());
+            let ndim = spec.ndim();
             let Values::Real(value) = element_values(spec, &window) else {
                 unreachable!("RoPE, ALiBi and resampled tables are real")
             };
@@ -100,7 +100,7 @@ pub fn compute_window_arith(
     }
     spec.validate()?;
     super::check_arithmetic(spec, arith)?;
-    let ndim = spec.shape().map_or(0, |s| s.len());
+    let ndim = spec.ndim();
     window.check(spec.matrix_shape())?;
     let Arithmetic::TorchF32(mode) = arith else {
         unreachable!("exact arithmetic returned above")
@@ -129,7 +129,7 @@ pub fn compute_with_float32_frequencies(
         return Err(EngineError::Arithmetic(spec.kind_name()));
     }
     spec.check_fits(super::available_memory_bytes())?;
-    let ndim = spec.shape().map_or(0, |s| s.len());
+    let ndim = spec.ndim();
     let window = Window::all(spec.matrix_shape());
     let value = float32_values(spec, freqs, Arithmetic::TORCH_MODE);
     Ok(Table::Real(fill_window(
@@ -187,7 +187,7 @@ fn float32_values(
 /// Computes only `window` of the table: what a view shows at screen resolution.
 pub fn compute_window(spec: &TableSpec, window: &Window) -> Result<Table, EngineError> {
     spec.validate()?;
-    let ndim = spec.shape().map_or(0, |s| s.len());
+    let ndim = spec.ndim();
     window.check(spec.matrix_shape())?;
     let shape = window.output_shape(ndim);
     Ok(match element_values(spec, window) {
@@ -570,5 +570,10 @@ fn fill_window<T: Copy + Default + Send + Sync>(
                 *slot = value(head, row, window.cols.at(x));
             }
         });
-    ArrayD::from_shape_vec(IxDyn(shape), data).expect("the window's shape matches its length")
+    ArrayD::from_shape_vec(IxDyn(shape), data).unwrap_or_else(|error| {
+        panic!(
+            "the window {window:?} has the shape {shape:?}, {} values: {error}",
+            window.len()
+        )
+    })
 }

@@ -441,6 +441,11 @@ impl TableSpec {
             .map(|_| shape)
     }
 
+    /// How many axes the table has (what a window of it is shaped by), however large it is.
+    pub fn ndim(&self) -> usize {
+        self.axes().map_or(0, |axes| axes.len())
+    }
+
     /// The length of each axis, whether or not the whole table could be addressed (a window
     /// of a table too large to hold is still a window); `None` when an axis overflows.
     pub fn axes(&self) -> Option<Vec<usize>> {

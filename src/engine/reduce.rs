@@ -351,7 +351,7 @@ pub fn pixel_summary(
     rows: Range<usize>,
     cols: Range<usize>,
 ) -> Result<(Accumulator, usize), EngineError> {
-    let cells = rows.len() * cols.len();
+    let cells = rows.len().saturating_mul(cols.len());
     if cells > 1 << 22 {
         return Err(EngineError::TooLarge(format!(
             "a pixel of {cells} cells is too many to summarise on hover"

@@ -475,7 +475,7 @@ async fn render_window(
     fixed_range: Option<(f64, f64)>,
     reporter: &crate::jobs::Reporter<Result<RenderedWindow, String>>,
 ) -> Result<Result<RenderedWindow, String>, crate::jobs::Cancelled> {
-    let shape = spec.shape().unwrap_or_default();
+    let shape = spec.axes().unwrap_or_default();
     let rendered = |values: ndarray::Array2<f64>,
                     window: &crate::engine::Window,
                     sampling,
@@ -694,10 +694,7 @@ impl TableHeatmap {
         if !self.job.wants(&key) {
             let handle = engine.handle();
             let (spec, window, fixed) = (spec.clone(), *window, self.fixed_range);
-            let what = format!(
-                "computing {}",
-                shape_text(&spec.shape().unwrap_or_default())
-            );
+            let what = format!("computing {}", shape_text(&spec.axes().unwrap_or_default()));
             self.job
                 .request_async(Some(ctx), key.clone(), what, move |reporter| {
                     Box::pin(async move {

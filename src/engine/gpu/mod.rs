@@ -337,7 +337,7 @@ impl GpuBlocks<'_> {
 
     /// The table of `window` from its words in C order, as the device wrote them.
     fn table(&self, window: &Window, words: Vec<u32>) -> Result<Table, EngineError> {
-        let ndim = self.spec.shape().map_or(0, |s| s.len());
+        let ndim = self.spec.ndim();
         let shape = IxDyn(&window.output_shape(ndim));
         let table = if self.plan.index {
             let values: Vec<i32> = words.into_iter().map(|w| w as i32).collect();
