@@ -64,6 +64,8 @@ pub struct PoslabApp {
     last_frame_work: std::time::Duration,
     /// egui's context, so that work started outside a frame can wake the app.
     egui_ctx: egui::Context,
+    /// A message the status bar keeps until it is dismissed.
+    notice: Option<String>,
     /// The web page's dropped files, read before the views see them.
     #[cfg(target_arch = "wasm32")]
     dropped: crate::web::DroppedFiles,
@@ -89,6 +91,7 @@ impl PoslabApp {
             frame_log: frame_log::FrameLog::from_environment(),
             egui_ctx: cc.egui_ctx.clone(),
             last_frame_work: std::time::Duration::ZERO,
+            notice: None,
             #[cfg(target_arch = "wasm32")]
             dropped: Default::default(),
             #[cfg(target_arch = "wasm32")]
@@ -138,10 +141,10 @@ impl PoslabApp {
         self
     }
 
-    /// Opens with `message` in the status bar (a web link whose settings could not be used).
+    /// Opens with `message` in the status bar until it is dismissed (a web link whose settings
+    /// could not be used).
     pub fn with_message(mut self, message: String) -> Self {
-        let index = self.status_index();
-        self.statuses[index].error = Some(message);
+        self.notice = Some(message);
         self
     }
 
@@ -493,9 +496,16 @@ impl PoslabApp {
             .unwrap_or(0)
     }
 
-    fn status_bar_ui(&self, ui: &mut egui::Ui) {
+    fn status_bar_ui(&mut self, ui: &mut egui::Ui) {
         let status = &self.statuses[self.status_index()];
         ui.horizontal(|ui| {
+            if let Some(notice) = &self.notice {
+                ui.colored_label(ui.visuals().error_fg_color, notice);
+                if ui.small_button("×").on_hover_text("Dismiss").clicked() {
+                    self.notice = None;
+                }
+                ui.separator();
+            }
             if self.show_machine_details {
                 ui.label(self.engine.description());
                 ui.separator();
@@ -590,7 +600,10 @@ impl PoslabApp {
             view: self.state.view.label().to_owned(),
             computing,
             sinusoidal_drawn,
-            error: self.statuses[self.status_index()].error.clone(),
+            error: self
+                .notice
+                .clone()
+                .or_else(|| self.statuses[self.status_index()].error.clone()),
             check: self
                 .check_view()
                 .outcome()
