@@ -230,9 +230,9 @@ impl ExportWindow {
                 }
                 DialogAnswer::Cancelled => {
                     self.pending_dialog = None;
-                    self.message = Some(Err(
-                        "No file chosen (cancelled, or no file dialog on this desktop): type a path below and press Save".to_owned(),
-                    ));
+                    self.message = Some(Err(crate::ui::dialogs::no_file_chosen(
+                        "type a path below and press Save",
+                    )));
                 }
             }
         }

@@ -8,6 +8,26 @@
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
+/// What a view says when its dialog gave no file, `then` saying what to do on the desktop (on
+/// the web, where there is always a picker, only a cancel gives none).
+pub fn no_file_chosen(then: &str) -> String {
+    if cfg!(target_arch = "wasm32") {
+        "No file chosen: choose one, or drop it on the page".to_owned()
+    } else {
+        format!("No file chosen (cancelled, or no file dialog on this desktop): {then}")
+    }
+}
+
+/// A path box's hint: `desktop` there; on the web, where a path names a file opened in the
+/// page, that.
+pub fn path_hint(desktop: &'static str) -> &'static str {
+    if cfg!(target_arch = "wasm32") {
+        "a file opened in this page"
+    } else {
+        desktop
+    }
+}
+
 /// A dialog the user has not answered yet.
 pub struct PendingDialog {
     answer: Receiver<Option<PathBuf>>,

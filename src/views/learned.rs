@@ -168,9 +168,9 @@ impl LearnedView {
                     // rfd answers the same for a cancel and for no dialog at all: either way,
                     // the path box is the way on.
                     self.dialog = None;
-                    self.dialog_note = Some(
-                        "No file chosen (cancelled, or no file dialog on this desktop): type a path and press Enter".to_owned(),
-                    );
+                    self.dialog_note = Some(crate::ui::dialogs::no_file_chosen(
+                        "type a path and press Enter",
+                    ));
                     self.focus_path = true;
                 }
             }
@@ -210,7 +210,7 @@ impl LearnedView {
             let field = ui
                 .add(
                     egui::TextEdit::singleline(&mut self.path_text)
-                        .hint_text("type a path and press Enter")
+                        .hint_text(crate::ui::dialogs::path_hint("type a path and press Enter"))
                         .desired_width(ui.available_width() - 60.0),
                 )
                 .labelled_by(label.id);

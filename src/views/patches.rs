@@ -165,7 +165,7 @@ impl PatchView {
             let field = ui.add(
                 egui::TextEdit::singleline(&mut self.path_text)
                     .desired_width(180.0)
-                    .hint_text("or type a path to a .npy"),
+                    .hint_text(crate::ui::dialogs::path_hint("or type a path to a .npy")),
             );
             let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
             if (ui.button("Load").clicked() || enter) && !self.path_text.trim().is_empty() {

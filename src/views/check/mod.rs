@@ -235,9 +235,9 @@ impl CheckView {
                     // rfd answers the same for a cancel and for no dialog at all: either way,
                     // the path box is the way on.
                     self.pending_dialog = None;
-                    self.dialog_note = Some(
-                        "No file chosen (cancelled, or no file dialog on this desktop): type a path and press Enter".to_owned(),
-                    );
+                    self.dialog_note = Some(crate::ui::dialogs::no_file_chosen(
+                        "type a path and press Enter",
+                    ));
                     self.focus_path = true;
                 }
             }
@@ -271,7 +271,7 @@ impl CheckView {
             let field = ui
                 .add(
                     egui::TextEdit::singleline(&mut self.path_text)
-                        .hint_text("type a path")
+                        .hint_text(crate::ui::dialogs::path_hint("type a path"))
                         .desired_width(260.0),
                 )
                 .labelled_by(label.id);

@@ -537,7 +537,7 @@ impl ContextView {
                 .add(
                     egui::TextEdit::singleline(&mut self.path_text)
                         .desired_width(160.0)
-                        .hint_text("or a config path, Enter"),
+                        .hint_text(crate::ui::dialogs::path_hint("or a config path, Enter")),
                 )
                 .on_hover_text("Type the path of a config.json and press Enter");
             if path_box.lost_focus()

@@ -213,7 +213,7 @@ impl ContextView {
             ui.add(
                 egui::TextEdit::singleline(&mut self.table_path_text)
                     .desired_width(160.0)
-                    .hint_text("or a path"),
+                    .hint_text(crate::ui::dialogs::path_hint("or a path")),
             );
             ui.add(
                 egui::TextEdit::singleline(&mut self.tensor_text)
