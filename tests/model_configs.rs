@@ -1,6 +1,8 @@
 //! Real models' configs: every file of assets/models loads, `poslab config` says what the
 //! model cards say, and `--config` fills in the options `poslab table` and `check` take.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -163,26 +165,15 @@ fn config_fills_the_options_the_command_line_leaves_out() {
         &path("a.npy"),
     ]);
     assert_eq!(code, Some(0), "{stderr}");
-    let (code, _, stderr) = poslab(&[
-        "table",
-        "rope-inv-freq",
-        "--dim",
-        "128",
-        "--base",
-        "500000",
-        "--scaling",
-        "llama3",
-        "--factor",
-        "8",
-        "--low-freq-factor",
-        "1",
-        "--high-freq-factor",
-        "4",
-        "--original-max-position-embeddings",
-        "8192",
-        "-o",
-        &path("b.npy"),
-    ]);
+    let b = path("b.npy");
+    let (code, _, stderr) = poslab(
+        &[
+            &["table", "rope-inv-freq", "--dim", "128"][..],
+            &common::LLAMA31_ROPE,
+            &["-o", &b],
+        ]
+        .concat(),
+    );
     assert_eq!(code, Some(0), "{stderr}");
     let (a, b): (Array1<f32>, Array1<f32>) = (
         read_npy(path("a.npy")).unwrap(),
