@@ -186,3 +186,52 @@ fn the_axes_figure_puts_each_tokens_similarity_in_its_cell() {
     assert_eq!(bar.max, 1.0);
     assert!(bar.min < 1.0);
 }
+
+/// Each sentence of the Axes view's "Try" list, held against the maps it draws at the default
+/// settings (64 dimensions, base 10,000, the middle patch chosen).
+#[test]
+fn the_axes_explanation_says_what_the_default_maps_show() {
+    use poslab::scene::axes::{Scheme, Token, TokenLayout, all_schemes};
+    let neighbours = |layout: &TokenLayout, scheme: Scheme| {
+        let chosen = layout.middle_patch();
+        let Token::Patch { frame, row, col } = layout.token(chosen) else {
+            panic!("the middle patch is a patch")
+        };
+        let maps = all_schemes(layout, 64, 10_000.0, chosen);
+        let maps = maps.iter().find(|m| m.scheme == scheme).unwrap();
+        let at = |f: usize, r: usize, c: usize| maps.similarity[layout.patch_index(f, r, c)];
+        let beside = at(frame, row, col + 1);
+        let below = at(frame, row + 1, col);
+        let next_frame = (layout.frames > 1).then(|| at(1 - frame, row, col));
+        (
+            beside,
+            below,
+            next_frame,
+            maps.lowest_patch(layout),
+            maps.similarity[0],
+        )
+    };
+    let layout = TokenLayout::default();
+    // 1D RoPE: beside bright, a row away darker.
+    let (beside, below, _, _, _) = neighbours(&layout, Scheme::Flattened);
+    assert!(beside > 0.95 && below < beside - 0.2, "{beside} {below}");
+    // M-RoPE: every patch within 1% of the chosen one, the text far darker; a step down still
+    // costs more than a step across.
+    let (beside, below, _, lowest, text) = neighbours(&layout, Scheme::Mrope);
+    assert!(lowest > 0.99, "{lowest}");
+    assert!(text < lowest - 0.2, "{text}");
+    assert!(below < beside, "{below} {beside}");
+    // Flux: above and below exactly as close as beside.
+    let (beside, below, _, _, _) = neighbours(&layout, Scheme::PerAxis);
+    assert!((beside - below).abs() < 1e-12, "{beside} {below}");
+    // A second frame: one time step under M-RoPE (bright), a whole frame under 1D RoPE.
+    let two = TokenLayout {
+        frames: 2,
+        ..layout
+    };
+    let mrope = neighbours(&two, Scheme::Mrope).2.unwrap();
+    let flat = neighbours(&two, Scheme::Flattened).2.unwrap();
+    assert!(mrope > 0.95 && flat < 0.5, "{mrope} {flat}");
+    // The view opens with one colour scale for the three.
+    assert!(poslab::views::axes::AxesView::default().same_scale);
+}

@@ -427,6 +427,8 @@ impl PoslabApp {
                 let index = self.status_index();
                 if !self.views[index].view.step(forward) {
                     step_view(self, forward);
+                    let entered = self.status_index();
+                    self.views[entered].view.enter(forward);
                 }
             }
             Command::NextView => step_view(self, true),

@@ -50,7 +50,9 @@ impl Default for AxesView {
             layout,
             dim: 64,
             chosen: layout.middle_patch(),
-            same_scale: false,
+            // One scale, so that a colour means the same similarity in every column: each
+            // its own would stretch M-RoPE's 0.3% differences across the whole map.
+            same_scale: true,
             maps: None,
             job: Default::default(),
         }
@@ -85,7 +87,7 @@ impl AxesView {
             ui.add(NumberBox::slider(&mut self.layout.cols, 1..=32).text("Columns"))
                 .on_hover_text("Columns of patch tokens in each frame");
             ui.checkbox(&mut self.same_scale, "same colours for all")
-                .on_hover_text("One colour scale for the three schemes (to compare them), or each its own (to see each one's detail)");
+                .on_hover_text("One colour scale for the three schemes, so that a colour is the same similarity in each (to compare them); untick to stretch each column's scale over its own patches (to see the detail of one, at the cost of comparing)");
         });
         if self.layout != before {
             // The chosen token stays the same kind of token where it can.
@@ -274,14 +276,18 @@ fn scheme_column(
 ) -> Option<usize> {
     ui.strong(maps.scheme.label());
     pair_strip(ui, maps, dim);
-    ui.label(
-        egui::RichText::new(format!(
-            "colour: similarity {} (dark; the least similar patch) to 1 (bright)",
-            crate::numbers::fixed(range.0, 3)
-        ))
-        .small(),
-    );
     let width = ui.available_width();
+    crate::widgets::heatmap::horizontal_colorbar_ui(ui, colormap, range, width);
+    ui.label(format!(
+        "similarity to token {chosen} ({} at the left end: the least similar patch{})",
+        crate::numbers::fixed(range.0, 3),
+        if range.0 > 0.99 {
+            "; every patch is within 1% of the chosen one"
+        } else {
+            ""
+        }
+    ))
+    .on_hover_text("The colour of a token is its similarity to the chosen one, the mean over the pairs of cos(angle difference); 1 is the chosen token itself. Tokens less similar than the least similar patch are drawn as dark as it");
     let cell_for_text = 16.0f32.min(width / 16.0);
     let mut clicked = None;
     // The text before: one row of cells.
@@ -289,7 +295,7 @@ fn scheme_column(
         if count == 0 {
             return None;
         }
-        ui.label(egui::RichText::new(label).small());
+        ui.label(label);
         token_cells(
             ui,
             (1, count),
@@ -305,13 +311,19 @@ fn scheme_column(
         clicked = Some(t);
     }
     // The frames, each as large as the height left allows.
-    let reserve = if layout.text_after > 0 { 40.0 } else { 0.0 };
-    let per_frame = ((ui.available_height() - reserve) / layout.frames as f32 - 18.0).max(20.0);
+    let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    let reserve = if layout.text_after > 0 {
+        line + cell_for_text + ui.spacing().item_spacing.y
+    } else {
+        0.0
+    };
+    let per_frame =
+        ((ui.available_height() - reserve) / layout.frames as f32 - line - 2.0).max(20.0);
     let cell = (per_frame / layout.rows as f32)
         .min(width / layout.cols as f32)
         .clamp(2.0, 40.0);
     for frame in 0..layout.frames {
-        ui.label(egui::RichText::new(format!("frame {frame}")).small());
+        ui.label(format!("frame {frame}"));
         if let Some(t) = token_cells(
             ui,
             (layout.rows, layout.cols),
@@ -428,7 +440,7 @@ fn pair_strip(ui: &mut egui::Ui, maps: &SchemeMaps, dim: usize) {
     let legend = maps
         .axis_sizes()
         .unwrap_or_else(|| "every pair turns with the token's place in the sequence".to_owned());
-    ui.label(egui::RichText::new(legend).small());
+    ui.label(legend);
 }
 
 /// The view in the picker: its name, first hint, explanation and the shared controls it leaves
@@ -441,15 +453,20 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
               position and turns its first quarter of pairs by time, the next 3/8 by height, the last 3/8 by width; per-axis RoPE (Flux) \
               gives each axis a RoPE of its own width. Colour: the mean over the pairs of cos(angle of the chosen token − angle of this token).",
         reading: "Three columns, one per scheme, over the same tokens: text before, each frame of the image, text after. \
-              The chosen token is outlined. A token is bright where its positions are close to the chosen one's on the axes \
-              that turn the most pairs. The strip at the top of each column shows which pairs each axis turns.",
+              The chosen token is outlined; the colour bar above each column says what a colour means (one scale for all \
+              three unless \"same colours for all\" is unticked). A token is bright where its positions are close to the chosen \
+              one's on the axes that turn the fast pairs: an axis that turns only slow pairs barely changes the colour. The \
+              strip at the top of each column shows which pairs each axis turns, fastest on the left.",
         convention: "Position ids as transformers' Qwen2-VL get_rope_index makes them (text counts on all three axes at once; an image \
                  starts at the next position; text after resumes past the image's larger side) and as Flux and diffusers make them \
                  (text at 0, patches at frame, row, column). Base from the side panel; sections 1/4, 3/8, 3/8 (Qwen2-VL's 16, 24, 24); \
                  Flux's widths 1/8, 7/16, 7/16 (its 16, 56, 56).",
         try_these: &[
-            "Choose a patch under 1D RoPE: its neighbours left and right are bright, the ones above and below are a whole row away.",
-            "The same patch under M-RoPE or Flux: the neighbours above and below are as close as those beside it.",
+            "Choose a patch under 1D RoPE: its neighbours left and right are bright, the ones above and below are a whole row of tokens away and darker.",
+            "The same patch under M-RoPE: the whole image is nearly one colour, and only the text is dark. Height turns the middle pairs \
+             and width the slowest, so a step across the image barely turns anything (every patch within 1% of the chosen one at the defaults); \
+             untick \"same colours for all\" to stretch M-RoPE's scale: a step down (height) still costs more than a step across (width).",
+            "The same patch under Flux: height and width each have a RoPE of the same width, so the neighbours above and below are exactly as close as those beside it.",
             "Add a second frame: under M-RoPE the same patch in the next frame is one time step away; under 1D RoPE it is a whole frame.",
             "Choose a text token: under Flux every text token sits at 0 on every axis, so all text looks the same to it.",
         ],

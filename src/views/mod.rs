@@ -54,6 +54,11 @@ pub trait View: std::any::Any {
     fn step(&mut self, _forward: bool) -> bool {
         false
     }
+
+    /// Called when Page Down (`forward`) or Page Up steps into this view from its neighbour: a
+    /// view shown in steps starts at its first step going forward and at its last going back,
+    /// as a slide deck does.
+    fn enter(&mut self, _forward: bool) {}
 }
 
 /// Writes a view (as `Any`) to storage under a key.

@@ -311,6 +311,13 @@ impl View for RelativeView {
         true
     }
 
+    fn enter(&mut self, forward: bool) {
+        if self.panel == RelativePanel::Skew {
+            self.settings.stage = if forward { 0 } else { SkewStage::ALL.len() - 1 };
+            self.playing_since = None;
+        }
+    }
+
     fn export(
         &self,
         _shared: &crate::ui::params::SharedParams,

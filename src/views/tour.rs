@@ -5,7 +5,7 @@
 use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Points};
 
 use crate::colormap::rgb;
-use crate::engine::TableSpec;
+use crate::engine::{Strided, TableSpec};
 use crate::scene::tour::{
     self, BASE_RANGE, DELTA_RANGE, DIM_RANGE, LENGTH_RANGE, TourCurves, TourFrame, TourHeatmap,
     TourPanel, TourSettings, TourStep,
@@ -35,6 +35,11 @@ impl TourView {
     /// The frame drawn now.
     pub fn shown_frame(&self) -> Option<&TourFrame> {
         self.shown.as_ref().map(|(_, _, frame, _)| frame)
+    }
+
+    /// The bins of rows and columns each heatmap panel shows now, for tests.
+    pub fn shown_bins(&self) -> [Option<(Strided, Strided)>; 2] {
+        [self.heatmaps[0].shown_bins(), self.heatmaps[1].shown_bins()]
     }
 
     /// Why the settings could not be drawn, if they could not.
@@ -257,6 +262,14 @@ impl View for TourView {
             self.step.previous()
         };
         next.map(|step| self.step = step).is_some()
+    }
+
+    fn enter(&mut self, forward: bool) {
+        self.step = if forward {
+            TourStep::ALL[0]
+        } else {
+            TourStep::ALL[TourStep::ALL.len() - 1]
+        };
     }
 
     fn export(&self, _shared: &crate::ui::params::SharedParams) -> Option<ViewExport> {

@@ -46,6 +46,11 @@ impl ArrayHeatmap {
         }
     }
 
+    /// The bins of rows and columns the picture on screen shows, if any.
+    pub fn shown_bins(&self) -> Option<(Strided, Strided)> {
+        self.shown
+    }
+
     /// The picture on its way, if any.
     pub fn pending(&self) -> Option<&crate::jobs::Pending> {
         self.job.pending()

@@ -27,7 +27,9 @@ pub enum Outline {
 pub struct HeatmapResponse {
     /// The part of the table the axes show.
     pub visible: PlotBounds,
-    /// The plot's size on screen, in points.
+    /// The plot's size on screen in physical pixels (points times the zoom times the
+    /// display's scale): a heatmap computes one bin of cells per physical pixel, so that a
+    /// zoomed window (presentation mode, a high-DPI display) is drawn as sharp as it can be.
     pub size_px: egui::Vec2,
     /// The table cell `(row, col)` under the pointer.
     pub hovered: Option<(usize, usize)>,
@@ -346,7 +348,7 @@ pub fn heatmap_ui(
     super::layout::record_plot(ui.ctx(), id, &response.transform);
     HeatmapResponse {
         visible,
-        size_px: response.response.rect.size(),
+        size_px: response.response.rect.size() * ui.ctx().pixels_per_point(),
         hovered,
         clicked: if clicked { hovered } else { None },
         transform: response.transform,
@@ -436,6 +438,52 @@ pub fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: (f64, f64), hei
         ui.add_space((height - 3.0 * 18.0).max(0.0) / 2.0);
         ui.label(tick_text(range.0, range.1 - range.0));
     });
+}
+
+/// A horizontal colour bar `width` wide with its two ends and middle labelled below it, in the
+/// body's type (so that presentation mode enlarges it), for pictures laid out in columns.
+pub fn horizontal_colorbar_ui(
+    ui: &mut egui::Ui,
+    colormap: Colormap,
+    range: (f64, f64),
+    width: f32,
+) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(width, 14.0), egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    let steps = 64;
+    for k in 0..steps {
+        let t0 = k as f32 / steps as f32;
+        let t1 = (k + 1) as f32 / steps as f32;
+        let band = egui::Rect::from_min_max(
+            egui::pos2(rect.left() + t0 * rect.width(), rect.top()),
+            egui::pos2(rect.left() + t1 * rect.width() + 0.5, rect.bottom()),
+        );
+        painter.rect_filled(band, 0.0, colormap.color(f64::from(t0 + t1) / 2.0));
+    }
+    let span = range.1 - range.0;
+    let (labels, _) = ui.allocate_exact_size(
+        egui::vec2(width, ui.text_style_height(&egui::TextStyle::Body)),
+        egui::Sense::hover(),
+    );
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let colour = ui.visuals().text_color();
+    for (value, align, x) in [
+        (range.0, egui::Align2::LEFT_TOP, labels.left()),
+        (
+            (range.0 + range.1) / 2.0,
+            egui::Align2::CENTER_TOP,
+            labels.center().x,
+        ),
+        (range.1, egui::Align2::RIGHT_TOP, labels.right()),
+    ] {
+        ui.painter().text(
+            egui::pos2(x, labels.top()),
+            align,
+            tick_text(value, span),
+            font.clone(),
+            colour,
+        );
+    }
 }
 
 /// What a heatmap's picture shows: the table, the window, the reduction, the colour map and the

@@ -27,7 +27,7 @@ impl Default for AxesFigure {
             dim: 64,
             theta: crate::encoding::defaults::BASE,
             chosen: layout.middle_patch(),
-            same_scale: false,
+            same_scale: true,
         }
     }
 }
@@ -42,6 +42,7 @@ impl FigureKind for AxesFigure {
         "patch_rows",
         "patch_cols",
         "token",
+        "own_scales",
         "same_scale",
     ];
 
@@ -73,7 +74,7 @@ impl FigureKind for AxesFigure {
             dim,
             theta,
             chosen,
-            same_scale: args.same_scale,
+            same_scale: !args.own_scales,
         })
     }
 
@@ -87,8 +88,8 @@ impl FigureKind for AxesFigure {
         words.option("dim", self.dim);
         words.option("base", self.theta);
         words.option("token", self.chosen);
-        if self.same_scale {
-            words.switch("same-scale");
+        if !self.same_scale {
+            words.switch("own-scales");
         }
     }
 

@@ -316,8 +316,13 @@ pub struct FigureArgs {
     #[arg(long, value_name = "K")]
     pub token: Option<i64>,
 
-    /// axes: one colour scale for the three schemes, rather than each its own
+    /// axes: each scheme its own colour scale over its own patches, rather than one scale for
+    /// the three (the default, so that a colour is the same similarity in every column)
     #[arg(long)]
+    pub own_scales: bool,
+
+    /// axes: one colour scale for the three schemes (the default; kept for older command lines)
+    #[arg(long, hide = true, conflicts_with = "own_scales")]
     pub same_scale: bool,
 }
 
