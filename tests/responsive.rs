@@ -167,7 +167,17 @@ fn a_view_box_applies_what_is_typed_once_on_enter() {
     });
     assert_eq!(during, vec![before, before], "a keystroke was applied");
     assert_eq!(harness.state().patch_view().grid.grid_h, 32);
-    // Beyond the range: set to its end, and said.
+    // Beyond the range: set to its end, and said, without moving the controls beside and
+    // below the box (the next click must land where the pointer was aimed).
+    let controls = |harness: &egui_kittest::Harness<'_, poslab::app::PoslabApp>| {
+        ["Grid columns", "ALiBi head"]
+            .map(|label| {
+                harness
+                    .get_by_role_and_label(poslab::egui::accesskit::Role::Slider, label)
+                    .rect()
+            })
+    };
+    let before = controls(&harness);
     common::type_number(&mut harness, "Grid rows", "99", |_| {});
     assert_eq!(harness.state().patch_view().grid.grid_h, 64);
     assert!(
@@ -175,6 +185,7 @@ fn a_view_box_applies_what_is_typed_once_on_enter() {
             .query_by_label_contains("99 is above the largest grid rows, 64: set to 64")
             .is_some()
     );
+    assert_eq!(controls(&harness), before, "the note moved the controls");
     // Escape keeps the value the box had.
     common::number_box(&harness, "Grid columns").click();
     harness.run();

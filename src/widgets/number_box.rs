@@ -1,8 +1,8 @@
 //! The one number box of the views: a slider, or a drag value, whose typed number is applied
 //! when editing ends (Enter or leaving the box), never keystroke by keystroke, so that typing
 //! 32 never computes a table of 3 first; Escape keeps the value it had. A typed number beyond
-//! the control's range is set to the nearest end, and a line beside the box says so, as does
-//! text that is no number. (The side panel's rows, [`NumberRow`], add a
+//! the control's range is set to the nearest end, and a note floating below the box says so
+//! (without moving any control), as does text that is no number. (The side panel's rows, [`NumberRow`], add a
 //! reset button and evenness to the same behaviour.)
 
 use std::cell::RefCell;
@@ -205,11 +205,34 @@ impl egui::Widget for NumberBox<'_> {
             None if response.changed() => ui.data_mut(|d| d.remove::<String>(note_id)),
             None => {}
         }
-        if let Some(note) = ui.data(|d| d.get_temp::<String>(note_id)) {
-            ui.colored_label(ui.visuals().warn_fg_color, note);
-        }
+        note_ui(ui, note_id, &response);
         response
     }
+}
+
+/// Shows the note kept under `note_id` (why a typed value was changed or refused) floating just
+/// below the box that `response` is, over what lies there rather than pushing it aside: a
+/// message never moves the control the pointer is on its way to. It takes no clicks (a click
+/// lands on the control under it) and a press anywhere but on the box dismisses it.
+fn note_ui(ui: &egui::Ui, note_id: egui::Id, response: &egui::Response) {
+    let Some(note) = ui.data(|d| d.get_temp::<String>(note_id)) else {
+        return;
+    };
+    if ui.input(|i| i.pointer.any_pressed()) && !response.contains_pointer() {
+        ui.data_mut(|d| d.remove::<String>(note_id));
+        return;
+    }
+    egui::Area::new(note_id.with("floating"))
+        .order(egui::Order::Tooltip)
+        .fixed_pos(response.rect.left_bottom() + egui::vec2(0.0, 2.0))
+        .interactable(false)
+        .constrain(true)
+        .show(ui.ctx(), |ui| {
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.set_max_width(360.0);
+                ui.colored_label(ui.visuals().warn_fg_color, note);
+            });
+        });
 }
 
 /// The value a box had when Escape left it, to be given back on the frame after: egui skips the
@@ -496,9 +519,7 @@ impl<'a> NumberRow<'a> {
             None if number != before => ui.data_mut(|d| d.remove::<String>(note_id)),
             None => {}
         }
-        if let Some(note) = ui.data(|d| d.get_temp::<String>(note_id)) {
-            ui.colored_label(ui.visuals().warn_fg_color, note);
-        }
+        note_ui(ui, note_id, &response);
         let new = T::from_f64(number);
         if new != *value {
             *value = new;
