@@ -188,6 +188,13 @@ impl<K, T> Default for Latest<K, T> {
 }
 
 impl<K: Clone + PartialEq, T: Send + 'static> Latest<K, T> {
+    /// What was asked for last: the key of every result [`Self::poll`] returns, which is not
+    /// always the frame's own (a frame whose settings went back to those on screen asks for
+    /// nothing, while the job of the settings in between still runs and arrives).
+    pub fn wanted(&self) -> Option<&K> {
+        self.wanted.as_ref()
+    }
+
     /// Whether `key` is what was asked for last (computed, or on its way).
     pub fn wants(&self, key: &K) -> bool {
         self.wanted.as_ref() == Some(key)

@@ -33,6 +33,11 @@ fn presentation_mode_zooms_lightens_folds_the_controls_and_gives_them_back() {
         harness.query_all_by_label("Dimension").next().is_none(),
         "the controls are folded"
     );
+    // Captions and legends (small type) grow to the body's size, not only by the zoom.
+    let body = poslab::egui::TextStyle::Body
+        .resolve(&harness.ctx.global_style())
+        .size;
+    assert_eq!(poslab::app::presentation::small_points(&harness.ctx), body);
     harness.snapshot("classroom/present_sinusoidal");
     // Quitting while presenting keeps the desk's theme for the next run, not presentation's.
     let mut storage = common::MemoryStorage::default();
@@ -56,6 +61,7 @@ fn presentation_mode_zooms_lightens_folds_the_controls_and_gives_them_back() {
     assert!(!state.appearance.present && !state.appearance.controls_hidden);
     assert_eq!(harness.ctx.theme(), poslab::egui::Theme::Dark);
     assert_eq!(harness.ctx.zoom_factor(), zoom_before);
+    assert_eq!(poslab::app::presentation::small_points(&harness.ctx), 9.0);
     assert!(harness.query_all_by_label("Dimension").next().is_some());
     // The light theme on its own, and Ctrl+B folding the controls at a desk.
     harness.get_by_label("light").click();
@@ -247,9 +253,19 @@ fn the_tours_last_step_in_presentation_mode_draws_every_row() {
         })
     });
     harness.run();
-    let frame = harness.state_mut().tour_view().shown_frame().cloned();
-    let bins = harness.state_mut().tour_view().shown_bins();
-    eprintln!("{:?}", bins);
-    let _ = frame;
+    // Every row of the table has a bin of its own: the picture varies down each column (a
+    // flat colour per column is the columns' means over every row).
+    let rows = harness
+        .state_mut()
+        .tour_view()
+        .shown_frame()
+        .and_then(|frame| match frame.panels.first() {
+            Some(poslab::scene::tour::TourPanel::Heatmap(map)) => Some(map.values.nrows()),
+            _ => None,
+        })
+        .expect("the step's table");
+    let [bins, _] = harness.state_mut().tour_view().shown_bins();
+    let (row_bins, _) = bins.expect("the table drawn");
+    assert_eq!((row_bins.start, row_bins.end, row_bins.step), (0, rows, 1));
     harness.snapshot("classroom/present_tour_dials");
 }

@@ -170,12 +170,11 @@ fn a_view_box_applies_what_is_typed_once_on_enter() {
     // Beyond the range: set to its end, and said, without moving the controls beside and
     // below the box (the next click must land where the pointer was aimed).
     let controls = |harness: &egui_kittest::Harness<'_, poslab::app::PoslabApp>| {
-        ["Grid columns", "ALiBi head"]
-            .map(|label| {
-                harness
-                    .get_by_role_and_label(poslab::egui::accesskit::Role::Slider, label)
-                    .rect()
-            })
+        ["Grid columns", "ALiBi head"].map(|label| {
+            harness
+                .get_by_role_and_label(poslab::egui::accesskit::Role::Slider, label)
+                .rect()
+        })
     };
     let before = controls(&harness);
     common::type_number(&mut harness, "Grid rows", "99", |_| {});

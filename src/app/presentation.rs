@@ -102,7 +102,37 @@ impl Appearance {
                 ctx.set_zoom_factor(zoom);
             }
         }
+        // Both themes' styles: egui keeps one per theme.
+        for theme in [egui::Theme::Dark, egui::Theme::Light] {
+            let wanted = small_type_points(&ctx.style_of(theme), self.present);
+            if egui::TextStyle::Small.resolve(&ctx.style_of(theme)).size != wanted {
+                ctx.style_mut_of(theme, |style| {
+                    if let Some(font) = style.text_styles.get_mut(&egui::TextStyle::Small) {
+                        font.size = wanted;
+                    }
+                });
+            }
+        }
     }
+}
+
+/// The size of small type (captions, legends, colour-bar notes) at a desk, egui's own.
+const DESK_SMALL_POINTS: f32 = 9.0;
+
+/// Small type at a desk is egui's 9 points; while presenting it is as large as the body, so
+/// that no caption or legend stays too small to read from the back of a room (the zoom alone
+/// takes 9 points to 11 pixels).
+fn small_type_points(style: &egui::Style, presenting: bool) -> f32 {
+    if presenting {
+        egui::TextStyle::Body.resolve(style).size
+    } else {
+        DESK_SMALL_POINTS
+    }
+}
+
+/// The size of small type now, in points.
+pub fn small_points(ctx: &egui::Context) -> f32 {
+    egui::TextStyle::Small.resolve(&ctx.global_style()).size
 }
 
 /// The zoom that makes a window `unzoomed_width` points wide (at zoom 1) show

@@ -152,7 +152,8 @@ impl DotDecayView {
         for update in self.curve_job.poll(Some(ui.ctx())) {
             match update {
                 crate::jobs::Update::Done(Ok(points), _) => {
-                    let (params, anchor, normalised, per_point) = key;
+                    let (params, anchor, normalised, per_point) =
+                        self.curve_job.wanted().copied().unwrap_or(key);
                     self.curve = Some(Curve {
                         params,
                         anchor,

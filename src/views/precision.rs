@@ -79,7 +79,10 @@ impl PrecisionView {
         for update in self.job.poll(Some(ctx)) {
             match update {
                 // Superseded results are dropped: what arrives is of the settings asked for.
-                crate::jobs::Update::Done(Ok(curves), _) => self.shown = Some((settings, curves)),
+                crate::jobs::Update::Done(Ok(curves), _) => {
+                    let asked = self.job.wanted().cloned().unwrap_or(settings);
+                    self.shown = Some((asked, curves));
+                }
                 crate::jobs::Update::Done(Err(error), _) | crate::jobs::Update::Failed(error) => {
                     status.error(error)
                 }

@@ -162,7 +162,9 @@ impl SinusoidalView {
         }
         for update in self.column_job.poll(Some(ui.ctx())) {
             if let crate::jobs::Update::Done(Some(curve), _) = update {
-                self.column_curve = Some((*params, col, curve));
+                let (asked, asked_col) =
+                    self.column_job.wanted().copied().unwrap_or((*params, col));
+                self.column_curve = Some((asked, asked_col, curve));
             }
         }
         if let Some(pending) = self.column_job.pending() {

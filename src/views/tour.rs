@@ -67,7 +67,9 @@ impl TourView {
             match update {
                 crate::jobs::Update::Done(Ok(frame), _) => {
                     let generation = self.shown.as_ref().map_or(0, |(_, _, _, g)| g + 1);
-                    self.shown = Some((key.0, key.1, frame, generation));
+                    // The frame of the step asked for last, which need not be this frame's.
+                    let (step, settings) = self.frame_job.wanted().copied().unwrap_or(key);
+                    self.shown = Some((step, settings, frame, generation));
                     self.error = None;
                 }
                 crate::jobs::Update::Done(Err(error), _) | crate::jobs::Update::Failed(error) => {

@@ -110,8 +110,10 @@ impl ArrayHeatmap {
             {
                 self.texture.set(ui.ctx(), image, colour_range);
                 self.shown = Some((row_bins, col_bins));
-                // Only the result of the settings asked for last arrives: this frame's.
-                self.computed_for = Some(key);
+                // The result is of what was asked for last, which need not be this frame's
+                // bins: labelled with this frame's, a coarse picture asked for in between
+                // would stay on screen as if it were current.
+                self.computed_for = self.job.wanted().copied();
             }
         }
         let freshness = match &self.computed_for {

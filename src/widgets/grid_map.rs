@@ -89,7 +89,7 @@ impl GridMap {
                     rows: Strided::all(rows),
                     cols: Strided::all(cols),
                 });
-                self.computed_for = Some(key.clone());
+                self.computed_for = self.job.wanted().cloned();
             }
         }
         if self.job.is_pending() {

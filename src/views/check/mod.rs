@@ -650,7 +650,12 @@ impl CheckView {
                         }
                     })
                     .collect();
-                self.pictures = Some((picture_key.clone(), pictures));
+                let asked = self
+                    .pictures_job
+                    .wanted()
+                    .cloned()
+                    .unwrap_or_else(|| picture_key.clone());
+                self.pictures = Some((asked, pictures));
             }
         }
         if let Some(pending) = self.pictures_job.pending() {

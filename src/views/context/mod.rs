@@ -442,10 +442,11 @@ impl ContextView {
         for update in self.lab.poll(Some(ctx)) {
             match update {
                 crate::jobs::Update::Done(results, _) => {
+                    let asked = self.lab.wanted().cloned().unwrap_or_else(|| key.clone());
                     if let Some(fit) = &results.fit {
-                        self.fit = Some((key.0.model.clone(), fit.clone()));
+                        self.fit = Some((asked.0.model.clone(), fit.clone()));
                     }
-                    self.shown_lab = Some((key.clone(), std::sync::Arc::new(results)));
+                    self.shown_lab = Some((asked, std::sync::Arc::new(results)));
                 }
                 crate::jobs::Update::Preview(_) => {}
                 crate::jobs::Update::Failed(reason) => status.error(reason),

@@ -76,9 +76,21 @@ impl ContextView {
         }
         for update in self.vision_job.poll(Some(ctx)) {
             match update {
-                crate::jobs::Update::Done(maps, _) => self.vision_maps = Some((key.clone(), maps)),
+                crate::jobs::Update::Done(maps, _) => {
+                    let asked = self
+                        .vision_job
+                        .wanted()
+                        .cloned()
+                        .unwrap_or_else(|| key.clone());
+                    self.vision_maps = Some((asked, maps));
+                }
                 crate::jobs::Update::Failed(reason) => {
-                    self.vision_maps = Some((key.clone(), Err(reason)));
+                    let asked = self
+                        .vision_job
+                        .wanted()
+                        .cloned()
+                        .unwrap_or_else(|| key.clone());
+                    self.vision_maps = Some((asked, Err(reason)));
                 }
                 crate::jobs::Update::Preview(_) => {}
             }

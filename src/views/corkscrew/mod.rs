@@ -254,7 +254,12 @@ impl CorkscrewView {
                         took,
                     );
                     self.next_scene_id += 1;
-                    self.scene = Some((key.clone(), Arc::new(scene), self.next_scene_id));
+                    let asked = self
+                        .scene_job
+                        .wanted()
+                        .cloned()
+                        .unwrap_or_else(|| key.clone());
+                    self.scene = Some((asked, Arc::new(scene), self.next_scene_id));
                     self.error = None;
                 }
                 crate::jobs::Update::Done(Err(error), _) | crate::jobs::Update::Failed(error) => {
