@@ -43,7 +43,14 @@ struct Curve {
     /// Offsets per point (the mean of them where more than one).
     per_point: usize,
     points: Vec<[f64; 2]>,
+    /// Where a point covers several offsets: their least and largest value, per point (`None`
+    /// until computed, a few seconds after the means at a million rows).
+    envelope: Option<Vec<[f64; 2]>>,
 }
+
+/// A curve's means, and the min/max envelope of the offsets each point covers where a point
+/// covers several (`None` in the preview that carries the means alone).
+type CurveValues = (Vec<[f64; 2]>, Option<Vec<[f64; 2]>>);
 
 /// The share of the view's width the curves take (the similarity matrix the rest), and the gap
 /// between them.
@@ -79,7 +86,7 @@ pub struct DotDecayView {
     curve: Option<Curve>,
     /// The curve being computed: `(params, anchor, normalised, offsets per point)`.
     #[serde(skip)]
-    curve_job: crate::jobs::Latest<CurveKey, Result<Vec<[f64; 2]>, String>>,
+    curve_job: crate::jobs::Latest<CurveKey, Result<CurveValues, String>>,
     pinned: Vec<PinnedCurve>,
 }
 
@@ -135,23 +142,46 @@ impl DotDecayView {
                 curve.per_point,
             ) == key
         });
-        if !current && !self.curve_job.wants(&key) {
+        let complete = self
+            .curve
+            .as_ref()
+            .is_some_and(|curve| curve.per_point == 1 || curve.envelope.is_some());
+        if !(current && complete) && !self.curve_job.wants(&key) {
             let handle = engine.handle();
             let (params, anchor, normalised) = (*params, self.anchor, self.normalised);
             self.curve_job.request(
                 Some(ui.ctx()),
                 key,
                 format!("computing PE[{anchor}]·PE[{anchor}+k]"),
-                move |_| {
-                    Ok(decay_points(
-                        &handle, &params, anchor, normalised, per_point,
-                    ))
+                move |reporter| {
+                    let means = match decay_points(&handle, &params, anchor, normalised, per_point)
+                    {
+                        Ok(means) => means,
+                        Err(error) => return Ok(Err(error)),
+                    };
+                    if per_point == 1 {
+                        return Ok(Ok((means, None)));
+                    }
+                    // The means first (closed form, milliseconds), then each point's min and
+                    // max, which visit every offset.
+                    reporter.preview(Ok((means.clone(), None)));
+                    let envelope = crate::scene::dot_decay::decay_envelope(
+                        &params,
+                        anchor,
+                        normalised,
+                        per_point,
+                        reporter.cancel(),
+                    )?;
+                    Ok(envelope
+                        .map(|envelope| (means, Some(envelope)))
+                        .map_err(|e| e.to_string()))
                 },
             );
         }
         for update in self.curve_job.poll(Some(ui.ctx())) {
             match update {
-                crate::jobs::Update::Done(Ok(points), _) => {
+                crate::jobs::Update::Done(Ok((points, envelope)), _)
+                | crate::jobs::Update::Preview(Ok((points, envelope))) => {
                     let (params, anchor, normalised, per_point) =
                         self.curve_job.wanted().copied().unwrap_or(key);
                     self.curve = Some(Curve {
@@ -160,12 +190,12 @@ impl DotDecayView {
                         normalised,
                         per_point,
                         points,
+                        envelope,
                     });
                 }
-                crate::jobs::Update::Done(Err(error), _) | crate::jobs::Update::Failed(error) => {
-                    status.error(error)
-                }
-                crate::jobs::Update::Preview(_) => {}
+                crate::jobs::Update::Done(Err(error), _)
+                | crate::jobs::Update::Preview(Err(error))
+                | crate::jobs::Update::Failed(error) => status.error(error),
             }
         }
         if let Some(pending) = self.curve_job.pending() {
@@ -194,8 +224,36 @@ impl DotDecayView {
                 }
                 if let Some(curve) = &self.curve {
                     let label = format!("d {} base {}", params.dim, params.base);
-                    plot_ui
-                        .line(Line::new(label, PlotPoints::from(curve.points.clone())).width(2.0));
+                    let colour = egui::Color32::from_rgb(31, 119, 180);
+                    if let Some(envelope) = &curve.envelope {
+                        // The offsets' extremes as thin lines in the curve's colour, lighter:
+                        // a point is the mean of many offsets, and the peak at k = 0 (d/2) lives
+                        // in the maximum, not the mean.
+                        let edge = |pick: usize| -> Vec<[f64; 2]> {
+                            curve
+                                .points
+                                .iter()
+                                .zip(envelope)
+                                .map(|(&[k, _], bounds)| [k, bounds[pick]])
+                                .collect()
+                        };
+                        let name = format!(
+                            "min and max of the {} offsets each point covers",
+                            crate::numbers::thousands(curve.per_point as u64)
+                        );
+                        for pick in [0, 1] {
+                            plot_ui.line(
+                                Line::new(name.clone(), PlotPoints::from(edge(pick)))
+                                    .color(colour.gamma_multiply(0.45))
+                                    .width(1.0),
+                            );
+                        }
+                    }
+                    plot_ui.line(
+                        Line::new(label, PlotPoints::from(curve.points.clone()))
+                            .color(colour)
+                            .width(2.0),
+                    );
                 }
             });
         crate::widgets::layout::record_plot(ui.ctx(), "dot_decay", &response.transform);
@@ -260,7 +318,7 @@ impl View for DotDecayView {
         let curve_pixels =
             (ui.available_width() - COLUMN_GAP) * CURVE_SHARE * ui.ctx().pixels_per_point();
         let per_point = offsets_per_point(params.seq, curve_pixels);
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.add(crate::widgets::number_box::NumberBox::slider(&mut self.anchor, 0..=params.seq - 1).text("Anchor row"))
                 .on_hover_text("The row a whose dot product with every row j is plotted against k = j - a");
             ui.checkbox(&mut self.normalised, "Normalised")
@@ -290,8 +348,13 @@ impl View for DotDecayView {
                 self.pinned.clear();
             }
             if per_point > 1 {
-                ui.label(format!("each point: the mean of {per_point} offsets"))
-                    .on_hover_text("A point per sampled offset would draw the fast terms' aliasing as wiggles; the mean over the offsets a point stands for is exact (closed form)");
+                let enveloped = self.curve.as_ref().is_some_and(|c| c.envelope.is_some());
+                ui.label(format!(
+                    "{} offsets a point (light: {})",
+                    crate::numbers::thousands(per_point as u64),
+                    if enveloped { "min, max" } else { "min, max computing…" }
+                ))
+                    .on_hover_text("A point per sampled offset would draw the fast terms' aliasing as wiggles: each point is the mean of the offsets it stands for (exact, closed form), and the light lines their least and largest value, so that no peak (d/2 at k = 0) is hidden by the mean");
             }
         });
         // Curves on the left (the bound below the decay, each half the height), the square

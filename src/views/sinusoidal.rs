@@ -51,7 +51,7 @@ fn column_curve(
     window: &Window,
     engine: &crate::ui::engine::EngineHandle,
 ) -> Option<ColumnCurve> {
-    use crate::engine::reduce::{Reduce, bin, compute_reduced_cpu};
+    use crate::engine::reduce::{Reduce, bin};
     let first = match spec {
         TableSpec::Sinusoidal(p) => p.start,
         _ => 0,
@@ -74,9 +74,30 @@ fn column_curve(
             envelope: None,
         });
     }
-    let [mean, low, high] = [Reduce::Mean, Reduce::Min, Reduce::Max]
-        .map(|reduce| compute_reduced_cpu(spec, window, reduce).ok());
-    let (mean, low, high) = (mean?, low?, high?);
+    // One column is one value per row: computed whole (a million rows in tens of
+    // milliseconds), then each point's rows reduced here, rather than a reduction per point.
+    let every_row = Window {
+        rows: Strided {
+            step: 1,
+            ..window.rows
+        },
+        ..*window
+    };
+    let Ok(Table::Real(values)) = engine.window(spec, &every_row) else {
+        return None;
+    };
+    let values: Vec<f64> = values.iter().copied().collect();
+    let reduced = |reduce: Reduce| -> ndarray::Array2<f64> {
+        ndarray::Array2::from_shape_fn((window.rows.len(), 1), |(k, _)| {
+            let cells = bin(&window.rows, k);
+            let mut acc = crate::engine::reduce::Accumulator::default();
+            for row in cells {
+                acc.add(values[row - window.rows.start]);
+            }
+            acc.value(reduce)
+        })
+    };
+    let [mean, low, high] = [Reduce::Mean, Reduce::Min, Reduce::Max].map(reduced);
     let points = |values: &ndarray::Array2<f64>| -> Vec<[f64; 2]> {
         values
             .iter()

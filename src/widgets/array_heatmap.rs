@@ -121,7 +121,8 @@ impl ArrayHeatmap {
             Some(shown) if shown.0 == generation && shown.3 == reduce && shown.4 == colormap => {
                 Freshness::Resampling
             }
-            _ => Freshness::Stale,
+            Some(_) => Freshness::Stale,
+            None => Freshness::Empty,
         };
         if self.job.is_pending() {
             ui.ctx().request_repaint();

@@ -156,12 +156,13 @@ pub fn pending_overlay(
     let note = match freshness {
         Freshness::Current if pending.is_none() => return,
         Freshness::Current | Freshness::Resampling => "sharpening",
-        Freshness::Preview => "coarse preview (sampled cells); exact picture coming",
+        Freshness::Preview => "coarse preview; the exact picture is coming",
         Freshness::Stale => {
             ui.painter_at(rect)
                 .rect_filled(rect, 0.0, egui::Color32::from_black_alpha(150));
             "the picture is of the previous settings"
         }
+        Freshness::Empty => "the first picture is on its way",
     };
     let Some(pending) = pending else {
         return;
@@ -559,7 +560,18 @@ async fn render_window(
             cols: coarse(window.cols),
             ..*window
         };
-        if let Ok(crate::engine::Table::Real(values)) =
+        if crate::engine::reduce::has_closed_form(spec, reduce) {
+            // Where the reduction has a closed form the preview is one too, of larger blocks:
+            // point samples of a fast-turning table draw its aliasing as noise.
+            if let Ok(values) = crate::engine::reduce::compute_reduced_cpu(spec, &preview, reduce) {
+                reporter.preview(Ok(rendered(
+                    values,
+                    &preview,
+                    Sampling::Reduced(reduce),
+                    None,
+                )));
+            }
+        } else if let Ok(crate::engine::Table::Real(values)) =
             crate::engine::cpu::compute_window(spec, &preview)
             && let Ok(values) =
                 values.into_shape_with_order((preview.rows.len(), preview.cols.len()))
@@ -660,6 +672,8 @@ pub enum Freshness {
     Resampling,
     /// The picture of other settings.
     Stale,
+    /// No picture yet: the first is being computed.
+    Empty,
 }
 
 impl TableHeatmap {
@@ -716,12 +730,20 @@ impl TableHeatmap {
                     Freshness::Current
                 }
             }
+            // The same table through another window: where a preview, still one of these
+            // settings (a first preview taken before the plot had its size), not stale.
+            Some((shown, true))
+                if shown.0 == key.0 && shown.2 == key.2 && shown.3 == key.3 && shown.4 == key.4 =>
+            {
+                Freshness::Preview
+            }
             Some((shown, false))
                 if shown.0 == key.0 && shown.2 == key.2 && shown.3 == key.3 && shown.4 == key.4 =>
             {
                 Freshness::Resampling
             }
-            _ => Freshness::Stale,
+            Some(_) => Freshness::Stale,
+            None => Freshness::Empty,
         }
     }
 
