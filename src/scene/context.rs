@@ -65,6 +65,10 @@ pub struct PairReach {
     pub first_unseen: Option<u64>,
     /// Distances below `L'` whose angle is unseen.
     pub unseen_distances: u64,
+    /// How far past the angles training reached the pair's largest angle within `L'` goes,
+    /// in the pair's own trained positions (`0` where it never goes past): Position
+    /// Interpolation at 4x goes 0.75 of a position past, extrapolation 3 L.
+    pub beyond_positions: f64,
 }
 
 /// Each pair's reach under `freqs` (validated for `model`) at `target` positions; none for a
@@ -85,12 +89,24 @@ pub fn pair_reach(model: &RopeModel, freqs: &RopeFrequencies, target: usize) -> 
     method
         .iter()
         .enumerate()
-        .map(|(i, &w)| PairReach {
-            wavelength: tau / w,
-            trained_turns: (model.trained - 1) as f64 * trained[i] / tau,
-            target_turns: (target.max(1) - 1) as f64 * w / tau,
-            first_unseen: first_unseen(words[i], limits[i], target as u64),
-            unseen_distances: unseen_count(words[i], limits[i], target as u64),
+        .map(|(i, &w)| {
+            let first_unseen = first_unseen(words[i], limits[i], target as u64);
+            // Within a turn the angles grow with the distance: the largest is the last
+            // distance's, or a whole turn once the method wraps.
+            let reached = (model.trained - 1) as f64 * trained[i];
+            let largest = ((target.max(1) - 1) as f64 * w).min(tau);
+            PairReach {
+                wavelength: tau / w,
+                trained_turns: reached / tau,
+                target_turns: (target.max(1) - 1) as f64 * w / tau,
+                first_unseen,
+                unseen_distances: unseen_count(words[i], limits[i], target as u64),
+                beyond_positions: if first_unseen.is_some() {
+                    ((largest - reached) / trained[i]).max(0.0)
+                } else {
+                    0.0
+                },
+            }
         })
         .collect()
 }
@@ -564,6 +580,14 @@ mod tests {
         for (i, reach) in pair_reach(&model, &pi, target).iter().enumerate() {
             let expected = (none[i].trained_turns < 1.0).then_some(16_381);
             assert_eq!(reach.first_unseen, expected, "pair {i}");
+            // Past training by 16383/4 - 4095 = 0.75 of a trained position, where unseen.
+            let beyond = if expected.is_some() { 0.75 } else { 0.0 };
+            assert!((reach.beyond_positions - beyond).abs() < 1e-6, "pair {i}");
         }
+        // Extrapolated, the slowest pair (still under a turn at L') goes 16383 - 4095
+        // positions past.
+        let slowest = none.last().unwrap();
+        assert!(slowest.target_turns < 1.0);
+        assert!((slowest.beyond_positions - 12_288.0).abs() < 1e-6);
     }
 }

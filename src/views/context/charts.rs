@@ -17,13 +17,27 @@ pub(super) fn wavelength_ui(
     target: usize,
     height: f32,
 ) {
+    // The legend in a row above: inside, it hid a third of the curves.
+    let mut entries: Vec<(egui::Color32, String)> = vec![
+        (
+            trained_color(ui.ctx()),
+            format!("L = {} (dashed)", crate::numbers::thousands(model.trained as u64)),
+        ),
+        (
+            target_color(ui.ctx()),
+            format!("L' = {} (dotted)", crate::numbers::thousands(target as u64)),
+        ),
+    ];
+    entries.extend(
+        curves
+            .iter()
+            .zip(shown)
+            .filter(|(curve, visible)| **visible && !curve.reach.is_empty())
+            .map(|(curve, _)| (method_color32(curve.kind), method_label(curve.kind).to_owned())),
+    );
+    let legend_height = crate::widgets::layout::legend_row(ui, &entries);
     let response = Plot::new("context_wavelengths")
-        .height(height)
-        .legend(
-            crate::widgets::layout::legend()
-                .position(egui_plot::Corner::LeftTop)
-                .follow_insertion_order(true),
-        )
+        .height(height - legend_height)
         .x_axis_label("pair i")
         .x_grid_spacer(crate::widgets::layout::nice_ticks)
         .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
@@ -36,13 +50,14 @@ pub(super) fn wavelength_ui(
                     format!("L = {}", model.trained),
                     log10(model.trained as f64),
                 )
-                .color(TRAINED_COLOR)
+                .color(trained_color(plot_ui.ctx()))
                 .style(egui_plot::LineStyle::dashed_loose()),
             );
             plot_ui.hline(
                 HLine::new(format!("L' = {target}"), log10(target as f64))
-                    .color(TARGET_COLOR)
-                    .style(egui_plot::LineStyle::dashed_dense()),
+                    .color(target_color(plot_ui.ctx()))
+                    .width(1.5)
+                    .style(egui_plot::LineStyle::dotted_dense()),
             );
             for (curve, &visible) in curves.iter().zip(shown) {
                 if !visible || curve.reach.is_empty() {
@@ -112,9 +127,9 @@ pub(super) fn stale_charts_note(ui: &mut egui::Ui, key: &CurvesKey) {
     );
 }
 
-/// The fitted score per shown method against distance, `L` marked. The view holds the
-/// fitted range (±5): an extrapolated score leaves it by orders of magnitude, which each
-/// method's legend entry gives as its largest value past `L`.
+/// The fitted score per shown method against distance, `L` marked, on a symmetric log scale:
+/// within ±1 where it was fitted, and as many decades as an extrapolated score climbs (orders
+/// of magnitude past `L`), so that the blow-up is the picture and not a footnote.
 pub(super) fn fitted_score_ui(
     ui: &mut egui::Ui,
     fit: &context::FittedScore,
@@ -123,11 +138,15 @@ pub(super) fn fitted_score_ui(
     target: usize,
     height: f32,
 ) {
+    use crate::widgets::layout::{symlog, symlog_label, symlog_ticks, symlog_value};
     let last_trained = (model.trained - 1) as f64;
     // The curves fill the whole chart, so its legend sits above it rather than over them.
     let mut entries: Vec<(egui::Color32, String)> = vec![(
-        TRAINED_COLOR,
-        format!("L = {}", crate::numbers::thousands(model.trained as u64)),
+        trained_color(ui.ctx()),
+        format!(
+            "L = {} (trained)",
+            crate::numbers::thousands(model.trained as u64)
+        ),
     )];
     entries.extend(
         lines
@@ -135,41 +154,54 @@ pub(super) fn fitted_score_ui(
             .map(|(kind, label, _)| (method_color32(*kind), label.clone())),
     );
     entries.push((
-        egui::Color32::from_gray(170),
-        format!("fitted points, in [0, L); scores past ±{SCORE_RANGE} are cut"),
+        egui::Color32::from_gray(150),
+        "fitted points, in [0, L)".to_owned(),
     ));
     let legend_height = crate::widgets::layout::legend_row(ui, &entries);
     let response = Plot::new("context_fitted_score")
         .height(height - legend_height)
-        .default_y_bounds(-SCORE_RANGE, SCORE_RANGE)
         .x_axis_label(format!(
             "distance s = m − n (a point every {:.0} positions)",
             (target as f64 / context::CURVE_POINTS as f64).max(1.0)
         ))
-        .nice_axes()
-        .y_axis_label("score a(s)")
+        .x_grid_spacer(crate::widgets::layout::nice_ticks)
+        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
+        .y_grid_spacer(symlog_ticks)
+        .y_axis_formatter(|mark, _| symlog_label(mark))
+        .y_axis_label("score a(s), log scale past ±1")
+        .label_formatter(|hover| {
+            let (name, point) = match hover {
+                egui_plot::HoverPosition::NearDataPoint {
+                    plot_name,
+                    position,
+                    ..
+                } => (*plot_name, position),
+                egui_plot::HoverPosition::Elsewhere { position } => ("", position),
+            };
+            Some(format!(
+                "{name}\ns = {}\na(s) = {}",
+                crate::numbers::thousands(point.x.max(0.0).round() as u64),
+                crate::numbers::scientific(symlog_value(point.y), 3)
+            ))
+        })
         .show(ui, |plot_ui| {
             plot_ui.vline(
                 VLine::new(format!("L = {}", model.trained), last_trained)
-                    .color(TRAINED_COLOR)
+                    .color(trained_color(plot_ui.ctx()))
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
             for (kind, label, points) in lines {
-                // Past ±SCORE_RANGE a curve is cut, not drawn off the plot: an exploding score
-                // alternates sign from point to point and would fill the chart with vertical
-                // lines. Its largest value is in its legend entry.
-                for run in runs_within(points, SCORE_RANGE) {
-                    plot_ui.line(
-                        Line::new(label.clone(), PlotPoints::from(run))
-                            .color(method_color32(*kind))
-                            .width(1.2),
-                    );
-                }
+                let scaled: Vec<[f64; 2]> = points.iter().map(|&[s, v]| [s, symlog(v)]).collect();
+                plot_ui.line(
+                    Line::new(label.clone(), PlotPoints::from(scaled))
+                        .color(method_color32(*kind))
+                        .width(1.2),
+                );
             }
-            let fitted: Vec<[f64; 2]> = fit.points.iter().map(|&(s, v)| [s, v]).collect();
+            let fitted: Vec<[f64; 2]> = fit.points.iter().map(|&(s, v)| [s, symlog(v)]).collect();
             plot_ui.points(
                 egui_plot::Points::new("fitted points", PlotPoints::from(fitted))
-                    .color(egui::Color32::from_gray(170))
+                    .color(egui::Color32::from_gray(150))
                     .radius(1.5),
             );
         });
@@ -196,7 +228,7 @@ pub(super) fn decay_ui(
         .show(ui, |plot_ui| {
             plot_ui.vline(
                 VLine::new(format!("L = {}", model.trained), (model.trained - 1) as f64)
-                    .color(TRAINED_COLOR)
+                    .color(trained_color(plot_ui.ctx()))
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
             for (kind, label, points) in lines {
@@ -410,6 +442,9 @@ pub(super) fn summary_ui(
             "Pairs whose angle at some distance below L' lies beyond every angle they reached in training",
         );
         ui.strong("from distance").on_hover_text("The shortest distance with an unseen angle in any pair");
+        ui.strong("past training by").on_hover_text(
+            "How far the most overreaching pair's angle goes past the angles it reached in training, in that pair's trained positions. Under one position (Position Interpolation's 0.75 at 4x) the unseen angles lie within a step of the trained ones: in practice seen; thousands (extrapolation) is territory the model never met",
+        );
         ui.strong("unseen cells").on_hover_text(
             "The share of the map's (distance, pair) cells that are unseen",
         );
@@ -429,6 +464,21 @@ pub(super) fn summary_ui(
                         Some(p) => ui.label(crate::numbers::thousands(p)),
                         None => ui.label("none"),
                     };
+                    let beyond = curve
+                        .reach
+                        .iter()
+                        .map(|r| r.beyond_positions)
+                        .fold(0.0f64, f64::max);
+                    if unseen == 0 {
+                        ui.label("—");
+                    } else if beyond < 1.0 {
+                        ui.label(format!("{beyond:.2} of a position"));
+                    } else {
+                        ui.label(format!(
+                            "{} positions",
+                            crate::numbers::thousands(beyond.round() as u64)
+                        ));
+                    }
                     let cells = (curve.reach.len() as u64 * target as u64).max(1);
                     let unseen_cells: u64 = curve.reach.iter().map(|r| r.unseen_distances).sum();
                     ui.label(format!("{:.3}%", 100.0 * unseen_cells as f64 / cells as f64));
@@ -457,40 +507,23 @@ pub(super) fn method_color32(kind: ScalingKind) -> egui::Color32 {
     egui::Color32::from_rgb(r, g, b)
 }
 
-/// The trained length's and the target length's marks: greys, so that no method's colour is
-/// taken.
-const TRAINED_COLOR: egui::Color32 = egui::Color32::from_gray(140);
-const TARGET_COLOR: egui::Color32 = egui::Color32::from_gray(215);
-
-/// The runs of consecutive points whose value lies within `±limit` (a curve cut where it
-/// leaves the plot).
-fn runs_within(points: &[[f64; 2]], limit: f64) -> Vec<Vec<[f64; 2]>> {
-    let mut runs: Vec<Vec<[f64; 2]>> = Vec::new();
-    let mut current = Vec::new();
-    for &point in points {
-        if point[1].abs() <= limit {
-            current.push(point);
-        } else if !current.is_empty() {
-            runs.push(std::mem::take(&mut current));
-        }
-    }
-    if !current.is_empty() {
-        runs.push(current);
-    }
-    runs
-}
-
-#[cfg(test)]
-mod tests {
-    use super::runs_within;
-
-    #[test]
-    fn a_curve_is_cut_where_it_leaves_the_plot() {
-        let points = [[0.0, 1.0], [1.0, 9.0], [2.0, -1.0], [3.0, 5.0], [4.0, -7.0]];
-        assert_eq!(
-            runs_within(&points, 5.0),
-            vec![vec![[0.0, 1.0]], vec![[2.0, -1.0], [3.0, 5.0]]]
-        );
-        assert!(runs_within(&[[0.0, 6.0]], 5.0).is_empty());
+/// The trained length's mark: a grey, so that no method's colour is taken, dark enough to
+/// read on either theme.
+pub(super) fn trained_color(ctx: &egui::Context) -> egui::Color32 {
+    if ctx.theme() == egui::Theme::Light {
+        egui::Color32::from_gray(110)
+    } else {
+        egui::Color32::from_gray(140)
     }
 }
+
+/// The target length's mark: the text's own colour (near white on the dark theme, near black
+/// on the light one a projector shows), so that it stands apart from the trained length's.
+pub(super) fn target_color(ctx: &egui::Context) -> egui::Color32 {
+    if ctx.theme() == egui::Theme::Light {
+        egui::Color32::from_gray(30)
+    } else {
+        egui::Color32::from_gray(215)
+    }
+}
+

@@ -11,7 +11,7 @@ use crate::encoding::grid::GridParams;
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::engine::TableSpec;
 use crate::export::figure::context::{
-    AlibiSettings, ContextChart, ContextFigure, ContextModelSource, FIT_SEED, SCORE_RANGE,
+    AlibiSettings, ContextChart, ContextFigure, ContextModelSource, FIT_SEED,
     VisionFigure,
 };
 use crate::scene::context::{
