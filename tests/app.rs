@@ -1148,7 +1148,10 @@ fn enter_saves_and_a_new_format_replaces_the_extension() {
         .click();
     harness.run();
     harness.key_press(poslab::egui::Key::Enter);
-    for _ in 0..300 {
+    // A deadline, not a count of frames: a loaded machine (the other tests on every core)
+    // takes seconds to draw and encode the PNG.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
         harness.step();
         if png.is_file() && !harness.state().export_window().busy() {
             break;
@@ -1410,9 +1413,19 @@ fn a_long_dot_product_curve_is_the_mean_over_each_points_offsets() {
     assert_eq!(curve.len(), 100_000usize.div_ceil(per_point));
     assert!(
         harness
-            .query_by_label_contains(&format!("the mean of {per_point} offsets"))
+            .query_by_label_contains(&format!(
+                "{} offsets a point (light: min, max)",
+                poslab::numbers::thousands(per_point as u64)
+            ))
             .is_some()
     );
+    let envelope = harness
+        .state()
+        .dot_decay_view()
+        .shown_envelope()
+        .expect("the min and max of each point's offsets")
+        .to_vec();
+    assert_eq!(envelope.len(), curve.len());
     let freqs: Vec<f64> = (0..64)
         .map(|i| 10_000f64.powf(-((2 * i) as f64) / 128.0))
         .collect();
@@ -1431,7 +1444,18 @@ fn a_long_dot_product_curve_is_the_mean_over_each_points_offsets() {
             "point {k}: {} vs {mean}",
             curve[k][1]
         );
+        // The envelope: the least and largest of the same sums, written out.
+        let (low, high) = (first..last)
+            .map(|j| freqs.iter().map(|w| (j as f64 * w).cos()).sum::<f64>())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            });
+        assert!((envelope[k][0] - low).abs() < 1e-8, "point {k}: min");
+        assert!((envelope[k][1] - high).abs() < 1e-8, "point {k}: max");
     }
+    // The peak at k = 0 keeps its height, d/2 = 64, which the first point's mean does not.
+    assert!((envelope[0][1] - 64.0).abs() < 1e-9);
+    assert!(curve[0][1] < 60.0);
 }
 
 #[test]

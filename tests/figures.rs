@@ -99,10 +99,18 @@ fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {
         ),
         (
             FigureSpec::Context(Box::new(context_figure(ContextChart::Survey))),
-            vec!["heatmap-1", "series-0-0", "series-2-3", "colorbar"],
+            vec!["heatmap-2", "series-0-0", "series-1-3", "colorbar"],
         ),
         (
+            // One colour scale for the three schemes by default, one bar.
             FigureSpec::Axes(poslab::export::figure::axes::AxesFigure::default()),
+            vec!["figure-title", "heatmap-0", "heatmap-5", "colorbar"],
+        ),
+        (
+            FigureSpec::Axes(poslab::export::figure::axes::AxesFigure {
+                same_scale: false,
+                ..Default::default()
+            }),
             vec![
                 "figure-title",
                 "heatmap-0",
@@ -160,9 +168,9 @@ fn the_context_figure_draws_the_engines_wavelengths_and_map() {
     // The map: the unseen table, a cell per pixel row or the mean of those it covers.
     let Content::Heatmap {
         values, rows, cols, ..
-    } = &built.panels[1].content
+    } = &built.panels[2].content
     else {
-        panic!("the map is a heatmap")
+        panic!("the map is a heatmap, last, beside its colour bar")
     };
     assert_eq!(*cols, 64);
     let table = cpu::compute(&figure.unseen_spec().unwrap())
@@ -203,8 +211,8 @@ fn a_method_has_one_colour_in_every_chart() {
     };
     for (chart, panel) in [
         (ContextChart::Decay, 0),
-        (ContextChart::Decay, 2),
-        (ContextChart::Score, 2),
+        (ContextChart::Decay, 1),
+        (ContextChart::Score, 1),
     ] {
         let colours = colours_by_label(chart, panel);
         // The methods Llama 2 has a setting for (LongRoPE needs factors of its own).

@@ -231,7 +231,7 @@ impl ExportWindow {
                 DialogAnswer::Cancelled => {
                     self.pending_dialog = None;
                     self.message = Some(Err(crate::ui::dialogs::no_file_chosen(
-                        "type a path below and press Save",
+                        "type a path in the \"or file:\" box beside Save as… and press Enter or Save",
                     )));
                 }
             }

@@ -119,6 +119,12 @@ impl DotDecayView {
         self.similarity.range()
     }
 
+    /// The least and largest value of the offsets each point of the curve covers, once
+    /// computed.
+    pub fn shown_envelope(&self) -> Option<&[[f64; 2]]> {
+        self.curve.as_ref()?.envelope.as_deref()
+    }
+
     pub fn shown_curve(&self) -> Option<&[[f64; 2]]> {
         self.curve.as_ref().map(|curve| curve.points.as_slice())
     }

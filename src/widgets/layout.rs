@@ -130,66 +130,6 @@ pub fn power_label(base: u32, mark: egui_plot::GridMark) -> String {
     }
 }
 
-/// A symmetric log scale for values that run from around 1 to orders of magnitude either side
-/// of 0 (an exploding attention score): linear within ±1, then one unit per decade, so that
-/// `±10^k` sits at `±(1 + k)`.
-pub fn symlog(value: f64) -> f64 {
-    if value.abs() <= 1.0 {
-        value
-    } else {
-        value.signum() * (1.0 + value.abs().log10())
-    }
-}
-
-/// The value at `position` on a [`symlog`] scale.
-pub fn symlog_value(position: f64) -> f64 {
-    if position.abs() <= 1.0 {
-        position
-    } else {
-        position.signum() * 10f64.powf(position.abs() - 1.0)
-    }
-}
-
-/// Marks on a [`symlog`] axis: every whole unit (0, ±1, ±10, ±100 ...), labelled; halves within
-/// ±1 as grid lines.
-pub fn symlog_ticks(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
-    let (low, high) = input.bounds;
-    if !(low.is_finite() && high.is_finite()) || high <= low || high - low > 800.0 {
-        return Vec::new();
-    }
-    let mut marks: Vec<egui_plot::GridMark> = (low.ceil() as i64..=high.floor() as i64)
-        .map(|k| egui_plot::GridMark {
-            value: k as f64,
-            step_size: 1.0,
-        })
-        .collect();
-    marks.extend(
-        [-0.5, 0.5]
-            .into_iter()
-            .filter(|v| (low..=high).contains(v))
-            .map(|value| egui_plot::GridMark {
-                value,
-                step_size: 0.5,
-            }),
-    );
-    marks
-}
-
-/// The label of a mark on a [`symlog`] axis: 0, ±1, ±10, ±10², ...; none for the half marks.
-pub fn symlog_label(mark: egui_plot::GridMark) -> String {
-    let whole = mark.value.round();
-    if (mark.value - whole).abs() > 1e-9 {
-        return String::new();
-    }
-    let sign = if whole < 0.0 { "−" } else { "" };
-    match whole.abs() as i64 {
-        0 => "0".to_owned(),
-        1 => format!("{sign}1"),
-        2 => format!("{sign}10"),
-        k => format!("{sign}{}", crate::numbers::power(10, k - 1)),
-    }
-}
-
 /// Round-number ticks and their labels on both axes of a plot, as every chart of the app has.
 pub trait NiceAxes {
     fn nice_axes(self) -> Self;
@@ -235,19 +175,6 @@ pub fn legend_row(ui: &mut egui::Ui, entries: &[(egui::Color32, String)]) -> f32
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_symmetric_log_scale_puts_each_decade_one_unit_further() {
-        for (value, position) in [(0.0, 0.0), (0.5, 0.5), (-1.0, -1.0), (10.0, 2.0), (-1e4, -5.0)] {
-            assert!((symlog(value) - position).abs() < 1e-12, "{value}");
-            assert!((symlog_value(position) - value).abs() < 1e-9 * value.abs().max(1.0));
-        }
-        let label = |value| symlog_label(egui_plot::GridMark { value, step_size: 1.0 });
-        assert_eq!(
-            [-4.0, -2.0, 0.0, 1.0, 3.0].map(label),
-            ["−10³", "−10", "0", "1", "10²"].map(str::to_owned)
-        );
-    }
 
     /// The labels egui_plot draws on an x axis of `points` over `0..range`: marks whose step is
     /// at least 60 points apart (its minimum label spacing), as it decides.

@@ -92,8 +92,9 @@ pub struct ContextFigure {
 /// The seed of the fitted score's random points.
 pub const FIT_SEED: u64 = 2023;
 
-/// The fitted score's plot holds this range: past it the score has left what it was fitted to.
-pub const SCORE_RANGE: f64 = 5.0;
+/// The fitted score's size is drawn on a log axis down to this, no further: the chart is about
+/// how far a score grows, not about its zeros.
+pub const SCORE_FLOOR: f64 = 1e-2;
 
 impl ContextFigure {
     /// The overrides of `kind` (none when the user set none).
@@ -395,7 +396,8 @@ fn draw_context(figure: &ContextFigure, style: &FigureStyle) -> Result<Drawn, Fi
         model.rotary(),
         model.base
     );
-    Ok(Drawn::new(title, vec![wavelengths, map, lower])
+    // The map last, so that its colour bar, at the figure's right edge, stands beside it.
+    Ok(Drawn::new(title, vec![wavelengths, lower, map])
         .with_colorbar(colorbar(style, (0.0, 1.0), "unseen share"))
         .in_columns(3))
 }
@@ -415,34 +417,32 @@ fn lower_panel(
     Ok(match figure.chart {
         ContextChart::Score => {
             let fit = FittedScore::fit(model, FIT_SEED).map_err(FigureError::Input)?;
-            let range = (-SCORE_RANGE, SCORE_RANGE);
+            // |a(s)| on a log axis, as the view draws it: about 1 where fitted, as many decades
+            // as an extrapolated score climbs past L (its sign flips from point to point).
+            let size = |v: f64| v.abs().max(SCORE_FLOOR).log10();
             let mut series: Vec<Series> = methods
                 .iter()
                 .map(|(kind, theta, attention)| {
-                    let mut points = context::score_curve(&fit, theta, *attention, target);
+                    let points = context::score_curve(&fit, theta, *attention, target);
                     let past = context::largest_past(&points, last_trained).unwrap_or(0.0);
-                    // Cut where the curve leaves the plot (a gap in the line): clamped, an
-                    // exploding score alternating sign drew a wall of vertical lines.
-                    for p in &mut points {
-                        if p[1].abs() > SCORE_RANGE {
-                            p[1] = f64::NAN;
-                        }
-                    }
+                    let points = points.iter().map(|&[s, v]| [s, size(v)]).collect();
                     let name = format!("{}, |a| ≤ {past:.3e} past L", method_label(*kind));
                     line(name, points, method_color(*kind))
                 })
                 .collect();
             series.push(Series {
                 name: "fitted points".to_owned(),
-                points: fit.points.iter().map(|&(s, v)| [s, v]).collect(),
+                points: fit.points.iter().map(|&(s, v)| [s, size(v)]).collect(),
                 color: [60, 60, 60],
                 style: SeriesStyle::Dots { radius: 1.2 },
             });
+            let (low, high) = span(series.iter().flat_map(|s| s.points.iter().map(|p| p[1])));
+            let range = (low.floor(), high.ceil().max(1.0));
             series.push(mark(format!("L = {trained}"), last_trained, range));
             plot_panel(
-                format!("Fitted attention score (cut at ±{SCORE_RANGE})"),
+                "Fitted attention score, its size |a(s)|".to_owned(),
                 distance_axis("distance s"),
-                Axis::new("score a(s)", range.0, range.1),
+                Axis::new("|score a(s)|", range.0, range.1).log10(),
                 series,
             )
         }

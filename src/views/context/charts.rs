@@ -21,7 +21,10 @@ pub(super) fn wavelength_ui(
     let mut entries: Vec<(egui::Color32, String)> = vec![
         (
             trained_color(ui.ctx()),
-            format!("L = {} (dashed)", crate::numbers::thousands(model.trained as u64)),
+            format!(
+                "L = {} (dashed)",
+                crate::numbers::thousands(model.trained as u64)
+            ),
         ),
         (
             target_color(ui.ctx()),
@@ -33,7 +36,12 @@ pub(super) fn wavelength_ui(
             .iter()
             .zip(shown)
             .filter(|(curve, visible)| **visible && !curve.reach.is_empty())
-            .map(|(curve, _)| (method_color32(curve.kind), method_label(curve.kind).to_owned())),
+            .map(|(curve, _)| {
+                (
+                    method_color32(curve.kind),
+                    method_label(curve.kind).to_owned(),
+                )
+            }),
     );
     let legend_height = crate::widgets::layout::legend_row(ui, &entries);
     let response = Plot::new("context_wavelengths")
@@ -127,9 +135,10 @@ pub(super) fn stale_charts_note(ui: &mut egui::Ui, key: &CurvesKey) {
     );
 }
 
-/// The fitted score per shown method against distance, `L` marked, on a symmetric log scale:
-/// within ±1 where it was fitted, and as many decades as an extrapolated score climbs (orders
-/// of magnitude past `L`), so that the blow-up is the picture and not a footnote.
+/// The fitted score's size `|a(s)|` per shown method against distance, `L` marked, on a log
+/// axis: about 1 where it was fitted, and as many decades as an extrapolated score climbs
+/// (orders of magnitude past `L`, its sign flipping from point to point), so that the blow-up
+/// is the picture and not a footnote.
 pub(super) fn fitted_score_ui(
     ui: &mut egui::Ui,
     fit: &context::FittedScore,
@@ -138,8 +147,12 @@ pub(super) fn fitted_score_ui(
     target: usize,
     height: f32,
 ) {
-    use crate::widgets::layout::{symlog, symlog_label, symlog_ticks, symlog_value};
     let last_trained = (model.trained - 1) as f64;
+    let size = |v: f64| {
+        v.abs()
+            .max(crate::export::figure::context::SCORE_FLOOR)
+            .log10()
+    };
     // The curves fill the whole chart, so its legend sits above it rather than over them.
     let mut entries: Vec<(egui::Color32, String)> = vec![(
         trained_color(ui.ctx()),
@@ -151,7 +164,7 @@ pub(super) fn fitted_score_ui(
     entries.extend(
         lines
             .iter()
-            .map(|(kind, label, _)| (method_color32(*kind), label.clone())),
+            .map(|(kind, _, _)| (method_color32(*kind), method_label(*kind).to_owned())),
     );
     entries.push((
         egui::Color32::from_gray(150),
@@ -166,9 +179,9 @@ pub(super) fn fitted_score_ui(
         ))
         .x_grid_spacer(crate::widgets::layout::nice_ticks)
         .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
-        .y_grid_spacer(symlog_ticks)
-        .y_axis_formatter(|mark, _| symlog_label(mark))
-        .y_axis_label("score a(s), log scale past ±1")
+        .y_grid_spacer(crate::widgets::layout::decade_ticks)
+        .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
+        .y_axis_label("|score a(s)|, log")
         .label_formatter(|hover| {
             let (name, point) = match hover {
                 egui_plot::HoverPosition::NearDataPoint {
@@ -179,9 +192,9 @@ pub(super) fn fitted_score_ui(
                 egui_plot::HoverPosition::Elsewhere { position } => ("", position),
             };
             Some(format!(
-                "{name}\ns = {}\na(s) = {}",
+                "{name}\ns = {}\n|a(s)| = {}",
                 crate::numbers::thousands(point.x.max(0.0).round() as u64),
-                crate::numbers::scientific(symlog_value(point.y), 3)
+                crate::numbers::scientific(10f64.powf(point.y), 3)
             ))
         })
         .show(ui, |plot_ui| {
@@ -191,14 +204,14 @@ pub(super) fn fitted_score_ui(
                     .style(egui_plot::LineStyle::dashed_loose()),
             );
             for (kind, label, points) in lines {
-                let scaled: Vec<[f64; 2]> = points.iter().map(|&[s, v]| [s, symlog(v)]).collect();
+                let sizes: Vec<[f64; 2]> = points.iter().map(|&[s, v]| [s, size(v)]).collect();
                 plot_ui.line(
-                    Line::new(label.clone(), PlotPoints::from(scaled))
+                    Line::new(label.clone(), PlotPoints::from(sizes))
                         .color(method_color32(*kind))
                         .width(1.2),
                 );
             }
-            let fitted: Vec<[f64; 2]> = fit.points.iter().map(|&(s, v)| [s, symlog(v)]).collect();
+            let fitted: Vec<[f64; 2]> = fit.points.iter().map(|&(s, v)| [s, size(v)]).collect();
             plot_ui.points(
                 egui_plot::Points::new("fitted points", PlotPoints::from(fitted))
                     .color(egui::Color32::from_gray(150))
@@ -441,9 +454,9 @@ pub(super) fn summary_ui(
         ui.strong("unseen pairs").on_hover_text(
             "Pairs whose angle at some distance below L' lies beyond every angle they reached in training",
         );
-        ui.strong("from distance").on_hover_text("The shortest distance with an unseen angle in any pair");
-        ui.strong("past training by").on_hover_text(
-            "How far the most overreaching pair's angle goes past the angles it reached in training, in that pair's trained positions. Under one position (Position Interpolation's 0.75 at 4x) the unseen angles lie within a step of the trained ones: in practice seen; thousands (extrapolation) is territory the model never met",
+        ui.strong("from").on_hover_text("The shortest distance with an unseen angle in any pair");
+        ui.strong("overshoot").on_hover_text(
+            "In positions: how far the most overreaching pair's angle goes past the angles it reached in training, counted in that pair's trained steps. Under one position (Position Interpolation's 0.75 at 4x) the unseen angles lie within a step of the trained ones: in practice seen; thousands (extrapolation) is territory the model never met",
         );
         ui.strong("unseen cells").on_hover_text(
             "The share of the map's (distance, pair) cells that are unseen",
@@ -459,7 +472,7 @@ pub(super) fn summary_ui(
             match &curve.freqs {
                 Ok(freqs) => {
                     let unseen = curve.reach.iter().filter(|r| r.first_unseen.is_some()).count();
-                    ui.label(format!("{unseen} of {}", curve.reach.len()));
+                    ui.label(format!("{unseen}/{}", curve.reach.len()));
                     match curve.reach.iter().filter_map(|r| r.first_unseen).min() {
                         Some(p) => ui.label(crate::numbers::thousands(p)),
                         None => ui.label("none"),
@@ -472,16 +485,18 @@ pub(super) fn summary_ui(
                     if unseen == 0 {
                         ui.label("—");
                     } else if beyond < 1.0 {
-                        ui.label(format!("{beyond:.2} of a position"));
+                        ui.label(format!("{beyond:.2}"));
                     } else {
-                        ui.label(format!(
-                            "{} positions",
-                            crate::numbers::thousands(beyond.round() as u64)
-                        ));
+                        ui.label(crate::numbers::thousands(beyond.round() as u64));
                     }
                     let cells = (curve.reach.len() as u64 * target as u64).max(1);
                     let unseen_cells: u64 = curve.reach.iter().map(|r| r.unseen_distances).sum();
-                    ui.label(format!("{:.3}%", 100.0 * unseen_cells as f64 / cells as f64));
+                    ui.label(format!("{:.3}%", 100.0 * unseen_cells as f64 / cells as f64))
+                        .on_hover_text(format!(
+                            "{} of the {} (distance, pair) cells",
+                            crate::numbers::thousands(unseen_cells),
+                            crate::numbers::thousands(cells)
+                        ));
                     ui.label(format!("{:.4}", freqs.attention_factor()));
                 }
                 Err(reason) => {
@@ -526,4 +541,3 @@ pub(super) fn target_color(ctx: &egui::Context) -> egui::Color32 {
         egui::Color32::from_gray(215)
     }
 }
-

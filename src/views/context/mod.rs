@@ -11,8 +11,7 @@ use crate::encoding::grid::GridParams;
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::engine::TableSpec;
 use crate::export::figure::context::{
-    AlibiSettings, ContextChart, ContextFigure, ContextModelSource, FIT_SEED,
-    VisionFigure,
+    AlibiSettings, ContextChart, ContextFigure, ContextModelSource, FIT_SEED, VisionFigure,
 };
 use crate::scene::context::{
     self, LearnedMaps, LearnedTable, METHODS, MethodOverrides, PATCH_PIXELS, PairReach, RopeModel,
@@ -852,7 +851,9 @@ impl View for ContextView {
             },
         );
         ui.scope_builder(egui::UiBuilder::new().max_rect(survey_rect), |ui| {
-            ui.horizontal(|ui| {
+            // Wrapped: in a narrow column the tabs take two rows rather than widen the column
+            // over the table beside it.
+            ui.horizontal_wrapped(|ui| {
                 let choices = [
                     (ContextChart::Score, "Attention score", "The score q·k of a query and key at distance s is a(s) = Re Σ h_j exp(i s θ_j). Here the weights h_j are fitted to random values at distances in [0, L) (the worst case of Chen et al.'s Position Interpolation paper), then evaluated under each method up to L': extrapolated, nothing holds them; interpolated, every distance maps back into [0, L). Methods that change some frequencies and not others change the score even within L."),
                     (ContextChart::Decay, "Long-term decay", "RoFormer's bound on |q·k| against distance under each method's frequencies, times the attention factor squared"),
