@@ -91,12 +91,52 @@ impl PatchSimilarityParams {
     }
 }
 
+/// The similarity of two patches depends only on their offset `(dx, dy)`: the
+/// `(2 h - 1) x (2 w - 1)` offsets of a grid, each summed once (a 64 x 64 grid has 16,129
+/// offsets against 16.7 million pairs of patches).
+pub struct OffsetSimilarities {
+    grid: GridParams,
+    by_offset: Vec<f64>,
+}
+
+impl OffsetSimilarities {
+    pub fn new(params: &PatchSimilarityParams) -> Self {
+        use rayon::prelude::*;
+        let pairs = params.frequency_pairs();
+        let (h, w) = (params.grid.grid_h as i64, params.grid.grid_w as i64);
+        let by_offset = (0..(2 * h - 1) * (2 * w - 1))
+            .into_par_iter()
+            .map(|k| {
+                let (dy, dx) = (k / (2 * w - 1) - (h - 1), k % (2 * w - 1) - (w - 1));
+                let sum: f64 = pairs
+                    .iter()
+                    .map(|&(fx, fy)| (fx * dx as f64 + fy * dy as f64).cos())
+                    .sum();
+                sum / pairs.len() as f64
+            })
+            .collect();
+        Self {
+            grid: params.grid,
+            by_offset,
+        }
+    }
+
+    /// The similarity of patches `query` and `key`, as [`PatchSimilarityParams::value`].
+    pub fn value(&self, query: usize, key: usize) -> f64 {
+        let (qx, qy) = self.grid.patch_xy(query);
+        let (kx, ky) = self.grid.patch_xy(key);
+        let (h, w) = (self.grid.grid_h as i64, self.grid.grid_w as i64);
+        let (dx, dy) = (qx as i64 - kx as i64, qy as i64 - ky as i64);
+        self.by_offset[((dy + h - 1) * (2 * w - 1) + dx + w - 1) as usize]
+    }
+}
+
 /// The `[P, P]` table of similarities, 1 on the diagonal.
 pub fn table(params: &PatchSimilarityParams) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
-    let pairs = params.frequency_pairs();
+    let offsets = OffsetSimilarities::new(params);
     let patches = params.grid.patches();
-    Ok(fill_2d(patches, patches, |q, k| params.value(&pairs, q, k)))
+    Ok(fill_2d(patches, patches, |q, k| offsets.value(q, k)))
 }
 
 /// rope-vit's random initialisation of mixed frequencies for one head (`init_random_2d_freqs`),
@@ -116,4 +156,36 @@ pub fn random_mixed_freqs(dim: usize, theta: f64, seed: u64) -> Result<Array2<f6
         }
     }
     Ok(freqs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table by offsets equals the sum over pairs for every pair of patches, on a grid that
+    /// is not square (so that rows and columns cannot be mixed up).
+    #[test]
+    fn each_offset_summed_once_is_each_pair_of_patches_summed() {
+        let params = PatchSimilarityParams {
+            grid: GridParams {
+                grid_h: 5,
+                grid_w: 7,
+                ..GridParams::default()
+            },
+            encoding: PatchEncoding::MixedRope {
+                freqs: random_mixed_freqs(16, 10.0, 3).unwrap(),
+            },
+        };
+        let pairs = params.frequency_pairs();
+        let offsets = OffsetSimilarities::new(&params);
+        for query in 0..35 {
+            for key in 0..35 {
+                let want = params.value(&pairs, query, key);
+                assert!(
+                    (offsets.value(query, key) - want).abs() < 1e-15,
+                    "{query} {key}"
+                );
+            }
+        }
+    }
 }

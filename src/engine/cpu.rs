@@ -414,8 +414,8 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
         }
         TableSpec::Binary(p) => real(Box::new(move |_, row, bit| p.value(row, bit))),
         TableSpec::PatchSimilarity(p) => {
-            let pairs = p.frequency_pairs();
-            real(Box::new(move |_, query, key| p.value(&pairs, query, key)))
+            let offsets = crate::encoding::similarity2d::OffsetSimilarities::new(p);
+            real(Box::new(move |_, query, key| offsets.value(query, key)))
         }
     }
 }

@@ -101,6 +101,13 @@ pub fn has_closed_form(spec: &TableSpec, reduce: Reduce) -> bool {
     )
 }
 
+/// Whether the CPU engine reduces `spec` faster than a GPU would: a closed form, or a patch
+/// similarity matrix, whose cells are a few thousand offsets' sums looked up (a GPU sums every
+/// cell's pairs again: 10^9 cosines at 64 x 64 patches).
+pub fn cpu_reduces_faster(spec: &TableSpec, reduce: Reduce) -> bool {
+    has_closed_form(spec, reduce) || matches!(spec, TableSpec::PatchSimilarity(_))
+}
+
 /// A table already in memory reduced to the bins of `rows` x `cols`: each bin's `reduce`
 /// (a table a view holds itself, drawn at about one value per pixel).
 pub fn reduce_array(
@@ -289,6 +296,26 @@ pub fn compute_reduced_cpu(
             )
             .biases(slope)[pick]
         }));
+    }
+    if let TableSpec::PatchSimilarity(params) = spec {
+        let offsets = crate::encoding::similarity2d::OffsetSimilarities::new(params);
+        let reduced: Vec<f64> = (0..rows)
+            .into_par_iter()
+            .flat_map_iter(|y| {
+                let offsets = &offsets;
+                (0..cols).map(move |x| {
+                    let mut acc = Accumulator::default();
+                    for query in bin(&window.rows, y) {
+                        for key in bin(&window.cols, x) {
+                            acc.add(offsets.value(query, key));
+                        }
+                    }
+                    acc.value(reduce)
+                })
+            })
+            .collect();
+        return Array2::from_shape_vec((rows, cols), reduced)
+            .map_err(|e| EngineError::TooLarge(e.to_string()));
     }
     if covered_cells(window) > MAX_REDUCED_CELLS {
         return Err(EngineError::TooLarge(format!(

@@ -258,7 +258,7 @@ impl EngineHandle {
     ) -> Result<Vec<f64>, EngineError> {
         match sampling {
             Sampling::Reduced(reduce) => {
-                if let (Some(gpu), false) = (&self.gpu, reduce::has_closed_form(spec, reduce)) {
+                if let (Some(gpu), false) = (&self.gpu, reduce::cpu_reduces_faster(spec, reduce)) {
                     match gpu.reduce_window_async(spec, block, reduce).await {
                         Ok(values) => return Ok(values.into_iter().map(f64::from).collect()),
                         // Positions beyond 32 bits, bins wider than the kernels reduce: the
