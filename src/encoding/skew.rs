@@ -60,6 +60,20 @@ impl SkewStage {
         }
     }
 
+    /// Where a stage's cells are drawn, as `(rows, cols)`: its shape, but for the flat stages,
+    /// which are one row of up to 2L² + L - 1 cells, laid out in lines of two padded rows
+    /// (4L cells) so that each cell is large enough to read, and the reader sees the matrix's
+    /// rows placed end to end.
+    pub fn layout(self, len: usize) -> (usize, usize) {
+        match self.shape(len) {
+            (1, cells) => {
+                let wrap = flat_line(len).min(cells);
+                (cells.div_ceil(wrap), wrap)
+            }
+            shape => shape,
+        }
+    }
+
     /// The shape of the array at this stage, as `(rows, cols)` (flat stages are one row).
     pub fn shape(self, len: usize) -> (usize, usize) {
         match self {
@@ -71,6 +85,11 @@ impl SkewStage {
             SkewStage::Sliced => (len, len),
         }
     }
+}
+
+/// Cells in one line of a flat stage as drawn: two padded rows of the matrix, `4L`.
+pub fn flat_line(len: usize) -> usize {
+    4 * len
 }
 
 /// The flat padded array's length, `2L² + L - 1 = (L + 1)(2L - 1)`.
@@ -119,7 +138,8 @@ pub fn content(len: usize, id: usize) -> SkewContent {
     }
 }
 
-/// Every cell of `stage` for `len` tokens, in row-major order.
+/// Every cell of `stage` for `len` tokens, in row-major order, at its place in the stage's
+/// [`SkewStage::layout`] (a flat stage's index `k` at line `k / 4L`, column `k % 4L`).
 pub fn stage_cells(len: usize, stage: SkewStage) -> Result<Vec<SkewCell>, ParamError> {
     check_len(len)?;
     let cell = |id: usize, row: usize, col: usize| SkewCell {
@@ -140,7 +160,8 @@ pub fn stage_cells(len: usize, stage: SkewStage) -> Result<Vec<SkewCell>, ParamE
             .map(|id| cell(id, id / cols, id % cols))
             .collect(),
         SkewStage::Flattened | SkewStage::FlatPadded => {
-            (0..cols).map(|id| cell(id, 0, id)).collect()
+            let wrap = flat_line(len);
+            (0..cols).map(|id| cell(id, id / wrap, id % wrap)).collect()
         }
         SkewStage::Reshaped => (0..rows * cols)
             .map(|id| cell(id, id / cols, id % cols))
@@ -216,6 +237,7 @@ mod tests {
                 let cells = stage_cells(len, stage).unwrap();
                 let (rows, cols) = stage.shape(len);
                 assert_eq!(cells.len(), rows * cols, "{stage:?} at L = {len}");
+                let (rows, cols) = stage.layout(len);
                 let mut ids: Vec<usize> = cells.iter().map(|c| c.id).collect();
                 ids.sort_unstable();
                 ids.dedup();

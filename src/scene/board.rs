@@ -43,6 +43,15 @@ pub struct Board {
 }
 
 impl Board {
+    /// The characters of its longest full label.
+    pub fn longest_label(&self) -> usize {
+        self.cells
+            .iter()
+            .map(|c| c.label.chars().count())
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The cell at `(row, col)`, if any.
     pub fn cell(&self, row: usize, col: usize) -> Option<&BoardCell> {
         self.cells.iter().find(|c| c.row == row && c.col == col)
@@ -122,14 +131,21 @@ pub fn signed_label(value: i64) -> String {
     }
 }
 
-/// The label a cell of `width` x `height` shows and its font size: the full label where it
-/// fits, else the short one at a size that fits, else none (below 7 points nothing is legible).
-pub fn label_fitting(cell: &BoardCell, width: f32, height: f32) -> Option<(&str, f32)> {
-    let fits = |text: &str, size: f32| {
-        size >= 7.0 && text.chars().count() as f32 * size * 0.58 <= width * 0.92
-    };
+/// The label a cell of `width` x `height` shows and its font size: the full label where the
+/// board's longest full label (`longest`, in characters) fits, so that one board does not mix
+/// both kinds, else the short one at a size that fits, else none (below 7 points nothing is
+/// legible).
+pub fn label_fitting(
+    cell: &BoardCell,
+    width: f32,
+    height: f32,
+    longest: usize,
+) -> Option<(&str, f32)> {
+    let fits_chars =
+        |chars: usize, size: f32| size >= 7.0 && chars as f32 * size * 0.58 <= width * 0.92;
+    let fits = |text: &str, size: f32| fits_chars(text.chars().count(), size);
     let size = (height * 0.55).min(width * 0.32).min(15.0);
-    if fits(&cell.label, size) {
+    if fits_chars(longest.max(cell.label.chars().count()), size) {
         return Some((cell.label.as_str(), size));
     }
     let small = (width * 0.92 / (cell.short_label.chars().count().max(1) as f32 * 0.58)).min(size);

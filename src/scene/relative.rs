@@ -512,7 +512,7 @@ fn skew_labels(content: SkewContent) -> (String, String) {
 
 /// The board of one stage of the skew trick for `len` tokens.
 pub fn skew_board(len: usize, stage: SkewStage) -> Result<Board, ParamError> {
-    let (rows, cols) = stage.shape(len);
+    let (rows, cols) = stage.layout(len);
     let cells: Vec<BoardCell> = skew::stage_cells(len, stage)?
         .into_iter()
         .map(|c| {
@@ -556,7 +556,7 @@ pub fn skew_board(len: usize, stage: SkewStage) -> Result<Board, ParamError> {
             }
         })
         .collect();
-    let flat = rows == 1;
+    let flat = stage.shape(len).0 == 1;
     let max_offset = (len - 1) as f64;
     Ok(Board {
         title: format!("{}: [{}]", stage.title(), shape_text(stage, len)),
@@ -564,17 +564,22 @@ pub fn skew_board(len: usize, stage: SkewStage) -> Result<Board, ParamError> {
         cols,
         cells,
         row_name: match stage {
-            _ if flat => String::new(),
+            _ if flat => "line".into(),
             SkewStage::Reshaped => "row".into(),
             _ => "query i".into(),
         },
         col_name: match stage {
             SkewStage::Relative => "column o + L − 1 (offset o)".into(),
             SkewStage::Sliced => "key j".into(),
-            _ if flat => "flat index".into(),
+            _ if flat => format!(
+                "one array of {} drawn in lines of {}: flat index = line × {} + place in line",
+                stage.shape(len).1,
+                skew::flat_line(len),
+                skew::flat_line(len)
+            ),
             _ => "column".into(),
         },
-        numbered: !flat,
+        numbered: true,
         range: (-max_offset.max(1.0), max_offset.max(1.0)),
         value_name: "offset j − i".into(),
     })

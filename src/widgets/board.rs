@@ -105,12 +105,13 @@ pub fn board_ui(
     if board.numbered && animating.is_none() {
         numbers_ui(&painter, board, &layout, weak);
     }
+    let longest = board.longest_label();
     match animating {
         None => {
             for cell in &board.cells {
                 draw_cell(
                     &painter,
-                    cell,
+                    (cell, longest),
                     layout.cell_rect(cell.row, cell.col),
                     board.range,
                     colormap,
@@ -143,15 +144,23 @@ pub fn board_ui(
                             was.min.lerp(to.min, t),
                             was.max.lerp(to.max, t),
                         );
-                        draw_cell(&painter, cell, now, board.range, colormap, 1.0);
+                        draw_cell(&painter, (cell, longest), now, board.range, colormap, 1.0);
                     }
-                    None => draw_cell(&painter, cell, to, board.range, colormap, t),
+                    None => draw_cell(&painter, (cell, longest), to, board.range, colormap, t),
                 }
             }
             for old in &before.cells {
                 if !board.cells.iter().any(|c| c.id == old.id) {
                     let was = before_layout.cell_rect(old.row, old.col);
-                    draw_cell(&painter, old, was, before.range, colormap, 1.0 - t);
+                    let old_longest = before.longest_label();
+                    draw_cell(
+                        &painter,
+                        (old, old_longest),
+                        was,
+                        before.range,
+                        colormap,
+                        1.0 - t,
+                    );
                 }
             }
             ui.ctx().request_repaint();
@@ -208,7 +217,7 @@ fn ease(t: f32) -> f32 {
 
 fn draw_cell(
     painter: &egui::Painter,
-    cell: &BoardCell,
+    (cell, longest): (&BoardCell, usize),
     rect: egui::Rect,
     range: (f64, f64),
     colormap: Colormap,
@@ -228,7 +237,7 @@ fn draw_cell(
             egui::StrokeKind::Inside,
         );
     }
-    if let Some((text, size)) = label_fitting(cell, rect.width(), rect.height()) {
+    if let Some((text, size)) = label_fitting(cell, rect.width(), rect.height(), longest) {
         painter.text(
             rect.center(),
             egui::Align2::CENTER_CENTER,

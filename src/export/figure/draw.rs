@@ -606,6 +606,7 @@ fn board_group(
         plot.h / board.rows.max(1) as f64,
     );
     let mut group = Group::new();
+    let longest = board.longest_label();
     for cell in &board.cells {
         let (x, y) = (
             plot.x + cell.col as f64 * cell_w,
@@ -623,7 +624,7 @@ fn board_group(
             rect = rect.set("stroke", "#ff5050").set("stroke-width", 2.5);
         }
         group = group.add(rect);
-        if let Some((label, size)) = label_fitting(cell, cell_w as f32, cell_h as f32) {
+        if let Some((label, size)) = label_fitting(cell, cell_w as f32, cell_h as f32, longest) {
             let ink = label_color(fill);
             group = group.add(
                 text(
