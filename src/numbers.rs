@@ -61,6 +61,21 @@ pub fn power_of(base: u32, exponent: f64, decimals: usize) -> String {
     }
 }
 
+/// An ALiBi slope as a power of two, written one way everywhere: `2⁻¹` for a whole exponent,
+/// else the exponent to at most three decimals, trailing zeros dropped (`2^-0.125`,
+/// `2^-0.25`); the slopes of `get_slopes` are `2^(-8k/n)`, exact in three decimals for every
+/// power-of-two head count up to 64.
+pub fn slope(m: f64) -> String {
+    let exponent = m.log2();
+    let whole = exponent.round();
+    if (exponent - whole).abs() < 1e-9 {
+        return power(2, whole as i64);
+    }
+    let text = format!("{exponent:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("2^{text}")
+}
+
 /// `value` with `decimals` decimals, its whole part grouped: `1,234.50`.
 pub fn fixed(value: f64, decimals: usize) -> String {
     if !value.is_finite() {
@@ -171,6 +186,16 @@ mod tests {
         assert_eq!(power(2, -13), "2⁻¹³");
         assert_eq!(power_of(2, -3.0, 2), "2⁻³");
         assert_eq!(power_of(2, -0.5, 2), "2^-0.50");
+        assert_eq!(
+            [
+                0.5,
+                2f64.powf(-0.125),
+                2f64.powf(-0.25),
+                2f64.powf(-1.0 / 3.0)
+            ]
+            .map(slope),
+            ["2⁻¹", "2^-0.125", "2^-0.25", "2^-0.333"].map(str::to_owned)
+        );
         assert_eq!(tick(1_000_000.0, 200_000.0), "1,000,000");
         assert_eq!(tick(0.35, 0.05), "0.35");
         assert_eq!(tick(-0.0, 1.0), "0");

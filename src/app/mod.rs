@@ -534,11 +534,21 @@ impl PoslabApp {
                 fact(ui, scene.clone());
             }
             if let Some(shape) = &status.last_table {
-                let sizes: Vec<String> = shape.iter().map(|n| n.to_string()).collect();
+                let sizes: Vec<String> = shape
+                    .iter()
+                    .map(|&n| crate::numbers::thousands(n as u64))
+                    .collect();
                 fact(ui, format!("table {}", sizes.join(" × ")));
             }
             if let Some((rows, cols)) = status.last_window {
-                fact(ui, format!("(computed {rows} × {cols} on screen)"));
+                fact(
+                    ui,
+                    format!(
+                        "(computed {} × {} on screen)",
+                        crate::numbers::thousands(rows as u64),
+                        crate::numbers::thousands(cols as u64)
+                    ),
+                );
             }
             if let Some((sampling, rows, cols)) = status.last_sampling {
                 ui.separator();

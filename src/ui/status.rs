@@ -12,7 +12,7 @@ pub fn sampling_text(sampling: Sampling, rows_per_pixel: usize, cols_per_pixel: 
         if n == 1 {
             format!("1 {one}")
         } else {
-            format!("{n} {many}")
+            format!("{} {many}", crate::numbers::thousands(n as u64))
         }
     };
     let per_pixel = format!(

@@ -97,45 +97,56 @@ impl AlibiView {
                 );
             });
         ui.set_max_width(area.width() - colorbar_width);
-        egui::ScrollArea::vertical().show(ui, |ui| {
-            ui.set_width(ui.available_width());
-            ui.label(format!(
-                "One colour scale for every head: {:.3} (steepest head, farthest key) to 0",
-                scale.0
-            ));
-            egui::Grid::new("alibi_small_multiples")
-                .spacing([12.0, 8.0])
-                .show(ui, |ui| {
-                    for (head, thumbnail) in self.thumbnails.iter_mut().enumerate() {
-                        thumbnail.fixed_range = Some(scale);
-                        ui.vertical(|ui| {
-                            ui.colored_label(
-                                head_color(head, slopes.len()),
-                                format!(
-                                    "head {head}: m = {}",
-                                    crate::numbers::power_of(2, slopes[head].log2(), 2)
-                                ),
-                            )
-                            .on_hover_text(format!("slope m = {}", slopes[head]));
-                            let spec = TableSpec::Alibi {
-                                params: *params,
-                                head: Some(head),
-                            };
-                            let response = thumbnail
-                                .thumbnail_ui(ui, &spec, 0, size, reduce, colormap, engine, status)
-                                .interact(egui::Sense::click())
-                                .on_hover_text("Click to see this head large");
-                            if response.clicked() {
-                                self.head = head;
-                                self.all_heads = false;
-                            }
-                        });
-                        if (head + 1) % per_row == 0 {
-                            ui.end_row();
-                        }
+        // The bar always shown: with many heads, the ones below the fold must be seen to be
+        // there.
+        egui::ScrollArea::vertical()
+            .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
+            .show(ui, |ui| {
+                ui.set_width(ui.available_width());
+                ui.label(format!(
+                    "One colour scale for every head: {} (steepest head, farthest key) to 0{}",
+                    crate::widgets::heatmap::tick_text(scale.0, scale.0),
+                    if slopes.len() > 16 {
+                        format!(" · all {} heads: scroll for the rest", slopes.len())
+                    } else {
+                        String::new()
                     }
-                });
-        });
+                ));
+                egui::Grid::new("alibi_small_multiples")
+                    .spacing([12.0, 8.0])
+                    .show(ui, |ui| {
+                        for (head, thumbnail) in self.thumbnails.iter_mut().enumerate() {
+                            thumbnail.fixed_range = Some(scale);
+                            ui.vertical(|ui| {
+                                ui.colored_label(
+                                    head_color(head, slopes.len()),
+                                    format!(
+                                        "head {head}: m = {}",
+                                        crate::numbers::slope(slopes[head])
+                                    ),
+                                )
+                                .on_hover_text(format!("slope m = {}", slopes[head]));
+                                let spec = TableSpec::Alibi {
+                                    params: *params,
+                                    head: Some(head),
+                                };
+                                let response = thumbnail
+                                    .thumbnail_ui(
+                                        ui, &spec, 0, size, reduce, colormap, engine, status,
+                                    )
+                                    .interact(egui::Sense::click())
+                                    .on_hover_text("Click to see this head large");
+                                if response.clicked() {
+                                    self.head = head;
+                                    self.all_heads = false;
+                                }
+                            });
+                            if (head + 1) % per_row == 0 {
+                                ui.end_row();
+                            }
+                        }
+                    });
+            });
     }
 }
 
@@ -349,7 +360,7 @@ impl View for AlibiView {
                 egui::Label::new(format!(
                     "slope m = {:.6} = {}",
                     slopes[head],
-                    crate::numbers::power_of(2, slopes[head].log2(), 3)
+                    crate::numbers::slope(slopes[head])
                 ))
                 .extend(),
             );

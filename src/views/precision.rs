@@ -127,34 +127,38 @@ fn curves_plot(
         .x_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
         .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
         .show(ui, |plot_ui| {
-            for curve in curves {
-                let [r, g, b] = compute_color(curve.compute);
-                let color = egui::Color32::from_rgb(r, g, b);
-                let points = PlotPoints::from(log(&curve.points));
-                if curve.cast_positions {
-                    // Neighbouring positions alternate between exact and collided: points, not a
-                    // line that would fill the band between them.
-                    plot_ui.points(
-                        Points::new(curve.label.clone(), points)
-                            .color(color)
-                            .radius(1.5),
-                    );
-                } else {
-                    plot_ui.line(
-                        Line::new(curve.label.clone(), points)
-                            .color(color)
-                            .width(1.8),
-                    );
-                }
+            // One hue per type, three shades: a type's computed curve in its colour, its cast
+            // positions' points lighter, where its positions collide darker, so that the legend
+            // tells the three apart. The points first, so that no line hides under them.
+            let shade = |compute: ComputeType, toward: u8, share: f32| {
+                let [r, g, b] = compute_color(compute);
+                let mix = |c: u8| (f32::from(c) * (1.0 - share) + f32::from(toward) * share) as u8;
+                egui::Color32::from_rgb(mix(r), mix(g), mix(b))
+            };
+            for curve in curves.iter().filter(|c| c.cast_positions) {
+                // Neighbouring positions alternate between exact and collided: points, not a
+                // line that would fill the band between them.
+                plot_ui.points(
+                    Points::new(curve.label.clone(), PlotPoints::from(log(&curve.points)))
+                        .color(shade(curve.compute, 255, 0.45))
+                        .radius(1.5),
+                );
+            }
+            for curve in curves.iter().filter(|c| !c.cast_positions) {
+                plot_ui.line(
+                    Line::new(curve.label.clone(), PlotPoints::from(log(&curve.points)))
+                        .color(shade(curve.compute, 0, 0.0))
+                        .width(2.2),
+                );
             }
             for (compute, position) in collisions {
-                let [r, g, b] = compute_color(*compute);
                 plot_ui.vline(
                     VLine::new(
                         format!("{} positions collide from {position}", compute.name()),
                         (*position as f64).log10(),
                     )
-                    .color(egui::Color32::from_rgb(r, g, b))
+                    .color(shade(*compute, 0, 0.45))
+                    .width(1.5)
                     .style(egui_plot::LineStyle::dotted_dense()),
                 );
             }

@@ -259,10 +259,14 @@ fn hover_text(params: &SinusoidalParams, row: usize, col: usize) -> String {
     let value = crate::encoding::sinusoidal::SinusoidalValues::new(params)
         .map(|v| v.value(row, col))
         .unwrap_or(f64::NAN);
+    // Numbers as the rest of the app prints them (1,048,576; 8.659643 × 10⁻³).
+    let frequency_text = crate::numbers::scientific(frequency, 7);
     format!(
-        "position {position}, dimension {col}\n{}({position} × {frequency:.6e}) = {value:.9}\nfrequency {frequency:.6e} rad/position, wavelength {:.2} positions",
+        "position {}, dimension {col}\n{}({} × {frequency_text}) = {value:.9}\nfrequency {frequency_text} rad/position, wavelength {} positions",
+        crate::numbers::thousands(position),
         if is_cos { "cos" } else { "sin" },
-        std::f64::consts::TAU / frequency
+        crate::numbers::thousands(position),
+        crate::numbers::fixed(std::f64::consts::TAU / frequency, 2)
     )
 }
 

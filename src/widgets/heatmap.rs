@@ -362,7 +362,7 @@ pub fn heatmap_ui(
 /// A colour bar label: three decimals, or three significant digits as `m × 10ⁿ` for values too
 /// small or large for that; a value that is zero but for rounding, next to the bar's `span`,
 /// reads 0.
-fn tick_text(value: f64, span: f64) -> String {
+pub fn tick_text(value: f64, span: f64) -> String {
     let magnitude = value.abs();
     if magnitude <= span.abs() * 1e-4 {
         "0".to_owned()

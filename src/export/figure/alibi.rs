@@ -72,9 +72,9 @@ impl FigureKind for AlibiFigure {
                 h,
                 if heads.len() > 16 {
                     // Small panels: a short title.
-                    format!("{h}: 2^{:.2}", slopes[h].log2())
+                    format!("{h}: {}", crate::numbers::slope(slopes[h]))
                 } else {
-                    format!("head {h}, m = 2^{:.3}", slopes[h].log2())
+                    format!("head {h}, m = {}", crate::numbers::slope(slopes[h]))
                 },
                 ("key j", "query i"),
                 max_cells,

@@ -84,7 +84,7 @@ pub(super) fn pairing_ui(
                     cell_rect(d).center(),
                     egui::Align2::CENTER_CENTER,
                     d.to_string(),
-                    egui::FontId::monospace(9.0),
+                    egui::FontId::monospace((cell * 0.62).clamp(9.0, 14.0)),
                     visuals.strong_text_color(),
                 );
             }
