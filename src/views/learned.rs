@@ -4,6 +4,7 @@
 //! beside it. The reading and the decomposition run on a worker thread (seconds for a
 //! thousand rows); a file that cannot be used says why and leaves the view as it was.
 
+use crate::widgets::layout::NiceAxes;
 use egui_plot::{Line, Plot, PlotPoints, Points};
 
 use crate::colormap::rgb;
@@ -346,6 +347,7 @@ impl LearnedView {
             let ends = vec![points[0], points[points.len() - 1]];
             Plot::new(format!("learned_pca_{index}"))
                 .legend(crate::widgets::layout::legend())
+                .nice_axes()
                 .data_aspect(1.0)
                 .x_axis_label(learned::component_name(p, 0))
                 .y_axis_label(learned::component_name(p, 1))
@@ -437,6 +439,7 @@ impl LearnedView {
         ui.label(egui::RichText::new("Columns against position").strong());
         Plot::new(format!("learned_columns_{index}"))
             .legend(crate::widgets::layout::legend())
+            .nice_axes()
             .x_axis_label("position p")
             .y_axis_label("value")
             .show(ui, |plot_ui| {
