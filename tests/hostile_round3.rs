@@ -743,16 +743,19 @@ fn a_thinned_pair_list_is_said() {
     assert_eq!(run("0-63"), "", "64 pairs are all drawn, nothing to say");
 }
 
-/// A figure is estimated before any of its work, as a table is: one whose tables would take
-/// hours (`--dim 1048576` on a 64 x 64 grid of mixed RoPE, about 12 h) is refused at once with
-/// the estimate, naming `--yes`, and leaves no file; ordinary figures are drawn as before.
-/// (`figure sinusoidal --seq 1048576 --dim 1048576`, once over a minute, takes 28 s now.)
+/// A figure is estimated before any of its work, as a table is. The one figure that was
+/// estimated at hours, a 64 x 64 grid of mixed RoPE at `--dim 1048576` (about 12 h, refused),
+/// now sums each of the grid's 16,129 offsets once instead of each of its 16.7 million pairs
+/// of patches: 93 s at that size (release build, 2 cores), so it is drawn unasked. Here at
+/// `--dim 16384`, which pairs of patches put at about 11 minutes (refused then): drawn, with
+/// no refusal. Figures still pass through the estimate (a table's refusal is
+/// `hours_of_work_are_refused_up_front_unless_asked_for`).
 #[test]
-fn figures_estimated_beyond_the_bound_are_refused_before_any_work() {
+fn a_grid_of_mixed_rope_once_estimated_at_hours_is_drawn_by_offsets() {
     let folder = tempfile::tempdir().unwrap();
     let out = folder.path().join("f.svg");
     let out = out.to_str().unwrap();
-    let long = [&[
+    let (code, text) = common::run_poslab(&[
         "figure",
         "patches",
         "--grid-h",
@@ -764,28 +767,11 @@ fn figures_estimated_beyond_the_bound_are_refused_before_any_work() {
         "--right",
         "sin-cos",
         "--dim",
-        "1048576",
+        "16384",
         "-o",
         out,
-    ][..]];
-    for args in long {
-        let started = std::time::Instant::now();
-        let (code, text) = common::run_poslab(args);
-        assert_eq!(code, 2, "{args:?}: {text}");
-        assert!(
-            text.contains("this figure would take about")
-                && text.contains("--yes")
-                && text.contains("--dim"),
-            "{text}"
-        );
-        assert_eq!(text.trim_end().lines().count(), 1, "{text}");
-        assert!(
-            started.elapsed().as_secs() < 30,
-            "refused before the work: {:?}",
-            started.elapsed()
-        );
-        assert!(std::fs::read_dir(folder.path()).unwrap().next().is_none());
-    }
+    ]);
+    assert_eq!((code, text.as_str()), (0, ""), "the grid of mixed RoPE");
     // Ordinary figures: drawn, silently (stderr is a pipe here), --yes and --quiet allowed.
     for args in [
         &["figure", "patches", "-o", out][..],

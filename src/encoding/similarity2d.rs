@@ -21,6 +21,19 @@ pub enum PatchEncoding {
     SinCos { dim: usize, base: f64 },
 }
 
+impl PatchEncoding {
+    /// How many frequency pairs it sums: `dim / 2` (two axes of `dim / 4`), or a mixed
+    /// table's columns.
+    pub fn pairs(&self) -> usize {
+        match self {
+            PatchEncoding::AxialRope { dim, .. } | PatchEncoding::SinCos { dim, .. } => {
+                2 * (dim / 4)
+            }
+            PatchEncoding::MixedRope { freqs } => freqs.ncols(),
+        }
+    }
+}
+
 /// Parameters of a `[P, P]` patch similarity table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PatchSimilarityParams {
@@ -121,6 +134,31 @@ impl OffsetSimilarities {
         }
     }
 
+    /// The offsets of `params`, shared: the few tables made last are kept, so that the
+    /// windows, rows and estimate samples of one picture sum them once (at `--dim 1048576` on
+    /// a 64 x 64 grid, seconds each).
+    pub fn shared(params: &PatchSimilarityParams) -> std::sync::Arc<Self> {
+        type Kept = Vec<(PatchSimilarityParams, std::sync::Arc<OffsetSimilarities>)>;
+        static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Vec::new());
+        let found = KEPT.lock().ok().and_then(|kept| {
+            kept.iter()
+                .find(|(p, _)| p == params)
+                .map(|(_, offsets)| offsets.clone())
+        });
+        if let Some(offsets) = found {
+            return offsets;
+        }
+        let offsets = std::sync::Arc::new(Self::new(params));
+        if let Ok(mut kept) = KEPT.lock() {
+            // A few: the two methods of a patch figure side by side, and the matrix's.
+            if kept.len() >= 4 {
+                kept.remove(0);
+            }
+            kept.push((params.clone(), offsets.clone()));
+        }
+        offsets
+    }
+
     /// The similarity of patches `query` and `key`, as [`PatchSimilarityParams::value`].
     pub fn value(&self, query: usize, key: usize) -> f64 {
         let (qx, qy) = self.grid.patch_xy(query);
@@ -134,7 +172,7 @@ impl OffsetSimilarities {
 /// The `[P, P]` table of similarities, 1 on the diagonal.
 pub fn table(params: &PatchSimilarityParams) -> Result<Array2<f64>, ParamError> {
     params.validate()?;
-    let offsets = OffsetSimilarities::new(params);
+    let offsets = OffsetSimilarities::shared(params);
     let patches = params.grid.patches();
     Ok(fill_2d(patches, patches, |q, k| offsets.value(q, k)))
 }

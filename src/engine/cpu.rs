@@ -414,7 +414,7 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
         }
         TableSpec::Binary(p) => real(Box::new(move |_, row, bit| p.value(row, bit))),
         TableSpec::PatchSimilarity(p) => {
-            let offsets = crate::encoding::similarity2d::OffsetSimilarities::new(p);
+            let offsets = crate::encoding::similarity2d::OffsetSimilarities::shared(p);
             real(Box::new(move |_, query, key| offsets.value(query, key)))
         }
     }

@@ -379,6 +379,12 @@ impl TableSpec {
     pub fn setup_terms(&self) -> u128 {
         match self {
             TableSpec::Similarity(p) => (2 * p.seq as u128).saturating_sub(1) * (p.dim / 2) as u128,
+            // Each (dy, dx) offset of the grid summed over the pairs.
+            TableSpec::PatchSimilarity(p) => {
+                let offsets = (2 * p.grid.grid_h as u128).saturating_sub(1)
+                    * (2 * p.grid.grid_w as u128).saturating_sub(1);
+                offsets * p.encoding.pairs() as u128
+            }
             _ => 0,
         }
     }

@@ -298,7 +298,7 @@ pub fn compute_reduced_cpu(
         }));
     }
     if let TableSpec::PatchSimilarity(params) = spec {
-        let offsets = crate::encoding::similarity2d::OffsetSimilarities::new(params);
+        let offsets = crate::encoding::similarity2d::OffsetSimilarities::shared(params);
         let reduced: Vec<f64> = (0..rows)
             .into_par_iter()
             .flat_map_iter(|y| {
