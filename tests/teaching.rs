@@ -236,7 +236,8 @@ fn the_skew_animation_steps_to_the_attention_matrix() {
     harness.run();
     open_relative(&mut harness, "Skew trick");
     set_slider(&mut harness, "Tokens L", 6.0);
-    let shapes = [(6, 11), (6, 12), (1, 72), (1, 77), (7, 11), (6, 6)];
+    // The flat stages (72 and 77 cells) drawn in lines of two padded rows, 4L = 24 cells.
+    let shapes = [(6, 11), (6, 12), (3, 24), (4, 24), (7, 11), (6, 6)];
     for (stage, shape) in shapes.iter().enumerate() {
         if stage > 0 {
             harness.get_by_label("Next").click();
@@ -245,6 +246,13 @@ fn the_skew_animation_steps_to_the_attention_matrix() {
         assert!(!harness.state_mut().relative_view().is_animating());
         let board = &boards(&mut harness)[0];
         assert_eq!((board.rows, board.cols), *shape, "stage {}", stage + 1);
+        if stage == 2 || stage == 3 {
+            // Flat index k at line k / 24, place k % 24: the array in order, line by line.
+            for cell in &board.cells {
+                assert_eq!((cell.row, cell.col), (cell.id / 24, cell.id % 24));
+            }
+            assert_eq!(board.cells.len(), [72, 77][stage - 2]);
+        }
     }
     // Every cell of the result says q_i · r_(j-i).
     let board = &boards(&mut harness)[0];
