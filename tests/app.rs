@@ -871,7 +871,10 @@ fn a_million_positions_are_drawn_as_the_mean_of_the_rows_each_pixel_holds() {
     let rows_per_pixel = shown.rows.step;
     assert!(rows_per_pixel > 1000, "{rows_per_pixel} rows a pixel");
     // The status bar says how many rows one pixel holds, and how they are reduced.
-    let said = format!("1 pixel = mean of {rows_per_pixel} rows × 1 column");
+    let said = format!(
+        "1 pixel = mean of {} rows × 1 column",
+        poslab::numbers::thousands(rows_per_pixel as u64)
+    );
     assert!(
         harness.query_by_label_contains(&said).is_some(),
         "the status bar says {said:?}"
@@ -889,7 +892,10 @@ fn a_million_positions_are_drawn_as_the_mean_of_the_rows_each_pixel_holds() {
     // while the worker still reduces a million rows (each frame asks for a repaint while a
     // job is pending).
     harness.get_by_label("max").click();
-    let said = format!("1 pixel = max of {rows_per_pixel} rows");
+    let said = format!(
+        "1 pixel = max of {} rows",
+        poslab::numbers::thousands(rows_per_pixel as u64)
+    );
     step_until(&mut harness, |h| h.query_by_label_contains(&said).is_some());
     assert!(harness.query_by_label_contains(&said).is_some(), "{said:?}");
     let shown = harness.state().shown_sinusoidal().unwrap();
