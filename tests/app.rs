@@ -1517,6 +1517,26 @@ fn the_check_view_shows_where_a_file_differs() {
         harness.state().check_view().focused_cell(),
         Some(&vec![300, 64])
     );
+    // The pictures zoomed to it: a few dozen rows tall, not the table's 512.
+    let rows_shown = |harness: &egui_kittest::Harness<'_, poslab::app::PoslabApp>| {
+        let placements = poslab::widgets::layout::plot_placements(&harness.ctx);
+        let pictures: Vec<f64> = placements
+            .iter()
+            .filter(|(name, _, _)| name.starts_with("check_") && !name.contains("error_by"))
+            .map(|(_, frame, scale)| f64::from(frame.height()) / scale[1].abs())
+            .collect();
+        assert!(!pictures.is_empty(), "no picture in {placements:?}");
+        pictures
+    };
+    assert!(rows_shown(&harness).iter().all(|&rows| rows < 200.0));
+    // Another file starts whole, not at the zoom the last one had.
+    let other = folder.join("three_again.npy");
+    std::fs::copy(&path, &other).unwrap();
+    harness.state_mut().check_view_mut().load(&other, None);
+    harness.run();
+    harness.run();
+    let rows = rows_shown(&harness);
+    assert!(rows.iter().all(|&rows| rows >= 512.0), "{rows:?}");
 }
 
 #[test]

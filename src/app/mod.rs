@@ -285,6 +285,11 @@ impl PoslabApp {
         self.view::<CheckView>()
     }
 
+    /// The Check view, to open files in tests.
+    pub fn check_view_mut(&mut self) -> &mut CheckView {
+        self.view_mut::<CheckView>()
+    }
+
     /// The export window, for tests.
     pub fn export_window(&self) -> &export::ExportWindow {
         &self.export

@@ -738,7 +738,10 @@ impl View for CheckView {
                 .monospace()
                 .color(color),
         );
-        let link = ui.scope_id().with("check_heatmaps");
+        // Per file: a new file's pictures start whole, not at the zoom the last file had
+        // (egui_plot keeps a plot's bounds by its id).
+        let file = self.loaded.as_ref().map_or(0, |loaded| loaded.generation);
+        let link = ui.scope_id().with(("check_heatmaps", file));
         let (located, envelopes) = (outcome.located.clone(), outcome.envelopes.clone());
         if let Some(located) = &located
             && let Some(index) = where_ui::located_ui(ui, located, self.focused_cell.as_ref(), link)
@@ -805,7 +808,7 @@ impl View for CheckView {
                                 let data = &picture.data;
                                 let response = heatmap_ui(
                                     ui,
-                                    &format!("check_{title}"),
+                                    &format!("check_{title}_{file}"),
                                     (data.rows, data.cols),
                                     picture.texture.id(),
                                     ("column", "row"),
