@@ -208,7 +208,6 @@ mod tests {
             grid: GridParams {
                 grid_h: 5,
                 grid_w: 7,
-                ..GridParams::default()
             },
             encoding: PatchEncoding::MixedRope {
                 freqs: random_mixed_freqs(16, 10.0, 3).unwrap(),

@@ -152,7 +152,8 @@ impl DotDecayView {
             .curve
             .as_ref()
             .is_some_and(|curve| curve.per_point == 1 || curve.envelope.is_some());
-        if !(current && complete) && !self.curve_job.wants(&key) {
+        let shown_whole = current && complete;
+        if !shown_whole && !self.curve_job.wants(&key) {
             let handle = engine.handle();
             let (params, anchor, normalised) = (*params, self.anchor, self.normalised);
             self.curve_job.request(
