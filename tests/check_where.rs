@@ -277,3 +277,33 @@ fn the_check_figure_maps_every_element_outside() {
     // Each of the three is outlined on the map (4 cells a block: 128 x 128 of 512 x 128).
     assert_eq!(svg.matches("stroke=\"#ffffff\"").count(), 3);
 }
+
+/// A cell's ulps are one number however the comparison came: under float32's default rule (as
+/// `poslab check` compares a file) and under a plain tolerance (as the Check view compares a
+/// file with the closest table identify reads) the same cell is the same count of float32 ulps
+/// at 1, 2^-23, where the values cross zero; a table of positive frequencies counts them at each
+/// value's own magnitude.
+#[test]
+fn a_cells_ulps_do_not_depend_on_how_the_comparison_was_made() {
+    let reference = vaswani(512, 128, 0, 1.0);
+    let mut loaded = reference.clone();
+    loaded[[508, 3]] = -loaded[[508, 3]];
+    let by_rule = located(&reference, &loaded);
+    let (reference_d, loaded_d) = (reference.into_dyn(), loaded.into_dyn());
+    let plain = compare(&reference_d, &loaded_d, Tolerance::default());
+    let by_tolerance = locate(&plain, &reference_d, &loaded_d, Some(StoredFloat::F32), 10).unwrap();
+    let (a, b) = (&by_rule.worst[0], &by_tolerance.worst[0]);
+    assert_eq!(a.index, b.index);
+    assert_eq!(a.ulps, b.ulps);
+    let error = (loaded_d[[508, 3]] - reference_d[[508, 3]]).abs();
+    assert!((b.ulps.unwrap() - error * 2f64.powi(23)).abs() < 1e-3);
+    // Frequencies: every value its own ulp (0.001 is in [2^-10, 2^-9): ulp 2^-33).
+    let freqs = ndarray::Array1::from(vec![1.0, 0.1, 0.01, 0.001]).into_dyn();
+    let mut off = freqs.clone();
+    off[3] = 0.0011;
+    let plain = compare(&freqs, &off, Tolerance::default());
+    let found = locate(&plain, &freqs, &off, Some(StoredFloat::F32), 10).unwrap();
+    let cell = &found.worst[0];
+    assert_eq!(cell.index, vec![3]);
+    assert!((cell.ulps.unwrap() - 1e-4 * 2f64.powi(33)).abs() < 1.0);
+}

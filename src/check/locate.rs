@@ -330,8 +330,13 @@ pub fn locate(
     if count == 0 {
         return None;
     }
-    // Near zero, ulps are counted at the rule's floor, as the rule allows them.
-    let floor = comparison.rule.map_or(0.0, |rule| rule.floor);
+    // Near zero, ulps are counted at the rule's floor, as the rule allows them; without a
+    // rule (a tolerance typed, or the closest reading identify found) at the floor the type's
+    // default rule takes for such a table, so that a cell's ulps are one number however the
+    // comparison came (the Check view's identified reading and `poslab check`).
+    let floor = comparison
+        .rule
+        .map_or_else(|| natural_ulp_floor(reference), |rule| rule.floor);
     let mut worst: Vec<OutsideCell> = heap
         .into_sorted_vec()
         .into_iter()
@@ -381,6 +386,20 @@ pub fn locate(
         diagnose(&located, comparison, reference, loaded)
     };
     Some(located)
+}
+
+/// The floor of the default rule for a table, read from its values: the ulp at 1 (or at its
+/// largest value, when smaller) for a table whose values reach zero or below (sin and cos,
+/// biases, scores), none for one of positive magnitudes (frequencies, slopes, factors), where
+/// every value is measured against itself. The rule's own floor comes from the table's kind
+/// (`verdict::ulp_floor`); this gives the same where the kind is not known.
+fn natural_ulp_floor(reference: &[f64]) -> f64 {
+    let finite = || reference.iter().copied().filter(|v| v.is_finite());
+    if finite().any(|v| v <= 0.0) {
+        finite().fold(0.0f64, |m, v| m.max(v.abs())).min(1.0)
+    } else {
+        0.0
+    }
 }
 
 /// The pattern of the elements outside, when one is clear.
