@@ -665,6 +665,47 @@ impl CheckView {
     }
 }
 
+/// The most lit blocks of the outside map marked one by one; beyond, the map alone shows them
+/// (so many are a pattern, not needles to find).
+const MARKED_BLOCKS: usize = 4096;
+
+/// Marks each lit block of the map of elements outside the tolerance with at least a few
+/// pixels, where it lies: one bad element among a million cells is a visible dot unzoomed, and
+/// exactly its cell once zoomed in.
+fn mark_outside(
+    ui: &egui::Ui,
+    transform: &egui_plot::PlotTransform,
+    data: &crate::widgets::heatmap::HeatmapData,
+) {
+    let lit: Vec<(usize, usize)> = data
+        .values
+        .indexed_iter()
+        .filter(|(_, v)| **v > 0.5)
+        .map(|(index, _)| index)
+        .take(MARKED_BLOCKS + 1)
+        .collect();
+    if lit.len() > MARKED_BLOCKS {
+        return;
+    }
+    let painter = ui.painter().with_clip_rect(*transform.frame());
+    let colour = crate::colormap::Colormap::Magma.color(1.0);
+    for (r, c) in lit {
+        let rows = crate::engine::reduce::bin(&data.rows, r);
+        let cols = crate::engine::reduce::bin(&data.cols, c);
+        let corner = |row: usize, col: usize| {
+            transform.position_from_point(&egui_plot::PlotPoint::new(col as f64, -(row as f64)))
+        };
+        let cell =
+            egui::Rect::from_two_pos(corner(rows.start, cols.start), corner(rows.end, cols.end));
+        let at_least = 5.0;
+        let marked = egui::Rect::from_center_size(
+            cell.center(),
+            egui::vec2(cell.width().max(at_least), cell.height().max(at_least)),
+        );
+        painter.rect_filled(marked, 0.0, colour);
+    }
+}
+
 impl View for CheckView {
     /// The figure of the comparison shown (the data is the user's own file).
     fn export(&self, _shared: &SharedParams) -> Option<ViewExport> {
@@ -817,6 +858,9 @@ impl View for CheckView {
                                     Some(link),
                                     false,
                                 );
+                                if title == "outside the tolerance" {
+                                    mark_outside(ui, &response.transform, data);
+                                }
                                 if let Some((row, col)) = response.hovered {
                                     let (r, c) = (row / data.rows.step, col / data.cols.step);
                                     if let Some(value) = data.values.get([r, c]) {

@@ -279,11 +279,10 @@ pub(super) fn drawn_picture(
     (data, image, range, colormap)
 }
 
-/// Cells a side of the map of elements outside the tolerance: a block lights when any of its
-/// elements is outside, so one bad element is a block of several pixels in a panel a quarter
-/// of the window wide (the other pictures show up to [`MAX_SHOWN`] cells, below a pixel each;
-/// clicking an element in the list outlines it exactly).
-const OUTSIDE_SHOWN: usize = 48;
+/// Cells a side of the map of elements outside the tolerance: as fine as the other pictures
+/// (a block lights when any of its elements is outside); the view marks each lit block with at
+/// least a few pixels, so that one bad element shows unzoomed and is exactly its cell zoomed in.
+const OUTSIDE_SHOWN: usize = super::MAX_SHOWN;
 
 /// The map of the elements outside `comparison`'s tolerance: 1 where any element of a block
 /// is, 0 elsewhere.
@@ -310,4 +309,30 @@ pub(super) fn outside_picture(
     let colormap = Colormap::Magma;
     let (image, _) = crate::widgets::heatmap::colour_image(&data, colormap, Some((0.0, 1.0)));
     (data, image, (0.0, 1.0), colormap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One element outside among 512 x 128: the map lights that element's own cell and no
+    /// other (a block of a dozen rows once lit for it, even zoomed in).
+    #[test]
+    fn the_outside_map_lights_one_bad_element_alone() {
+        let reference =
+            ndarray::Array2::from_shape_fn((512, 128), |(r, c)| ((r * 3 + c) as f64 * 0.01).sin())
+                .into_dyn();
+        let mut loaded = reference.clone();
+        loaded[[300, 64]] += 1.0;
+        let comparison = crate::check::compare(&reference, &loaded, Tolerance::default());
+        let (data, _, _, _) = outside_picture(&comparison, &reference, &loaded, 0);
+        let lit: Vec<(usize, usize)> = data
+            .values
+            .indexed_iter()
+            .filter(|(_, v)| **v > 0.5)
+            .map(|((r, c), _)| (data.rows.at(r), data.cols.at(c)))
+            .collect();
+        assert_eq!(lit, vec![(300, 64)]);
+        assert_eq!((data.rows.step, data.cols.step), (1, 1));
+    }
 }
