@@ -210,8 +210,8 @@ fn sinusoidal_range(
     Ok(Some((amplitude * low.max(-1.0), amplitude * high.min(1.0))))
 }
 
-/// The least and greatest of `values`.
-fn extremes(values: impl Iterator<Item = f64>) -> (f64, f64) {
+/// The least and greatest of `values` (infinities where there are none).
+pub(crate) fn extremes(values: impl Iterator<Item = f64>) -> (f64, f64) {
     values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     })

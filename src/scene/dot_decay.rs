@@ -96,11 +96,7 @@ pub fn decay_envelope(
                     (c, s) = (c * step_c - s * step_s, s * step_c + c * step_s);
                 }
             }
-            let (low, high) = sums
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-                    (lo.min(v), hi.max(v))
-                });
+            let (low, high) = crate::engine::range::extremes(sums.into_iter());
             Ok([low * scale, high * scale])
         })
         .collect();

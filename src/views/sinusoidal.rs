@@ -86,16 +86,17 @@ fn column_curve(
     let Ok(Table::Real(values)) = engine.window(spec, &every_row) else {
         return None;
     };
-    let values: Vec<f64> = values.iter().copied().collect();
-    let reduced = |reduce: Reduce| -> ndarray::Array2<f64> {
-        ndarray::Array2::from_shape_fn((window.rows.len(), 1), |(k, _)| {
-            let cells = bin(&window.rows, k);
-            let mut acc = crate::engine::reduce::Accumulator::default();
-            for row in cells {
-                acc.add(values[row - window.rows.start]);
-            }
-            acc.value(reduce)
-        })
+    let Ok(column) = values.into_shape_with_order((every_row.rows.len(), 1)) else {
+        return None;
+    };
+    // The bins counted from the column's first row, as the column is.
+    let bins = Strided {
+        start: 0,
+        end: window.rows.end - window.rows.start,
+        step: window.rows.step,
+    };
+    let reduced = |reduce: Reduce| {
+        crate::engine::reduce::reduce_array(&column, &bins, &Strided::all(1), reduce)
     };
     let [mean, low, high] = [Reduce::Mean, Reduce::Min, Reduce::Max].map(reduced);
     let points = |values: &ndarray::Array2<f64>| -> Vec<[f64; 2]> {

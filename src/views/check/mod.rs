@@ -97,6 +97,9 @@ struct Picture {
     data: HeatmapData,
     texture: HeatmapTexture,
     colormap: Colormap,
+    /// The outside map's lit blocks `(row bin, column bin)`, each marked on screen; empty for
+    /// the other pictures, and for a map with too many to mark (found once, not each frame).
+    marks: Vec<(usize, usize)>,
 }
 
 pub struct CheckView {
@@ -640,13 +643,21 @@ impl CheckView {
             if let crate::jobs::Update::Done(drawn, _) = update {
                 let pictures = drawn
                     .into_iter()
-                    .map(|(data, image, range, colormap)| {
+                    .enumerate()
+                    .map(|(index, (data, image, range, colormap))| {
                         let mut texture = HeatmapTexture::default();
                         texture.set(ctx, image, range);
+                        // The fourth picture is the map of elements outside.
+                        let marks = if index == 3 {
+                            lit_blocks(&data)
+                        } else {
+                            Vec::new()
+                        };
                         Picture {
                             data,
                             texture,
                             colormap,
+                            marks,
                         }
                     })
                     .collect();
@@ -669,14 +680,9 @@ impl CheckView {
 /// (so many are a pattern, not needles to find).
 const MARKED_BLOCKS: usize = 4096;
 
-/// Marks each lit block of the map of elements outside the tolerance with at least a few
-/// pixels, where it lies: one bad element among a million cells is a visible dot unzoomed, and
-/// exactly its cell once zoomed in.
-fn mark_outside(
-    ui: &egui::Ui,
-    transform: &egui_plot::PlotTransform,
-    data: &crate::widgets::heatmap::HeatmapData,
-) {
+/// The lit blocks of the map of elements outside the tolerance, or none where there are more
+/// than [`MARKED_BLOCKS`].
+fn lit_blocks(data: &crate::widgets::heatmap::HeatmapData) -> Vec<(usize, usize)> {
     let lit: Vec<(usize, usize)> = data
         .values
         .indexed_iter()
@@ -685,11 +691,24 @@ fn mark_outside(
         .take(MARKED_BLOCKS + 1)
         .collect();
     if lit.len() > MARKED_BLOCKS {
-        return;
+        Vec::new()
+    } else {
+        lit
     }
+}
+
+/// Marks each of the outside map's `lit` blocks with at least a few pixels, where it lies: one
+/// bad element among a million cells is a visible dot unzoomed, and exactly its cell once
+/// zoomed in.
+fn mark_outside(
+    ui: &egui::Ui,
+    transform: &egui_plot::PlotTransform,
+    data: &crate::widgets::heatmap::HeatmapData,
+    lit: &[(usize, usize)],
+) {
     let painter = ui.painter().with_clip_rect(*transform.frame());
     let colour = crate::colormap::Colormap::Magma.color(1.0);
-    for (r, c) in lit {
+    for &(r, c) in lit {
         let rows = crate::engine::reduce::bin(&data.rows, r);
         let cols = crate::engine::reduce::bin(&data.cols, c);
         let corner = |row: usize, col: usize| {
@@ -858,9 +877,7 @@ impl View for CheckView {
                                     Some(link),
                                     false,
                                 );
-                                if title == "outside the tolerance" {
-                                    mark_outside(ui, &response.transform, data);
-                                }
+                                mark_outside(ui, &response.transform, data, &picture.marks);
                                 if let Some((row, col)) = response.hovered {
                                     let (r, c) = (row / data.rows.step, col / data.cols.step);
                                     if let Some(value) = data.values.get([r, c]) {
