@@ -9,6 +9,7 @@ use clap::{ArgMatches, Args};
 use crate::encoding::torch_f32::Arithmetic;
 use crate::engine::gpu::GpuEngine;
 use crate::engine::{self, TableSpec, cpu};
+use crate::table_args::output::{print, print_line};
 use crate::table_args::{
     Backend, CliError, TableArgs, check_options_apply, engine_error, table_spec,
 };
@@ -101,10 +102,10 @@ pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
         || format!("cpu (f64, {} threads)", rayon::current_num_threads()),
         |g| format!("gpu: {}", g.adapter_description()),
     );
-    println!(
+    print_line(&format!(
         "poslab bench {} on {engine_name}, median of {repeats}",
         specs[0].1.kind_name()
-    );
+    ))?;
     let arith = args.table.arithmetic()?;
     let mut results = Vec::new();
     for (size, spec) in &specs {
@@ -123,17 +124,16 @@ pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
     }
     if let Some(gpu) = &gpu {
         let timing = gpu.time_kernels(&specs[0].1, arith).map_err(engine_error)?;
-        println!(
+        print_line(&format!(
             "compute time from {}",
             if timing.timestamped {
                 "GPU timestamps"
             } else {
                 "submission to completion (no timestamp queries)"
             }
-        );
+        ))?;
     }
-    print_table(&results);
-    Ok(())
+    print_table(&results)
 }
 
 /// The table's options with `size` (`seq=4096,dim=1024`) applied.
@@ -274,7 +274,7 @@ fn measure_gpu(
     })
 }
 
-fn print_table(results: &[Measurement]) {
+fn print_table(results: &[Measurement]) -> Result<(), CliError> {
     let size_width = results
         .iter()
         .map(|m| m.size.len())
@@ -296,9 +296,10 @@ fn print_table(results: &[Measurement]) {
             f64::INFINITY
         }
     };
+    let mut text = String::new();
     if gpu {
-        println!(
-            "{:<size_width$}  {:<shape_width$}  {:>12}  {:>12}  {:>9}  {:>10}  {:>17}  {:>15}",
+        text += &format!(
+            "{:<size_width$}  {:<shape_width$}  {:>12}  {:>12}  {:>9}  {:>10}  {:>17}  {:>15}\n",
             "size",
             "shape",
             "compute ms",
@@ -309,8 +310,8 @@ fn print_table(results: &[Measurement]) {
             "readback GB/s"
         );
     } else {
-        println!(
-            "{:<size_width$}  {:<shape_width$}  {:>12}  {:>12}",
+        text += &format!(
+            "{:<size_width$}  {:<shape_width$}  {:>12}  {:>12}\n",
             "size", "shape", "compute ms", "GB/s written"
         );
     }
@@ -326,15 +327,16 @@ fn print_table(results: &[Measurement]) {
             Some(fill) => {
                 // The readback's own rate: the bytes over what it added to the compute.
                 let added = m.with_readback.saturating_sub(m.compute);
-                println!(
-                    "{line}  {:>9.3}  {:>9.0}%  {:>17.3}  {:>15.2}",
+                text += &format!(
+                    "{line}  {:>9.3}  {:>9.0}%  {:>17.3}  {:>15.2}\n",
                     fill.as_secs_f64() * 1e3,
                     100.0 * fill.as_secs_f64() / m.compute.as_secs_f64().max(1e-12),
                     m.with_readback.as_secs_f64() * 1e3,
                     rate(m.bytes, added),
                 );
             }
-            None => println!("{line}"),
+            None => text += &format!("{line}\n"),
         }
     }
+    print(&text)
 }

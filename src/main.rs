@@ -101,10 +101,10 @@ fn main() {
         Outcome::OpenApp(launch) => match poslab::app::run(launch) {
             Ok(()) => 0,
             Err(error) => {
-                eprintln!(
+                poslab::table_args::output::note(&format!(
                     "error: the app could not open a window ({error}); the command line still \
                      works: poslab --help"
-                );
+                ));
                 1
             }
         },

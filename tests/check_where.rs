@@ -307,3 +307,59 @@ fn a_cells_ulps_do_not_depend_on_how_the_comparison_was_made() {
     assert_eq!(cell.index, vec![3]);
     assert!((cell.ulps.unwrap() - 1e-4 * 2f64.powi(33)).abs() < 1.0);
 }
+
+/// A table right but for two swapped columns is closest to its own kind, not to a reading off
+/// everywhere by less: identify names Vaswani's table (base 10000, no fitted digits), makes its
+/// whole table (the Check view's maps) and says where the file differs, as `check` does.
+#[test]
+fn identify_of_swapped_columns_names_the_table_and_diagnoses_the_swap() {
+    let reference = vaswani(64, 16, 0, 1.0);
+    let mut loaded = reference.clone();
+    for p in 0..64 {
+        loaded.swap([p, 3], [p, 5]);
+    }
+    let identification =
+        poslab::check::identify::identify(&loaded.into_dyn(), Tolerance::default(), None);
+    assert!(!identification.found());
+    let best = identification.best().unwrap();
+    assert!(
+        best.description.starts_with("sinusoidal, interleaved layout, sin first, Vaswani spacing, base 10000,"),
+        "{}",
+        best.description
+    );
+    assert!(!best.partial);
+    assert_eq!(best.reference.shape(), &[64, 16]);
+    let differs = identification.closest_differs.as_ref().unwrap();
+    assert!(
+        matches!(&differs.diagnosis, Some(Diagnosis::WholeColumns { columns, .. }) if columns == &vec![3, 5]),
+        "{:?}",
+        differs.diagnosis
+    );
+    let report = identification.report();
+    assert!(report.contains("diagnosis: whole columns (3, 5)"), "{report}");
+}
+
+/// One bad element outweighs a base's last digits: the closest reading of a RoPE cos cache
+/// with one wrong value is base 10000, not the 10000.0000075 a fit through that value gives,
+/// and the report says a single element is wrong.
+#[test]
+fn identify_of_one_bad_element_names_the_round_base() {
+    let (seq, dim) = (40, 8);
+    let mut cache = Array2::from_shape_fn((seq, dim), |(p, c)| {
+        let i = (c / 2) as f64;
+        let angle = p as f64 / 10_000f64.powf(2.0 * i / dim as f64);
+        f64::from(angle.cos() as f32)
+    });
+    cache[[17, 2]] = 0.5;
+    let identification =
+        poslab::check::identify::identify(&cache.into_dyn(), Tolerance::default(), None);
+    let best = identification.best().unwrap();
+    assert!(
+        best.description.contains("base 10000,") || best.description.ends_with("base 10000"),
+        "{}",
+        best.description
+    );
+    let report = identification.report();
+    assert!(report.contains("a single element is wrong"), "{report}");
+    assert!(!report.contains("10000.00"), "{report}");
+}

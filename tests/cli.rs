@@ -2721,12 +2721,14 @@ fn temporaries(d: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Every signal that ends a process by default and that a user or a system may send (Ctrl+C,
-/// Ctrl+\\, SIGTERM, SIGHUP, the user and timer signals) while a table is being written
-/// removes the temporary file and ends the process as the signal does; nothing is left in the
-/// folder.
+/// Every signal that ends a process by default (Ctrl+C, Ctrl+\\, SIGTERM, SIGHUP, the user,
+/// timer, profiling, power, trap, abort and real-time signals) sent while a table is being
+/// written removes the temporary file and ends the process as the signal does; nothing is left
+/// in the folder. The test holds when it runs as a background job that ignores SIGINT.
 #[test]
 fn an_interrupted_write_leaves_nothing() {
+    // Every signal whose default action ends a process (but SIGSEGV and SIGBUS, which Rust's
+    // runtime handles, and SIGKILL, which nothing can).
     for signal in [
         libc::SIGINT,
         libc::SIGTERM,
@@ -2737,6 +2739,17 @@ fn an_interrupted_write_leaves_nothing() {
         libc::SIGALRM,
         libc::SIGVTALRM,
         libc::SIGXCPU,
+        libc::SIGPROF,
+        libc::SIGPWR,
+        libc::SIGSTKFLT,
+        libc::SIGSYS,
+        libc::SIGTRAP,
+        libc::SIGABRT,
+        libc::SIGILL,
+        libc::SIGFPE,
+        libc::SIGIO,
+        libc::SIGRTMIN(),
+        libc::SIGRTMAX(),
     ] {
         let d = dir();
         let file = d.path().join("big.csv");
@@ -2754,8 +2767,23 @@ fn an_interrupted_write_leaves_nothing() {
                 path_str(&file),
             ])
             .stderr(std::process::Stdio::null());
-        // No core file from SIGQUIT or SIGXCPU.
+        // No core file from SIGQUIT, SIGABRT and the others that dump one.
         common::limit_resource(&mut command, libc::RLIMIT_CORE, 0);
+        // As a background job of a script (`cargo test &`, nohup) starts it: SIGINT, SIGQUIT
+        // and SIGHUP ignored; `default_signals` gives the writer the defaults back.
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: signal is async-signal-safe.
+            unsafe {
+                command.pre_exec(|| {
+                    for ignored in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP] {
+                        libc::signal(ignored, libc::SIG_IGN);
+                    }
+                    Ok(())
+                });
+            }
+        }
+        common::default_signals(&mut command);
         let mut child = command.spawn().unwrap();
         // Until the temporary file appears (it is created when writing starts).
         let waited = std::time::Instant::now();
@@ -2873,36 +2901,62 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
-/// A temporary file left by a process that is gone (killed with SIGKILL) is removed by the
-/// next write to its folder; one of a running process, or of another machine, is kept.
+/// A temporary file left by a writer that is gone (killed with SIGKILL) is removed by the
+/// next write to its folder. Kept: one whose writer still holds its lock, even under a process
+/// id that runs nowhere here (a writer in another PID namespace, a container with this
+/// machine's name: the lock is what tells, not the id); one written in the last seconds (its
+/// writer may not have locked it yet); another machine's.
 #[test]
 fn stale_temporary_files_are_cleaned_safely() {
+    use std::os::unix::io::AsRawFd;
     let d = dir();
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .unwrap()
         .trim()
         .to_owned();
-    // Beyond the kernel's largest pid (2^22): no such process.
+    // Beyond the kernel's largest pid (2^22): no such process here.
     let gone = format!(".poslab.99999999.{host}.Xy12ab.tmp");
-    let running = format!(".poslab.{}.{host}.Xy12ab.tmp", std::process::id());
+    let other_namespace = format!(".poslab.99999998.{host}.Xy12ab.tmp");
+    let fresh = format!(".poslab.99999997.{host}.Xy12ab.tmp");
     let elsewhere = ".poslab.99999999.another-machine.Xy12ab.tmp".to_owned();
-    for name in [&gone, &running, &elsewhere] {
-        std::fs::write(d.path().join(name), b"partial").unwrap();
+    let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for name in [&gone, &other_namespace, &fresh, &elsewhere] {
+        let file = std::fs::File::create(d.path().join(name)).unwrap();
+        std::io::Write::write_all(&mut &file, b"partial").unwrap();
+        if name != &fresh {
+            file.set_modified(minute_ago).unwrap();
+        }
     }
+    // The live writer's lock, held by this process as a writer in a container would hold it.
+    let writer = std::fs::File::open(d.path().join(&other_namespace)).unwrap();
+    // SAFETY: a plain system call on a descriptor owned here.
+    let held = unsafe { libc::flock(writer.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(held, 0, "{}", std::io::Error::last_os_error());
     let file = d.path().join("pe.npy");
-    ok(&[
-        "table",
-        "sinusoidal",
-        "--seq",
-        "8",
-        "--dim",
-        "8",
-        "-o",
-        path_str(&file),
-    ]);
+    let write = || {
+        ok(&[
+            "table",
+            "sinusoidal",
+            "--seq",
+            "8",
+            "--dim",
+            "8",
+            "-o",
+            path_str(&file),
+        ])
+    };
+    write();
     let mut left = temporaries(d.path());
     left.sort();
-    let mut expected = vec![elsewhere, running];
+    let mut expected = vec![elsewhere.clone(), other_namespace.clone(), fresh.clone()];
+    expected.sort();
+    assert_eq!(left, expected);
+    // The writer gone (its descriptor closed, as at its death), its file is stale.
+    drop(writer);
+    write();
+    let mut left = temporaries(d.path());
+    left.sort();
+    let mut expected = vec![elsewhere, fresh];
     expected.sort();
     assert_eq!(left, expected);
 }

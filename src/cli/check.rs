@@ -333,14 +333,13 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
             _ => (verdict, Vec::new()),
         };
     drop(working);
-    println!("{}: {}", args.input.file.display(), spec.kind_name());
-    if let Some(read_as) = read_as {
-        println!("{read_as}");
+    let mut text = format!("{}: {}\n", args.input.file.display(), spec.kind_name());
+    for line in read_as.into_iter().chain(preface) {
+        text.push_str(&line);
+        text.push('\n');
     }
-    for line in preface {
-        println!("{line}");
-    }
-    print!("{}", verdict.report());
+    text.push_str(&verdict.report());
+    crate::table_args::output::print(&text)?;
     Ok(if verdict.matches { 0 } else { 1 })
 }
 
@@ -544,6 +543,6 @@ pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<
     if let Some(why) = identification.cut_short_text() {
         return Err(CliError::usage(format!("{}: {why}", args.file.display())));
     }
-    println!("{}", identification.report());
+    crate::table_args::output::print_line(&identification.report())?;
     Ok(if identification.found() { 0 } else { 1 })
 }

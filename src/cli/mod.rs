@@ -17,7 +17,7 @@ use crate::engine::{self, EngineError, Table, TableSpec, ValueKind};
 use crate::export::{self, AtomicFile, OutputFormat, RealDtype};
 
 use crate::bench::BenchArgs;
-use crate::table_args::{
+use crate::table_args::{output, 
     Backend, CliError, Kind, TableArgs, check_options_apply, config, engine_error, one_line,
     slope_scale, table_spec, zero_row_index,
 };
@@ -156,7 +156,10 @@ fn finish(result: Result<i32, CliError>) -> i32 {
         Err(error) => {
             // One line, whatever a file or a name put in it: control characters (a newline
             // in a tensor's name, a terminal escape) are written as escapes.
-            eprintln!("error: {}", crate::import::printable(&error.message));
+            output::note(&format!(
+                "error: {}",
+                crate::import::printable(&error.message)
+            ));
             error.exit_code
         }
     }
@@ -194,15 +197,17 @@ fn command() -> clap::Command {
 fn report_clap_error(error: &clap::Error) -> i32 {
     use clap::error::ErrorKind;
     match error.kind() {
+        // The help itself is the result: one that could not be written is a failure.
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            let _ = error.print();
-            0
+            match output::print(&error.render().to_string()) {
+                Ok(()) => 0,
+                Err(failure) => finish(Err(failure)),
+            }
         }
         _ => {
-            eprintln!(
-                "{}",
-                crate::import::printable(&one_line(&error.render().to_string()))
-            );
+            output::note(&crate::import::printable(&one_line(
+                &error.render().to_string(),
+            )));
             2
         }
     }
@@ -286,12 +291,16 @@ fn stream_table(
                         ));
                     }
                     Err(StreamFailure::Gpu(reason)) => {
-                        eprintln!("note: {reason}; computing on the CPU engine instead");
+                        output::note(&format!(
+                            "note: {reason}; computing on the CPU engine instead"
+                        ));
                     }
                     Err(StreamFailure::Other(error)) => return Err(error),
                 }
             }
-            Err(reason) => eprintln!("note: {reason}; computing on the CPU engine instead"),
+            Err(reason) => output::note(&format!(
+                "note: {reason}; computing on the CPU engine instead"
+            )),
         }
     }
     let block_values = whole_rows(engine::blocks::BLOCK_VALUES);
@@ -631,13 +640,13 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
             (ValueKind::Real, RealDtype::F32) => "<f4",
             (ValueKind::Real, RealDtype::F64) => "<f8",
         };
-        eprintln!("engine: {engine_used}");
-        eprintln!(
+        output::note(&format!("engine: {engine_used}"));
+        output::note(&format!(
             "table: {} {shape:?} computed and written as {dtype} to {} in {:.3} ms",
             spec.kind_name(),
             output.display(),
             started.elapsed().as_secs_f64() * 1e3,
-        );
+        ));
     }
     Ok(())
 }

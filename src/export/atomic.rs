@@ -1,8 +1,8 @@
 //! A file that appears at its path complete or not at all, and leaves nothing behind: not on
 //! an error, not on Ctrl+C or SIGTERM (the temporary file is removed before the process ends),
-//! and not after a kill that no process survives (the temporary file's name says which process
-//! on which machine wrote it, and a later write in the same folder removes it once that
-//! process is gone).
+//! and not after a kill that no process survives (the temporary file's name says which machine
+//! wrote it, its writer holds a lock on it while writing, and a later write in the same folder
+//! removes it once no one holds that lock).
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -103,6 +103,7 @@ impl AtomicFile {
     /// A new file for `target`, written through a symbolic link to the file it names.
     pub fn create(target: &Path) -> std::io::Result<Self> {
         let target = resolved_target(target);
+        refuse_what_is_not_a_file(&target)?;
         let folder = folder_of(&target);
         remove_stale_temporaries(folder);
         let (temp, registration) = new_temporary(folder)?;
@@ -166,14 +167,50 @@ pub fn remove_temporary_files() {
 /// at the final rename). Leaves nothing behind.
 pub fn check_writable(target: &Path) -> std::io::Result<()> {
     let target = &resolved_target(target);
-    // stat says "File name too long" for such a name whether or not the file exists.
-    if let Err(e) = std::fs::symlink_metadata(target)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        return Err(e);
-    }
+    refuse_what_is_not_a_file(target)?;
     drop(new_temporary(folder_of(target))?);
     Ok(())
+}
+
+/// Refuses a target that is there and is not a regular file (a device, a FIFO, a socket, a
+/// folder, a loop of symbolic links, after [`resolved_target`]): the rename would replace the
+/// node or the link with a file. Also stat's own errors ("File name too long", whether or not
+/// the file exists).
+fn refuse_what_is_not_a_file(target: &Path) -> std::io::Result<()> {
+    let metadata = match std::fs::symlink_metadata(target) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let kind = metadata.file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    let what = if kind.is_dir() {
+        "a folder"
+    } else if kind.is_symlink() {
+        "a loop of symbolic links"
+    } else {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if kind.is_char_device() || kind.is_block_device() {
+                "a device"
+            } else if kind.is_fifo() {
+                "a FIFO (a named pipe)"
+            } else if kind.is_socket() {
+                "a socket"
+            } else {
+                "not a regular file"
+            }
+        }
+        #[cfg(not(unix))]
+        "not a regular file"
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("it is {what}, and poslab writes only regular files, never replacing one of those"),
+    ))
 }
 
 /// Bytes this user may still write to the file system that holds `target`'s folder; `None`
@@ -232,9 +269,76 @@ fn new_temporary(folder: &Path) -> std::io::Result<(NamedTempFile, Registration)
                 use std::os::unix::fs::OpenOptionsExt;
                 options.mode(0o666);
             }
-            options.open(path)
+            let file = options.open(path)?;
+            hold_lock(&file);
+            Ok(file)
         })?;
     Ok((file, registration))
+}
+
+/// Takes an exclusive lock on a temporary file for as long as it is open: while a writer
+/// holds it, no clean-up (of this machine, in any container sharing the folder) takes the file
+/// for a dead writer's. Only a hint where the file system has no locks.
+fn hold_lock(file: &std::fs::File) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: a plain system call on a descriptor the caller owns.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    }
+    #[cfg(not(unix))]
+    let _ = file;
+}
+
+/// How long a temporary file must have gone unwritten before it may be taken for a dead
+/// writer's: a fresh one may be between its creation and its lock.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Where the file system has no locks, how long a temporary file must have gone unwritten
+/// before it is taken for a dead writer's: far past any write poslab makes.
+const STALE_WITHOUT_LOCKS: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// Whether the temporary file at `path` was left by a writer that is gone: nobody holds its
+/// lock (a live writer does, whatever its process namespace), and it has not been written for
+/// [`STALE_AFTER`]; without locks, for [`STALE_WITHOUT_LOCKS`]. Never by its process id alone:
+/// a writer in another PID namespace has an id that means nothing here.
+fn left_by_a_dead_writer(path: &Path) -> bool {
+    let Ok(metadata) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    let age = metadata
+        .modified()
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .unwrap_or_default();
+    if !metadata.is_file() || age < STALE_AFTER {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::io::AsRawFd;
+        // Not following a link, never waiting on a device or a FIFO put in its place.
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+        else {
+            return false;
+        };
+        // SAFETY: a plain system call on a descriptor owned here; the lock goes with it.
+        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if locked == 0 {
+            return true;
+        }
+        let error = std::io::Error::last_os_error().raw_os_error();
+        // Held: a live writer. No locks on this file system: only a great age says.
+        error != Some(libc::EWOULDBLOCK) && age >= STALE_WITHOUT_LOCKS
+    }
+    #[cfg(not(unix))]
+    {
+        age >= STALE_WITHOUT_LOCKS
+    }
 }
 
 fn folder_of(target: &Path) -> &Path {
@@ -258,9 +362,9 @@ fn host_name() -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
-/// Removes `folder`'s temporary files left by a poslab process of this machine that no longer
-/// runs (killed with SIGKILL, or the machine lost power). Another machine's, or a running
-/// process's, are left alone.
+/// Removes `folder`'s temporary files left by a poslab process of this machine that is gone
+/// (killed with SIGKILL, or the machine lost power): see [`left_by_a_dead_writer`]. Another
+/// machine's, or a live writer's (in this container or another), are left alone.
 fn remove_stale_temporaries(folder: &Path) {
     let Ok(entries) = std::fs::read_dir(folder) else {
         return;
@@ -271,11 +375,10 @@ fn remove_stale_temporaries(folder: &Path) {
         let Some(name) = name.to_str() else {
             continue;
         };
-        let Some((pid, owner)) = temporary_owner(name) else {
+        let Some((_, owner)) = temporary_owner(name) else {
             continue;
         };
-        let alive = Path::new(&format!("/proc/{pid}")).exists();
-        if owner == host && !alive && Path::new("/proc/self").exists() {
+        if owner == host && left_by_a_dead_writer(&entry.path()) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -290,8 +393,8 @@ fn temporary_owner(name: &str) -> Option<(u32, &str)> {
     Some((pid.parse().ok()?, host))
 }
 
-/// What SIGINT, SIGTERM and SIGHUP do while temporary files are open: remove them, then end
-/// the process as the signal would have.
+/// What SIGINT, SIGTERM, SIGHUP and every other signal that ends a process do while temporary
+/// files are open: remove them, then end the process as the signal would have.
 #[cfg(unix)]
 mod interrupt {
     use std::ffi::CString;
@@ -345,9 +448,10 @@ mod interrupt {
             // and the temporary file left behind.
             // SAFETY: resets one signal's disposition; no handler runs.
             unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
-            // Every signal whose default is to end the process (and that a program may be
-            // sent on purpose; not the faults), so that none leaves a temporary file.
-            for signal in [
+            // Every signal whose default is to end the process, so that none leaves a
+            // temporary file; but SIGSEGV and SIGBUS, whose handler Rust's runtime keeps to
+            // report a stack overflow.
+            let named = [
                 libc::SIGINT,
                 libc::SIGTERM,
                 libc::SIGHUP,
@@ -357,9 +461,25 @@ mod interrupt {
                 libc::SIGUSR2,
                 libc::SIGALRM,
                 libc::SIGVTALRM,
+                libc::SIGPROF,
                 libc::SIGXCPU,
                 libc::SIGIO,
-            ] {
+                #[cfg(any(target_os = "linux", target_os = "android"))]
+                libc::SIGPWR,
+                libc::SIGSYS,
+                libc::SIGTRAP,
+                libc::SIGABRT,
+                libc::SIGILL,
+                libc::SIGFPE,
+                #[cfg(any(target_os = "linux", target_os = "android"))]
+                libc::SIGSTKFLT,
+            ];
+            // The real-time signals end the process too, unless handled.
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            let real_time = libc::SIGRTMIN()..=libc::SIGRTMAX();
+            #[cfg(not(any(target_os = "linux", target_os = "android")))]
+            let real_time = 1..=0;
+            for signal in named.into_iter().chain(real_time) {
                 // SAFETY: the handler only calls async-signal-safe functions (unlink, signal,
                 // raise) and reads atomics.
                 unsafe {

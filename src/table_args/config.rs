@@ -201,8 +201,7 @@ fn options_for(config: &ModelConfig, kind: Kind) -> Vec<(&'static str, String)> 
 /// `poslab config`.
 pub fn run_config(args: &ConfigArgs) -> Result<(), CliError> {
     let config = read_config(&args.file)?;
-    print!("{}", describe(&config));
-    Ok(())
+    super::output::print(&describe(&config))
 }
 
 /// The one short block `poslab config` prints.

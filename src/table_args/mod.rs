@@ -27,6 +27,7 @@ use crate::import;
 use crate::scene::context::{RopeModel, UnseenParams};
 
 pub mod config;
+pub mod output;
 mod sizes;
 mod spec;
 

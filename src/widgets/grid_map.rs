@@ -171,13 +171,27 @@ impl GridMap {
         let scale = ((area.width() - colorbar_width - axes_x) / grid.grid_w as f32)
             .min((area.height() - axes_y) / grid.grid_h as f32)
             .max(1.0);
-        let map_rect = egui::Rect::from_min_size(
-            area.min,
-            egui::vec2(
-                grid.grid_w as f32 * scale + axes_x,
-                grid.grid_h as f32 * scale + axes_y,
-            ),
+        // A long thin grid (14 x 64) still leaves its axis names room at their size (they are
+        // larger when presenting): the plot is at least as long as each name, and the patches
+        // stay square within it.
+        let (x_name, y_name) = ("patch column x", "patch row y");
+        let name_length = |name: &str| {
+            let font = egui::TextStyle::Body.resolve(ui.style());
+            ui.painter()
+                .layout_no_wrap(name.to_owned(), font, egui::Color32::WHITE)
+                .size()
+                .x
+                + 16.0
+        };
+        let inner = egui::vec2(
+            (grid.grid_w as f32 * scale)
+                .max(name_length(x_name))
+                .min(area.width() - colorbar_width - axes_x),
+            (grid.grid_h as f32 * scale)
+                .max(name_length(y_name))
+                .min(area.height() - axes_y),
         );
+        let map_rect = egui::Rect::from_min_size(area.min, inner + egui::vec2(axes_x, axes_y));
         let colorbar_rect = egui::Rect::from_min_max(
             egui::pos2(map_rect.right() + 8.0, map_rect.top()),
             egui::pos2(map_rect.right() + colorbar_width, map_rect.bottom()),
@@ -190,7 +204,7 @@ impl GridMap {
                     id,
                     (data.rows, data.cols),
                     self.texture.id(),
-                    ("patch column x", "patch row y"),
+                    (x_name, y_name),
                     (grid.grid_h, grid.grid_w),
                     Some(Outline::Cell(qy, qx)),
                     None,

@@ -646,3 +646,26 @@ pub fn limit_resource(
         });
     }
 }
+
+/// Gives `command`'s process the default disposition of every signal and blocks none, whatever
+/// this test process inherited: run as a background job of a script (`cargo test &`, `nohup`)
+/// it ignores SIGINT, SIGQUIT (and SIGHUP), and a child would rightly keep ignoring them, so a
+/// test that sends a signal would see the child finish instead.
+#[cfg(unix)]
+pub fn default_signals(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal, sigemptyset and sigprocmask are async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            for signal in 1..=64 {
+                if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+            }
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+}

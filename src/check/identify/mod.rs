@@ -104,6 +104,39 @@ impl Candidate {
     }
 }
 
+/// How close a miss is, for ranking misses: the share of its elements outside the tolerance
+/// first (a table right but for two swapped columns or one bad element is nearer than one off
+/// everywhere by less), then its largest error, counted in steps of `strict` at its size, so
+/// that errors float32 noise apart (one bad element outweighs a base's last digits) tie. A
+/// partial candidate counts its first rows.
+fn closer_miss(a: &Comparison, b: &Comparison, strict: Tolerance) -> std::cmp::Ordering {
+    let share = |c: &Comparison| {
+        let elements: usize = c.loaded_shape.iter().product();
+        c.outside as f64 / elements.max(1) as f64
+    };
+    // Increasing in the error, and whole: a total order in which near-equal errors tie.
+    let steps = |c: &Comparison| {
+        let error = c.max_abs_error();
+        let step = strict.abs + strict.rel * error;
+        if step > 0.0 { (error / step).round() } else { error }
+    };
+    share(a).total_cmp(&share(b)).then(steps(a).total_cmp(&steps(b)))
+}
+
+/// The order of two misses in a report: the closer (see [`closer_miss`]); of misses as close
+/// as each other, the one with round parameters, then the one that assumes least, then the
+/// smaller largest error.
+fn miss_order(a: &Candidate, b: &Candidate, strict: Tolerance) -> std::cmp::Ordering {
+    closer_miss(&a.comparison, &b.comparison, strict)
+        .then(a.fitted.cmp(&b.fitted))
+        .then(a.departures.cmp(&b.departures))
+        .then(
+            a.comparison
+                .max_abs_error()
+                .total_cmp(&b.comparison.max_abs_error()),
+        )
+}
+
 /// What a description assumes beyond its kind's defaults: a base other than 10000, and a
 /// context-extension scaling. ALiBi's slopes for 2 heads are also RoPE's frequencies at base
 /// 256 under linear scaling by 16, and a tensor2tensor table at base 10000 with d = 4 is also a
@@ -153,6 +186,9 @@ pub struct Identification {
     /// How a file of three or more axes was read when its leading axes were taken as the
     /// table's rows (`[H, W, D]` as `[H*W, D]`).
     pub read_as: Option<String>,
+    /// Without a match: where the file differs from the closest reading (its elements outside
+    /// the tolerance, and a diagnosis such as two columns swapped).
+    pub closest_differs: Option<crate::check::locate::Located>,
 }
 
 impl Identification {
@@ -201,10 +237,15 @@ impl Identification {
                 lines.push(self.cut_short_text().unwrap_or_default());
                 return lines.join("\n");
             }
-            Some(best) => lines.push(format!(
-                "no match within the tolerance; closest: {}",
-                describe(best)
-            )),
+            Some(best) => {
+                lines.push(format!(
+                    "no match within the tolerance; closest: {}",
+                    describe(best)
+                ));
+                if let Some(located) = &self.closest_differs {
+                    lines.push(located.report().trim_end().to_owned());
+                }
+            }
             None => lines.push(format!(
                 "no match: no kind poslab knows has a table of shape {:?}",
                 self.shape
@@ -352,6 +393,9 @@ struct Search {
     /// that way.
     float32: bool,
     candidates: Vec<Candidate>,
+    /// The description of the one hypothesis computed whole even where its first rows miss:
+    /// the closest miss of a first search, made whole so that its maps and diagnosis show.
+    whole_of: Option<String>,
 }
 
 impl Search {
@@ -380,7 +424,8 @@ impl Search {
     ) {
         let probe = first_rows.shape().first().copied().unwrap_or(0);
         let rows = self.table.shape().first().copied().unwrap_or(0);
-        if probe < rows && self.table.ndim() == first_rows.ndim() {
+        let whole_anyway = self.whole_of.as_deref() == Some(description.as_str());
+        if probe < rows && self.table.ndim() == first_rows.ndim() && !whole_anyway {
             let table_rows = self
                 .table
                 .slice_axis(ndarray::Axis(0), ndarray::Slice::from(..probe))
@@ -407,11 +452,7 @@ impl Search {
             .iter()
             .enumerate()
             .filter(|(_, c)| !c.comparison.matches())
-            .min_by(|(_, a), (_, b)| {
-                a.comparison
-                    .max_abs_error()
-                    .total_cmp(&b.comparison.max_abs_error())
-            })
+            .min_by(|(_, a), (_, b)| miss_order(a, b, self.strict))
             .map(|(k, _)| k);
         for (k, candidate) in self.candidates.iter_mut().enumerate() {
             if !candidate.comparison.matches() && Some(k) != closest_miss {
@@ -447,8 +488,8 @@ impl Search {
         // The table `make_rows` makes for a base, first on the probe rows: `Ok` with the whole
         // table when it matches there, else the probe's reference and comparison.
         let tolerance = self.tolerance;
-        let attempt = |make_rows: &dyn Fn(usize) -> Option<Array2<f64>>| {
-            if probe < rows {
+        let attempt = |make_rows: &dyn Fn(usize) -> Option<Array2<f64>>, whole_anyway: bool| {
+            if probe < rows && !whole_anyway {
                 let prefix = make_rows(probe)?;
                 let comparison = compare(&prefix.clone().into_dyn(), &first_rows, tolerance);
                 if !comparison.matches() {
@@ -458,7 +499,8 @@ impl Search {
             make_rows(rows).map(Ok)
         };
         'bases: for choice in base_choices(base) {
-            let exact = attempt(&|n| make(choice, n));
+            let whole_anyway = self.whole_of.as_deref() == Some(describe(choice).as_str());
+            let exact = attempt(&|n| make(choice, n), whole_anyway);
             let exact_miss = match exact {
                 None => continue,
                 Some(Err((prefix, comparison))) => {
@@ -500,7 +542,7 @@ impl Search {
                 .chain([Float32Reading::OwnFrequencies])
                 .chain(FrequencyRecipe::ALL.map(Float32Reading::Recipe));
             for reading in readings {
-                let Some(Ok(reference)) = attempt(&|n| twin(choice, n, reading)) else {
+                let Some(Ok(reference)) = attempt(&|n| twin(choice, n, reading), false) else {
                     continue;
                 };
                 let comparison = crate::check::compare_views(
@@ -539,16 +581,15 @@ impl Search {
         self.candidates.extend(ruled_out);
         // Keep one: the match, or the closest.
         let tried = self.candidates.split_off(before);
-        if let Some(kept) = tried.into_iter().rev().min_by(|a, b| {
+        // Of misses as close as each other (see `closer_miss`) the first tried is kept: the
+        // roundest base, since a fitted 10000.0000075 says nothing 10000 does not.
+        let strict = self.strict;
+        if let Some(kept) = tried.into_iter().min_by(|a, b| {
             b.comparison
                 .matches()
                 .cmp(&a.comparison.matches())
                 .then(a.partial.cmp(&b.partial))
-                .then(
-                    a.comparison
-                        .max_abs_error()
-                        .total_cmp(&b.comparison.max_abs_error()),
-                )
+                .then(closer_miss(&a.comparison, &b.comparison, strict))
         }) {
             self.candidates.push(kept);
         }
@@ -611,12 +652,59 @@ enum Given<'a> {
     Rows(&'a crate::encoding::positions::Positions),
 }
 
+/// Searches once; when nothing matches and the closest miss was ruled out on its first rows
+/// alone, searches again with that hypothesis made whole, so that the closest reading has a
+/// table of the file's shape (the Check view's maps, the diagnosis of where it differs).
 fn identify_by(
     table: ArrayD<f64>,
     tolerance: Tolerance,
     stored: Option<StoredFloat>,
     given: Option<Given<'_>>,
 ) -> Identification {
+    let (mut identification, mut table) =
+        search_once(table, tolerance, stored, given.as_ref(), None);
+    if identification.found() || identification.cut_short.is_some() {
+        return identification;
+    }
+    if let Some(closest) = identification
+        .best()
+        .filter(|best| best.partial)
+        .map(|best| best.description.clone())
+    {
+        let (again, same) =
+            search_once(table, tolerance, stored, given.as_ref(), Some(closest.clone()));
+        table = same;
+        if let Some(whole) = again
+            .candidates
+            .into_iter()
+            .find(|c| c.description == closest && !c.partial)
+        {
+            identification.candidates[0] = whole;
+        }
+    }
+    identification.closest_differs = identification
+        .best()
+        .filter(|best| !best.partial)
+        .and_then(|best| {
+            crate::check::locate(
+                &best.comparison,
+                &best.reference,
+                &table,
+                stored,
+                crate::check::locate::DEFAULT_SHOWN,
+            )
+        });
+    identification
+}
+
+/// One search of `table`; gives the table back (squeezed) for another.
+fn search_once(
+    table: ArrayD<f64>,
+    tolerance: Tolerance,
+    stored: Option<StoredFloat>,
+    given: Option<&Given<'_>>,
+    whole_of: Option<String>,
+) -> (Identification, ArrayD<f64>) {
     let table = into_squeezed(table);
     let narrow = stored.filter(|s| matches!(s, StoredFloat::F16 | StoredFloat::Bf16));
     let noise = narrow.map_or(0.0, |narrow| 2f64.powi(-(narrow.fraction_bits() + 1)));
@@ -655,6 +743,7 @@ fn identify_by(
         },
         float32: stored == Some(StoredFloat::F32),
         candidates: Vec::new(),
+        whole_of,
     };
     if let Some(given) = given {
         if search.table.len() <= MAX_ELEMENTS {
@@ -751,32 +840,40 @@ fn finished(
     search: Search,
     read_as: Option<String>,
     narrow: Option<StoredFloat>,
-) -> Identification {
+) -> (Identification, ArrayD<f64>) {
     let shape = search.table.shape().to_vec();
+    let strict = search.strict;
     let mut candidates = search.candidates;
-    // Matches first; among them, round parameters before fitted ones; then the closest.
+    // Matches first; among them, round parameters before fitted ones, then the closest; then
+    // the misses, closest first.
     candidates.sort_by(|a, b| {
         let (a_match, b_match) = (a.comparison.matches(), b.comparison.matches());
-        b_match
+        let order = b_match
             .cmp(&a_match)
-            .then((a_match && a.fitted).cmp(&(b_match && b.fitted)))
-            .then(
+            .then((a_match && a.fitted).cmp(&(b_match && b.fitted)));
+        if a_match && b_match {
+            order.then(
                 a.comparison
                     .max_abs_error()
                     .total_cmp(&b.comparison.max_abs_error()),
             )
+        } else {
+            order.then(miss_order(a, b, strict))
+        }
     });
     // The best of each hypothesis: the same one with another base is not a runner-up.
     let mut seen = std::collections::HashSet::new();
     candidates.retain(|c| seen.insert(c.hypothesis.clone()));
     name_the_plainest_first(&mut candidates);
-    Identification {
+    let identification = Identification {
         shape,
         read_as,
         candidates,
         narrow,
         cut_short: CUT_SHORT.with(|cut| cut.borrow_mut().take()),
-    }
+        closest_differs: None,
+    };
+    (identification, search.table)
 }
 
 /// Runs `search_with` on the search's table, another reading of the file: when one of the

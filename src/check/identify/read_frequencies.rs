@@ -187,8 +187,10 @@ pub(super) fn scaled_frequencies(
     });
     // The table of frequencies `theta` (exact, or torch's float32 ones with `torch`), tried on
     // the probe rows first: the comparison, its reference and whether only the probe was made.
-    let evaluate = |theta: &[f64], attention: f64, torch: bool, needed: Tolerance| {
-        if let Some((rows, probe_table)) = &probe {
+    // The closest miss of a first search is made whole in a second (`Search::whole_of`).
+    let whole_of = search.whole_of.clone();
+    let evaluate = |theta: &[f64], attention: f64, torch: bool, needed: Tolerance, whole: bool| {
+        if let Some((rows, probe_table)) = probe.as_ref().filter(|_| !whole) {
             let reference = (target.make)(theta, attention, rows, torch);
             let comparison = compare(&reference, probe_table, needed);
             if !comparison.matches() {
@@ -209,11 +211,13 @@ pub(super) fn scaled_frequencies(
         }
         let needed = if rounded { strict } else { tolerance };
         let attention = freqs.attention_factor();
+        let whole = whole_of.as_deref() == Some(description.as_str());
         let (reference, comparison, partial) = evaluate(
             &freqs.inv_freq(rotary, base, target.rows),
             attention,
             false,
             needed,
+            whole,
         );
         if comparison.matches() {
             let full = crate::check::compare_views(reference.view(), table.view(), tolerance);
@@ -251,7 +255,7 @@ pub(super) fn scaled_frequencies(
                     .map(f64::from)
                     .collect();
                 let (reference, comparison, _) =
-                    evaluate(&theta, f64::from(attention as f32), true, needed);
+                    evaluate(&theta, f64::from(attention as f32), true, needed, false);
                 if comparison.matches() {
                     let form = match mode.form {
                         FreqForm::Pow => "pow",
@@ -314,22 +318,31 @@ pub(super) fn scaled_frequencies(
             }
         }
         if rounded {
-            if loosened {
-                let (reference, comparison, partial) = evaluate(
-                    &freqs.inv_freq(rotary, base, target.rows),
-                    attention,
+            // Held to the tolerance, as every other reading is: within it, a rounded reading
+            // the user's loosened tolerance admits; outside it, a miss like any other (of
+            // misses as close as a fit, the rounded one is named).
+            let (reference, comparison, partial) = evaluate(
+                &freqs.inv_freq(rotary, base, target.rows),
+                attention,
+                false,
+                tolerance,
+                whole,
+            );
+            if !comparison.matches() {
+                tried.push(Candidate::new(
+                    description,
+                    (target.orient)(reference),
+                    comparison,
+                    partial,
+                ));
+            } else if loosened && !partial {
+                explained.set(true);
+                round_misses.push(Candidate::new(
+                    description,
+                    (target.orient)(reference),
+                    comparison,
                     false,
-                    tolerance,
-                );
-                if comparison.matches() && !partial {
-                    explained.set(true);
-                    round_misses.push(Candidate::new(
-                        description,
-                        (target.orient)(reference),
-                        comparison,
-                        false,
-                    ));
-                }
+                ));
             }
             return false;
         }
@@ -667,10 +680,11 @@ pub(super) fn scaled_frequencies(
         let kind = kind_of(&candidate);
         match best.iter_mut().find(|b| kind_of(b) == kind) {
             Some(kept) => {
+                // Of misses as close as each other, the first tried: the roundest.
                 let better = (candidate.comparison.matches() && !kept.comparison.matches())
-                    || (candidate.comparison.matches() == kept.comparison.matches()
-                        && candidate.comparison.max_rel_error() < kept.comparison.max_rel_error()
-                        && !kept.comparison.matches());
+                    || (!candidate.comparison.matches()
+                        && !kept.comparison.matches()
+                        && super::miss_order(&candidate, kept, search.strict).is_lt());
                 if better {
                     *kept = candidate;
                 }

@@ -287,19 +287,6 @@ fn roundest_factors(
             let mut trial = factors.clone();
             trial[i] = choice;
             let made = make(&theta_of(&trial));
-            if std::env::var("LRDEBUG").is_ok() && i == 3 {
-                let (mut w, mut fw) = (0.0f64, 0.0f64);
-                for ((m, r), l) in made.iter().zip(&reference).zip(loaded) {
-                    if m != r {
-                        w = w.max((m - l).abs());
-                        fw = fw.max((r - l).abs());
-                    }
-                }
-                eprintln!(
-                    "pair 3 choice {choice} theta {} worst {w} fitted {fw}",
-                    theta_of(&trial)[3]
-                );
-            }
             if reproduces(&made, &reference, loaded, strict) {
                 factors[i] = choice;
                 reference = made;

@@ -80,7 +80,7 @@ impl FigureKind for CorkscrewFigure {
         let (pairs, thinned) = corkscrew::thin_pairs(asked);
         if thinned {
             // Said, not done silently.
-            eprintln!(
+            crate::table_args::output::note(&format!(
                 "note: --pairs selects {asked_count} pairs, more than the {} a figure draws: it draws {} of them, one in every {} ({}, {}, …, {}); name up to {} with --pairs to choose",
                 corkscrew::MAX_HELICES,
                 pairs.len(),
@@ -89,7 +89,7 @@ impl FigureKind for CorkscrewFigure {
                 pairs[1],
                 pairs[pairs.len() - 1],
                 corkscrew::MAX_HELICES
-            );
+            ));
         }
         let most = seq.min(MAX_DRAWN_POSITIONS);
         let positions = count("positions", args.positions, most.min(256), 1..=most)?;

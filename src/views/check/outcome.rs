@@ -142,6 +142,8 @@ pub(super) fn compute_outcome(
     explicit: Option<Tolerance>,
 ) -> Outcome {
     let tolerance = explicit.unwrap_or_default();
+    // Where the file differs from identify's closest reading, as identify found it.
+    let mut identified_differs = None;
     let (title, report, comparison, reference) = match spec {
         None if values.len() > MAX_ELEMENTS => (
             name,
@@ -154,11 +156,13 @@ pub(super) fn compute_outcome(
         ),
         None => {
             let stored = stored.filter(|_| explicit.is_none());
-            let identification = identify(values, tolerance, stored);
+            let mut identification = identify(values, tolerance, stored);
+            let report = identification.report();
+            identified_differs = identification.closest_differs.take();
             let best = identification.best();
             (
                 name,
-                identification.report(),
+                report,
                 best.map(|c| c.comparison.clone()),
                 best.map(|c| c.reference.clone()),
             )
@@ -208,6 +212,7 @@ pub(super) fn compute_outcome(
     let matches = comparison.as_ref().is_some_and(|c| c.matches());
     // The closest reading of a table identify does not quite match: where it differs.
     let located = match (&comparison, &reference) {
+        _ if identified_differs.is_some() => identified_differs,
         (Some(comparison), Some(reference)) if !matches => crate::check::locate(
             comparison,
             reference,
