@@ -510,6 +510,31 @@ fn alibi_windows_of_x_transformers_and_mlx_match_and_are_identified() {
     });
 }
 
+/// MLX's causal ALiBi (its biases plus `create_additive_causal_mask`, the float32 minimum
+/// above the diagonal rather than -inf) is what `--mode causal` computes, after softmax: check
+/// says "equivalent" and exits 0, as identify reads it; symmetric is still a mismatch.
+#[test]
+fn mlx_causal_alibi_masked_with_the_float32_minimum_is_equivalent() {
+    let causal = ["--as", "alibi", "--heads", "12", "--seq", "64", "--mode", "causal"];
+    let (status, text) = check("mlx_causal_alibi.npy", &causal);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("verdict: equivalent: masked with the float32 minimum (-3.4e38) where the reference has -inf, equal elsewhere"),
+        "{text}"
+    );
+    let mut symmetric = causal;
+    symmetric[7] = "symmetric";
+    let (status, text) = check("mlx_causal_alibi.npy", &symmetric);
+    assert_eq!(status, 1, "{text}");
+    let (status, text) = run(&["identify", &data("mlx_causal_alibi.npy")]);
+    assert_eq!(status, 0, "{text}");
+    assert!(text.contains("read its float32-minimum cells (-3.4e38) as masked"), "{text}");
+    assert!(
+        text.contains("identified: ALiBi biases, 12 heads, 64 positions, causal"),
+        "{text}"
+    );
+}
+
 /// `--queries` and `--zero-heads`, evaluated here from the rule: head h < heads has slope
 /// 2^(-8(h+1)/heads) (a power of two), the others 0; query r is position seq - Q + r.
 #[test]

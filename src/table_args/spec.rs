@@ -808,10 +808,54 @@ fn grid_position_scale(args: &TableArgs) -> Result<[f64; 2], CliError> {
     })
 }
 
+/// The most positions a range of `--positions` may give: as many rows as any table has.
+const MOST_RANGE_POSITIONS: u64 = 1 << 24;
+
+/// `--positions` with ranges, as identify writes positions: `0..63` (both ends included),
+/// `0..3,8,10..12`; whole numbers from 0 up.
+fn position_ranges(text: &str) -> Result<Vec<f64>, CliError> {
+    let refuse = |part: &str, why: &str| {
+        CliError::usage(format!(
+            "--positions {} is not allowed: {} {why} (give numbers or ranges A..B of whole numbers, both ends included, separated by commas)",
+            crate::table_args::echo(text),
+            crate::table_args::echo(part)
+        ))
+    };
+    let mut positions = Vec::new();
+    for part in text.split(',') {
+        let Some((first, last)) = part.split_once("..") else {
+            positions.push(
+                part.parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| refuse(part, "is not a finite number"))?,
+            );
+            continue;
+        };
+        let (Ok(first), Ok(last)) = (first.parse::<u64>(), last.parse::<u64>()) else {
+            return Err(refuse(part, "is not a range of whole numbers"));
+        };
+        if first > last {
+            return Err(refuse(part, "ends before it starts"));
+        }
+        if last - first >= MOST_RANGE_POSITIONS - positions.len() as u64 {
+            return Err(refuse(
+                part,
+                &format!("gives more than {MOST_RANGE_POSITIONS} positions"),
+            ));
+        }
+        positions.extend((first..=last).map(|p| p as f64));
+    }
+    Ok(positions)
+}
+
 /// The positions of `--positions`: a comma list, or a `.npy` whose axes but one have length
 /// 1 (transformers' `position_ids` are `[1, seq]`), its values as stored.
 pub(crate) fn position_list(text: &str) -> Result<Vec<f64>, CliError> {
     let is_file = text.trim().to_ascii_lowercase().ends_with(".npy");
+    if !is_file && text.contains("..") {
+        return position_ranges(text);
+    }
     if !is_file {
         return factor_list("positions", text);
     }

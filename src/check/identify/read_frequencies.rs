@@ -72,6 +72,7 @@ pub(super) fn inverse_frequencies(search: &mut Search, values: &[f64]) {
         rows: 0,
         base_pair: n - 1,
         amplitude: None,
+        layout: None,
         // Frequencies are compared relative to each value: float32 rounding is within that.
         torch: false,
     };
@@ -103,6 +104,9 @@ pub(super) struct FrequencyTarget<'a> {
     pub(super) amplitude: Option<f64>,
     /// Whether a float32 file may be PyTorch's float32 computation of a hypothesis.
     pub(super) torch: bool,
+    /// How a cos or sin cache pairs its columns, which a model's code fixes: only models that
+    /// pair them so are named ("as configured for"). `None` where the table does not say.
+    pub(super) layout: Option<RopeLayout>,
 }
 
 /// How a float32 file's sin/cos table may have been computed.
@@ -492,7 +496,27 @@ pub(super) fn scaled_frequencies(
     let linear_factor = 1.0 / values[0];
     if plain_match.is_none() && linear_factor > 1.0 + 1e-6 {
         let fitted_base = (values[k] * linear_factor).powf(-(n as f64) / k as f64);
-        'linear: for factor in round_choices(linear_factor) {
+        // vLLM's fixed NTK divides every frequency by s^(2/R) for a round s (and multiplies
+        // the base by s): such a factor is said as that power, before the fitted one.
+        let exponent = 2.0 / rotary as f64;
+        let mut ntk_powers = round_choices(linear_factor.powf(1.0 / exponent));
+        ntk_powers.pop();
+        let mut factors: Vec<(f64, String)> = round_choices(linear_factor)
+            .into_iter()
+            .map(|factor| (factor, format!("{factor}")))
+            .collect();
+        let fitted_factor = factors.pop();
+        factors.extend(ntk_powers.into_iter().filter(|&s| s > 1.0).map(|s| {
+            (
+                s.powf(exponent),
+                format!(
+                    "{} = {s}^(2/{rotary}) (vLLM's fixed NTK by {s}: the base times {s}, every frequency divided by {s}^(2/{rotary}))",
+                    s.powf(exponent)
+                ),
+            )
+        }));
+        factors.extend(fitted_factor);
+        'linear: for (factor, factor_text) in factors {
             // Up to 6 digits, as for a plain base: a float32 cache pins it that well.
             for base in base_choices_to(fitted_base, 6) {
                 let rounded = factor != linear_factor || base != fitted_base;
@@ -503,7 +527,7 @@ pub(super) fn scaled_frequencies(
                 });
                 if consider(
                     format!(
-                        "{label}, base {base}, linear scaling (Position Interpolation), factor {factor}"
+                        "{label}, base {base}, linear scaling (Position Interpolation), factor {factor_text}"
                     ),
                     &freqs,
                     base,
@@ -612,12 +636,12 @@ pub(super) fn scaled_frequencies(
                 head_dim,
                 base,
                 freqs,
-                ..
+                layout,
             } = &config.encoding
             else {
                 continue;
             };
-            if freqs.rotary(*head_dim) != rotary {
+            if freqs.rotary(*head_dim) != rotary || target.layout.is_some_and(|l| l != *layout) {
                 continue;
             }
             let mut readings = vec![(String::new(), (**freqs).clone())];

@@ -104,6 +104,7 @@ pub(super) fn rope_tables(
                 base_pair: width - 1,
                 amplitude: None,
                 torch: search.float32,
+                layout: None,
             };
             scaled_frequencies(search, &theta, &target);
         }
@@ -211,6 +212,8 @@ pub(super) fn rope_cache(
         base_pair: reading.base_pair,
         amplitude: Some(reading.amplitude),
         torch: search.float32,
+        // vLLM's cos-sin cache keeps its layout whatever the model's pairing.
+        layout: (part != CachePart::CosSin).then_some(layout),
     };
     scaled_frequencies(search, &reading.frequencies, &target);
 }
@@ -874,6 +877,9 @@ fn scalings_at_positions(
         base_pair,
         amplitude: kind.map(|_| amplitude),
         torch: search.float32,
+        layout: kind
+            .filter(|&(_, part)| part != CachePart::CosSin)
+            .map(|(layout, _)| layout),
     };
     scaled_frequencies(search, &frequencies, &target);
 }

@@ -232,19 +232,24 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
                 amplitude,
                 ..SinusoidalParams::default()
             };
-            // The fastest pair whose unwrapped angle is a line through the positions.
-            let Some((pair, rate)) = (0..pairs).rev().fold(None, |found, i| {
-                let (s, c) = shape.pair_columns(i);
-                let angles: Vec<f64> = order
-                    .iter()
-                    .map(|&r| view[[r, s]].atan2(view[[r, c]]))
-                    .collect();
-                let sorted: Vec<f64> = order.iter().map(|&r| scaled[r]).collect();
-                match straight_line_slope(&sorted, &angles) {
-                    Some(rate) if rate > 0.0 => Some((i, rate)),
-                    _ => found,
-                }
-            }) else {
+            // Each pair's rate where its unwrapped angle is a line through the positions.
+            let rates: Vec<Option<f64>> = (0..pairs)
+                .map(|i| {
+                    let (s, c) = shape.pair_columns(i);
+                    let angles: Vec<f64> = order
+                        .iter()
+                        .map(|&r| view[[r, s]].atan2(view[[r, c]]))
+                        .collect();
+                    let sorted: Vec<f64> = order.iter().map(|&r| scaled[r]).collect();
+                    straight_line_slope(&sorted, &angles).filter(|&rate| rate > 0.0)
+                })
+                .collect();
+            // Pair 0 turns 1 radian a position whatever the base: the fastest other pins it.
+            let Some((pair, rate)) = fastest_unaliased(&rates)
+                .into_iter()
+                .rev()
+                .find(|&(i, _)| i > 0)
+            else {
                 continue;
             };
             let order_name = match first {
@@ -317,6 +322,32 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
             }
         }
     }
+}
+
+/// The pairs whose rates can be trusted, slowest first, with their rates. Rows far apart in position (64
+/// timesteps at 15.625) turn a fast pair by more than half a turn a row, and its angles then
+/// make a straight line of the wrong slope (an alias, as a wheel in a film turns backwards).
+/// Both spacings make the rates a geometric sequence, so from the slowest pair on, a pair is
+/// trusted while its rate continues that sequence (within 5%).
+fn fastest_unaliased(rates: &[Option<f64>]) -> Vec<(usize, f64)> {
+    let mut trusted: Vec<(usize, f64)> = Vec::new();
+    for i in (0..rates.len()).rev() {
+        let Some(rate) = rates[i] else {
+            break;
+        };
+        if let [.., (_, slower), (_, previous)] = trusted[..] {
+            let predicted = previous * previous / slower;
+            if (rate - predicted).abs() > 0.05 * predicted {
+                break;
+            }
+        } else if let [(_, previous)] = trusted[..]
+            && rate < previous
+        {
+            break;
+        }
+        trusted.push((i, rate));
+    }
+    trusted
 }
 
 /// Any tolerance: only the error is read.

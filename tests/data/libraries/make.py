@@ -77,6 +77,11 @@ def alibi():
         q_sequence_length=20, k_sequence_length=20, num_heads=6, offset=16
     )
     save("mlx_alibi_offset", np.array(matrix))
+    # MLX's causal ALiBi as its attention adds it: the biases plus its additive causal mask,
+    # the float32 minimum (not -inf) above the diagonal; 12 heads, 64 positions.
+    scores = mx.zeros((1, 12, 64, 64))
+    mask = mnn.MultiHeadAttention.create_additive_causal_mask(64)
+    save("mlx_causal_alibi", np.array(mnn.ALiBi()(scores, mask=mask)))
 
     from transformers.models.bloom.modeling_bloom import build_alibi_tensor
 
