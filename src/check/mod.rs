@@ -420,6 +420,36 @@ pub fn read_as_rows_note(shape: &[usize], rows: usize) -> String {
     )
 }
 
+/// Why a `[H, W, D]` file cannot be the grid table `spec` asks for although it holds as many
+/// rows: its grid is another one (the 2 x 8 table saved as `[8, 2, 16]`). `None` when the file
+/// is not a grid of three axes, or is the one asked for.
+pub fn grid_contradiction(spec: &crate::engine::TableSpec, shape: &[usize]) -> Option<String> {
+    let (grid, columns_first) = match spec {
+        crate::engine::TableSpec::SinCos2d(p) if p.prefix_rows == 0 => (
+            p.grid,
+            p.raster == crate::encoding::grid::Raster::Columns,
+        ),
+        crate::engine::TableSpec::Rope2dAxial(p) => (p.grid, false),
+        crate::engine::TableSpec::Rope2dMixed { grid, .. } => (*grid, false),
+        _ => return None,
+    };
+    let &[a, b, _] = shape else {
+        return None;
+    };
+    let asked = if columns_first {
+        (grid.grid_w, grid.grid_h)
+    } else {
+        (grid.grid_h, grid.grid_w)
+    };
+    (a * b == grid.grid_h * grid.grid_w && (a, b) != asked).then(|| {
+        let (h, w) = if columns_first { (b, a) } else { (a, b) };
+        format!(
+            "its shape {shape:?} is a grid of {h} x {w} patches, and --grid-h {} --grid-w {} asks for {} x {}: the same number of rows in another picture; give the file's grid, --grid-h {h} --grid-w {w}",
+            grid.grid_h, grid.grid_w, grid.grid_h, grid.grid_w
+        )
+    })
+}
+
 /// `loaded` as the reference's `[rows, D]` table when it holds the same values on a grid of
 /// rows (`[H, W, D]` with `H*W = rows`), with the note saying so; unchanged otherwise.
 pub fn rows_as_reference(

@@ -310,7 +310,15 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
                 args.show
             ))
         })?;
-    // A grid of rows ([H, W, D]) is read as the table's [H*W, D], and said so.
+    // A grid of rows ([H, W, D]) is read as the table's [H*W, D], and said so; but not a grid
+    // the file's own axes say is another (8 x 2 for a 2 x 8 table: the same rows, another
+    // picture).
+    if let Some(problem) = crate::check::grid_contradiction(&spec, loaded.shape()) {
+        return Err(CliError::usage(format!(
+            "{}: {problem}",
+            args.input.file.display()
+        )));
+    }
     let (loaded, read_as) = crate::check::rows_as_reference(loaded, reference.shape());
     let working = spinner("checking", loaded.len(), args.table.quiet);
     let verdict = crate::check::verdict::verdict_showing(

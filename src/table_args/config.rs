@@ -201,7 +201,29 @@ fn options_for(config: &ModelConfig, kind: Kind) -> Vec<(&'static str, String)> 
 /// `poslab config`.
 pub fn run_config(args: &ConfigArgs) -> Result<(), CliError> {
     let config = read_config(&args.file)?;
-    super::output::print(&describe(&config))
+    super::output::print(&describe(&config))?;
+    // What `poslab table --config` would refuse is an error here too (exit 2), in its words.
+    match config_problem(&config) {
+        Some(problem) => Err(CliError::usage(format!(
+            "{}: {problem}; poslab table --config refuses it",
+            args.file.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Why no table can be made as the config says (a scaling factor below 1, a Llama 3 scaling
+/// without its original context, ...), in the words the options' checks use; `None` if it can.
+pub fn config_problem(config: &ModelConfig) -> Option<String> {
+    match &config.encoding {
+        PositionEncoding::Rope {
+            head_dim,
+            base,
+            freqs,
+            ..
+        } => freqs.validate(*head_dim, *base).err().map(|e| e.to_string()),
+        _ => None,
+    }
 }
 
 /// The one short block `poslab config` prints.
@@ -355,6 +377,12 @@ pub fn apply_config(args: &mut TableArgs, matches: &ArgMatches) -> Result<(), Cl
     let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
     // A scaling chosen on the command line brings its own parameters.
     let scaling_given = given("scaling");
+    if !scaling_given && let Some(problem) = config_problem(&config) {
+        return Err(CliError::usage(format!(
+            "--config {}: {problem}",
+            path.display()
+        )));
+    }
     for (id, value) in options {
         if given(id) || (scaling_given && super::SCALING_OPTIONS.contains(&id)) {
             continue;

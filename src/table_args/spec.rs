@@ -454,29 +454,43 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         )?,
         Kind::RopeCacheError => {
             let dim = even_dim()?;
+            let (seq, start, arith) = (seq()?, start()?, compute_type(args)?);
+            float16_holds_positions(
+                start.saturating_add(seq as u64).saturating_sub(1),
+                [
+                    (arith, "--arith"),
+                    (args.positions_in.unwrap_or(arith), "--positions-in"),
+                ],
+            )?;
             TableSpec::RopeCacheError(Box::new(crate::encoding::precision::CacheErrorParams {
                 rope: RopeParams {
-                    seq: seq()?,
+                    seq,
                     dim,
                     base: args.base,
-                    start: start()?,
+                    start,
                 },
                 freqs: rope_frequencies(args, dim)?,
-                arith: compute_type(args)?,
+                arith,
                 positions_in: args.positions_in,
             }))
         }
         Kind::RopeScoreDrift => {
+            let (seq, arith) = (seq()?, compute_type(args)?);
+            let offset = args
+                .offset
+                .map(|d| non_negative("offset", d))
+                .transpose()?
+                .unwrap_or(0) as u64;
+            float16_holds_positions(
+                offset.saturating_add(seq as u64).saturating_sub(1),
+                [(arith, "--arith"), (arith, "--arith")],
+            )?;
             TableSpec::RopeScoreDrift(crate::encoding::precision::ScoreDriftParams {
-                seq: seq()?,
+                seq,
                 dim: even_dim()?,
                 base: args.base,
-                offset: args
-                    .offset
-                    .map(|d| non_negative("offset", d))
-                    .transpose()?
-                    .unwrap_or(0) as u64,
-                arith: compute_type(args)?,
+                offset,
+                arith,
                 seed: args.seed,
             })
         }
@@ -847,6 +861,25 @@ fn position_ranges(text: &str) -> Result<Vec<f64>, CliError> {
         positions.extend((first..=last).map(|p| p as f64));
     }
     Ok(positions)
+}
+
+/// float16's largest finite value: a position past it overflows to infinity, and the angles
+/// and the cache made from it are NaN.
+const FLOAT16_MAX: u64 = 65504;
+
+/// Refuses positions up to `last` where one of `types` (each with the option that chose it) is
+/// float16 and cannot hold them.
+fn float16_holds_positions(
+    last: u64,
+    types: [(crate::encoding::precision::ComputeType, &str); 2],
+) -> Result<(), CliError> {
+    use crate::encoding::precision::ComputeType;
+    match types.iter().find(|(t, _)| *t == ComputeType::F16) {
+        Some((_, option)) if last > FLOAT16_MAX => Err(CliError::usage(format!(
+            "{option} f16 is not allowed with positions up to {last}: float16's largest finite value is {FLOAT16_MAX}, and positions past it overflow to infinity (NaN angles); keep the last position at {FLOAT16_MAX} or below (--start, --seq), or compute in bf16 or f32"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The positions of `--positions`: a comma list, or a `.npy` whose axes but one have length

@@ -172,6 +172,12 @@ pub(super) fn compute_outcome(
                 .check_fits(crate::engine::available_memory_bytes())
                 .map_err(|e| e.to_string())
                 .and_then(|_| cpu::compute(&spec).map_err(|e| e.to_string()));
+            let computed = computed.and_then(|table| {
+                match crate::check::grid_contradiction(&spec, values.shape()) {
+                    Some(problem) => Err(problem),
+                    None => Ok(table),
+                }
+            });
             match computed {
                 Ok(table) => {
                     let reference = squeezed(&table.into_real());
