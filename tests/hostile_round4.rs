@@ -108,3 +108,162 @@ fn outputs_that_are_not_regular_files_are_refused() {
     }
     assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
 }
+
+/// The first line of `poslab identify` with `args`.
+fn identified(args: &[&str]) -> String {
+    let mut all = vec!["identify"];
+    all.extend_from_slice(args);
+    let (code, text) = common::run_poslab(&all);
+    assert!(code == 0 || code == 1, "{text}");
+    text.lines().next().unwrap_or_default().to_owned()
+}
+
+/// Tables poslab writes at given positions are named by identify at those positions: uneven
+/// gaps, a gap of 2, a start past 0, half-integer positions, a split t2t table, and a scale.
+#[test]
+fn identify_names_tables_written_at_the_positions_it_is_given() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("p.npy");
+    let file = file.to_str().unwrap();
+    let cases: [&[&str]; 6] = [
+        &["--positions", "0,1,2,3,4,5,6,8"],
+        &["--positions", "0,2,4,6,8,10,12,14"],
+        &["--positions", "3..10"],
+        &["--positions", "0.5,1.5,2.5,3.5,4.5,5.5,6.5,7.5"],
+        &["--positions", "0..31", "--layout", "split", "--spacing", "t2t"],
+        &["--positions", "0..7", "--position-scale", "1000"],
+    ];
+    for case in cases {
+        let mut args = vec!["table", "sinusoidal", "--dim", "16", "-o", file];
+        args.extend_from_slice(case);
+        let (code, text) = common::run_poslab(&args);
+        assert_eq!(code, 0, "{text}");
+        let mut given = vec![file];
+        given.extend(case.iter().take(if case.len() == 4 && case[2] == "--position-scale" { 4 } else { 2 }));
+        let first = identified(&given);
+        let layout = if case.contains(&"split") {
+            "sinusoidal, split layout, sin first, tensor2tensor spacing, base 10000, d = 16"
+        } else {
+            "sinusoidal, interleaved layout, sin first, Vaswani spacing, base 10000, d = 16"
+        };
+        assert!(first.starts_with(&format!("identified: {layout}")), "{case:?}: {first}");
+    }
+}
+
+/// A runner-up is as true as the answer: a half-layout cos cache is no GPT-J's (whose code
+/// interleaves), and an interleaved one may be.
+#[test]
+fn a_runner_up_names_only_models_of_the_caches_pairing() {
+    let folder = tempfile::tempdir().unwrap();
+    for layout in ["half", "interleaved"] {
+        let file = folder.path().join(format!("{layout}.npy"));
+        let file = file.to_str().unwrap();
+        let (code, text) = common::run_poslab(&[
+            "table", "rope-cos", "--layout", layout, "--dim", "64", "--seq", "128", "-o", file,
+        ]);
+        assert_eq!(code, 0, "{text}");
+        let (code, text) = common::run_poslab(&["identify", file]);
+        assert_eq!(code, 0, "{text}");
+        assert_eq!(text.contains("gpt-j"), layout == "interleaved", "{layout}: {text}");
+    }
+}
+
+/// `poslab config` of a config that `poslab table --config` refuses is refused too (exit 2),
+/// in the same words, after its description.
+#[test]
+fn config_refuses_what_table_config_refuses_in_the_same_words() {
+    let folder = tempfile::tempdir().unwrap();
+    let model = std::fs::read_to_string("assets/models/llama-3.1-8b.json").unwrap();
+    let mut config: serde_json::Value = serde_json::from_str(&model).unwrap();
+    let cases: [(&str, serde_json::Value, &str); 4] = [
+        ("factor", serde_json::json!(0.5), "--factor 0.5 is not allowed"),
+        ("factor", serde_json::json!(-1), "--factor -1 is not allowed"),
+        ("low_freq_factor", serde_json::json!(8), "--low-freq-factor 8 is not allowed"),
+        ("original_max_position_embeddings", serde_json::Value::Null, "needs --original-max-position-embeddings"),
+    ];
+    for (key, value, words) in cases {
+        let mut broken = config.clone();
+        if value.is_null() {
+            broken["rope_scaling"].as_object_mut().unwrap().remove(key);
+        } else {
+            broken["rope_scaling"][key] = value;
+        }
+        let path = folder.path().join("c.json");
+        std::fs::write(&path, broken.to_string()).unwrap();
+        let path = path.to_str().unwrap();
+        let (code, said) = common::run_poslab(&["config", path]);
+        assert_eq!(code, 2, "{key}: {said}");
+        assert!(said.contains(words), "{key}: {said}");
+        let out = folder.path().join("t.npy");
+        let (code, table_said) = common::run_poslab(&[
+            "table", "rope-angles", "--config", path, "--seq", "8", "-o", out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{key}: {table_said}");
+        assert!(table_said.contains(words), "{key}: {table_said}");
+        assert!(!out.exists());
+    }
+    config["max_position_embeddings"] = serde_json::json!(0);
+    let path = folder.path().join("zero.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let (code, said) = common::run_poslab(&["config", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{said}");
+}
+
+/// A `[H, W, D]` file whose own grid contradicts `--grid-h/--grid-w` (the 2 x 8 table saved as
+/// `[8, 2, D]`) is refused, naming the file's grid; the same file as `[2, 8, D]` matches.
+#[test]
+fn a_grid_file_of_another_grid_is_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    for (kind, dim, columns) in [("sincos-2d", "16", 16), ("rope-2d-axial", "16", 8)] {
+        let flat = folder.path().join(format!("{kind}.csv"));
+        let (code, text) = common::run_poslab(&[
+            "table", kind, "--grid-h", "2", "--grid-w", "8", "--dim", dim, "-o",
+            flat.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{text}");
+        let values: Vec<f64> = std::fs::read_to_string(&flat)
+            .unwrap()
+            .split([',', '\n'])
+            .filter(|v| !v.is_empty())
+            .map(|v| v.parse().unwrap())
+            .collect();
+        for (shape, expected) in [([8, 2, columns], 2), ([2, 8, columns], 0)] {
+            let grid = ndarray::Array3::from_shape_vec(shape, values.clone()).unwrap();
+            let path = folder.path().join(format!("{kind}_{}x{}.npy", shape[0], shape[1]));
+            ndarray_npy::write_npy(&path, &grid.mapv(|v| v as f32)).unwrap();
+            let (code, text) = common::run_poslab(&[
+                "check", path.to_str().unwrap(), "--as", kind, "--grid-h", "2", "--grid-w", "8",
+                "--dim", dim,
+            ]);
+            assert_eq!(code, expected, "{kind} {shape:?}: {text}");
+            if expected == 2 {
+                assert!(text.contains("is a grid of 8 x 2 patches"), "{text}");
+            }
+        }
+    }
+}
+
+/// The precision lab refuses float16 positions past 65504 (they overflow to infinity, and the
+/// table would be NaN) instead of writing NaN with exit 0; 65504 itself is fine.
+#[test]
+fn float16_positions_past_its_range_are_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("e.csv");
+    let out = out.to_str().unwrap();
+    let run = |start: &str, types: &[&str]| {
+        let mut args = vec![
+            "table", "rope-cache-error", "--seq", "4", "--dim", "8", "--start", start, "-o", out,
+        ];
+        args.extend_from_slice(types);
+        common::run_poslab(&args)
+    };
+    for types in [&["--positions-in", "f16"][..], &["--arith", "f16"][..]] {
+        let (code, text) = run("70000", types);
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains("float16's largest finite value is 65504"), "{text}");
+        let (code, text) = run("65501", types);
+        assert_eq!(code, 0, "{text}");
+        let written = std::fs::read_to_string(out).unwrap();
+        assert!(!written.contains("NaN") && !written.contains("inf"), "{written}");
+    }
+}

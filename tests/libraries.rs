@@ -535,6 +535,41 @@ fn mlx_causal_alibi_masked_with_the_float32_minimum_is_equivalent() {
     );
 }
 
+/// diffusers' `Timesteps(scale=1000)` over 64 timesteps k/64 is a sinusoidal table at
+/// positions k * 15.625: identify names it given those positions (a range, as identify writes
+/// positions), though pair after pair turns by more than half a turn a row (an alias).
+#[test]
+fn diffusers_scaled_timesteps_are_identified_at_their_positions() {
+    let (status, text) = run(&[
+        "identify",
+        &data("diffusers_timesteps_scale1000.npy"),
+        "--positions",
+        "0..63",
+        "--position-scale",
+        "15.625",
+    ]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.starts_with(
+            "identified: sinusoidal, split layout, sin first, tensor2tensor spacing, base 10000, d = 32, at the positions 0, 1, 2, ... (64 given), times 15.625"
+        ),
+        "{text}"
+    );
+}
+
+/// vLLM's fixed NTK (base 10000 x 2, every frequency divided by 2^(2/64)) is read with its
+/// factor as that power, not as the fitted 1.02189715989...
+#[test]
+fn vllm_fixed_ntk_is_read_with_its_round_power() {
+    let (status, text) = run(&["identify", &data("vllm_ntk_cos_sin_cache.npy")]);
+    assert_eq!(status, 0, "{text}");
+    let exact = 2f64.powf(2.0 / 64.0);
+    assert!(
+        text.contains(&format!("base 20000, linear scaling (Position Interpolation), factor {exact} = 2^(2/64) (vLLM's fixed NTK by 2")),
+        "{text}"
+    );
+}
+
 /// `--queries` and `--zero-heads`, evaluated here from the rule: head h < heads has slope
 /// 2^(-8(h+1)/heads) (a power of two), the others 0; query r is position seq - Q + r.
 #[test]
@@ -913,7 +948,8 @@ fn a_padded_m2m100_table_matches_with_its_zero_row() {
     let (status, text) = check("m2m100_padded_sinusoidal.npy", &given);
     assert_eq!(status, 0, "{text}");
     assert!(text.contains("verdict: MATCH"), "{text}");
-    // identify finds the padding row and reads the rows after it at their own positions.
+    // identify finds the padding row and names the whole table: positions 0..1023, the
+    // padding row zeroed.
     let (status, text) = run(&["identify", &data("m2m100_padded_sinusoidal.npy")]);
     assert_eq!(status, 0, "{text}");
     assert!(text.contains("row 1 is all zeros"), "{text}");
@@ -924,7 +960,7 @@ fn a_padded_m2m100_table_matches_with_its_zero_row() {
     for said in [
         "sinusoidal, split layout, sin first, tensor2tensor spacing, base 10000",
         "d = 64",
-        "positions 2..1023",
+        "positions 0..1023, row 1 zeroed (--zero-row 1)",
     ] {
         assert!(reading.contains(said), "should say {said:?}:\n{text}");
     }

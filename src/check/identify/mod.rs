@@ -789,17 +789,61 @@ fn search_once(
         && rows - zero_row > 2
     {
         let whole = std::mem::take(&mut search.table);
-        search.table = whole
-            .slice_axis(ndarray::Axis(0), ndarray::Slice::from(zero_row + 1..))
-            .to_owned();
-        if kept_if_matched(&mut search, two_dimensional) {
+        // First the whole table: every other row at its own position, 0 to the last (fairseq's
+        // table is positions 0..N-1 with its padding row zeroed).
+        let kept: Vec<usize> = (0..rows).filter(|&r| r != zero_row).collect();
+        search.table = whole.select(ndarray::Axis(0), &kept);
+        let positions = crate::encoding::positions::Positions {
+            list: crate::encoding::positions::PositionList::Given(
+                kept.iter().map(|&r| r as f64).collect(),
+            ),
+            scale: 1.0,
+            scale_at: crate::encoding::positions::ScaleAt::Position,
+        };
+        let before = search.candidates.len();
+        sinusoidal_at_positions(&mut search, &positions);
+        rope_at_positions(&mut search, &positions);
+        let whole_matched = search.candidates[before..]
+            .iter()
+            .any(|c| c.comparison.matches());
+        if whole_matched {
+            search.candidates.drain(..before);
+            // Said as the whole table it is, not as positions skipping one.
+            let given = positions.describe();
+            let said = format!("positions 0..{}, row {zero_row} zeroed (--zero-row {zero_row})", rows - 1);
+            for candidate in &mut search.candidates {
+                candidate.description = candidate
+                    .description
+                    .replace(&format!("at the {given}"), &said);
+                // Its table with the zero row back in place: the file's shape, to draw.
+                if candidate.reference.shape() == search.table.shape() {
+                    let mut full = ArrayD::zeros(whole.raw_dim());
+                    for (k, &r) in kept.iter().enumerate() {
+                        full.index_axis_mut(ndarray::Axis(0), r)
+                            .assign(&candidate.reference.index_axis(ndarray::Axis(0), k));
+                    }
+                    candidate.reference = full;
+                }
+            }
             read_as = Some(format!(
-                "row {zero_row} is all zeros, a padding row (fairseq's and M2M100's padding_idx): read rows {} to {} on their own, whose positions the reading gives; `check --zero-row {zero_row}` checks the whole file against it",
-                zero_row + 1,
-                rows - 1
+                "row {zero_row} is all zeros, a padding row (fairseq's and M2M100's padding_idx): the other rows are the table's at their own positions; `check --zero-row {zero_row}` checks the file against it"
             ));
-        } else {
             search.table = whole;
+        } else {
+            // Else the rows after it on their own, at the positions the reading gives.
+            search.candidates.truncate(before);
+            search.table = whole
+                .slice_axis(ndarray::Axis(0), ndarray::Slice::from(zero_row + 1..))
+                .to_owned();
+            if kept_if_matched(&mut search, two_dimensional) {
+                read_as = Some(format!(
+                    "row {zero_row} is all zeros, a padding row (fairseq's and M2M100's padding_idx): read rows {} to {} on their own, whose positions the reading gives; `check --zero-row {zero_row}` checks the whole file against it",
+                    zero_row + 1,
+                    rows - 1
+                ));
+            } else {
+                search.table = whole;
+            }
         }
     }
     // A mask written with the float32 minimum (-3.4e38) rather than -inf, as many attention

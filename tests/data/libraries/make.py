@@ -261,6 +261,12 @@ def positions():
     unit = torch.rand(24, generator=generator).float()
     save("diffusers_unit_timesteps", unit.numpy())
     save("diffusers_scaled_timestep_embedding", get_timestep_embedding(unit, 32, scale=1000).numpy())
+    # diffusers' Timesteps module with scale 1000 over 64 evenly spaced timesteps k/64: rows at
+    # positions k * 15.625, the scale applied to the float32 angle.
+    from diffusers.models.embeddings import Timesteps
+
+    module = Timesteps(32, flip_sin_to_cos=False, downscale_freq_shift=1, scale=1000)
+    save("diffusers_timesteps_scale1000", module(torch.arange(64) / 64).numpy())
     # diffusers' 1D RoPE at half-step positions (a crop or an interpolated grid): cos and sin,
     # each angle repeated twice in a row.
     pos = torch.arange(20, dtype=torch.float32) * 0.5 + 3.0
