@@ -506,7 +506,10 @@ pub(super) fn scaled_frequencies(
             .map(|factor| (factor, format!("{factor}")))
             .collect();
         let fitted_factor = factors.pop();
-        factors.extend(ntk_powers.into_iter().filter(|&s| s > 1.0).map(|s| {
+        // Only a power the fit lands on to float32's precision: with a wide rotary part every
+        // s in a broad range gives nearly the same power (300^(2/80000) = 1.00014).
+        let lands = |s: f64| (s.powf(exponent) - linear_factor).abs() <= 1e-7 * linear_factor;
+        factors.extend(ntk_powers.into_iter().filter(|&s| s > 1.0 && lands(s)).map(|s| {
             (
                 s.powf(exponent),
                 format!(

@@ -51,13 +51,18 @@ pub(super) struct LongropeReading {
 /// `values` (each pair's frequency as read) read as LongRoPE; `None` where no round base gives
 /// factors LongRoPE's search would keep with at least a quarter of them (and two) round, or
 /// where they are all equal (a plain or linear scaling, read elsewhere). `strict` is how closely a rounded factor must reproduce the file.
+/// The most pairs a LongRoPE reading is tried for: its factors are fitted pair by pair, each
+/// trial remaking the table (time grows with the square of the pairs), and real models rotate
+/// at most 256 pairs (a head of 512).
+const MAX_PAIRS: usize = 1024;
+
 pub(super) fn longrope_reading(
     values: &[f64],
     target: &FrequencyTarget<'_>,
     strict: Tolerance,
 ) -> Option<LongropeReading> {
     let n = values.len();
-    if n < 2 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+    if n < 2 || n > MAX_PAIRS || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
         return None;
     }
     let attention = target.amplitude.unwrap_or(1.0);
