@@ -98,6 +98,12 @@ fn main() {
     }
     let status = match cli::dispatch(std::env::args_os()) {
         Outcome::Exit(status) => status,
+        Outcome::OpenApp(_) if no_display() => {
+            poslab::table_args::output::note(
+                "error: there is no display to open the app's window on (neither DISPLAY nor WAYLAND_DISPLAY is set); the command line still works: poslab --help",
+            );
+            1
+        }
         Outcome::OpenApp(launch) => match poslab::app::run(launch) {
             Ok(()) => 0,
             Err(error) => {
@@ -110,6 +116,15 @@ fn main() {
         },
     };
     std::process::exit(status);
+}
+
+/// Whether this is a Linux (or BSD) session without a display server to open a window on: said
+/// plainly, before winit's message (which names a source file of the machine it was built on).
+fn no_display() -> bool {
+    cfg!(all(unix, not(target_os = "macos")))
+        && ["DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET"]
+            .iter()
+            .all(|name| std::env::var_os(name).is_none_or(|value| value.is_empty()))
 }
 
 /// Mesa's device-selection layer (an implicit Vulkan layer) asks Wayland for the compositor's

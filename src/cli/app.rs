@@ -125,10 +125,12 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
         let Some(text) = text else {
             return Ok(None);
         };
+        // As poslab table reads numbers: no spaces around, a count written as a whole number.
         let value: f64 = text
-            .trim()
             .parse()
-            .map_err(|_| CliError::usage(format!("--{flag} {text}: not a number")))?;
+            .map_err(|_| {
+                CliError::usage(format!("--{flag} {text}: not a number (with no spaces)"))
+            })?;
         if !value.is_finite() {
             return Err(CliError::usage(format!(
                 "--{flag} {text}: not a finite number"
@@ -139,21 +141,42 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
             (allowed, None) => Ok(Some(allowed)),
         }
     };
-    // A count: the allowed value must be whole too.
+    // A count: written as a whole number (not 6.0 or 1e3), as poslab table takes it.
     let count = |flag: &str, param: SharedParam, text: &Option<String>| {
-        let value = checked(flag, param, text)?;
-        match (text, value) {
-            (Some(text), Some(v)) if v.fract() != 0.0 => Err(CliError::usage(format!(
-                "--{flag} {text}: a whole number is needed"
-            ))),
-            _ => Ok(value),
+        if let Some(text) = text
+            && text.parse::<i64>().is_err()
+        {
+            return Err(CliError::usage(format!(
+                "--{flag} {text}: a whole number is needed, written as one, with no spaces (e.g. 64)"
+            )));
         }
+        checked(flag, param, text)
     };
     let dim = count("dim", SharedParam::Dim, &args.dim)?;
     let seq = count("seq", SharedParam::Seq, &args.seq)?;
     let start = count("start", SharedParam::Start, &args.start)?;
     let heads = count("heads", SharedParam::Heads, &args.heads)?;
     let base = checked("base", SharedParam::Base, &args.base)?;
+    // The table to check is looked at before any window opens.
+    if let Some(path) = &args.check
+        && !cfg!(target_arch = "wasm32")
+    {
+        match std::fs::metadata(path) {
+            Ok(metadata) if metadata.is_file() => {}
+            Ok(_) => {
+                return Err(CliError::usage(format!(
+                    "--check {}: is not a file (a .npy, .csv or .safetensors table is needed)",
+                    path.display()
+                )));
+            }
+            Err(error) => {
+                return Err(CliError::usage(format!(
+                    "--check {}: cannot be read: {error}",
+                    path.display()
+                )));
+            }
+        }
+    }
     Ok(AppLaunch {
         view: args.view,
         dim: dim.map(|v| v as usize),

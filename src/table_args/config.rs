@@ -201,7 +201,7 @@ fn options_for(config: &ModelConfig, kind: Kind) -> Vec<(&'static str, String)> 
 /// `poslab config`.
 pub fn run_config(args: &ConfigArgs) -> Result<(), CliError> {
     let config = read_config(&args.file)?;
-    super::output::print(&describe(&config))?;
+    super::output::print(&describe(&config, &args.file))?;
     // What `poslab table --config` would refuse is an error here too (exit 2), in its words.
     match config_problem(&config) {
         Some(problem) => Err(CliError::usage(format!(
@@ -227,7 +227,7 @@ pub fn config_problem(config: &ModelConfig) -> Option<String> {
 }
 
 /// The one short block `poslab config` prints.
-pub fn describe(config: &ModelConfig) -> String {
+pub fn describe(config: &ModelConfig, path: &Path) -> String {
     let mut lines = vec![format!(
         "model: {}{}",
         config.name,
@@ -332,9 +332,17 @@ pub fn describe(config: &ModelConfig) -> String {
                 words.push("--seq".to_owned());
                 words.push(seq.clone());
             }
-            for (id, value) in options_for(config, kind) {
-                words.push(flag(id));
-                words.push(value);
+            let options = options_for(config, kind);
+            // A factor list of thousands of numbers makes a command no one types: the config
+            // itself then gives the options (`--config`), as poslab table reads it.
+            if options.iter().map(|(_, v)| v.len()).sum::<usize>() > LONGEST_OPTIONS {
+                words.push("--config".to_owned());
+                words.push(crate::import::printable(&shell_word(&path.display().to_string())));
+            } else {
+                for (id, value) in options {
+                    words.push(flag(id));
+                    words.push(value);
+                }
             }
             words.push("-o".to_owned());
             words.push(format!("{}.npy", kind_name(kind).replace('-', "_")));
@@ -343,6 +351,22 @@ pub fn describe(config: &ModelConfig) -> String {
         }
     }
     lines.join("\n") + "\n"
+}
+
+/// The most characters of option values a printed command spells out; beyond it the command
+/// names the config instead.
+const LONGEST_OPTIONS: usize = 400;
+
+/// `word` as a shell reads it back: quoted when it holds anything but plain path characters.
+fn shell_word(word: &str) -> String {
+    let plain = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@".contains(c));
+    if plain && !word.is_empty() {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// Fills the options of `args` that the command line left unset from `--config`: every

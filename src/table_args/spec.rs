@@ -22,6 +22,13 @@ pub(super) const SCALING_OPTIONS: &[&str] = &[
 
 /// The rotary width and scaling of the RoPE options, for a head of `dim`.
 pub(super) fn rope_frequencies(args: &TableArgs, dim: usize) -> Result<RopeFrequencies, CliError> {
+    // Given frequencies make the base unused: a --base beside them would be ignored silently.
+    if args.inv_freq.is_some() && args.base != crate::encoding::defaults::BASE {
+        return Err(CliError::usage(format!(
+            "--base {} does not apply with --inv-freq: the frequencies are given, and no base is used; leave --base out",
+            args.base
+        )));
+    }
     let rotary_dim = match (args.rotary_dim, args.partial_rotary_factor) {
         (Some(_), Some(_)) => {
             return Err(CliError::usage(
@@ -934,7 +941,18 @@ fn rope_axes_params(
     use crate::encoding::rope_axes::{AxesSplit, RopeAxesParams};
     let split = match (&args.axes_dim, &args.mrope_section) {
         (Some(dims), None) => {
-            AxesSplit::AxesDim(count_list("axes_dim", dims, "each axis's RoPE width")?)
+            let dims = count_list("axes_dim", dims, "each axis's RoPE width")?;
+            // --dim says nothing --axes-dim does not, and must not contradict it.
+            let total: usize = dims.iter().sum();
+            if let Some(dim) = args.sizes.dim
+                && usize::try_from(dim).ok() != Some(total)
+            {
+                return Err(CliError::usage(format!(
+                    "--dim {dim} is not allowed with --axes-dim {}: the axes' widths make a RoPE of {total} dimensions; give --dim {total}, or leave --dim out",
+                    dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
+                )));
+            }
+            AxesSplit::AxesDim(dims)
         }
         (None, Some(sections)) => AxesSplit::MropeSection {
             dim: match args.sizes.dim {
