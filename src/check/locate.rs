@@ -92,6 +92,16 @@ impl Diagnosis {
             ),
             Diagnosis::WholeColumns { columns, moved } => {
                 let list = list_of(columns);
+                // "The others match" only where there are others.
+                let all = located
+                    .shape
+                    .last()
+                    .is_some_and(|&n| columns.len() == n);
+                let others = if all {
+                    format!("every column ({} of {}) is wrong", columns.len(), columns.len())
+                } else {
+                    format!("whole columns ({list}) are wrong and the others match")
+                };
                 if !moved.is_empty() && moved.len() == columns.len() {
                     let mut swaps: Vec<String> = moved
                         .iter()
@@ -102,12 +112,23 @@ impl Diagnosis {
                         swaps.push(format!("... ({} columns moved)", moved.len()));
                     }
                     format!(
-                        "whole columns ({list}) are wrong and the others match; {}: columns in another order (a layout slip: interleaved, split or half pairs)",
+                        "{others}; {}: columns in another order (a layout slip: interleaved, split or half pairs)",
                         swaps.join(", ")
                     )
                 } else {
+                    let others = if all {
+                        format!(
+                            "every column ({} of {}) is wrong in almost every row",
+                            columns.len(),
+                            columns.len()
+                        )
+                    } else {
+                        format!(
+                            "whole columns ({list}) are wrong in almost every row and the others match"
+                        )
+                    };
                     format!(
-                        "whole columns ({list}) are wrong in almost every row and the others match: a layout slip (interleaved, split or half pairs) or wrong frequencies for those pairs"
+                        "{others}: a layout slip (interleaved, split or half pairs) or wrong frequencies for those pairs"
                     )
                 }
             }

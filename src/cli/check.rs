@@ -294,6 +294,7 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
     let (loaded, stored) = args
         .input
         .load("checking", CHECK_BYTES_PER_VALUE, usize::MAX)?;
+    let file_shape = loaded.shape().to_vec();
     let reference = cpu::compute(&spec).map_err(engine_error)?;
     let reference = finish_table(reference, &args.table, &spec)?.into_real();
     // An explicit tolerance is the user's own; without one, a file that says how it stores
@@ -342,6 +343,14 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         };
     drop(working);
     let mut text = format!("{}: {}\n", args.input.file.display(), spec.kind_name());
+    // The shape lines below are of the compared table, its axes of length 1 left out: the
+    // file's own shape first where that differs ([4, 1, 16]; a 0-d array's []).
+    let compared: Vec<usize> = file_shape.iter().copied().filter(|&n| n != 1).collect();
+    if compared != file_shape {
+        text.push_str(&format!(
+            "file shape {file_shape:?} (compared without its axes of length 1)\n"
+        ));
+    }
     for line in read_as.into_iter().chain(preface) {
         text.push_str(&line);
         text.push('\n');

@@ -147,7 +147,17 @@ fn shown_value(value: &Value) -> String {
 fn count(map: &Map<String, Value>, key: &str) -> Result<Option<usize>, ConfigError> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(value) => value.as_u64().map(|n| Some(n as usize)).ok_or_else(|| {
+        // 128.0 is whole too (some exporters write every number as a float).
+        Some(value) => value
+            .as_u64()
+            .or_else(|| {
+                value
+                    .as_f64()
+                    .filter(|v| *v >= 0.0 && v.fract() == 0.0 && *v < 2f64.powi(53))
+                    .map(|v| v as u64)
+            })
+            .map(|n| Some(n as usize))
+            .ok_or_else(|| {
             ConfigError(format!(
                 "\"{key}\" is {}; it must be a whole number",
                 shown_value(value)
@@ -207,9 +217,16 @@ fn scaling(
         "llama3" => ScalingKind::Llama3,
         // Phi-3's first configs call LongRoPE "su".
         "longrope" | "su" => ScalingKind::Longrope,
+        // Qwen2-VL's M-RoPE rotates by three position axes: a table of its own kind.
+        "mrope" => {
+            return Err(ConfigError(
+                "rope type \"mrope\" (Qwen2-VL's multimodal RoPE) takes each token's time, height and width positions: poslab table rope-axes --mrope-section S0,S1,S2 --dim D computes it; a config alone does not set it up"
+                    .to_owned(),
+            ));
+        }
         other => {
             return Err(ConfigError(format!(
-                "rope type \"{}\" is not one poslab computes: default, linear, ntk, dynamic, yarn, llama3, longrope (su)",
+                "rope type \"{}\" is not one poslab computes: default, linear, ntk, dynamic, yarn, llama3, longrope (su), or mrope through rope-axes",
                 crate::import::printable(other)
             )));
         }
@@ -270,12 +287,14 @@ impl ModelConfig {
             || mpt_alibi == Some(true)
             || flag(&top, "alibi")? == Some(true)
             || string(&top, "position_embedding_type")? == Some("alibi");
-        let need = |what: Option<usize>, keys: &str| {
-            what.filter(|&n| n > 0).ok_or_else(|| {
-                ConfigError(format!(
-                    "has no {keys}, which the {model_type:?} encoding needs"
-                ))
-            })
+        let need = |what: Option<usize>, keys: &str| match what {
+            Some(0) => Err(ConfigError(format!(
+                "has {keys} 0, which the {model_type:?} encoding needs at 1 or more"
+            ))),
+            Some(n) => Ok(n),
+            None => Err(ConfigError(format!(
+                "has no {keys}, which the {model_type:?} encoding needs"
+            ))),
         };
         let encoding = if is_alibi {
             PositionEncoding::Alibi {
@@ -367,6 +386,12 @@ fn rope(
         Some(d) => d,
         None => match (hidden, heads) {
             (Some(hidden), Some(heads)) if heads > 0 => hidden / heads,
+            (Some(_), Some(0)) => {
+                return Err(ConfigError(
+                    "has \"num_attention_heads\": 0 and no head_dim: the head width is hidden_size over the heads, and there are none; it must be 1 or more"
+                        .to_owned(),
+                ));
+            }
             _ => {
                 return Err(ConfigError(
                     "has neither head_dim nor hidden_size and num_attention_heads: the head width is unknown"

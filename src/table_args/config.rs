@@ -383,7 +383,7 @@ pub fn apply_config(args: &mut TableArgs, matches: &ArgMatches) -> Result<(), Cl
             (&config.encoding, kind),
             (
                 PositionEncoding::Rope { .. },
-                Kind::RopeAngles | Kind::RopeApply
+                Kind::RopeAngles | Kind::RopeApply | Kind::RopeCacheError
             ) | (
                 PositionEncoding::Alibi { .. },
                 Kind::AlibiSlopes | Kind::Alibi
