@@ -323,7 +323,8 @@ fn identify_of_swapped_columns_names_the_table_and_diagnoses_the_swap() {
     assert!(!identification.found());
     let best = identification.best().unwrap();
     assert!(
-        best.description.starts_with("sinusoidal, interleaved layout, sin first, Vaswani spacing, base 10000,"),
+        best.description
+            .starts_with("sinusoidal, interleaved layout, sin first, Vaswani spacing, base 10000,"),
         "{}",
         best.description
     );
@@ -336,7 +337,10 @@ fn identify_of_swapped_columns_names_the_table_and_diagnoses_the_swap() {
         differs.diagnosis
     );
     let report = identification.report();
-    assert!(report.contains("diagnosis: whole columns (3, 5)"), "{report}");
+    assert!(
+        report.contains("diagnosis: whole columns (3, 5)"),
+        "{report}"
+    );
 }
 
 /// One bad element outweighs a base's last digits: the closest reading of a RoPE cos cache

@@ -3380,21 +3380,42 @@ fn app_refuses_bad_settings_before_any_window_opens() {
             vec!["app", "--view", "nope"],
             "invalid value 'nope' for '--view <VIEW>'",
         ),
-        (vec!["app", "--seq", "abc"], "--seq abc: a whole number is needed"),
+        (
+            vec!["app", "--seq", "abc"],
+            "--seq abc: a whole number is needed",
+        ),
         (vec!["app", "--base", "abc"], "--base abc: not a number"),
-        (vec!["app", "--base", "1e400"], "--base 1e400: not a finite number"),
+        (
+            vec!["app", "--base", "1e400"],
+            "--base 1e400: not a finite number",
+        ),
         // One rule with poslab table: no spaces around, a count written as a whole number.
-        (vec!["app", "--seq", "1e400"], "--seq 1e400: a whole number is needed"),
-        (vec!["app", "--dim", " 4"], "--dim  4: a whole number is needed"),
-        (vec!["app", "--dim", "1e3"], "--dim 1e3: a whole number is needed"),
-        (vec!["app", "--dim", "6.0"], "--dim 6.0: a whole number is needed"),
+        (
+            vec!["app", "--seq", "1e400"],
+            "--seq 1e400: a whole number is needed",
+        ),
+        (
+            vec!["app", "--dim", " 4"],
+            "--dim  4: a whole number is needed",
+        ),
+        (
+            vec!["app", "--dim", "1e3"],
+            "--dim 1e3: a whole number is needed",
+        ),
+        (
+            vec!["app", "--dim", "6.0"],
+            "--dim 6.0: a whole number is needed",
+        ),
         (vec!["app", "--base", " 500"], "--base  500: not a number"),
         // The table to check is looked at first.
         (
             vec!["app", "--check", "/no/such/table.npy"],
             "--check /no/such/table.npy: cannot be read",
         ),
-        (vec!["app", "--check", "/tmp"], "--check /tmp: is not a file"),
+        (
+            vec!["app", "--check", "/tmp"],
+            "--check /tmp: is not a file",
+        ),
         (
             vec!["app", "--seq", "-5"],
             "--seq -5: -5 is below the smallest sequence length, 1",

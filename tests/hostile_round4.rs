@@ -11,7 +11,12 @@ fn poslab() -> Command {
 
 /// `args` run with stdout (`out`) or stderr to `/dev/full`: the exit status and stderr.
 fn to_full_device(args: &[&str], stdout_full: bool) -> (i32, String) {
-    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
     let mut command = poslab();
     command.args(args).stdin(Stdio::null());
     if stdout_full {
@@ -34,14 +39,39 @@ fn output_to_a_full_device_is_one_line_and_exit_1() {
     let table = folder.path().join("t.npy");
     let table_str = table.to_str().unwrap();
     let (code, text) = common::run_poslab(&[
-        "table", "sinusoidal", "--seq", "16", "--dim", "8", "-o", table_str,
+        "table",
+        "sinusoidal",
+        "--seq",
+        "16",
+        "--dim",
+        "8",
+        "-o",
+        table_str,
     ]);
     assert_eq!(code, 0, "{text}");
     let commands: [&[&str]; 6] = [
         &["config", "assets/models/llama-2-7b.json"],
         &["identify", table_str],
-        &["check", table_str, "--as", "sinusoidal", "--seq", "16", "--dim", "8"],
-        &["bench", "sinusoidal", "--seq", "16", "--dim", "8", "--repeats", "1"],
+        &[
+            "check",
+            table_str,
+            "--as",
+            "sinusoidal",
+            "--seq",
+            "16",
+            "--dim",
+            "8",
+        ],
+        &[
+            "bench",
+            "sinusoidal",
+            "--seq",
+            "16",
+            "--dim",
+            "8",
+            "--repeats",
+            "1",
+        ],
         &["help"],
         &["--version"],
     ];
@@ -58,11 +88,24 @@ fn output_to_a_full_device_is_one_line_and_exit_1() {
     // stderr full: a table is still written (its notes are extra), and a refusal still exits
     // 2, with no panic.
     let (code, _) = to_full_device(
-        &["table", "sinusoidal", "--seq", "4", "--dim", "4", "-o", table_str, "--verbose"],
+        &[
+            "table",
+            "sinusoidal",
+            "--seq",
+            "4",
+            "--dim",
+            "4",
+            "-o",
+            table_str,
+            "--verbose",
+        ],
         false,
     );
     assert_eq!(code, 0);
-    let (code, _) = to_full_device(&["table", "sinusoidal", "--seq", "0", "-o", table_str], false);
+    let (code, _) = to_full_device(
+        &["table", "sinusoidal", "--seq", "0", "-o", table_str],
+        false,
+    );
     assert_eq!(code, 2);
 }
 
@@ -102,11 +145,26 @@ fn outputs_that_are_not_regular_files_are_refused() {
         assert!(text.contains(&format!("it is {what}")), "{name}: {text}");
         assert_eq!(text.trim().lines().count(), 1, "{text}");
     }
-    assert!(std::fs::symlink_metadata(at("pipe.npy")).unwrap().file_type().is_fifo());
+    assert!(
+        std::fs::symlink_metadata(at("pipe.npy"))
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
     for link in ["device.npy", "device.png", "a.npy", "b.npy"] {
-        assert!(std::fs::symlink_metadata(at(link)).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(at(link))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
-    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
 }
 
 /// The first line of `poslab identify` with `args`.
@@ -130,7 +188,14 @@ fn identify_names_tables_written_at_the_positions_it_is_given() {
         &["--positions", "0,2,4,6,8,10,12,14"],
         &["--positions", "3..10"],
         &["--positions", "0.5,1.5,2.5,3.5,4.5,5.5,6.5,7.5"],
-        &["--positions", "0..31", "--layout", "split", "--spacing", "t2t"],
+        &[
+            "--positions",
+            "0..31",
+            "--layout",
+            "split",
+            "--spacing",
+            "t2t",
+        ],
         &["--positions", "0..7", "--position-scale", "1000"],
     ];
     for case in cases {
@@ -139,14 +204,24 @@ fn identify_names_tables_written_at_the_positions_it_is_given() {
         let (code, text) = common::run_poslab(&args);
         assert_eq!(code, 0, "{text}");
         let mut given = vec![file];
-        given.extend(case.iter().take(if case.len() == 4 && case[2] == "--position-scale" { 4 } else { 2 }));
+        given.extend(
+            case.iter()
+                .take(if case.len() == 4 && case[2] == "--position-scale" {
+                    4
+                } else {
+                    2
+                }),
+        );
         let first = identified(&given);
         let layout = if case.contains(&"split") {
             "sinusoidal, split layout, sin first, tensor2tensor spacing, base 10000, d = 16"
         } else {
             "sinusoidal, interleaved layout, sin first, Vaswani spacing, base 10000, d = 16"
         };
-        assert!(first.starts_with(&format!("identified: {layout}")), "{case:?}: {first}");
+        assert!(
+            first.starts_with(&format!("identified: {layout}")),
+            "{case:?}: {first}"
+        );
     }
 }
 
@@ -164,7 +239,11 @@ fn a_runner_up_names_only_models_of_the_caches_pairing() {
         assert_eq!(code, 0, "{text}");
         let (code, text) = common::run_poslab(&["identify", file]);
         assert_eq!(code, 0, "{text}");
-        assert_eq!(text.contains("gpt-j"), layout == "interleaved", "{layout}: {text}");
+        assert_eq!(
+            text.contains("gpt-j"),
+            layout == "interleaved",
+            "{layout}: {text}"
+        );
     }
 }
 
@@ -176,10 +255,26 @@ fn config_refuses_what_table_config_refuses_in_the_same_words() {
     let model = std::fs::read_to_string("assets/models/llama-3.1-8b.json").unwrap();
     let mut config: serde_json::Value = serde_json::from_str(&model).unwrap();
     let cases: [(&str, serde_json::Value, &str); 4] = [
-        ("factor", serde_json::json!(0.5), "--factor 0.5 is not allowed"),
-        ("factor", serde_json::json!(-1), "--factor -1 is not allowed"),
-        ("low_freq_factor", serde_json::json!(8), "--low-freq-factor 8 is not allowed"),
-        ("original_max_position_embeddings", serde_json::Value::Null, "needs --original-max-position-embeddings"),
+        (
+            "factor",
+            serde_json::json!(0.5),
+            "--factor 0.5 is not allowed",
+        ),
+        (
+            "factor",
+            serde_json::json!(-1),
+            "--factor -1 is not allowed",
+        ),
+        (
+            "low_freq_factor",
+            serde_json::json!(8),
+            "--low-freq-factor 8 is not allowed",
+        ),
+        (
+            "original_max_position_embeddings",
+            serde_json::Value::Null,
+            "needs --original-max-position-embeddings",
+        ),
     ];
     for (key, value, words) in cases {
         let mut broken = config.clone();
@@ -196,7 +291,14 @@ fn config_refuses_what_table_config_refuses_in_the_same_words() {
         assert!(said.contains(words), "{key}: {said}");
         let out = folder.path().join("t.npy");
         let (code, table_said) = common::run_poslab(&[
-            "table", "rope-angles", "--config", path, "--seq", "8", "-o", out.to_str().unwrap(),
+            "table",
+            "rope-angles",
+            "--config",
+            path,
+            "--seq",
+            "8",
+            "-o",
+            out.to_str().unwrap(),
         ]);
         assert_eq!(code, 2, "{key}: {table_said}");
         assert!(table_said.contains(words), "{key}: {table_said}");
@@ -217,7 +319,15 @@ fn a_grid_file_of_another_grid_is_refused() {
     for (kind, dim, columns) in [("sincos-2d", "16", 16), ("rope-2d-axial", "16", 8)] {
         let flat = folder.path().join(format!("{kind}.csv"));
         let (code, text) = common::run_poslab(&[
-            "table", kind, "--grid-h", "2", "--grid-w", "8", "--dim", dim, "-o",
+            "table",
+            kind,
+            "--grid-h",
+            "2",
+            "--grid-w",
+            "8",
+            "--dim",
+            dim,
+            "-o",
             flat.to_str().unwrap(),
         ]);
         assert_eq!(code, 0, "{text}");
@@ -229,11 +339,21 @@ fn a_grid_file_of_another_grid_is_refused() {
             .collect();
         for (shape, expected) in [([8, 2, columns], 2), ([2, 8, columns], 0)] {
             let grid = ndarray::Array3::from_shape_vec(shape, values.clone()).unwrap();
-            let path = folder.path().join(format!("{kind}_{}x{}.npy", shape[0], shape[1]));
+            let path = folder
+                .path()
+                .join(format!("{kind}_{}x{}.npy", shape[0], shape[1]));
             ndarray_npy::write_npy(&path, &grid.mapv(|v| v as f32)).unwrap();
             let (code, text) = common::run_poslab(&[
-                "check", path.to_str().unwrap(), "--as", kind, "--grid-h", "2", "--grid-w", "8",
-                "--dim", dim,
+                "check",
+                path.to_str().unwrap(),
+                "--as",
+                kind,
+                "--grid-h",
+                "2",
+                "--grid-w",
+                "8",
+                "--dim",
+                dim,
             ]);
             assert_eq!(code, expected, "{kind} {shape:?}: {text}");
             if expected == 2 {
@@ -252,7 +372,16 @@ fn float16_positions_past_its_range_are_refused() {
     let out = out.to_str().unwrap();
     let run = |start: &str, types: &[&str]| {
         let mut args = vec![
-            "table", "rope-cache-error", "--seq", "4", "--dim", "8", "--start", start, "-o", out,
+            "table",
+            "rope-cache-error",
+            "--seq",
+            "4",
+            "--dim",
+            "8",
+            "--start",
+            start,
+            "-o",
+            out,
         ];
         args.extend_from_slice(types);
         common::run_poslab(&args)
@@ -260,10 +389,221 @@ fn float16_positions_past_its_range_are_refused() {
     for types in [&["--positions-in", "f16"][..], &["--arith", "f16"][..]] {
         let (code, text) = run("70000", types);
         assert_eq!(code, 2, "{text}");
-        assert!(text.contains("float16's largest finite value is 65504"), "{text}");
+        assert!(
+            text.contains("float16's largest finite value is 65504"),
+            "{text}"
+        );
         let (code, text) = run("65501", types);
         assert_eq!(code, 0, "{text}");
         let written = std::fs::read_to_string(out).unwrap();
-        assert!(!written.contains("NaN") && !written.contains("inf"), "{written}");
+        assert!(
+            !written.contains("NaN") && !written.contains("inf"),
+            "{written}"
+        );
     }
+}
+
+/// identify of 40,000 values (one very long CSV line, as ALiBi slopes or a constant vector)
+/// answers instead of running for minutes: LongRoPE's pair-by-pair reading, whose time grows
+/// with the square of the pairs, is not tried beyond real models' widths. Not a timing: a
+/// guard that kills a search still running after two minutes.
+#[test]
+fn identify_of_forty_thousand_values_answers() {
+    let folder = tempfile::tempdir().unwrap();
+    let line: Vec<String> = (0..40_000).map(|_| "0.5".to_owned()).collect();
+    let file = folder.path().join("long.csv");
+    std::fs::write(&file, line.join(",") + "\n").unwrap();
+    let mut child = poslab()
+        .args(["identify", file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("identify of 40,000 values still ran after two minutes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(1), "no match, said");
+}
+
+/// Without a display the app says so in one plain line (no winit message, no source path of
+/// the machine it was built on), exit 1; a table to check that is not there is refused first,
+/// exit 2.
+#[test]
+fn the_app_without_a_display_says_so_plainly() {
+    let run = |args: &[&str]| {
+        let output = poslab()
+            .args(args)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("WAYLAND_SOCKET")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, text) = run(&["app"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert_eq!(text.trim().lines().count(), 1, "{text}");
+    assert!(text.contains("there is no display"), "{text}");
+    assert!(!text.contains(".rs:"), "{text}");
+    let (code, text) = run(&["app", "--check", "/no/such/table.npy"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("--check /no/such/table.npy: cannot be read"),
+        "{text}"
+    );
+}
+
+/// Options that would have no effect are refused, naming why: a base beside given
+/// frequencies, a --dim the axes' widths contradict.
+#[test]
+fn options_without_effect_are_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("t.npy");
+    let out = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 2] = [
+        (
+            &[
+                "rope-angles",
+                "--seq",
+                "4",
+                "--dim",
+                "4",
+                "--inv-freq",
+                "1,0.1",
+                "--base",
+                "500",
+            ],
+            "--base 500 does not apply with --inv-freq",
+        ),
+        (
+            &[
+                "rope-axes",
+                "--grid",
+                "1,4,4",
+                "--axes-dim",
+                "4,4,4",
+                "--dim",
+                "16",
+            ],
+            "--dim 16 is not allowed with --axes-dim 4,4,4: the axes' widths make a RoPE of 12 dimensions",
+        ),
+    ];
+    for (args, says) in cases {
+        let mut all = vec!["table"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", out]);
+        let (code, text) = common::run_poslab(&all);
+        assert_eq!(code, 2, "{args:?}: {text}");
+        assert!(text.contains(says), "{args:?}: {text}");
+    }
+    let (code, text) = common::run_poslab(&[
+        "table",
+        "rope-axes",
+        "--grid",
+        "1,4,4",
+        "--axes-dim",
+        "4,4,4",
+        "--dim",
+        "12",
+        "-o",
+        out,
+    ]);
+    assert_eq!(code, 0, "{text}");
+}
+
+/// Messages that named the wrong thing: a whole head_dim written 128.0 is read, zero heads are
+/// said as zero heads, "mrope" points to rope-axes, rope-cache-error takes a model's config,
+/// and a layout slip of every column does not say "the others match".
+#[test]
+fn messages_name_what_is_wrong() {
+    let folder = tempfile::tempdir().unwrap();
+    let model = std::fs::read_to_string("assets/models/llama-3.1-8b.json").unwrap();
+    let config: serde_json::Value = serde_json::from_str(&model).unwrap();
+    let write = |name: &str, change: &dyn Fn(&mut serde_json::Value)| {
+        let mut changed = config.clone();
+        change(&mut changed);
+        let path = folder.path().join(name);
+        std::fs::write(&path, changed.to_string()).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let float_dim = write("f.json", &|c| c["head_dim"] = serde_json::json!(128.0));
+    let (code, text) = common::run_poslab(&["config", &float_dim]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("head dim: 128"), "{text}");
+    let no_heads = write("h.json", &|c| {
+        c["num_attention_heads"] = serde_json::json!(0)
+    });
+    let (code, text) = common::run_poslab(&["config", &no_heads]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("\"num_attention_heads\": 0"), "{text}");
+    let mrope =
+        write(
+            "m.json",
+            &|c| {
+                c["rope_scaling"] =
+                    serde_json::json!({"type": "mrope", "mrope_section": [16, 24, 24]})
+            },
+        );
+    let (code, text) = common::run_poslab(&["config", &mrope]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("rope-axes --mrope-section"), "{text}");
+    let out = folder.path().join("e.npy");
+    let (code, text) = common::run_poslab(&[
+        "table",
+        "rope-cache-error",
+        "--config",
+        "assets/models/llama-3.1-8b.json",
+        "--seq",
+        "8",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    // Cos first against sin first moves every column: none is left to "match".
+    let cos_first = folder.path().join("c.npy");
+    let (code, text) = common::run_poslab(&[
+        "table",
+        "sinusoidal",
+        "--seq",
+        "16",
+        "--dim",
+        "8",
+        "--first",
+        "cos",
+        "-o",
+        cos_first.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = common::run_poslab(&[
+        "check",
+        cos_first.to_str().unwrap(),
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "16",
+        "--dim",
+        "8",
+    ]);
+    assert_eq!(code, 1, "{text}");
+    let diagnosis = text
+        .lines()
+        .find(|l| l.starts_with("diagnosis:"))
+        .unwrap_or_default();
+    assert!(
+        diagnosis.starts_with("diagnosis: every column (8 of 8) is wrong;"),
+        "{text}"
+    );
+    assert!(!diagnosis.contains("the others match"), "{text}");
 }

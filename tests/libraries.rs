@@ -515,7 +515,9 @@ fn alibi_windows_of_x_transformers_and_mlx_match_and_are_identified() {
 /// says "equivalent" and exits 0, as identify reads it; symmetric is still a mismatch.
 #[test]
 fn mlx_causal_alibi_masked_with_the_float32_minimum_is_equivalent() {
-    let causal = ["--as", "alibi", "--heads", "12", "--seq", "64", "--mode", "causal"];
+    let causal = [
+        "--as", "alibi", "--heads", "12", "--seq", "64", "--mode", "causal",
+    ];
     let (status, text) = check("mlx_causal_alibi.npy", &causal);
     assert_eq!(status, 0, "{text}");
     assert!(
@@ -528,7 +530,10 @@ fn mlx_causal_alibi_masked_with_the_float32_minimum_is_equivalent() {
     assert_eq!(status, 1, "{text}");
     let (status, text) = run(&["identify", &data("mlx_causal_alibi.npy")]);
     assert_eq!(status, 0, "{text}");
-    assert!(text.contains("read its float32-minimum cells (-3.4e38) as masked"), "{text}");
+    assert!(
+        text.contains("read its float32-minimum cells (-3.4e38) as masked"),
+        "{text}"
+    );
     assert!(
         text.contains("identified: ALiBi biases, 12 heads, 64 positions, causal"),
         "{text}"

@@ -425,10 +425,9 @@ pub fn read_as_rows_note(shape: &[usize], rows: usize) -> String {
 /// is not a grid of three axes, or is the one asked for.
 pub fn grid_contradiction(spec: &crate::engine::TableSpec, shape: &[usize]) -> Option<String> {
     let (grid, columns_first) = match spec {
-        crate::engine::TableSpec::SinCos2d(p) if p.prefix_rows == 0 => (
-            p.grid,
-            p.raster == crate::encoding::grid::Raster::Columns,
-        ),
+        crate::engine::TableSpec::SinCos2d(p) if p.prefix_rows == 0 => {
+            (p.grid, p.raster == crate::encoding::grid::Raster::Columns)
+        }
         crate::engine::TableSpec::Rope2dAxial(p) => (p.grid, false),
         crate::engine::TableSpec::Rope2dMixed { grid, .. } => (*grid, false),
         _ => return None,

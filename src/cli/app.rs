@@ -126,11 +126,9 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
             return Ok(None);
         };
         // As poslab table reads numbers: no spaces around, a count written as a whole number.
-        let value: f64 = text
-            .parse()
-            .map_err(|_| {
-                CliError::usage(format!("--{flag} {text}: not a number (with no spaces)"))
-            })?;
+        let value: f64 = text.parse().map_err(|_| {
+            CliError::usage(format!("--{flag} {text}: not a number (with no spaces)"))
+        })?;
         if !value.is_finite() {
             return Err(CliError::usage(format!(
                 "--{flag} {text}: not a finite number"

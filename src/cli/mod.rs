@@ -17,9 +17,9 @@ use crate::engine::{self, EngineError, Table, TableSpec, ValueKind};
 use crate::export::{self, AtomicFile, OutputFormat, RealDtype};
 
 use crate::bench::BenchArgs;
-use crate::table_args::{output, 
+use crate::table_args::{
     Backend, CliError, Kind, TableArgs, check_options_apply, config, engine_error, one_line,
-    slope_scale, table_spec, zero_row_index,
+    output, slope_scale, table_spec, zero_row_index,
 };
 
 pub mod app;

@@ -158,11 +158,11 @@ fn count(map: &Map<String, Value>, key: &str) -> Result<Option<usize>, ConfigErr
             })
             .map(|n| Some(n as usize))
             .ok_or_else(|| {
-            ConfigError(format!(
-                "\"{key}\" is {}; it must be a whole number",
-                shown_value(value)
-            ))
-        }),
+                ConfigError(format!(
+                    "\"{key}\" is {}; it must be a whole number",
+                    shown_value(value)
+                ))
+            }),
     }
 }
 

@@ -221,7 +221,10 @@ pub fn config_problem(config: &ModelConfig) -> Option<String> {
             base,
             freqs,
             ..
-        } => freqs.validate(*head_dim, *base).err().map(|e| e.to_string()),
+        } => freqs
+            .validate(*head_dim, *base)
+            .err()
+            .map(|e| e.to_string()),
         _ => None,
     }
 }
@@ -337,7 +340,9 @@ pub fn describe(config: &ModelConfig, path: &Path) -> String {
             // itself then gives the options (`--config`), as poslab table reads it.
             if options.iter().map(|(_, v)| v.len()).sum::<usize>() > LONGEST_OPTIONS {
                 words.push("--config".to_owned());
-                words.push(crate::import::printable(&shell_word(&path.display().to_string())));
+                words.push(crate::import::printable(&shell_word(
+                    &path.display().to_string(),
+                )));
             } else {
                 for (id, value) in options {
                     words.push(flag(id));

@@ -949,7 +949,10 @@ fn rope_axes_params(
             {
                 return Err(CliError::usage(format!(
                     "--dim {dim} is not allowed with --axes-dim {}: the axes' widths make a RoPE of {total} dimensions; give --dim {total}, or leave --dim out",
-                    dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
+                    dims.iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
                 )));
             }
             AxesSplit::AxesDim(dims)

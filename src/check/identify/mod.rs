@@ -118,9 +118,15 @@ fn closer_miss(a: &Comparison, b: &Comparison, strict: Tolerance) -> std::cmp::O
     let steps = |c: &Comparison| {
         let error = c.max_abs_error();
         let step = strict.abs + strict.rel * error;
-        if step > 0.0 { (error / step).round() } else { error }
+        if step > 0.0 {
+            (error / step).round()
+        } else {
+            error
+        }
     };
-    share(a).total_cmp(&share(b)).then(steps(a).total_cmp(&steps(b)))
+    share(a)
+        .total_cmp(&share(b))
+        .then(steps(a).total_cmp(&steps(b)))
 }
 
 /// The order of two misses in a report: the closer (see [`closer_miss`]); of misses as close
@@ -671,8 +677,13 @@ fn identify_by(
         .filter(|best| best.partial)
         .map(|best| best.description.clone())
     {
-        let (again, same) =
-            search_once(table, tolerance, stored, given.as_ref(), Some(closest.clone()));
+        let (again, same) = search_once(
+            table,
+            tolerance,
+            stored,
+            given.as_ref(),
+            Some(closest.clone()),
+        );
         table = same;
         if let Some(whole) = again
             .candidates
@@ -682,18 +693,19 @@ fn identify_by(
             identification.candidates[0] = whole;
         }
     }
-    identification.closest_differs = identification
-        .best()
-        .filter(|best| !best.partial)
-        .and_then(|best| {
-            crate::check::locate(
-                &best.comparison,
-                &best.reference,
-                &table,
-                stored,
-                crate::check::locate::DEFAULT_SHOWN,
-            )
-        });
+    identification.closest_differs =
+        identification
+            .best()
+            .filter(|best| !best.partial)
+            .and_then(|best| {
+                crate::check::locate(
+                    &best.comparison,
+                    &best.reference,
+                    &table,
+                    stored,
+                    crate::check::locate::DEFAULT_SHOWN,
+                )
+            });
     identification
 }
 
@@ -810,7 +822,10 @@ fn search_once(
             search.candidates.drain(..before);
             // Said as the whole table it is, not as positions skipping one.
             let given = positions.describe();
-            let said = format!("positions 0..{}, row {zero_row} zeroed (--zero-row {zero_row})", rows - 1);
+            let said = format!(
+                "positions 0..{}, row {zero_row} zeroed (--zero-row {zero_row})",
+                rows - 1
+            );
             for candidate in &mut search.candidates {
                 candidate.description = candidate
                     .description

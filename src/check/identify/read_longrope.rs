@@ -62,7 +62,7 @@ pub(super) fn longrope_reading(
     strict: Tolerance,
 ) -> Option<LongropeReading> {
     let n = values.len();
-    if n < 2 || n > MAX_PAIRS || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+    if !(2..=MAX_PAIRS).contains(&n) || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
         return None;
     }
     let attention = target.amplitude.unwrap_or(1.0);
