@@ -215,8 +215,19 @@ impl Identification {
         ))
     }
 
-    /// What a terminal (and the Check view) says.
+    /// What a terminal says: [`Identification::summary`], and without a match where the file
+    /// differs from the closest reading.
     pub fn report(&self) -> String {
+        self.text(true)
+    }
+
+    /// The reading, the runner-up and the notes, without where the file differs (the Check
+    /// view shows that apart).
+    pub fn summary(&self) -> String {
+        self.text(false)
+    }
+
+    fn text(&self, with_where: bool) -> String {
         let describe = |c: &Candidate| {
             format!(
                 "{}, max error {}{:.1e}",
@@ -248,7 +259,7 @@ impl Identification {
                     "no match within the tolerance; closest: {}",
                     describe(best)
                 ));
-                if let Some(located) = &self.closest_differs {
+                if let Some(located) = self.closest_differs.as_ref().filter(|_| with_where) {
                     lines.push(located.report().trim_end().to_owned());
                 }
             }

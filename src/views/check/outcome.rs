@@ -144,6 +144,8 @@ pub(super) fn compute_outcome(
     let tolerance = explicit.unwrap_or_default();
     // Where the file differs from identify's closest reading, as identify found it.
     let mut identified_differs = None;
+    // What the view shows above its own list of where the file differs, when not the report.
+    let mut identified_summary = None;
     let (title, report, comparison, reference) = match spec {
         None if values.len() > MAX_ELEMENTS => (
             name,
@@ -158,6 +160,7 @@ pub(super) fn compute_outcome(
             let stored = stored.filter(|_| explicit.is_none());
             let mut identification = identify(values, tolerance, stored);
             let report = identification.report();
+            identified_summary = Some(identification.summary());
             identified_differs = identification.closest_differs.take();
             let best = identification.best();
             (
@@ -236,7 +239,7 @@ pub(super) fn compute_outcome(
     };
     Outcome {
         title,
-        summary: report.clone(),
+        summary: identified_summary.unwrap_or_else(|| report.clone()),
         report,
         matches,
         comparison,
