@@ -83,17 +83,30 @@ pub(super) fn rope_frequencies(args: &TableArgs, dim: usize) -> Result<RopeFrequ
     })
 }
 
+/// Numbers are written without spaces, in lists too, as every number option takes them (`--dim
+/// ' 5'` is refused): one rule, said plainly.
+fn refuse_spaces(id: &'static str, text: &str) -> Result<(), CliError> {
+    if text.chars().any(char::is_whitespace) {
+        return Err(CliError::usage(format!(
+            "{} {} is not allowed: it holds spaces; write numbers without spaces, separated by commas only (e.g. 1,2,3)",
+            flag(id),
+            crate::table_args::echo(text)
+        )));
+    }
+    Ok(())
+}
+
 /// A LongRoPE factor list: numbers separated by commas, or a 1-D `.npy` file.
 pub(super) fn factor_list(id: &'static str, text: &str) -> Result<Vec<f64>, CliError> {
     // A file is named by its .npy extension; anything else is a list of numbers (so that
     // "nan,1" is told it holds no number, not that no such file exists).
     let is_file = text.trim().to_ascii_lowercase().ends_with(".npy");
     if !is_file {
+        refuse_spaces(id, text)?;
         return text
             .split(',')
             .map(|part| {
-                part.trim()
-                    .parse::<f64>()
+                part.parse::<f64>()
                     .ok()
                     .filter(|v| v.is_finite())
                     .ok_or_else(|| {
@@ -783,6 +796,7 @@ fn placed(
 
 /// `--position-scale` as numbers: one, or for a grid `sy,sx`; each checked where it is used.
 pub(crate) fn position_scales(text: &str) -> Result<Vec<f64>, CliError> {
+    refuse_spaces("position_scale", text)?;
     // A fraction `a/b` keeps the quotient exact where a decimal would be typed short
     // (diffusers' base_size / grid: 4/6, not 0.6667).
     let number = |part: &str| -> Option<f64> {
@@ -835,6 +849,7 @@ const MOST_RANGE_POSITIONS: u64 = 1 << 24;
 /// `--positions` with ranges, as identify writes positions: `0..63` (both ends included),
 /// `0..3,8,10..12`; whole numbers from 0 up.
 fn position_ranges(text: &str) -> Result<Vec<f64>, CliError> {
+    refuse_spaces("positions", text)?;
     let refuse = |part: &str, why: &str| {
         CliError::usage(format!(
             "--positions {} is not allowed: {} {why} (give numbers or ranges A..B of whole numbers, both ends included, separated by commas)",
