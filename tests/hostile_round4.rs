@@ -607,3 +607,22 @@ fn messages_name_what_is_wrong() {
     );
     assert!(!diagnosis.contains("the others match"), "{text}");
 }
+
+/// A `.safetensors` file cut short, in its header or its data, is said to be cut short, with
+/// the sizes, not "invalid JSON" or "invalid header length".
+#[test]
+fn a_truncated_safetensors_file_is_said_to_be_cut_short() {
+    let folder = tempfile::tempdir().unwrap();
+    let whole = folder.path().join("whole.safetensors");
+    let values: Vec<f32> = (0..64).map(|k| k as f32).collect();
+    common::safetensors_file(&whole, &[("t", &values, vec![8, 8])]);
+    let bytes = std::fs::read(&whole).unwrap();
+    let header = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    for cut in [20, 8 + header - 5, 8 + header, bytes.len() - 1] {
+        let path = folder.path().join(format!("cut{cut}.safetensors"));
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let (code, text) = common::run_poslab(&["identify", path.to_str().unwrap()]);
+        assert_eq!(code, 2, "{cut}: {text}");
+        assert!(text.contains("it is cut short"), "{cut}: {text}");
+    }
+}

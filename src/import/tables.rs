@@ -318,7 +318,10 @@ fn safetensors_header<R: Read>(reader: &mut R, size: u64) -> Result<SafetensorsH
         return Err(invalid(SafeTensorError::HeaderTooLarge));
     }
     if 8 + length > size {
-        return Err(invalid(SafeTensorError::InvalidHeaderLength));
+        return Err(format!(
+            "is not a valid .safetensors file: it is cut short (its header says {length} bytes of header, and the file holds {} after the length); a download or copy that did not finish?",
+            size - 8
+        ));
     }
     let mut header = Vec::new();
     reader
@@ -340,6 +343,12 @@ fn safetensors_header<R: Read>(reader: &mut R, size: u64) -> Result<SafetensorsH
         .map(|(_, info)| info.data_offsets.1 as u64)
         .max()
         .unwrap_or(0);
+    if 8 + length + data_end > size {
+        return Err(format!(
+            "is not a valid .safetensors file: it is cut short (its tensors' data ends at byte {} and the file has {size} bytes); a download or copy that did not finish?",
+            8 + length + data_end
+        ));
+    }
     if 8 + length + data_end != size {
         return Err(invalid(SafeTensorError::MetadataIncompleteBuffer));
     }
