@@ -475,12 +475,11 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         Kind::RopeCacheError => {
             let dim = even_dim()?;
             let (seq, start, arith) = (seq()?, start()?, compute_type(args)?);
+            // Positions cast to float16 overflow past its range; the cache computed "in"
+            // float16 casts only the cosines, which it always holds.
             float16_holds_positions(
                 start.saturating_add(seq as u64).saturating_sub(1),
-                [
-                    (arith, "--arith"),
-                    (args.positions_in.unwrap_or(arith), "--positions-in"),
-                ],
+                args.positions_in,
             )?;
             TableSpec::RopeCacheError(Box::new(crate::encoding::precision::CacheErrorParams {
                 rope: RopeParams {
@@ -501,10 +500,6 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 .map(|d| non_negative("offset", d))
                 .transpose()?
                 .unwrap_or(0) as u64;
-            float16_holds_positions(
-                offset.saturating_add(seq as u64).saturating_sub(1),
-                [(arith, "--arith"), (arith, "--arith")],
-            )?;
             TableSpec::RopeScoreDrift(crate::encoding::precision::ScoreDriftParams {
                 seq,
                 dim: even_dim()?,
@@ -885,20 +880,23 @@ fn position_ranges(text: &str) -> Result<Vec<f64>, CliError> {
     Ok(positions)
 }
 
-/// float16's largest finite value: a position past it overflows to infinity, and the angles
-/// and the cache made from it are NaN.
+/// float16's largest finite value.
 const FLOAT16_MAX: u64 = 65504;
 
-/// Refuses positions up to `last` where one of `types` (each with the option that chose it) is
-/// float16 and cannot hold them.
+/// The last position float16 rounds to a finite value (to 65504): from 65520 on, half way to
+/// the next power of two, a position rounds to infinity, and its angles and cache are NaN.
+const FLOAT16_LAST_POSITION: u64 = 65519;
+
+/// Refuses positions up to `last` cast to float16 (`--positions-in f16`) where it cannot hold
+/// them: they would overflow to infinity, and the table be NaN.
 fn float16_holds_positions(
     last: u64,
-    types: [(crate::encoding::precision::ComputeType, &str); 2],
+    positions_in: Option<crate::encoding::precision::ComputeType>,
 ) -> Result<(), CliError> {
     use crate::encoding::precision::ComputeType;
-    match types.iter().find(|(t, _)| *t == ComputeType::F16) {
-        Some((_, option)) if last > FLOAT16_MAX => Err(CliError::usage(format!(
-            "{option} f16 is not allowed with positions up to {last}: float16's largest finite value is {FLOAT16_MAX}, and positions past it overflow to infinity (NaN angles); keep the last position at {FLOAT16_MAX} or below (--start, --seq), or compute in bf16 or f32"
+    match positions_in {
+        Some(ComputeType::F16) if last > FLOAT16_LAST_POSITION => Err(CliError::usage(format!(
+            "--positions-in f16 is not allowed with positions up to {last}: float16's largest finite value is {FLOAT16_MAX}, and positions from 65520 on round to infinity (NaN angles); keep the last position at {FLOAT16_LAST_POSITION} or below (--start, --seq), or cast them to bf16"
         ))),
         _ => Ok(()),
     }
