@@ -638,3 +638,40 @@ fn a_truncated_safetensors_file_is_said_to_be_cut_short() {
         assert!(text.contains("it is cut short"), "{cut}: {text}");
     }
 }
+
+/// check names the file's own shape where the comparison drops its axes of length 1.
+#[test]
+fn check_names_the_files_own_shape() {
+    let folder = tempfile::tempdir().unwrap();
+    let three = folder.path().join("three.npy");
+    ndarray_npy::write_npy(&three, &ndarray::Array3::<f32>::zeros((4, 1, 16))).unwrap();
+    let (_, text) = common::run_poslab(&[
+        "check",
+        three.to_str().unwrap(),
+        "--as",
+        "sinusoidal",
+        "--seq",
+        "4",
+        "--dim",
+        "16",
+    ]);
+    assert!(
+        text.contains("file shape [4, 1, 16] (compared without its axes of length 1)"),
+        "{text}"
+    );
+    let scalar = folder.path().join("scalar.npy");
+    ndarray_npy::write_npy(&scalar, &ndarray::arr0(0.00390625f32)).unwrap();
+    let (code, text) = common::run_poslab(&[
+        "check",
+        scalar.to_str().unwrap(),
+        "--as",
+        "alibi-slopes",
+        "--heads",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("file shape [] (a single value, compared as [1])"),
+        "{text}"
+    );
+}

@@ -346,7 +346,9 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
     // The shape lines below are of the compared table, its axes of length 1 left out: the
     // file's own shape first where that differs ([4, 1, 16]; a 0-d array's []).
     let compared: Vec<usize> = file_shape.iter().copied().filter(|&n| n != 1).collect();
-    if compared != file_shape {
+    if file_shape.is_empty() {
+        text.push_str("file shape [] (a single value, compared as [1])\n");
+    } else if compared != file_shape {
         text.push_str(&format!(
             "file shape {file_shape:?} (compared without its axes of length 1)\n"
         ));
