@@ -516,7 +516,10 @@ impl Search {
             make_rows(rows).map(Ok)
         };
         'bases: for choice in base_choices(base) {
-            let whole_anyway = self.whole_of.as_deref() == Some(describe(choice).as_str());
+            let whole_anyway = self
+                .whole_of
+                .as_ref()
+                .is_some_and(|whole| *whole == describe(choice));
             let exact = attempt(&|n| make(choice, n), whole_anyway);
             let exact_miss = match exact {
                 None => continue,
@@ -823,14 +826,11 @@ fn search_once(
             scale: 1.0,
             scale_at: crate::encoding::positions::ScaleAt::Position,
         };
-        let before = search.candidates.len();
-        sinusoidal_at_positions(&mut search, &positions);
-        rope_at_positions(&mut search, &positions);
-        let whole_matched = search.candidates[before..]
-            .iter()
-            .any(|c| c.comparison.matches());
+        let whole_matched = kept_if_matched(&mut search, |search| {
+            sinusoidal_at_positions(search, &positions);
+            rope_at_positions(search, &positions);
+        });
         if whole_matched {
-            search.candidates.drain(..before);
             // Said as the whole table it is, not as positions skipping one.
             let given = positions.describe();
             let said = format!(
@@ -857,7 +857,6 @@ fn search_once(
             search.table = whole;
         } else {
             // Else the rows after it on their own, at the positions the reading gives.
-            search.candidates.truncate(before);
             search.table = whole
                 .slice_axis(ndarray::Axis(0), ndarray::Slice::from(zero_row + 1..))
                 .to_owned();
@@ -949,7 +948,7 @@ fn finished(
 /// Runs `search_with` on the search's table, another reading of the file: when one of the
 /// candidates it adds matches, they replace the earlier ones (which matched nothing) and
 /// `true` is returned; else they are dropped.
-fn kept_if_matched(search: &mut Search, search_with: fn(&mut Search)) -> bool {
+fn kept_if_matched(search: &mut Search, search_with: impl FnOnce(&mut Search)) -> bool {
     let before = search.candidates.len();
     search_with(search);
     let matched = search.candidates[before..]

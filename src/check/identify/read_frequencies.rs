@@ -510,11 +510,11 @@ pub(super) fn scaled_frequencies(
         // s in a broad range gives nearly the same power (300^(2/80000) = 1.00014).
         let lands = |s: f64| (s.powf(exponent) - linear_factor).abs() <= 1e-7 * linear_factor;
         factors.extend(ntk_powers.into_iter().filter(|&s| s > 1.0 && lands(s)).map(|s| {
+            let power = s.powf(exponent);
             (
-                s.powf(exponent),
+                power,
                 format!(
-                    "{} = {s}^(2/{rotary}) (vLLM's fixed NTK by {s}: the base times {s}, every frequency divided by {s}^(2/{rotary}))",
-                    s.powf(exponent)
+                    "{power} = {s}^(2/{rotary}) (vLLM's fixed NTK by {s}: the base times {s}, every frequency divided by {s}^(2/{rotary}))"
                 ),
             )
         }));

@@ -221,6 +221,7 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
     let scaled: Vec<f64> = (0..rows).map(|r| positions.exact(r).to_f64()).collect();
     let mut order: Vec<usize> = (0..rows).collect();
     order.sort_by(|&a, &b| scaled[a].total_cmp(&scaled[b]));
+    let sorted: Vec<f64> = order.iter().map(|&r| scaled[r]).collect();
     let (amplitude, amplitude_name) = fitted_amplitude(&view);
     for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
         for first in [FirstOfPair::Sin, FirstOfPair::Cos] {
@@ -240,12 +241,11 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
                         .iter()
                         .map(|&r| view[[r, s]].atan2(view[[r, c]]))
                         .collect();
-                    let sorted: Vec<f64> = order.iter().map(|&r| scaled[r]).collect();
                     straight_line_slope(&sorted, &angles).filter(|&rate| rate > 0.0)
                 })
                 .collect();
             // Pair 0 turns 1 radian a position whatever the base: the fastest other pins it.
-            let Some((pair, rate)) = fastest_unaliased(&rates)
+            let Some((pair, rate)) = trusted_rates(&rates)
                 .into_iter()
                 .rev()
                 .find(|&(i, _)| i > 0)
@@ -324,12 +324,12 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
     }
 }
 
-/// The pairs whose rates can be trusted, slowest first, with their rates. Rows far apart in position (64
-/// timesteps at 15.625) turn a fast pair by more than half a turn a row, and its angles then
-/// make a straight line of the wrong slope (an alias, as a wheel in a film turns backwards).
-/// Both spacings make the rates a geometric sequence, so from the slowest pair on, a pair is
-/// trusted while its rate continues that sequence (within 5%).
-fn fastest_unaliased(rates: &[Option<f64>]) -> Vec<(usize, f64)> {
+/// The pairs whose rates can be trusted, slowest first, with their rates. Rows far apart in
+/// position (64 timesteps at 15.625) turn a fast pair by more than half a turn a row, and its
+/// angles then make a straight line of the wrong slope (an alias, as a wheel in a film turns
+/// backwards). Both spacings make the rates a geometric sequence, so from the slowest pair on,
+/// a pair is trusted while its rate continues that sequence (within 5%).
+fn trusted_rates(rates: &[Option<f64>]) -> Vec<(usize, f64)> {
     let mut trusted: Vec<(usize, f64)> = Vec::new();
     for i in (0..rates.len()).rev() {
         let Some(rate) = rates[i] else {
