@@ -363,7 +363,6 @@ fn dot_products_stay_within_their_bound_at_large_dims() {
 
 #[test]
 fn work_one_invocation_cannot_finish_is_refused_not_cut_short() {
-    use poslab::colormap::Colormap;
     use poslab::encoding::resample::{ResampleMode, ResampleParams};
     use poslab::engine::Strided;
     use poslab::engine::reduce::Reduce;
@@ -408,15 +407,7 @@ fn work_one_invocation_cannot_finish_is_refused_not_cut_short() {
             step: 1 << 16,
         },
     };
-    let Err(refused) = gpu().render_heatmap(
-        &wide,
-        &window,
-        Reduce::Mean,
-        &Colormap::Viridis.lut(),
-        false,
-        None,
-        None,
-    ) else {
+    let Err(refused) = gpu().reduce_window(&wide, &window, Reduce::Mean) else {
         panic!("a pixel over 65536 columns was averaged")
     };
     let message = refused.to_string();

@@ -7,17 +7,15 @@
 //! one storage binding are computed in tiles.
 //!
 //! Here: the device, its pipelines and buffers. `plan` says which kernel computes a table and
-//! with what constants, `tiles` runs it over a window, `heatmap` and `reduce` turn windows into
-//! textures and pixels, `shaders` holds the WGSL.
+//! with what constants, `tiles` runs it over a window, `reduce` turns a window whose pixels
+//! cover several cells into one value per pixel, `shaders` holds the WGSL.
 
 mod gpu_data;
-mod heatmap;
 mod plan;
 mod reduce;
 pub mod shaders;
 mod tiles;
 
-pub use heatmap::GpuHeatmap;
 use plan::Plan;
 
 use std::collections::HashMap;
@@ -59,8 +57,6 @@ pub struct GpuEngine {
     max_binding_bytes: u64,
     /// Whether compute passes can be timed on the GPU itself.
     timestamps: bool,
-    /// The heatmap colour-mapping pipelines, made on first use.
-    colormap: std::sync::OnceLock<heatmap::ColormapPipelines>,
     /// The heatmap reduction pipeline, made on first use.
     reduce: std::sync::OnceLock<reduce::ReducePipeline>,
 }
@@ -186,7 +182,6 @@ impl GpuEngine {
             pipelines: Mutex::new(HashMap::new()),
             max_binding_bytes,
             timestamps,
-            colormap: std::sync::OnceLock::new(),
             reduce: std::sync::OnceLock::new(),
         }
     }

@@ -3,11 +3,26 @@
 //! the values never visit main memory. Sinusoidal means skip the cells: their kernel sums each
 //! pixel's run of rows in closed form.
 
-use super::heatmap::buffer_binding;
-use super::{GpuEngine, Plan, Sink, entry, readback_error};
+use super::{GpuEngine, Plan, Sink, check_positions, entry, readback_error};
 use crate::encoding::torch_f32::Arithmetic;
 use crate::engine::reduce::{Reduce, bin, has_closed_form};
 use crate::engine::{EngineError, Strided, TableSpec, Window};
+
+/// A reduced window's values, from the bytes read back.
+fn reduced_values(bytes: &[u8], window: &Window) -> Vec<f32> {
+    let mut values: Vec<f32> = bytemuck::cast_slice(bytes).to_vec();
+    values.truncate(window.rows.len() * window.cols.len());
+    values
+}
+
+/// A storage or uniform buffer binding of a compute pass.
+fn buffer_binding(ty: wgpu::BufferBindingType) -> wgpu::BindingType {
+    wgpu::BindingType::Buffer {
+        ty,
+        has_dynamic_offset: false,
+        min_binding_size: None,
+    }
+}
 
 /// Keep in sync with `ReduceParams` in shaders/reduce.wgsl.
 #[repr(C)]
@@ -322,5 +337,112 @@ impl GpuEngine {
         }
         self.queue.submit([encoder.finish()]);
         Ok(())
+    }
+}
+
+impl GpuEngine {
+    /// A pass with bindings of its own (not the table kernels' layout): its bind group layout,
+    /// every binding visible to compute in the order given, and one pipeline per entry point.
+    fn pass_pipelines(
+        &self,
+        shader: super::shaders::ShaderSource,
+        bindings: &[wgpu::BindingType],
+        entries: &[&'static str],
+    ) -> (wgpu::BindGroupLayout, Vec<wgpu::ComputePipeline>) {
+        let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
+            .iter()
+            .enumerate()
+            .map(|(binding, &ty)| wgpu::BindGroupLayoutEntry {
+                binding: binding as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty,
+                count: None,
+            })
+            .collect();
+        let layout = self
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(shader.label),
+                entries: &layout_entries,
+            });
+        let pipeline_layout = self
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(shader.label),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(shader.label),
+                source: wgpu::ShaderSource::Wgsl(shader.source.into()),
+            });
+        let pipelines = entries
+            .iter()
+            .map(|&entry| {
+                self.device
+                    .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(entry),
+                        layout: Some(&pipeline_layout),
+                        module: &module,
+                        entry_point: Some(entry),
+                        compilation_options: Default::default(),
+                        cache: None,
+                    })
+            })
+            .collect();
+        (layout, pipelines)
+    }
+
+    /// One value per bin of `window` (one head): the `reduce` of the cells each bin covers,
+    /// computed on the device and read back.
+    pub fn reduce_window(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+        reduce: Reduce,
+    ) -> Result<Vec<f32>, EngineError> {
+        let (values, bytes) = self.reduce_on_device(spec, window, reduce)?;
+        Ok(reduced_values(&self.read_buffer(&values, bytes)?, window))
+    }
+
+    /// As [`Self::reduce_window`], giving the thread back while the device computes (the web
+    /// page's heatmaps).
+    pub async fn reduce_window_async(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+        reduce: Reduce,
+    ) -> Result<Vec<f32>, EngineError> {
+        let (values, bytes) = self.reduce_on_device(spec, window, reduce)?;
+        Ok(reduced_values(
+            &self.read_buffer_async(&values, bytes).await?,
+            window,
+        ))
+    }
+
+    /// Submits the reduction of `window` into a device buffer of its own, and says its bytes.
+    fn reduce_on_device(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+        reduce: Reduce,
+    ) -> Result<(wgpu::Buffer, u64), EngineError> {
+        spec.validate()?;
+        window.check(spec.matrix_shape())?;
+        check_positions(spec)?;
+        if window.heads.len() != 1 {
+            return Err(readback_error("a reduced window holds one head"));
+        }
+        let bytes = (window.rows.len() * window.cols.len()).max(1) as u64 * 4;
+        let values = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("reduced window"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        self.reduce_into(spec, window, reduce, &values)?;
+        Ok((values, bytes))
     }
 }

@@ -56,12 +56,6 @@ pub const FILL: ShaderSource = shader!("fill.wgsl", "fill.wgsl");
 /// Stores only, four words an invocation.
 pub const FILL_WIDE: ShaderSource = shader!(quads "fill_wide.wgsl", "fill_wide.wgsl");
 
-/// The heatmap colour-mapping shader, which has bindings of its own.
-pub const COLORMAP: ShaderSource = ShaderSource {
-    label: "colormap.wgsl",
-    source: include_str!("../../../shaders/colormap.wgsl"),
-};
-
 /// The reduction of heatmap cells to pixels, which has bindings of its own.
 pub const REDUCE: ShaderSource = ShaderSource {
     label: "reduce.wgsl",
@@ -85,7 +79,7 @@ pub const BLIT: ShaderSource = ShaderSource {
 };
 
 /// Every module, for validation.
-pub const ALL: [ShaderSource; 15] = [
+pub const ALL: [ShaderSource; 14] = [
     SINUSOIDAL,
     SINUSOIDAL_WIDE,
     TOEPLITZ,
@@ -97,7 +91,6 @@ pub const ALL: [ShaderSource; 15] = [
     BINARY,
     FILL,
     FILL_WIDE,
-    COLORMAP,
     REDUCE,
     CORKSCREW,
     BLIT,
@@ -129,7 +122,7 @@ mod tests {
     /// The sizes that a shader and the code dispatching it must agree on.
     #[test]
     fn shaders_and_dispatches_agree_on_their_sizes() {
-        use super::super::{heatmap, reduce};
+        use super::super::reduce;
         for (shader, line) in [
             (
                 SINUSOIDAL,
@@ -141,20 +134,6 @@ mod tests {
             (
                 SINUSOIDAL,
                 format!("const BLOCK_RUN: u32 = {}u;", reduce::BLOCKS_PER_INVOCATION),
-            ),
-            (
-                COLORMAP,
-                format!(
-                    "const ROWS_PER_INVOCATION: u32 = {}u;",
-                    heatmap::COLORMAP_ROWS_PER_INVOCATION
-                ),
-            ),
-            (
-                COLORMAP,
-                format!(
-                    "const VALUES_PER_THREAD: u32 = {}u;",
-                    heatmap::VALUES_PER_THREAD
-                ),
             ),
         ] {
             assert!(

@@ -1,10 +1,9 @@
-//! Heatmap textures made on the GPU equal the CPU engine's values mapped through the same
-//! colour map; where a pixel covers several cells, the reduction (mean, min, max) of the CPU
-//! cells it covers, reduced here cell by cell.
+//! Heatmap pixels reduced on the GPU (a pixel that covers several cells shows their mean, min
+//! or max) equal the reduction of the CPU engine's cells, reduced here cell by cell, and the
+//! CPU engine's own reduction.
 
 use std::sync::OnceLock;
 
-use poslab::colormap::Colormap;
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
 use poslab::encoding::sinusoidal::SinusoidalParams;
 use poslab::engine::gpu::GpuEngine;
@@ -61,34 +60,16 @@ fn close(a: f64, b: f64) -> bool {
     (a == b) || (a - b).abs() <= 2e-6 + 1e-6 * b.abs()
 }
 
-fn check(spec: &TableSpec, window: &Window, colormap: Colormap) {
-    check_reduced(gpu(), spec, window, colormap, Reduce::Mean);
-}
-
-fn check_reduced(
-    gpu: &GpuEngine,
-    spec: &TableSpec,
-    window: &Window,
-    colormap: Colormap,
-    reduce: Reduce,
-) {
-    let symmetric = colormap == Colormap::Diverging;
-    let heatmap = gpu
-        .render_heatmap(spec, window, reduce, &colormap.lut(), symmetric, None, None)
-        .unwrap();
-    let binned = window.rows.step > 1 || window.cols.step > 1;
+fn check_reduced(gpu: &GpuEngine, spec: &TableSpec, window: &Window, reduce: Reduce) {
     assert_eq!(
-        heatmap.sampling,
-        if binned {
-            Sampling::Reduced(reduce)
-        } else {
-            Sampling::Exact
-        }
+        poslab::engine::reduce::sampling(spec, window, reduce),
+        Sampling::Reduced(reduce),
+        "the window is binned"
     );
-    let pixels = gpu.read_heatmap_pixels(&heatmap).unwrap();
     let values = reduced_by_hand(spec, window, reduce);
-    let shown = gpu.read_heatmap_values(&heatmap).unwrap();
+    let shown = gpu.reduce_window(spec, window, reduce).unwrap();
     let cpu_reduced = compute_reduced_cpu(spec, window, reduce).unwrap();
+    assert_eq!(shown.len(), values.len());
     for (k, ((&gpu_value, &cpu_value), &value)) in shown
         .iter()
         .zip(cpu_reduced.iter())
@@ -105,129 +86,6 @@ fn check_reduced(
             "{} {reduce:?} pixel {k}: CPU engine {cpu_value} vs the cells' {value}",
             spec.kind_name()
         );
-    }
-    let finite = values.iter().copied().filter(|v| v.is_finite());
-    let (min, max) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-        (a.min(v), b.max(v))
-    });
-    let (low, high) = colormap.range(min, max);
-    assert!(
-        (heatmap.range.0 - low).abs() < 1e-5 && (heatmap.range.1 - high).abs() < 1e-5,
-        "range {:?} vs {low}..{high}",
-        heatmap.range
-    );
-    assert_eq!(pixels.len(), values.len());
-    for (k, (pixel, &value)) in pixels.iter().zip(values.iter()).enumerate() {
-        if !value.is_finite() {
-            assert_eq!(
-                *pixel,
-                colormap.masked().to_array(),
-                "{} [{k}]: masked cells have the masked colour",
-                spec.kind_name()
-            );
-            continue;
-        }
-        let expected = colormap.lut_color((value - low) / (high - low)).to_array();
-        // f32 on the GPU against f64 here can round t to the neighbouring table entry.
-        let close = pixel.iter().zip(expected).all(|(&a, b)| a.abs_diff(b) <= 4);
-        assert!(
-            close,
-            "{} [{k}] value {value}: GPU {pixel:?} vs {expected:?}",
-            spec.kind_name()
-        );
-    }
-}
-
-#[test]
-fn gpu_textures_match_cpu_values_through_the_same_colour_map() {
-    let sinusoidal = TableSpec::Sinusoidal(SinusoidalParams {
-        seq: 37,
-        dim: 24,
-        start: 100,
-        ..Default::default()
-    });
-    check(
-        &sinusoidal,
-        &Window::all(sinusoidal.matrix_shape()),
-        Colormap::Viridis,
-    );
-    let strided = Window {
-        heads: Strided::all(1),
-        rows: Strided {
-            start: 3,
-            end: 37,
-            step: 4,
-        },
-        cols: Strided {
-            start: 1,
-            end: 24,
-            step: 3,
-        },
-    };
-    check(&sinusoidal, &strided, Colormap::Magma);
-    let alibi = TableSpec::Alibi {
-        params: AlibiParams {
-            heads: 4,
-            seq: 19,
-            mode: AlibiMode::Causal,
-        },
-        head: Some(2),
-    };
-    check(
-        &alibi,
-        &Window::all(alibi.matrix_shape()),
-        Colormap::Viridis,
-    );
-    let similarity = TableSpec::Similarity(SinusoidalParams {
-        seq: 30,
-        dim: 16,
-        ..Default::default()
-    });
-    check(
-        &similarity,
-        &Window::all(similarity.matrix_shape()),
-        Colormap::Diverging,
-    );
-    check(
-        &similarity,
-        &Window::all(similarity.matrix_shape()),
-        Colormap::Greyscale,
-    );
-}
-
-#[test]
-fn a_fixed_range_maps_several_heatmaps_on_one_scale() {
-    let spec = TableSpec::Alibi {
-        params: AlibiParams {
-            heads: 2,
-            seq: 9,
-            mode: AlibiMode::Symmetric,
-        },
-        head: Some(1),
-    };
-    let window = Window::all(spec.matrix_shape());
-    let heatmap = gpu()
-        .render_heatmap(
-            &spec,
-            &window,
-            Reduce::Mean,
-            &Colormap::Greyscale.lut(),
-            false,
-            Some((-8.0, 0.0)),
-            None,
-        )
-        .unwrap();
-    assert_eq!(heatmap.range, (-8.0, 0.0));
-    let pixels = gpu().read_heatmap_pixels(&heatmap).unwrap();
-    // Head 1 of 2 has slope 1/256: its values stay near 0, the top of the fixed scale.
-    let Table::Real(values) = cpu::compute_window(&spec, &window).unwrap() else {
-        panic!()
-    };
-    for (pixel, &value) in pixels.iter().zip(values.iter()) {
-        let expected = Colormap::Greyscale
-            .lut_color((value + 8.0) / 8.0)
-            .to_array();
-        assert!(pixel.iter().zip(expected).all(|(&a, b)| a.abs_diff(b) <= 4));
     }
 }
 
@@ -260,13 +118,7 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
             ..Default::default()
         });
         for reduce in [Reduce::Mean, Reduce::Min, Reduce::Max] {
-            check_reduced(
-                gpu(),
-                &sinusoidal,
-                &binned(20_000, 64, 37, 3),
-                Colormap::Viridis,
-                reduce,
-            );
+            check_reduced(gpu(), &sinusoidal, &binned(20_000, 64, 37, 3), reduce);
         }
     }
     // Every row and column in one pixel, and bins of one along an axis.
@@ -276,20 +128,8 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
         base: 500_000.0,
         ..Default::default()
     });
-    check_reduced(
-        gpu(),
-        &small,
-        &binned(300, 10, 299, 10),
-        Colormap::Magma,
-        Reduce::Mean,
-    );
-    check_reduced(
-        gpu(),
-        &small,
-        &binned(300, 10, 7, 1),
-        Colormap::Magma,
-        Reduce::Mean,
-    );
+    check_reduced(gpu(), &small, &binned(300, 10, 299, 10), Reduce::Mean);
+    check_reduced(gpu(), &small, &binned(300, 10, 7, 1), Reduce::Mean);
     // ALiBi in closed form, masked cells left out, in both modes.
     for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
         let alibi = TableSpec::Alibi {
@@ -301,13 +141,7 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
             head: Some(5),
         };
         for reduce in [Reduce::Mean, Reduce::Min, Reduce::Max] {
-            check_reduced(
-                gpu(),
-                &alibi,
-                &binned(1000, 1000, 13, 7),
-                Colormap::Viridis,
-                reduce,
-            );
+            check_reduced(gpu(), &alibi, &binned(1000, 1000, 13, 7), reduce);
         }
     }
     // 2^30 positions, a pixel a block of 2^21 x 2^21 cells: the GPU's closed form (f32 sums
@@ -323,18 +157,7 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
         };
         let window = binned(1 << 30, 1 << 30, (1 << 21) + 7, (1 << 21) - 5);
         for reduce in [Reduce::Mean, Reduce::Min, Reduce::Max] {
-            let heatmap = gpu()
-                .render_heatmap(
-                    &huge,
-                    &window,
-                    reduce,
-                    &Colormap::Viridis.lut(),
-                    false,
-                    None,
-                    None,
-                )
-                .unwrap();
-            let shown = gpu().read_heatmap_values(&heatmap).unwrap();
+            let shown = gpu().reduce_window(&huge, &window, reduce).unwrap();
             let cpu_reduced = compute_reduced_cpu(&huge, &window, reduce).unwrap();
             assert_eq!(shown.len(), cpu_reduced.len());
             for (k, (&gpu_value, &cpu_value)) in shown.iter().zip(cpu_reduced.iter()).enumerate() {
@@ -370,7 +193,6 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
                 },
                 cols: Strided::all(4),
             },
-            Colormap::Viridis,
             reduce,
         );
     }
@@ -381,13 +203,7 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
         dim: 32,
         ..Default::default()
     });
-    check_reduced(
-        gpu(),
-        &similarity,
-        &binned(700, 700, 6, 6),
-        Colormap::Diverging,
-        Reduce::Mean,
-    );
+    check_reduced(gpu(), &similarity, &binned(700, 700, 6, 6), Reduce::Mean);
     let zoomed = |rows: (usize, usize), cols: (usize, usize), step: usize| Window {
         heads: Strided::all(1),
         rows: Strided {
@@ -408,22 +224,10 @@ fn a_pixel_shows_the_reduction_of_the_cells_it_covers() {
         zoomed((640, 643), (0, 700), 29),
         zoomed((0, 700), (0, 700), 700),
     ] {
-        check_reduced(
-            gpu(),
-            &similarity,
-            &window,
-            Colormap::Diverging,
-            Reduce::Mean,
-        );
+        check_reduced(gpu(), &similarity, &window, Reduce::Mean);
     }
     for reduce in Reduce::ALL {
-        check_reduced(
-            gpu(),
-            &similarity,
-            &binned(700, 700, 6, 5),
-            Colormap::Diverging,
-            reduce,
-        );
+        check_reduced(gpu(), &similarity, &binned(700, 700, 6, 5), reduce);
     }
 }
 
@@ -453,18 +257,7 @@ fn a_long_similarity_matrix_is_reduced_in_closed_form() {
         poslab::engine::reduce::sampling(&spec, &window, Reduce::Mean),
         Sampling::Reduced(Reduce::Mean)
     );
-    let heatmap = gpu()
-        .render_heatmap(
-            &spec,
-            &window,
-            Reduce::Mean,
-            &Colormap::Diverging.lut(),
-            true,
-            None,
-            None,
-        )
-        .unwrap();
-    let shown = gpu().read_heatmap_values(&heatmap).unwrap();
+    let shown = gpu().reduce_window(&spec, &window, Reduce::Mean).unwrap();
     let cpu_reduced = compute_reduced_cpu(&spec, &window, Reduce::Mean).unwrap();
     assert_eq!(shown.len(), cpu_reduced.len());
     // The contract's tolerance for dot products of dim/2 terms.
@@ -518,13 +311,7 @@ fn reductions_larger_than_one_buffer_go_block_by_block() {
         ..Default::default()
     });
     for reduce in [Reduce::Min, Reduce::Max] {
-        check_reduced(
-            &small_tiles,
-            &spec,
-            &binned(5000, 16, 21, 2),
-            Colormap::Viridis,
-            reduce,
-        );
+        check_reduced(&small_tiles, &spec, &binned(5000, 16, 21, 2), reduce);
     }
 }
 
