@@ -58,7 +58,7 @@ struct Measurement {
 /// Runs `poslab bench`.
 pub fn run(args: &BenchArgs, matches: &ArgMatches) -> Result<(), CliError> {
     check_options_apply(&args.table, matches)?;
-    if args.table.output.is_some() {
+    if args.table.destination.output.is_some() {
         return Err(CliError::usage(
             "--output does not apply to poslab bench: it times the engines and writes no file",
         ));
@@ -178,7 +178,7 @@ fn with_size(table: &TableArgs, size: &str) -> Result<TableArgs, CliError> {
             "heads" => args.sizes.heads = Some(value),
             "grid-h" => args.sizes.grid_h = Some(value),
             "grid-w" => args.sizes.grid_w = Some(value),
-            "start" => args.start = value,
+            "start" => args.sinusoidal.start = Some(value),
             other => {
                 return Err(CliError::usage(format!(
                     "--size {size}: {other} cannot be set by a size; use seq, dim, heads, grid-h, grid-w or start"

@@ -22,6 +22,7 @@ pub mod export;
 pub mod import;
 pub mod jobs;
 pub mod numbers;
+pub mod options;
 pub mod scene;
 pub mod table_args;
 pub mod ui;

@@ -786,7 +786,7 @@ fn help_explains_every_kind_and_option() {
         assert!(help.contains(option), "help lists {option}");
     }
     // --base's default, and --theta's for each kind that reads it.
-    assert!(help.contains("[default: 10000]") && help.contains("rope-2d-axial (default 100)"));
+    assert!(help.contains("(default 10000)") && help.contains("rope-2d-axial (default 100)"));
 }
 
 #[test]
@@ -3370,11 +3370,11 @@ fn app_refuses_bad_settings_before_any_window_opens() {
         ),
         (
             vec!["app", "--heads", "2.5"],
-            "--heads 2.5: a whole number is needed",
+            "invalid value '2.5' for '--heads <H>'",
         ),
         (
             vec!["app", "--base", "nan"],
-            "--base nan: not a finite number",
+            "--base NaN: not a finite number",
         ),
         (
             vec!["app", "--view", "nope"],
@@ -3382,31 +3382,38 @@ fn app_refuses_bad_settings_before_any_window_opens() {
         ),
         (
             vec!["app", "--seq", "abc"],
-            "--seq abc: a whole number is needed",
+            "invalid value 'abc' for '--seq <N>'",
         ),
-        (vec!["app", "--base", "abc"], "--base abc: not a number"),
+        (
+            vec!["app", "--base", "abc"],
+            "invalid value 'abc' for '--base <B>'",
+        ),
         (
             vec!["app", "--base", "1e400"],
-            "--base 1e400: not a finite number",
+            "--base inf: not a finite number",
         ),
-        // One rule with poslab table: no spaces around, a count written as a whole number.
+        // One rule with poslab table (the same options): no spaces around, a count written as a
+        // whole number.
         (
             vec!["app", "--seq", "1e400"],
-            "--seq 1e400: a whole number is needed",
+            "invalid value '1e400' for '--seq <N>'",
         ),
         (
             vec!["app", "--dim", " 4"],
-            "--dim  4: a whole number is needed",
+            "invalid value ' 4' for '--dim <D>'",
         ),
         (
             vec!["app", "--dim", "1e3"],
-            "--dim 1e3: a whole number is needed",
+            "invalid value '1e3' for '--dim <D>'",
         ),
         (
             vec!["app", "--dim", "6.0"],
-            "--dim 6.0: a whole number is needed",
+            "invalid value '6.0' for '--dim <D>'",
         ),
-        (vec!["app", "--base", " 500"], "--base  500: not a number"),
+        (
+            vec!["app", "--base", " 500"],
+            "invalid value ' 500' for '--base <B>'",
+        ),
         // The table to check is looked at first.
         (
             vec!["app", "--check", "/no/such/table.npy"],

@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("encoding", 0),
     ("engine", 1),
     ("import", 2),
+    ("options", 2),
     ("scene", 2),
     ("check", 3),
     ("table_args", 3),

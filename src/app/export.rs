@@ -168,7 +168,7 @@ impl ExportWindow {
         self.start(ctx, move || {
             let bytes = export_bytes(&export, format, &style, scale, dtype)
                 .map_err(|e| format!("Not saved: {e}"))?;
-            crate::web::download(&file_name, &bytes, format.media_type())
+            super::page::download(&file_name, &bytes, format.media_type())
                 .map_err(|e| format!("Not saved: the browser refused the download: {e}"))?;
             Ok(format!(
                 "Downloaded {file_name} ({})",

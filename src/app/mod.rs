@@ -3,6 +3,8 @@
 
 pub mod export;
 pub mod frame_log;
+#[cfg(target_arch = "wasm32")]
+pub mod page;
 pub mod presentation;
 pub mod side_panel;
 
@@ -68,13 +70,13 @@ pub struct PoslabApp {
     notice: Option<String>,
     /// The web page's dropped files, read before the views see them.
     #[cfg(target_arch = "wasm32")]
-    dropped: crate::web::DroppedFiles,
+    dropped: page::DroppedFiles,
     /// What `window.poslabState` says, as last written.
     #[cfg(target_arch = "wasm32")]
-    page_state: Option<crate::web::PageState>,
+    page_state: Option<page::PageState>,
     /// Where each view's button was drawn last frame (the web page's test clicks them).
     #[cfg(target_arch = "wasm32")]
-    view_buttons: Vec<crate::web::ViewButton>,
+    view_buttons: Vec<page::ViewButton>,
 }
 
 impl PoslabApp {
@@ -322,7 +324,7 @@ impl PoslabApp {
         for entry in &self.views {
             let _button = ui.selectable_value(&mut self.state.view, entry.kind, entry.kind.label());
             #[cfg(target_arch = "wasm32")]
-            self.view_buttons.push(crate::web::ViewButton {
+            self.view_buttons.push(page::ViewButton {
                 label: entry.kind.label().to_owned(),
                 x: _button.rect.center().x,
                 y: _button.rect.center().y,
@@ -605,9 +607,9 @@ impl PoslabApp {
                     ViewKind::Sinusoidal => sinusoidal_drawn,
                     _ => !computing,
                 };
-                picture.then(crate::web::page_time_ms)
+                picture.then(page::page_time_ms)
             });
-        let state = crate::web::PageState {
+        let state = page::PageState {
             engine: self.engine.description(),
             backend: if self.engine.render_state().is_some() {
                 "WebGPU"
@@ -629,7 +631,7 @@ impl PoslabApp {
             first_picture_ms,
         };
         if self.page_state.as_ref() != Some(&state) {
-            crate::web::publish(&state);
+            page::publish(&state);
             self.page_state = Some(state);
         }
     }

@@ -5,31 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The window's colours.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-pub enum ThemeChoice {
-    /// Light text on dark grey: easy on the eyes at a desk
-    #[default]
-    Dark,
-    /// Dark text on white: what a projector shows best
-    Light,
-}
-
-impl ThemeChoice {
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Dark => "dark",
-            Self::Light => "light",
-        }
-    }
-
-    fn egui(self) -> egui::Theme {
-        match self {
-            Self::Dark => egui::Theme::Dark,
-            Self::Light => egui::Theme::Light,
-        }
-    }
-}
+pub use crate::ui::theme::ThemeChoice;
 
 /// How wide the window is in points while presenting: the type and lines of a 1280-pixel
 /// window grow by a quarter, those of a 1920-pixel one by seven eighths, so that a slide reads

@@ -113,30 +113,27 @@ pub fn shared_params_ui(
     *params != before
 }
 
-/// The side panel's row for a numeric shared parameter: its label, default, range and
-/// tooltip (`poslab app` checks its options against the same rows).
-pub fn shared_number_row(param: SharedParam) -> NumberRow<'static> {
+/// The side panel's row for a numeric shared parameter: its label, range and tooltip from
+/// [`crate::options::ranges`] (which `poslab app` checks its options against), and its default.
+fn shared_number_row(param: SharedParam) -> NumberRow<'static> {
+    use crate::options::ranges;
     let defaults = SharedParams::default();
-    match param {
-        SharedParam::Dim => NumberRow::new("Dimension", defaults.dim as f64, 2.0..=4096.0)
-            .tooltip(
-                "Width of the encoding: the number of columns, two per frequency. Even, 2 to 4096.",
-            )
-            .even(),
-        SharedParam::Base => NumberRow::new("Base", defaults.base, 2.0..=1e7)
-            .tooltip("Wavelength scale: frequencies run from 1 down to about 1/base (10000 in the original transformer, 500000 in Llama 3). 2 to 10^7.")
-            .logarithmic(),
-        SharedParam::Seq => NumberRow::new("Sequence length", defaults.seq as f64, 1.0..=1_048_576.0)
-            .tooltip("Number of positions (rows of the table), 1 to 1,048,576.")
-            .logarithmic(),
-        SharedParam::Start => NumberRow::new("Start position", defaults.start as f64, 0.0..=1_000_000.0)
-            .tooltip("The first row's position: rows are start, start + 1, ... (0 to 1,000,000).")
-            .logarithmic(),
-        SharedParam::Heads => NumberRow::new("Heads", defaults.heads as f64, 1.0..=128.0)
-            .tooltip("Attention heads (ALiBi gives each its own slope), 1 to 128."),
+    let (allowed, default) = match param {
+        SharedParam::Dim => (ranges::DIM, defaults.dim as f64),
+        SharedParam::Base => (ranges::BASE, defaults.base),
+        SharedParam::Seq => (ranges::SEQ, defaults.seq as f64),
+        SharedParam::Start => (ranges::START, defaults.start as f64),
+        SharedParam::Heads => (ranges::HEADS, defaults.heads as f64),
         SharedParam::Layout | SharedParam::Spacing => {
             unreachable!("layout and spacing are choices, not numbers")
         }
+    };
+    let row = NumberRow::new(allowed.label, default, allowed.range).tooltip(allowed.tooltip);
+    let row = if allowed.even { row.even() } else { row };
+    if allowed.logarithmic {
+        row.logarithmic()
+    } else {
+        row
     }
 }
 

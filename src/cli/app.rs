@@ -2,30 +2,13 @@
 //! a lecture can prepare its slides as command lines. Every value is checked against what the
 //! app's controls allow before any window opens; a bad one is exit 2 with one line.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use crate::app::side_panel::shared_number_row;
+use crate::options::ranges::{self, Allowed};
+use crate::options::{LayoutArg, SinusoidalOptions, SizeOptions};
 use crate::table_args::CliError;
-use crate::ui::params::{SharedParam, SharedParams};
+use crate::ui::params::SharedParams;
 use crate::views::ViewKind;
-
-/// Pairs of columns, as `--layout` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PairLayout {
-    /// Columns (2i, 2i+1)
-    Interleaved,
-    /// Columns (i, i + d/2)
-    Split,
-}
-
-/// Frequency spacing, as `--spacing` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SpacingName {
-    /// w_i = base^(-2i/d)
-    Vaswani,
-    /// w_i = base^(-i/(d/2-1))
-    T2t,
-}
 
 /// Opens the app on a view with the settings given (the others keep what the app saved last)
 #[derive(Debug, Clone, Default, Args)]
@@ -36,33 +19,31 @@ pub enum SpacingName {
   poslab app --view alibi --heads 16 --seq 512
   poslab app --view corkscrew --dim 64 --base 500000
   poslab app --check cos_cached.npy
-  poslab app --present --view tour"
+  poslab app --present --view tour",
+    // The shared options as the app's controls take them; the rest of their groups is not a
+    // control of the app, and refused.
+    mut_arg("dim", |a| a.help("Width of the encoding (even, 2 to 4096)")),
+    mut_arg("base", |a| a.help("Wavelength scale (2 to 10^7)")),
+    mut_arg("seq", |a| a.help("Positions, rows of the table (1 to 1,048,576)")),
+    mut_arg("start", |a| a.help("The first row's position (0 to 1,000,000)")),
+    mut_arg("heads", |a| a.help("Attention heads (1 to 128)")),
+    mut_arg("layout", |a| a.help("How sin and cos pair up in columns")),
+    mut_arg("spacing", |a| a.help("How frequencies are spaced")),
+    mut_arg("head", |a| a.hide(true)),
+    mut_arg("grid_h", |a| a.hide(true)),
+    mut_arg("grid_w", |a| a.hide(true)),
+    mut_arg("max_period", |a| a.hide(true)),
+    mut_arg("first", |a| a.hide(true)),
+    mut_arg("anchor", |a| a.hide(true))
 )]
 pub struct AppArgs {
     /// The view to open on
     #[arg(long, value_enum)]
     pub view: Option<ViewKind>,
-    /// Width of the encoding (even, 2 to 4096)
-    #[arg(long)]
-    pub dim: Option<String>,
-    /// Wavelength scale (2 to 10^7)
-    #[arg(long)]
-    pub base: Option<String>,
-    /// Positions, rows of the table (1 to 1,048,576)
-    #[arg(long)]
-    pub seq: Option<String>,
-    /// The first row's position (0 to 1,000,000)
-    #[arg(long)]
-    pub start: Option<String>,
-    /// Attention heads (1 to 128)
-    #[arg(long)]
-    pub heads: Option<String>,
-    /// How sin and cos pair up in columns
-    #[arg(long, value_enum)]
-    pub layout: Option<PairLayout>,
-    /// How frequencies are spaced
-    #[arg(long, value_enum)]
-    pub spacing: Option<SpacingName>,
+    #[command(flatten)]
+    pub sizes: SizeOptions,
+    #[command(flatten)]
+    pub sinusoidal: SinusoidalOptions,
     /// A table to check (.npy, .csv or .safetensors): opens the Check view on it
     #[arg(long, value_name = "FILE")]
     pub check: Option<std::path::PathBuf>,
@@ -72,7 +53,7 @@ pub struct AppArgs {
     pub present: bool,
     /// The window's colours (kept for the next run)
     #[arg(long, value_enum)]
-    pub theme: Option<crate::app::presentation::ThemeChoice>,
+    pub theme: Option<crate::ui::theme::ThemeChoice>,
 }
 
 /// What the app opens with: a view, and the shared settings given on the command line.
@@ -90,7 +71,7 @@ pub struct AppLaunch {
     pub check: Option<std::path::PathBuf>,
     /// Presentation mode from the start.
     pub present: bool,
-    pub theme: Option<crate::app::presentation::ThemeChoice>,
+    pub theme: Option<crate::ui::theme::ThemeChoice>,
 }
 
 impl AppLaunch {
@@ -121,40 +102,47 @@ impl AppLaunch {
 
 /// Checks every value against what the side panel's control for it allows.
 pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
-    let checked = |flag: &str, param: SharedParam, text: &Option<String>| {
-        let Some(text) = text else {
+    let checked = |flag: &str, allowed: &Allowed, value: Option<f64>| {
+        let Some(value) = value else {
             return Ok(None);
         };
-        // As poslab table reads numbers: no spaces around, a count written as a whole number.
-        let value: f64 = text.parse().map_err(|_| {
-            CliError::usage(format!("--{flag} {text}: not a number (with no spaces)"))
-        })?;
         if !value.is_finite() {
             return Err(CliError::usage(format!(
-                "--{flag} {text}: not a finite number"
+                "--{flag} {value}: not a finite number"
             )));
         }
-        match shared_number_row(param).allowed(value) {
-            (_, Some(why)) => Err(CliError::usage(format!("--{flag} {text}: {why}"))),
+        match allowed.allowed(value) {
+            (_, Some(why)) => Err(CliError::usage(format!(
+                "--{flag} {}: {why}",
+                ranges::format_number(value)
+            ))),
             (allowed, None) => Ok(Some(allowed)),
         }
     };
-    // A count: written as a whole number (not 6.0 or 1e3), as poslab table takes it.
-    let count = |flag: &str, param: SharedParam, text: &Option<String>| {
-        if let Some(text) = text
-            && text.parse::<i64>().is_err()
-        {
+    // Options of the shared groups that are no control of the app.
+    let s = &args.sinusoidal;
+    for (flag, given) in [
+        ("head", args.sizes.head.is_some()),
+        ("grid-h", args.sizes.grid_h.is_some()),
+        ("grid-w", args.sizes.grid_w.is_some()),
+        ("max-period", s.max_period.is_some()),
+        ("first", s.first.is_some()),
+        ("anchor", s.anchor.is_some()),
+    ] {
+        if given {
             return Err(CliError::usage(format!(
-                "--{flag} {text}: a whole number is needed, written as one, with no spaces (e.g. 64)"
+                "--{flag} does not apply to poslab app; its settings are --view --dim --base --seq --start --heads --layout --spacing --check --present --theme"
             )));
         }
-        checked(flag, param, text)
+    }
+    let count = |flag: &str, allowed: &Allowed, value: Option<i64>| {
+        checked(flag, allowed, value.map(|v| v as f64))
     };
-    let dim = count("dim", SharedParam::Dim, &args.dim)?;
-    let seq = count("seq", SharedParam::Seq, &args.seq)?;
-    let start = count("start", SharedParam::Start, &args.start)?;
-    let heads = count("heads", SharedParam::Heads, &args.heads)?;
-    let base = checked("base", SharedParam::Base, &args.base)?;
+    let dim = count("dim", &ranges::DIM, args.sizes.dim)?;
+    let seq = count("seq", &ranges::SEQ, args.sizes.seq)?;
+    let start = count("start", &ranges::START, s.start)?;
+    let heads = count("heads", &ranges::HEADS, args.sizes.heads)?;
+    let base = checked("base", &ranges::BASE, s.base)?;
     // The table to check is looked at before any window opens.
     if let Some(path) = &args.check
         && !cfg!(target_arch = "wasm32")
@@ -182,8 +170,10 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
         seq: seq.map(|v| v as usize),
         start: start.map(|v| v as u64),
         heads: heads.map(|v| v as usize),
-        interleaved: args.layout.map(|l| l == PairLayout::Interleaved),
-        vaswani: args.spacing.map(|s| s == SpacingName::Vaswani),
+        interleaved: s.layout.map(|l| l == LayoutArg::Interleaved),
+        vaswani: s
+            .spacing
+            .map(|s| s == crate::encoding::sinusoidal::Spacing::Vaswani),
         check: args.check.clone(),
         present: args.present,
         theme: args.theme,
@@ -282,7 +272,7 @@ mod tests {
             ("?view=nowhere", "nowhere"),
             ("?colour=red", "--colour"),
             ("?check=table.npy", "Open…"),
-            ("?seq=%ZZ", "--seq %ZZ"),
+            ("?seq=%ZZ", "'%ZZ' for '--seq"),
         ] {
             let error = launch_from_query(query).expect_err(query);
             assert!(error.contains(says), "{query}: {error}");

@@ -24,27 +24,8 @@ pub struct FileArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// The tensor of a .safetensors file holding several
-    #[arg(long, value_name = "NAME")]
-    pub tensor: Option<String>,
-
-    /// Absolute tolerance: every element within atol + rtol·|reference|
-    #[arg(
-        long,
-        value_name = "A",
-        default_value_t = 1e-5,
-        allow_hyphen_values = true
-    )]
-    pub atol: f64,
-
-    /// Relative tolerance
-    #[arg(
-        long,
-        value_name = "R",
-        default_value_t = 1e-5,
-        allow_hyphen_values = true
-    )]
-    pub rtol: f64,
+    #[command(flatten)]
+    pub reading: crate::options::FileOptions,
 
     /// Only these rows of the file (its first axis), in Python slice syntax: 1: leaves out a
     /// CLS row, :-1 the last row, 0:512:2 every other row of the first 512
@@ -56,37 +37,38 @@ pub struct FileArgs {
     pub cols: Option<String>,
 }
 
+// What the shared options mean to `poslab identify`: the file is read at these positions.
+const IDENTIFY_QUIET: &str = "No spinner (shown on stderr while a table of a million values or \
+     more is searched, when it is a terminal)";
+const IDENTIFY_IDS: &str = "Each token's positions on several axes, a [seq, axes] .npy \
+     (Qwen2-VL's get_rope_index, Flux's ids): the file is read as RoPE over those axes \
+     (rope-axes), its scheme, widths or sections, base and layout found";
+const IDENTIFY_GRID: &str =
+    "The positions of a T,H,W grid of tokens in raster order (as rope-axes --grid), read as --ids";
+const IDENTIFY_POSITIONS: &str = "One position per row, as `table --positions` takes them (a \
+     comma list or a .npy: diffusion timesteps, position ids): the file is read as a sinusoidal \
+     table, or plain RoPE angles or caches, at them";
+const IDENTIFY_SCALE: &str =
+    "What multiplies every position (diffusers' Timesteps(scale=...)); with --positions";
+
 /// Options of `poslab identify`.
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("quiet", |a| a.help(IDENTIFY_QUIET)),
+    mut_arg("ids", |a| a.help(IDENTIFY_IDS)),
+    mut_arg("grid", |a| a.help(IDENTIFY_GRID)),
+    mut_arg("positions", |a| a.help(IDENTIFY_POSITIONS)),
+    mut_arg("position_scale", |a| a.requires("positions").value_name("S").help(IDENTIFY_SCALE))
+)]
 pub struct IdentifyArgs {
     #[command(flatten)]
     pub input: FileArgs,
 
-    /// No spinner (shown on stderr while a table of a million values or more is searched,
-    /// when it is a terminal)
-    #[arg(long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub progress: crate::options::Progress,
 
-    /// Each token's positions on several axes, a [seq, axes] .npy (Qwen2-VL's get_rope_index,
-    /// Flux's ids): the file is read as RoPE over those axes (rope-axes), its scheme, widths or
-    /// sections, base and layout found
-    #[arg(long, value_name = "IDS.npy", conflicts_with = "grid")]
-    pub ids: Option<std::path::PathBuf>,
-
-    /// The positions of a T,H,W grid of tokens in raster order (as rope-axes --grid), read as
-    /// --ids
-    #[arg(long, value_name = "T,H,W")]
-    pub grid: Option<String>,
-
-    /// One position per row, as `table --positions` takes them (a comma list or a .npy:
-    /// diffusion timesteps, position ids): the file is read as a sinusoidal table, or plain
-    /// RoPE angles or caches, at them
-    #[arg(long, value_name = "LIST|P.npy", conflicts_with_all = ["ids", "grid"], allow_hyphen_values = true)]
-    pub positions: Option<String>,
-
-    /// What multiplies every position (diffusers' Timesteps(scale=...)); with --positions
-    #[arg(long, value_name = "S", requires = "positions")]
-    pub position_scale: Option<f64>,
+    #[command(flatten)]
+    pub placement: crate::options::PositionOptions,
 }
 
 /// A Python slice `start:stop[:step]` of an axis of `len` elements, as Python resolves it
@@ -154,7 +136,7 @@ pub fn python_slice(id: &str, text: &str, len: usize) -> Result<Vec<usize>, CliE
 
 impl FileArgs {
     fn tolerance(&self) -> Result<Tolerance, CliError> {
-        tolerance_option(self.atol, self.rtol)
+        tolerance_option(self.reading.atol(), self.reading.rtol())
     }
 
     /// The table, only the rows and columns of `--rows` and `--cols` read from the file, and
@@ -169,7 +151,7 @@ impl FileArgs {
     ) -> Result<(ndarray::ArrayD<f64>, Option<crate::import::StoredFloat>), CliError> {
         let available = engine::available_memory_bytes();
         let max_bytes = available.unwrap_or(u64::MAX);
-        let opened = OpenedTable::open(&self.file, self.tensor.as_deref(), max_bytes)
+        let opened = OpenedTable::open(&self.file, self.reading.tensor.as_deref(), max_bytes)
             .map_err(|e| CliError::usage(e.to_string()))?;
         let shape = opened.shape.clone();
         let rows = match &self.rows {
@@ -321,7 +303,7 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         )));
     }
     let (loaded, read_as) = crate::check::rows_as_reference(loaded, reference.shape());
-    let working = spinner("checking", loaded.len(), args.table.quiet);
+    let working = spinner("checking", loaded.len(), args.table.progress.quiet);
     let verdict = crate::check::verdict::verdict_showing(
         &spec,
         &reference,
@@ -485,17 +467,34 @@ fn rows_of(spec: &engine::TableSpec, range: std::ops::Range<usize>) -> Option<en
     })
 }
 
+/// identify's `--position-scale`: one number or fraction, 1 without it.
+fn identify_position_scale(text: Option<&str>) -> Result<f64, CliError> {
+    let Some(text) = text else {
+        return Ok(1.0);
+    };
+    match crate::table_args::position_scales(text)?[..] {
+        [scale] => Ok(scale),
+        _ => Err(CliError::usage(format!(
+            "--position-scale {text:?} is not allowed: the file's positions have one axis, so give one number"
+        ))),
+    }
+}
+
 /// `poslab identify`.
 pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<i32, CliError> {
-    let (quiet, ids, grid) = (args.quiet, args.ids.clone(), args.grid.clone());
+    let (quiet, ids, grid) = (
+        args.progress.quiet,
+        args.placement.ids.clone(),
+        args.placement.grid.clone(),
+    );
     // One position per row: checked before the file is read.
-    let rows_at = match &args.positions {
+    let rows_at = match &args.placement.positions {
         Some(text) => {
             let positions = crate::encoding::positions::Positions {
                 list: crate::encoding::positions::PositionList::Given(
                     crate::table_args::position_list(text)?,
                 ),
-                scale: args.position_scale.unwrap_or(1.0),
+                scale: identify_position_scale(args.placement.position_scale.as_deref())?,
                 scale_at: crate::encoding::positions::ScaleAt::Position,
             };
             positions.validate()?;

@@ -306,9 +306,13 @@ fn stream_table(
     let block_values = whole_rows(engine::blocks::BLOCK_VALUES);
     // Set up once (the part no sample can time is bounded first), then a few rows timed:
     // work estimated beyond ten minutes is refused unless --yes, before anything is written.
-    progress::check_setup(spec, args.yes)?;
+    progress::check_setup(spec, args.consent.yes)?;
     let source = engine::blocks::CpuBlockSource::new(spec, arith).map_err(engine_error)?;
-    progress::refuse_beyond(spec, progress::estimate_seconds(spec, &source), args.yes)?;
+    progress::refuse_beyond(
+        spec,
+        progress::estimate_seconds(spec, &source),
+        args.consent.yes,
+    )?;
     let blocks = source.blocks(block_values);
     // The next block is computed while this one is converted and written: the two take about
     // as long as each other.
@@ -576,6 +580,7 @@ pub(crate) fn check_output(output: &std::path::Path) -> Result<(), CliError> {
 fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     check_options_apply(args, matches)?;
     let output = args
+        .destination
         .output
         .as_deref()
         .ok_or_else(|| CliError::usage("--output is required: a .npy or .csv file name"))?;
@@ -630,7 +635,7 @@ fn write_table(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
         slope: slope_scale(args, &spec)?,
         zero_row: zero_row_index(args.zero_row, index, &shape)?,
         dtype: args.dtype,
-        quiet: args.quiet,
+        quiet: args.progress.quiet,
     };
     let started = Instant::now();
     let engine_used = stream_table(args, &spec, &shape, format, &finish, output)?;

@@ -394,3 +394,16 @@ impl ProbeVector {
         }
     }
 }
+
+/// `--query-vector` and `--key-vector`: unit-pairs, ones or random:SEED.
+pub fn parse_probe(text: &str) -> Result<ProbeVector, String> {
+    match text {
+        "unit-pairs" => Ok(ProbeVector::UnitPairs),
+        "ones" => Ok(ProbeVector::Ones),
+        _ => text
+            .strip_prefix("random:")
+            .and_then(|seed| seed.parse().ok())
+            .map(ProbeVector::Random)
+            .ok_or_else(|| "use unit-pairs, ones or random:SEED (SEED a whole number)".to_owned()),
+    }
+}

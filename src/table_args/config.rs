@@ -428,35 +428,37 @@ fn set_option(args: &mut TableArgs, id: &str, value: &str) -> Result<(), CliErro
     let int = || value.parse::<i64>().map_err(|_| bad());
     match id {
         "dim" => args.sizes.dim = Some(int()?),
-        "base" => args.base = float()?,
-        "rotary_dim" => args.rotary_dim = Some(int()?),
+        "base" => args.sinusoidal.base = Some(float()?),
+        "rotary_dim" => args.rope.rotary_dim = Some(int()?),
         "layout" => {
-            args.layout = Some(match value {
+            args.sinusoidal.layout = Some(match value {
                 "half" => LayoutArg::Half,
                 "split" => LayoutArg::Split,
                 _ => LayoutArg::Interleaved,
             })
         }
         "scaling" => {
-            args.scaling =
+            args.scaled.scaling =
                 <ScalingKind as clap::ValueEnum>::from_str(value, false).map_err(|_| bad())?
         }
-        "factor" => args.factor = Some(float()?),
-        "original_max_position_embeddings" => args.original_max_position_embeddings = Some(int()?),
-        "max_position_embeddings" => args.max_position_embeddings = Some(int()?),
-        "low_freq_factor" => args.low_freq_factor = Some(float()?),
-        "high_freq_factor" => args.high_freq_factor = Some(float()?),
-        "beta_fast" => args.beta_fast = Some(float()?),
-        "beta_slow" => args.beta_slow = Some(float()?),
-        "mscale" => args.mscale = Some(float()?),
-        "mscale_all_dim" => args.mscale_all_dim = Some(float()?),
-        "attention_factor" => args.attention_factor = Some(float()?),
-        "truncate" => args.truncate = Some(value == "true"),
-        "long_factor" => args.long_factor = Some(value.to_owned()),
-        "short_factor" => args.short_factor = Some(value.to_owned()),
+        "factor" => args.scaled.factor = Some(float()?),
+        "original_max_position_embeddings" => {
+            args.scaled.original_max_position_embeddings = Some(int()?)
+        }
+        "max_position_embeddings" => args.scaled.max_position_embeddings = Some(int()?),
+        "low_freq_factor" => args.scaled.low_freq_factor = Some(float()?),
+        "high_freq_factor" => args.scaled.high_freq_factor = Some(float()?),
+        "beta_fast" => args.scaled.beta_fast = Some(float()?),
+        "beta_slow" => args.scaled.beta_slow = Some(float()?),
+        "mscale" => args.scaled.mscale = Some(float()?),
+        "mscale_all_dim" => args.scaled.mscale_all_dim = Some(float()?),
+        "attention_factor" => args.scaled.attention_factor = Some(float()?),
+        "truncate" => args.scaled.truncate = Some(value == "true"),
+        "long_factor" => args.scaled.long_factor = Some(value.to_owned()),
+        "short_factor" => args.scaled.short_factor = Some(value.to_owned()),
         "heads" => args.sizes.heads = Some(int()?),
-        "num_buckets" => args.num_buckets = int()?,
-        "max_distance" => args.max_distance = int()?,
+        "num_buckets" => args.relative.num_buckets = Some(int()?),
+        "max_distance" => args.relative.max_distance = Some(int()?),
         "grid_h" => args.sizes.grid_h = Some(int()?),
         "grid_w" => args.sizes.grid_w = Some(int()?),
         _ => return Err(bad()),

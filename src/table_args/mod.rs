@@ -10,28 +10,27 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, FromArgMatches, ValueEnum};
 use ndarray::Ix2;
 
+use crate::encoding;
 use crate::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiMode, AlibiParams};
 use crate::encoding::binary::BinaryParams;
-use crate::encoding::grid::{DistanceMetric, GridParams, Raster, SinCos2dParams};
+use crate::encoding::grid::{GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::resample::{ResampleMode, ResampleParams};
 use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
-use crate::encoding::rope_axes::AxesValues;
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::rope2d::AxialParams;
-use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
-use crate::encoding::torch_f32::{Arithmetic, ArithmeticArg, FreqForm};
-use crate::encoding::{self, ParamError};
+use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams};
+use crate::encoding::torch_f32::Arithmetic;
 use crate::engine::{self, EngineError, RealDtype, Table, TableSpec};
 use crate::import;
+use crate::options::ArithmeticArg;
 use crate::scene::context::{RopeModel, UnseenParams};
 
 pub mod config;
 pub mod output;
-mod sizes;
 mod spec;
 
-pub use sizes::SizeOptions;
+pub use crate::options::{CliError, LayoutArg, SizeOptions, flag};
 pub use spec::*;
 
 /// How `rope-cos-sin` lays out its cosines and sines.
@@ -121,15 +120,20 @@ impl Kind {
 /// Options of `poslab table`. Which apply depends on the kind; giving one that does not is an
 /// error rather than something silently ignored.
 #[derive(Debug, Clone, Args)]
-#[command(after_long_help = TABLE_NOTES, allow_negative_numbers = true)]
+#[command(
+    after_long_help = TABLE_NOTES,
+    allow_negative_numbers = true,
+    mut_arg("output", |a| a.help("Output file; .npy (NumPy) or .csv, chosen by the extension")),
+    mut_arg("positions", |a| a.conflicts_with("start")),
+    mut_arg("freqs_head", |a| a.hide(true))
+)]
 pub struct TableArgs {
     /// Which table to write
     #[arg(value_enum, value_name = "KIND")]
     pub kind: Kind,
 
-    /// Output file; .npy (NumPy) or .csv, chosen by the extension
-    #[arg(short, long, value_name = "FILE", required = true)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub destination: crate::options::OutputFile,
 
     /// A model's Hugging Face config.json (or an assets/models file): fills in the options it
     /// decides (head dim, base, rotary width, pairing, scaling, heads, ...) that are not given
@@ -137,63 +141,13 @@ pub struct TableArgs {
     pub config: Option<PathBuf>,
 
     #[command(flatten)]
-    pub sizes: crate::table_args::SizeOptions,
+    pub sizes: crate::options::SizeOptions,
 
-    /// Frequency base, a finite number greater than 1
-    #[arg(
-        long,
-        value_name = "B",
-        default_value_t = 10_000.0,
-        allow_hyphen_values = true
-    )]
-    pub base: f64,
+    #[command(flatten)]
+    pub sinusoidal: crate::options::SinusoidalOptions,
 
-    /// Sinusoidal kinds: --base as diffusers spells it (get_timestep_embedding's max_period)
-    #[arg(
-        long,
-        value_name = "B",
-        conflicts_with = "base",
-        allow_hyphen_values = true
-    )]
-    pub max_period: Option<f64>,
-
-    /// First position: rows are positions start, start+1, ..., start+seq-1 (0 to 2^53-1-seq)
-    #[arg(long, value_name = "P", default_value_t = 0)]
-    pub start: i64,
-
-    /// Sin/cos and RoPE kinds: the positions themselves, one per row, used as stored (integer
-    /// or floating point; a float32 file keeps its float32 values): a comma list or a .npy
-    /// whose axes other than one have length 1. Sets the number of rows in place of --seq
-    #[arg(
-        long,
-        value_name = "LIST|P.npy",
-        conflicts_with = "start",
-        allow_hyphen_values = true
-    )]
-    pub positions: Option<String>,
-
-    /// Sin/cos and RoPE kinds: what multiplies every position, given ones too (diffusers'
-    /// Timesteps(scale=...)), a finite number above 0 (or a fraction, 1/3); 1 when not given.
-    /// sincos-2d: one scale or sy,sx, multiplying each patch's coordinates (diffusers'
-    /// get_2d_sincos_pos_embed: base_size / grid / interpolation_scale per axis, e.g. 4/6,4/10)
-    #[arg(long, value_name = "S|SY,SX", allow_hyphen_values = true)]
-    pub position_scale: Option<String>,
-
-    /// Sinusoidal: interleaved (sin, cos per pair) or split (all sin, then all cos).
-    /// rope-apply: interleaved pairs (2i, 2i+1) as Llama, or half pairs (i, i+dim/2) as HF.
-    /// rope-2d-axial: each value twice in a row (interleaved) or the row twice (half); without
-    /// it, once. Interleaved unless given
-    #[arg(long, value_enum, value_name = "LAYOUT")]
-    pub layout: Option<LayoutArg>,
-
-    /// Frequency spacing: vaswani base^(-2i/dim) or t2t base^(-i/max(dim/2-1, 1))
-    #[arg(long, value_enum, value_name = "SPACING", default_value_t = Spacing::Vaswani)]
-    pub spacing: Spacing,
-
-    /// Sinusoidal kinds: which of each frequency's sine and cosine comes first, in the pair or
-    /// as the first half (cos: diffusers flip_sin_to_cos=True, MLX cos_first=True)
-    #[arg(long, value_enum, value_name = "WHICH", default_value_t = FirstOfPair::Sin)]
-    pub first: FirstOfPair,
+    #[command(flatten)]
+    pub placement: crate::options::PositionOptions,
 
     /// Sinusoidal kinds: every value multiplied by A, a positive number (x-transformers
     /// ScaledSinusoidalEmbedding: dim^-0.5; MLX: sqrt(2/dim)); dot products by A squared
@@ -210,266 +164,35 @@ pub struct TableArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CacheFormat::Vllm)]
     pub format: CacheFormat,
 
-    /// dot-decay: the row whose dot product with every row is taken, 0 to seq-1
-    #[arg(long, value_name = "ROW", default_value_t = 0)]
-    pub anchor: i64,
-
     /// rope-apply: a [seq, dim] <f2, <f4 or <f8 .npy array to rotate; sincos-2d-resample: the
     /// [prefix + H*W, dim] position table to resample
     #[arg(long, value_name = "X.npy")]
     pub input: Option<PathBuf>,
 
-    /// RoPE: rotate only the first R dimensions of a head (even, at most --dim; GPT-NeoX
-    /// rotary_pct, HF partial_rotary_factor); the rest pass through
-    #[arg(long, value_name = "R")]
-    pub rotary_dim: Option<i64>,
+    #[command(flatten)]
+    pub rope: crate::options::RopeOptions,
 
-    /// RoPE: rotary width as a fraction of --dim, R = int(dim * F), as HF's
-    /// partial_rotary_factor (0 < F <= 1)
-    #[arg(long, value_name = "F", allow_hyphen_values = true)]
-    pub partial_rotary_factor: Option<f64>,
+    #[command(flatten)]
+    pub scaled: crate::options::ScalingOptions,
 
-    /// RoPE context-extension scaling, as Hugging Face's rope_type (its options keep HF's
-    /// names: --factor, --original-max-position-embeddings, ...)
-    #[arg(long, value_enum, value_name = "TYPE", default_value_t = ScalingKind::None)]
-    pub scaling: ScalingKind,
+    #[command(flatten)]
+    pub alibi: crate::options::AlibiOptions,
 
-    /// Scaling factor (linear, ntk, dynamic, yarn, llama3; longrope's attention factor), 1 or more
-    #[arg(long, value_name = "F", allow_hyphen_values = true)]
-    pub factor: Option<f64>,
+    #[command(flatten)]
+    pub axes: crate::options::AxesOptions,
 
-    /// Context the model was trained with (yarn, llama3, longrope)
-    #[arg(long, value_name = "N")]
-    pub original_max_position_embeddings: Option<i64>,
-
-    /// Context the model is configured for (dynamic's threshold; yarn and longrope derive the
-    /// factor from it and --original-max-position-embeddings when --factor is missing)
-    #[arg(long, value_name = "N")]
-    pub max_position_embeddings: Option<i64>,
-
-    /// llama3: wavelengths above original/low_freq_factor are divided by --factor
-    #[arg(long, value_name = "F", allow_hyphen_values = true)]
-    pub low_freq_factor: Option<f64>,
-
-    /// llama3: wavelengths below original/high_freq_factor are kept
-    #[arg(long, value_name = "F", allow_hyphen_values = true)]
-    pub high_freq_factor: Option<f64>,
-
-    /// yarn: rotations within the original context above which a pair is kept (default 32)
-    #[arg(long, value_name = "B", allow_hyphen_values = true)]
-    pub beta_fast: Option<f64>,
-
-    /// yarn: rotations below which a pair is fully interpolated (default 1)
-    #[arg(long, value_name = "B", allow_hyphen_values = true)]
-    pub beta_slow: Option<f64>,
-
-    /// yarn: mscale (DeepSeek); with --mscale-all-dim the attention factor is their ratio
-    #[arg(long, value_name = "M", allow_hyphen_values = true)]
-    pub mscale: Option<f64>,
-
-    /// yarn: mscale_all_dim (DeepSeek)
-    #[arg(long, value_name = "M", allow_hyphen_values = true)]
-    pub mscale_all_dim: Option<f64>,
-
-    /// yarn, longrope: the attention factor itself, instead of the one derived from the factor
-    #[arg(long, value_name = "A", allow_hyphen_values = true)]
-    pub attention_factor: Option<f64>,
-
-    /// yarn: round the ramp's ends to whole dimensions (HF's default, true)
-    #[arg(
-        long,
-        value_name = "BOOL",
-        action = clap::ArgAction::Set,
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
-    pub truncate: Option<bool>,
-
-    /// RoPE kinds: the inverse frequencies themselves, in place of base^(-2i/R) and any
-    /// scaling (LongRoPE's rescaled ones, rotary-embedding-torch's pixel frequencies, learned
-    /// ones): a comma list or a 1-D .npy; the rotary width is twice their count
-    #[arg(long, value_name = "LIST|F.npy", allow_hyphen_values = true)]
-    pub inv_freq: Option<String>,
-
-    /// longrope: one rescale factor per rotated pair, used beyond
-    /// --original-max-position-embeddings: a comma list or a 1-D .npy file
-    #[arg(long, value_name = "LIST|F.npy", allow_hyphen_values = true)]
-    pub long_factor: Option<String>,
-
-    /// longrope: the factors used within --original-max-position-embeddings
-    #[arg(long, value_name = "LIST|F.npy", allow_hyphen_values = true)]
-    pub short_factor: Option<String>,
-
-    /// alibi: causal (keys after the query masked with -inf; the default) or symmetric (both
-    /// directions biased); sincos-2d-resample: bicubic (timm's default) or bilinear
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub mode: Option<ModeArg>,
-
-    /// alibi: the biases of the last Q queries over all --seq keys, [heads, Q, seq] (a step
-    /// with a KV cache: x-transformers, MLX's offset); 1 to seq, default seq
-    #[arg(long, value_name = "Q", allow_hyphen_values = true)]
-    pub queries: Option<i64>,
-
-    /// alibi: N heads of slope 0 appended after the --heads sloped ones, [heads + N, ...]
-    /// (x-transformers' heads without ALiBi)
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 0,
-        allow_hyphen_values = true
-    )]
-    pub zero_heads: i64,
-
-    /// ALiBi as stored: relative [heads, seq, seq] -m|i-j|, or per key [heads, 1, seq] as
-    /// BLOOM (m*j) and MPT (m*(j-(seq-1))) store it (the same attention after softmax)
-    #[arg(long, value_enum, value_name = "FORM", default_value_t = AlibiForm::Relative)]
-    pub form: AlibiForm,
-
-    /// patch-distance: how the distance between patch centres is measured
-    #[arg(long, value_enum, value_name = "METRIC", default_value_t = DistanceMetric::Euclidean)]
-    pub metric: DistanceMetric,
-
-    /// rope-2d-axial (default 100) and rope-axes (default 10000, or --base): frequency base, a
-    /// finite number greater than 1
-    #[arg(long, value_name = "T", allow_hyphen_values = true)]
-    pub theta: Option<f64>,
-
-    /// rope-axes: each token's position on each axis, a [seq, axes] .npy (integer or floating
-    /// point, used exactly as stored; [axes, seq] is read too), e.g. Qwen2-VL's get_rope_index
-    #[arg(long, value_name = "IDS.npy", conflicts_with = "grid")]
-    pub ids: Option<PathBuf>,
-
-    /// rope-axes: the positions of a T,H,W grid of tokens in raster order (the last axis
-    /// fastest), each axis counting from 0 (any number of axes: H,W too)
-    #[arg(long, value_name = "T,H,W")]
-    pub grid: Option<String>,
-
-    /// rope-axes: Flux's axes_dim, the width of each axis's own RoPE, e.g. 16,56,56
-    #[arg(long, value_name = "D0,D1,...", conflicts_with = "mrope_section")]
-    pub axes_dim: Option<String>,
-
-    /// rope-axes: Qwen2-VL's mrope_section, how many of --dim's pairs each axis turns, e.g.
-    /// 16,24,24 (time, height, width)
-    #[arg(long, value_name = "S0,S1,...")]
-    pub mrope_section: Option<String>,
-
-    /// rope-axes, rope-2d-axial: angles (the default), cos or sin, laid out as --layout says
-    /// (interleaved: each angle twice in a row, Flux, timm; half: the row of angles twice,
-    /// Qwen2-VL)
-    #[arg(long, value_enum, value_name = "VALUES", default_value_t = AxesValues::Angles)]
-    pub values: AxesValues,
-
-    /// rope-2d-axial: which coordinate the first half of the angles turns with: xy (rope-vit,
-    /// HunyuanDiT: x first) or yx (timm's 'ij' grids, rotary-embedding-torch's
-    /// get_axial_freqs(H, W): y first)
-    #[arg(long, value_enum, value_name = "ORDER", default_value_t = crate::encoding::rope2d::AxisOrder::Xy)]
-    pub axis_order: crate::encoding::rope2d::AxisOrder,
-
-    /// sincos-2d: the four dim/4 blocks in column order, from sin-x, cos-x, sin-y, cos-y
-    /// (MAE: sin-x,cos-x,sin-y,cos-y; timm build_sincos2d_pos_embed: sin-y,sin-x,cos-y,cos-x,
-    /// with interleave_sin_cos sin-y,cos-y,sin-x,cos-x)
-    #[arg(long, value_name = "BLOCKS", default_value = "sin-x,cos-x,sin-y,cos-y")]
-    pub order: String,
-
-    /// sincos-2d: patches row by row (x fastest, MAE and timm) or column by column (timm's
-    /// reverse_coord, with the order's x and y swapped)
-    #[arg(long, value_enum, value_name = "ORDER", default_value_t = Raster::Rows)]
-    pub raster: Raster,
-
-    /// sincos-2d: zero rows before the patches (a CLS token's: 1 in ViT-MAE), 0 to 65536;
-    /// sincos-2d-resample: rows before the patches, copied unchanged
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub prefix_rows: i64,
-
-    /// sincos-2d-resample: the grid the table was made for, HxW (e.g. 14x14); with --input it
-    /// defaults to the square the patch rows make
-    #[arg(long, value_name = "HxW")]
-    pub from_grid: Option<String>,
-
-    /// sincos-2d-resample: torch's anti-aliased path (PIL's kernel stretched when shrinking;
-    /// bicubic with a = -0.5 instead of -0.75). timm's own default is true
-    #[arg(
-        long,
-        value_name = "BOOL",
-        default_value_t = false,
-        action = clap::ArgAction::Set,
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
-    pub antialias: bool,
+    #[command(flatten)]
+    pub grid2d: crate::options::Grid2dOptions,
 
     /// Zero row K of the table (fairseq's padding row), 0 to rows-1; 2-D real tables
     #[arg(long, value_name = "K")]
     pub zero_row: Option<i64>,
 
-    /// The length the model was trained on: ALiBi's --slope-scaling, rope-unseen
-    #[arg(long, value_name = "L")]
-    pub train_len: Option<i64>,
+    #[command(flatten)]
+    pub relative: crate::options::RelativeOptions,
 
-    /// ALiBi: beyond --train-len L, every slope becomes m_h * L / seq (Al-Khateeb et al.'s
-    /// interpolation); within L nothing changes. alibi-slopes reads the length from --seq
-    #[arg(
-        long,
-        value_name = "BOOL",
-        default_value_t = false,
-        action = clap::ArgAction::Set,
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
-    pub slope_scaling: bool,
-
-    /// rope-2d-mixed: a [2, dim/2] <f2, <f4 or <f8 .npy array, row 0 theta_x, row 1 theta_y
-    #[arg(long, value_name = "F.npy")]
-    pub freqs: Option<PathBuf>,
-
-    /// t5-buckets: number of buckets (4 or more when bidirectional, 2 or more otherwise)
-    #[arg(long, value_name = "N", default_value_t = 32)]
-    pub num_buckets: i64,
-
-    /// t5-buckets: distances from here on share the last bucket; above num-buckets/4
-    /// (bidirectional) or num-buckets/2
-    #[arg(long, value_name = "N", default_value_t = 128)]
-    pub max_distance: i64,
-
-    /// t5-buckets: true for encoder attention (both directions), false for decoder
-    /// (also accepted: yes/no, 1/0, in any case)
-    #[arg(
-        long,
-        value_name = "BOOL",
-        default_value_t = true,
-        action = clap::ArgAction::Set,
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
-    pub bidirectional: bool,
-
-    /// relative-clip: the clipping distance K, 0 to 1073741824 (required)
-    #[arg(long, value_name = "K")]
-    pub max_relative: Option<i64>,
-
-    /// Arithmetic: exact (f64) or torch-f32, every step as PyTorch's CPU kernels round it in
-    /// float32 (frequencies, torch.outer(pos, inv_freq), sin/cos), for sinusoidal, sincos-2d
-    /// (timm), the RoPE kinds and the ALiBi slopes; for rope-cache-error and rope-score-drift, the
-    /// type the model computes in: f32 (the default), bf16 or f16
-    #[arg(long, value_enum, value_name = "ARITH", default_value_t = ArithmeticArg::Exact)]
-    pub arith: ArithmeticArg,
-
-    /// rope-cache-error: cast the positions to bf16 or f16 before the product, as code that
-    /// builds position ids in the model's dtype does (bfloat16 positions above 256 collide)
-    #[arg(long, value_enum, value_name = "TYPE")]
-    pub positions_in: Option<crate::encoding::precision::ComputeType>,
-
-    /// rope-score-drift: the offset D between query and key (the query at n + D), 0 to
-    /// 2^24 - seq
-    #[arg(long, value_name = "D")]
-    pub offset: Option<i64>,
-
-    /// rope-score-drift: q and k drawn uniformly from [-1, 1) with this seed (default: all
-    /// ones)
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
-
-    /// With --arith torch-f32: how the frequencies are formed, pow as Hugging Face, Meta and
-    /// timm (1 / base ** (2i/d)) or exp as the Annotated Transformer and fairseq
-    /// (exp(2i * -(log(base) / d))); default pow
-    #[arg(long, value_enum, value_name = "FORM")]
-    pub freq_form: Option<FreqForm>,
+    #[command(flatten)]
+    pub arithmetic: crate::options::ArithmeticOptions,
 
     /// Float width of real tables (index tables are always int32 <i4)
     #[arg(long, value_enum, value_name = "DTYPE", default_value_t = RealDtype::F32)]
@@ -484,14 +207,11 @@ pub struct TableArgs {
     #[arg(short, long)]
     pub verbose: bool,
 
-    /// Compute a table estimated to take more than 10 minutes here (refused otherwise, with
-    /// the estimate)
-    #[arg(long)]
-    pub yes: bool,
+    #[command(flatten)]
+    pub consent: crate::options::Consent,
 
-    /// No progress bar (shown on stderr while a table is written, when it is a terminal)
-    #[arg(long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub progress: crate::options::Progress,
 }
 
 const TABLE_NOTES: &str = "\
@@ -509,14 +229,6 @@ Examples:
   poslab table rope-unseen --seq 16384 --dim 128 --train-len 4096 --scaling linear --factor 4 -o u.npy
   poslab table alibi --heads 12 --seq 128 --mode symmetric --head 3 -o head3.csv
   poslab table sincos-2d --grid-h 14 --grid-w 14 --dim 768 -o mae.npy";
-
-/// Both layout families share `--layout`; each kind accepts its own two.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LayoutArg {
-    Interleaved,
-    Split,
-    Half,
-}
 
 impl From<SinusoidalLayout> for LayoutArg {
     fn from(layout: SinusoidalLayout) -> Self {
@@ -545,56 +257,26 @@ pub enum Backend {
     Gpu,
 }
 
-/// A failure to report: one line, and the process's exit status.
-#[derive(Debug)]
-pub struct CliError {
-    pub message: String,
-    pub exit_code: i32,
-}
-
-impl CliError {
-    /// Bad input: exit status 2.
-    pub(crate) fn usage(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            exit_code: 2,
-        }
-    }
-
-    /// A failure while working (a write that failed half way): exit status 1.
-    pub(crate) fn runtime(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            exit_code: 1,
-        }
-    }
-}
-
-impl From<ParamError> for CliError {
-    fn from(error: ParamError) -> Self {
-        CliError::usage(error.to_string())
-    }
-}
-
 impl TableArgs {
     /// The arithmetic of `--arith` and `--freq-form`.
     pub fn arithmetic(&self) -> Result<Arithmetic, CliError> {
         if self.kind.is_precision_lab() {
             // Exact is the default, float32 for these (an explicit --arith exact is refused by
             // check_options_apply).
-            let compute = match self.arith {
+            let compute = match self.arithmetic.arith {
                 ArithmeticArg::Exact => Some(crate::encoding::precision::ComputeType::F32),
                 other => other.compute_type(),
             };
             return match compute {
                 // Its table emulates the type itself: computed exactly otherwise.
-                Some(_) if self.freq_form.is_none() => Ok(Arithmetic::Exact),
+                Some(_) if self.arithmetic.freq_form.is_none() => Ok(Arithmetic::Exact),
                 Some(_) => Err(CliError::usage(
                     "--freq-form applies only with --arith torch-f32; the precision lab forms frequencies as Hugging Face does",
                 )),
                 None => Err(CliError::usage(format!(
                     "--arith {} does not apply to {}: give the type the model computes in, f32, bf16 or f16",
-                    self.arith
+                    self.arithmetic
+                        .arith
                         .to_possible_value()
                         .map(|v| v.get_name().to_owned())
                         .unwrap_or_default(),
@@ -602,19 +284,22 @@ impl TableArgs {
                 ))),
             };
         }
-        if let Some(compute) = self.arith.compute_type() {
+        if let Some(compute) = self.arithmetic.arith.compute_type() {
             return Err(CliError::usage(format!(
                 "--arith {} applies to rope-cache-error and rope-score-drift (the precision lab); {} takes exact or torch-f32",
                 compute_name(compute),
                 kind_name(self.kind)
             )));
         }
-        if self.arith == ArithmeticArg::Exact && self.freq_form.is_some() {
+        if self.arithmetic.arith == ArithmeticArg::Exact && self.arithmetic.freq_form.is_some() {
             return Err(CliError::usage(
                 "--freq-form applies only with --arith torch-f32 (the exact table has one form)",
             ));
         }
-        Ok(self.arith.with_form(self.freq_form.unwrap_or_default()))
+        Ok(self
+            .arithmetic
+            .arith
+            .with_form(self.arithmetic.freq_form.unwrap_or_default()))
     }
 }
 
@@ -881,10 +566,6 @@ pub(crate) fn tolerance_option(atol: f64, rtol: f64) -> Result<crate::check::Tol
     })
 }
 
-pub(crate) fn flag(id: &str) -> String {
-    format!("--{}", id.replace('_', "-"))
-}
-
 /// sincos-2d-resample's options for the table it makes itself when no --input is given.
 const RESAMPLED_SINCOS_OPTIONS: &[&str] = &["dim", "base", "order", "raster"];
 
@@ -912,7 +593,7 @@ pub(crate) fn check_options_apply(args: &TableArgs, matches: &ArgMatches) -> Res
     }
     // The scaling in force: the command line's, or a --config's (Llama 3.1's llama3 takes
     // --factor even though no --scaling was typed).
-    let scaling = accepted.contains(&"scaling").then_some(args.scaling);
+    let scaling = accepted.contains(&"scaling").then_some(args.scaled.scaling);
     for id in given {
         let resampled_source_with_input = kind == Kind::SinCos2dResample
             && RESAMPLED_SINCOS_OPTIONS.contains(&id)
@@ -965,11 +646,14 @@ pub(crate) fn check_options_apply(args: &TableArgs, matches: &ArgMatches) -> Res
     // read it: elsewhere --seq would change nothing.
     if kind == Kind::RopeInvFreq
         && matches.value_source("seq") == Some(ValueSource::CommandLine)
-        && !matches!(args.scaling, ScalingKind::Dynamic | ScalingKind::Longrope)
+        && !matches!(
+            args.scaled.scaling,
+            ScalingKind::Dynamic | ScalingKind::Longrope
+        )
     {
         return Err(CliError::usage(format!(
             "--seq changes nothing for rope-inv-freq under --scaling {}: only dynamic and longrope read the current length",
-            args.scaling.name()
+            args.scaled.scaling.name()
         )));
     }
     Ok(())
@@ -995,20 +679,20 @@ pub(crate) fn finish_table(
 /// ALiBi's slope interpolation: `L / seq` when `--slope-scaling true` and `seq` exceeds
 /// `--train-len L` (every slope, hence every bias, scales by it), else nothing.
 pub(crate) fn slope_scale(args: &TableArgs, spec: &TableSpec) -> Result<Option<f64>, CliError> {
-    if !args.slope_scaling {
+    if !args.alibi.slope_scaling {
         if matches!(spec, TableSpec::AlibiSlopes { .. }) && args.sizes.seq.is_some() {
             return Err(CliError::usage(
                 "--seq applies to alibi-slopes only with --slope-scaling true (the slopes do not depend on the length otherwise)",
             ));
         }
-        if args.train_len.is_some() && !matches!(spec, TableSpec::RopeUnseen(_)) {
+        if args.alibi.train_len.is_some() && !matches!(spec, TableSpec::RopeUnseen(_)) {
             return Err(CliError::usage(
                 "--train-len applies with --slope-scaling true (the length beyond which slopes shrink)",
             ));
         }
         return Ok(None);
     }
-    let train = args.train_len.ok_or_else(|| {
+    let train = args.alibi.train_len.ok_or_else(|| {
         CliError::usage(
             "--slope-scaling true needs --train-len L, the length the model was trained on",
         )

@@ -2,6 +2,7 @@
 //! against what the kind allows, with one message per bad value.
 
 use super::*;
+use crate::options::ModeArg;
 
 /// Every scaling parameter, by clap id.
 pub(super) const SCALING_OPTIONS: &[&str] = &[
@@ -23,13 +24,18 @@ pub(super) const SCALING_OPTIONS: &[&str] = &[
 /// The rotary width and scaling of the RoPE options, for a head of `dim`.
 pub(super) fn rope_frequencies(args: &TableArgs, dim: usize) -> Result<RopeFrequencies, CliError> {
     // Given frequencies make the base unused: a --base beside them would be ignored silently.
-    if args.inv_freq.is_some() && args.base != crate::encoding::defaults::BASE {
+    if args.rope.inv_freq.is_some()
+        && let Some(base) = args
+            .sinusoidal
+            .base
+            .filter(|&b| b != crate::encoding::defaults::BASE)
+    {
         return Err(CliError::usage(format!(
             "--base {} does not apply with --inv-freq: the frequencies are given, and no base is used; leave --base out",
-            args.base
+            base
         )));
     }
-    let rotary_dim = match (args.rotary_dim, args.partial_rotary_factor) {
+    let rotary_dim = match (args.rope.rotary_dim, args.rope.partial_rotary_factor) {
         (Some(_), Some(_)) => {
             return Err(CliError::usage(
                 "--rotary-dim and --partial-rotary-factor both set the rotary width: give one",
@@ -58,28 +64,28 @@ pub(super) fn rope_frequencies(args: &TableArgs, dim: usize) -> Result<RopeFrequ
     Ok(RopeFrequencies {
         rotary_dim,
         scaling: RopeScaling {
-            kind: args.scaling,
-            factor: args.factor,
+            kind: args.scaled.scaling,
+            factor: args.scaled.factor,
             original_max_position_embeddings: positions(
                 "original_max_position_embeddings",
-                args.original_max_position_embeddings,
+                args.scaled.original_max_position_embeddings,
             )?,
             max_position_embeddings: positions(
                 "max_position_embeddings",
-                args.max_position_embeddings,
+                args.scaled.max_position_embeddings,
             )?,
-            low_freq_factor: args.low_freq_factor,
-            high_freq_factor: args.high_freq_factor,
-            beta_fast: args.beta_fast,
-            beta_slow: args.beta_slow,
-            mscale: args.mscale,
-            mscale_all_dim: args.mscale_all_dim,
-            attention_factor: args.attention_factor,
-            truncate: args.truncate,
-            long_factor: list("long_factor", &args.long_factor)?,
-            short_factor: list("short_factor", &args.short_factor)?,
+            low_freq_factor: args.scaled.low_freq_factor,
+            high_freq_factor: args.scaled.high_freq_factor,
+            beta_fast: args.scaled.beta_fast,
+            beta_slow: args.scaled.beta_slow,
+            mscale: args.scaled.mscale,
+            mscale_all_dim: args.scaled.mscale_all_dim,
+            attention_factor: args.scaled.attention_factor,
+            truncate: args.scaled.truncate,
+            long_factor: list("long_factor", &args.scaled.long_factor)?,
+            short_factor: list("short_factor", &args.scaled.short_factor)?,
         },
-        given: list("inv_freq", &args.inv_freq)?,
+        given: list("inv_freq", &args.rope.inv_freq)?,
     })
 }
 
@@ -125,49 +131,14 @@ pub(super) fn factor_list(id: &'static str, text: &str) -> Result<Vec<f64>, CliE
     Ok(values)
 }
 
-/// `--mode`: ALiBi's masking, or the interpolation of sincos-2d-resample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
-    /// alibi: keys after the query masked with -inf (a decoder; the default)
-    Causal,
-    /// alibi: -m|i-j| in both directions (an encoder)
-    Symmetric,
-    /// sincos-2d-resample: Keys' cubic, four neighbours per axis (timm's default)
-    Bicubic,
-    /// sincos-2d-resample: two neighbours per axis
-    Bilinear,
-}
-
-pub(super) fn mode_name(mode: ModeArg) -> String {
-    mode.to_possible_value()
-        .map(|v| v.get_name().to_owned())
-        .unwrap_or_default()
-}
-
 /// ALiBi's `--mode`, causal unless given.
 pub(super) fn alibi_mode(args: &TableArgs) -> Result<AlibiMode, CliError> {
-    match args.mode {
-        None | Some(ModeArg::Causal) => Ok(AlibiMode::Causal),
-        Some(ModeArg::Symmetric) => Ok(AlibiMode::Symmetric),
-        Some(other) => Err(CliError::usage(format!(
-            "--mode {} does not apply to {}: give causal or symmetric",
-            mode_name(other),
-            kind_name(args.kind)
-        ))),
-    }
+    ModeArg::alibi(args.alibi.mode, &kind_name(args.kind)).map_err(CliError::usage)
 }
 
 /// sincos-2d-resample's `--mode`, bicubic unless given.
 pub(super) fn resample_mode(args: &TableArgs) -> Result<ResampleMode, CliError> {
-    match args.mode {
-        None | Some(ModeArg::Bicubic) => Ok(ResampleMode::Bicubic),
-        Some(ModeArg::Bilinear) => Ok(ResampleMode::Bilinear),
-        Some(other) => Err(CliError::usage(format!(
-            "--mode {} does not apply to {}: give bicubic or bilinear",
-            mode_name(other),
-            kind_name(args.kind)
-        ))),
-    }
+    ModeArg::resample(args.alibi.mode, &kind_name(args.kind)).map_err(CliError::usage)
 }
 
 /// `--from-grid HxW`.
@@ -303,8 +274,8 @@ pub fn table_spec_from_words(words: &[String]) -> Result<TableSpec, String> {
 
 /// The precision lab's compute type: `--arith f32|bf16|f16`, float32 when not given.
 fn compute_type(args: &TableArgs) -> Result<crate::encoding::precision::ComputeType, CliError> {
-    use crate::encoding::torch_f32::ArithmeticArg;
-    match args.arith {
+    use crate::options::ArithmeticArg;
+    match args.arithmetic.arith {
         ArithmeticArg::Exact => Ok(crate::encoding::precision::ComputeType::F32),
         other => other.compute_type().ok_or_else(|| {
             CliError::usage(format!(
@@ -323,7 +294,12 @@ fn compute_type(args: &TableArgs) -> Result<crate::encoding::precision::ComputeT
 pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     let kind = args.kind;
     // --positions: one row per position, so they set the table's length.
-    let given_positions = args.positions.as_deref().map(position_list).transpose()?;
+    let given_positions = args
+        .placement
+        .positions
+        .as_deref()
+        .map(position_list)
+        .transpose()?;
     let seq = || match &given_positions {
         Some(list) => match args.sizes.seq {
             Some(n) if usize::try_from(n).ok() != Some(list.len()) => {
@@ -352,7 +328,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             "the number of heads, 1 to 65536",
         )
     };
-    let start = || non_negative("start", args.start).map(|s| s as u64);
+    let start = || non_negative("start", args.sinusoidal.start()).map(|s| s as u64);
     let grid = || -> Result<GridParams, CliError> {
         Ok(GridParams {
             grid_h: required(
@@ -371,18 +347,18 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     };
     let head = || args.sizes.head.map(|h| non_negative("head", h)).transpose();
     let sinusoidal = || -> Result<SinusoidalParams, CliError> {
-        let layout = match args.layout.unwrap_or(LayoutArg::Interleaved) {
+        let layout = match args.sinusoidal.layout.unwrap_or(LayoutArg::Interleaved) {
             LayoutArg::Interleaved => SinusoidalLayout::Interleaved,
             LayoutArg::Split => SinusoidalLayout::Split,
             LayoutArg::Half => return Err(wrong_layout(kind, "interleaved or split")),
         };
         // diffusers' spelling of the base, checked under its own name.
-        let base = match args.max_period {
+        let base = match args.sinusoidal.max_period {
             Some(max_period) => {
                 encoding::check_base("max_period", max_period)?;
                 max_period
             }
-            None => args.base,
+            None => args.sinusoidal.base(),
         };
         Ok(SinusoidalParams {
             seq: seq()?,
@@ -390,8 +366,8 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             base,
             start: start()?,
             layout,
-            spacing: args.spacing,
-            first: args.first,
+            spacing: args.sinusoidal.spacing(),
+            first: args.sinusoidal.first(),
             amplitude: args.scale,
         })
     };
@@ -401,7 +377,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         let params = RopeParams {
             seq: seq()?,
             dim,
-            base: args.base,
+            base: args.sinusoidal.base(),
             start: start()?,
         };
         Ok((params, rope_frequencies(args, dim)?))
@@ -420,14 +396,14 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         Kind::Sinusoidal => TableSpec::Sinusoidal(sinusoidal()?),
         Kind::DotDecay => TableSpec::DotDecay {
             params: sinusoidal()?,
-            anchor: non_negative("anchor", args.anchor)?,
+            anchor: non_negative("anchor", args.sinusoidal.anchor.unwrap_or(0))?,
         },
         Kind::Similarity => TableSpec::Similarity(sinusoidal()?),
         Kind::RopeInvFreq => {
             let dim = even_dim()?;
             TableSpec::RopeInvFreq {
                 dim,
-                base: args.base,
+                base: args.sinusoidal.base(),
                 // The current length, for dynamic NTK and LongRoPE; 0 when not given.
                 seq: args
                     .sizes
@@ -442,7 +418,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             let dim = even_dim()?;
             TableSpec::RopeAttentionFactor {
                 dim,
-                base: args.base,
+                base: args.sinusoidal.base(),
                 freqs: rope_frequencies(args, dim)?,
             }
         }
@@ -451,7 +427,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             TableSpec::RopeAngles { params, freqs }
         }
         Kind::RopeCos | Kind::RopeSin => {
-            let layout = match args.layout.unwrap_or(LayoutArg::Interleaved) {
+            let layout = match args.sinusoidal.layout.unwrap_or(LayoutArg::Interleaved) {
                 LayoutArg::Interleaved => RopeLayout::Interleaved,
                 LayoutArg::Half => RopeLayout::Half,
                 LayoutArg::Split => return Err(wrong_layout(kind, "half or interleaved")),
@@ -479,23 +455,24 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             // float16 casts only the cosines, which it always holds.
             float16_holds_positions(
                 start.saturating_add(seq as u64).saturating_sub(1),
-                args.positions_in,
+                args.arithmetic.positions_in,
             )?;
             TableSpec::RopeCacheError(Box::new(crate::encoding::precision::CacheErrorParams {
                 rope: RopeParams {
                     seq,
                     dim,
-                    base: args.base,
+                    base: args.sinusoidal.base(),
                     start,
                 },
                 freqs: rope_frequencies(args, dim)?,
                 arith,
-                positions_in: args.positions_in,
+                positions_in: args.arithmetic.positions_in,
             }))
         }
         Kind::RopeScoreDrift => {
             let (seq, arith) = (seq()?, compute_type(args)?);
             let offset = args
+                .arithmetic
                 .offset
                 .map(|d| non_negative("offset", d))
                 .transpose()?
@@ -503,16 +480,16 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             TableSpec::RopeScoreDrift(crate::encoding::precision::ScoreDriftParams {
                 seq,
                 dim: even_dim()?,
-                base: args.base,
+                base: args.sinusoidal.base(),
                 offset,
                 arith,
-                seed: args.seed,
+                seed: args.arithmetic.seed,
             })
         }
         Kind::RopeUnseen => {
             let dim = even_dim()?;
             let freqs = rope_frequencies(args, dim)?;
-            let trained = args.train_len.ok_or_else(|| {
+            let trained = args.alibi.train_len.ok_or_else(|| {
                 CliError::usage(
                     "rope-unseen needs --train-len L, the length the model was trained on",
                 )
@@ -529,7 +506,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 model: RopeModel {
                     name: String::new(),
                     head_dim: dim,
-                    base: args.base,
+                    base: args.sinusoidal.base(),
                     rotary_dim: freqs.rotary_dim,
                     trained,
                     scaling: Default::default(),
@@ -539,13 +516,13 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             }))
         }
         Kind::RopeApply => {
-            let layout = match args.layout.unwrap_or(LayoutArg::Interleaved) {
+            let layout = match args.sinusoidal.layout.unwrap_or(LayoutArg::Interleaved) {
                 LayoutArg::Interleaved => RopeLayout::Interleaved,
                 LayoutArg::Half => RopeLayout::Half,
                 LayoutArg::Split => return Err(wrong_layout(kind, "interleaved or half")),
             };
             // Check the cheap parameters before reading a possibly large file.
-            encoding::check_base("base", args.base)?;
+            encoding::check_base("base", args.sinusoidal.base())?;
             let start = start()?;
             let path = args.input.as_deref().ok_or_else(|| {
                 CliError::usage("--input is required for rope-apply: a [seq, dim] .npy array")
@@ -563,14 +540,14 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             TableSpec::RopeApply {
                 input,
                 layout,
-                base: args.base,
+                base: args.sinusoidal.base(),
                 start,
                 freqs,
             }
         }
         Kind::AlibiSlopes => TableSpec::AlibiSlopes { heads: heads()? },
-        Kind::Alibi if args.form != AlibiForm::Relative => {
-            if args.queries.is_some() || args.zero_heads != 0 {
+        Kind::Alibi if args.alibi.form != AlibiForm::Relative => {
+            if args.alibi.queries.is_some() || args.alibi.zero_heads != 0 {
                 return Err(CliError::usage(
                     "--queries and --zero-heads apply to --form relative: bloom and mpt store one bias per key for every query",
                 ));
@@ -583,7 +560,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             TableSpec::AlibiKeys {
                 heads: heads()?,
                 seq: seq()?,
-                form: args.form,
+                form: args.alibi.form,
                 head: head()?,
             }
         }
@@ -593,11 +570,11 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 seq: seq()?,
                 mode: alibi_mode(args)?,
             };
-            let queries = match args.queries {
+            let queries = match args.alibi.queries {
                 Some(q) => non_negative("queries", q)?,
                 None => params.seq,
             };
-            let zero_heads = non_negative("zero_heads", args.zero_heads)?;
+            let zero_heads = non_negative("zero_heads", args.alibi.zero_heads)?;
             if queries == params.seq && zero_heads == 0 {
                 TableSpec::Alibi {
                     params,
@@ -621,33 +598,38 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         },
         Kind::PatchDistance => TableSpec::PatchDistance {
             grid: grid()?,
-            metric: args.metric,
+            metric: args.grid2d.metric,
         },
         Kind::SinCos2d => TableSpec::SinCos2d(SinCos2dParams {
             grid: grid()?,
             dim: dim_of_4()?,
-            base: args.base,
-            order: crate::encoding::grid::parse_order(&args.order)?,
-            raster: args.raster,
-            prefix_rows: non_negative("prefix_rows", args.prefix_rows)?,
+            base: args.sinusoidal.base(),
+            order: crate::encoding::grid::parse_order(&args.grid2d.order)?,
+            raster: args.grid2d.raster,
+            prefix_rows: non_negative("prefix_rows", args.grid2d.prefix_rows)?,
             position_scale: grid_position_scale(args)?,
             coordinates: Default::default(),
         }),
         Kind::SinCos2dResample => {
             let to = grid()?;
             to.validate()?;
-            let prefix_rows = non_negative("prefix_rows", args.prefix_rows)?;
+            let prefix_rows = non_negative("prefix_rows", args.grid2d.prefix_rows)?;
             let mode = resample_mode(args)?;
-            let from = args.from_grid.as_deref().map(parse_grid_size).transpose()?;
+            let from = args
+                .grid2d
+                .from_grid
+                .as_deref()
+                .map(parse_grid_size)
+                .transpose()?;
             let input = match (args.input.as_deref(), from) {
                 (Some(path), _) => read_input_2d("input", path)?,
                 (None, Some((grid_h, grid_w))) => {
                     let source = TableSpec::SinCos2d(SinCos2dParams {
                         grid: GridParams { grid_h, grid_w },
                         dim: dim_of_4()?,
-                        base: args.base,
-                        order: crate::encoding::grid::parse_order(&args.order)?,
-                        raster: args.raster,
+                        base: args.sinusoidal.base(),
+                        order: crate::encoding::grid::parse_order(&args.grid2d.order)?,
+                        raster: args.grid2d.raster,
                         prefix_rows,
                         ..Default::default()
                     });
@@ -657,7 +639,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                         .map_err(|error| match error {
                             engine::EngineError::Memory(memory) => CliError::usage(format!(
                                 "--from-grid {}: the source {}",
-                                args.from_grid.as_deref().unwrap_or_default(),
+                                args.grid2d.from_grid.as_deref().unwrap_or_default(),
                                 memory.to_string().replace(
                                     "reduce --grid-h, --grid-w or --dim",
                                     "reduce --from-grid or --dim"
@@ -687,16 +669,16 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                     to: (to.grid_h, to.grid_w),
                     prefix_rows,
                     mode,
-                    antialias: args.antialias,
+                    antialias: args.grid2d.antialias.unwrap_or(false),
                 },
             }
         }
         Kind::Rope2dAxial => TableSpec::Rope2dAxial(AxialParams {
             grid: grid()?,
             dim: dim_of_4()?,
-            theta: args.theta.unwrap_or(100.0),
-            values: args.values,
-            layout: match args.layout {
+            theta: args.axes.theta.unwrap_or(100.0),
+            values: args.axes.values,
+            layout: match args.sinusoidal.layout {
                 None => None,
                 Some(LayoutArg::Interleaved) => Some(RopeLayout::Interleaved),
                 Some(LayoutArg::Half) => Some(RopeLayout::Half),
@@ -704,13 +686,13 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                     return Err(wrong_layout(kind, "interleaved or half"));
                 }
             },
-            axis_order: args.axis_order,
+            axis_order: args.axes.axis_order,
             position_scale: grid_position_scale(args)?,
         }),
         Kind::Rope2dMixed => {
             let grid = grid()?;
             grid.validate()?;
-            let path = args.freqs.as_deref().ok_or_else(|| {
+            let path = args.grid2d.freqs.as_deref().ok_or_else(|| {
                 CliError::usage(
                     "--freqs is required for rope-2d-mixed: a [2, dim/2] .npy array \
                      (row 0 theta_x, row 1 theta_y)",
@@ -729,16 +711,16 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         }
         Kind::T5Buckets => TableSpec::T5Buckets(T5BucketParams {
             seq: seq()?,
-            num_buckets: non_negative("num_buckets", args.num_buckets)?,
-            max_distance: non_negative("max_distance", args.max_distance)?,
-            bidirectional: args.bidirectional,
+            num_buckets: non_negative("num_buckets", args.relative.num_buckets())?,
+            max_distance: non_negative("max_distance", args.relative.max_distance())?,
+            bidirectional: args.relative.bidirectional(),
         }),
         Kind::RelativeClip => TableSpec::RelativeClip(RelativeClipParams {
             seq: seq()?,
             max_relative: required(
                 kind,
                 "max_relative",
-                args.max_relative,
+                args.relative.max_relative,
                 "the clipping distance K, 0 to 1073741824",
             )?,
         }),
@@ -762,6 +744,7 @@ fn placed(
 ) -> Result<TableSpec, CliError> {
     use crate::encoding::positions::{PositionList, Positions, ScaleAt};
     let scale = args
+        .placement
         .position_scale
         .as_deref()
         .map(|text| one_position_scale(text, &spec))
@@ -775,7 +758,7 @@ fn placed(
     let list = match given {
         Some(values) => PositionList::Given(values),
         None => PositionList::Counting {
-            start: non_negative("start", args.start)? as u64,
+            start: non_negative("start", args.sinusoidal.start())? as u64,
             count: rows,
         },
     };
@@ -828,7 +811,7 @@ fn is_grid_kind(spec: &TableSpec) -> bool {
 
 /// A grid's `--position-scale`: `(sy, sx)`, one number for both axes; `[1, 1]` without it.
 fn grid_position_scale(args: &TableArgs) -> Result<[f64; 2], CliError> {
-    Ok(match args.position_scale.as_deref() {
+    Ok(match args.placement.position_scale.as_deref() {
         None => [1.0, 1.0],
         Some(text) => match position_scales(text)?[..] {
             [both] => [both, both],
@@ -952,7 +935,7 @@ fn rope_axes_params(
     args: &TableArgs,
 ) -> Result<crate::encoding::rope_axes::RopeAxesParams, CliError> {
     use crate::encoding::rope_axes::{AxesSplit, RopeAxesParams};
-    let split = match (&args.axes_dim, &args.mrope_section) {
+    let split = match (&args.axes.axes_dim, &args.axes.mrope_section) {
         (Some(dims), None) => {
             let dims = count_list("axes_dim", dims, "each axis's RoPE width")?;
             // --dim says nothing --axes-dim does not, and must not contradict it.
@@ -987,7 +970,7 @@ fn rope_axes_params(
             ));
         }
     };
-    let ids = match (&args.ids, &args.grid) {
+    let ids = match (&args.placement.ids, &args.placement.grid) {
         (Some(path), _) => read_ids(path, &split)?,
         (None, Some(grid)) => grid_positions(grid)?,
         (None, None) => {
@@ -996,21 +979,26 @@ fn rope_axes_params(
             ));
         }
     };
-    if args.theta.is_some() && args.base != crate::encoding::defaults::BASE {
+    if args.axes.theta.is_some()
+        && args
+            .sinusoidal
+            .base
+            .is_some_and(|b| b != crate::encoding::defaults::BASE)
+    {
         return Err(CliError::usage(
             "give the base once: --theta or --base (the same number for rope-axes)",
         ));
     }
-    let layout = match args.layout.unwrap_or(LayoutArg::Interleaved) {
+    let layout = match args.sinusoidal.layout.unwrap_or(LayoutArg::Interleaved) {
         LayoutArg::Interleaved => RopeLayout::Interleaved,
         LayoutArg::Half => RopeLayout::Half,
         LayoutArg::Split => return Err(wrong_layout(Kind::RopeAxes, "interleaved or half")),
     };
     Ok(RopeAxesParams {
         ids,
-        theta: args.theta.unwrap_or(args.base),
+        theta: args.axes.theta.unwrap_or(args.sinusoidal.base()),
         split,
-        values: args.values,
+        values: args.axes.values,
         layout,
     })
 }

@@ -6,6 +6,7 @@ pub mod dialogs;
 pub mod engine;
 pub mod params;
 pub mod status;
+pub mod theme;
 
 /// The key the app's state is saved under (each view's own settings under keys made from it).
 pub const STATE_KEY: &str = "poslab";

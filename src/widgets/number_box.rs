@@ -11,6 +11,8 @@ use std::rc::Rc;
 
 use eframe::emath::Numeric;
 
+use crate::options::ranges::format_number;
+
 enum Inner<'a> {
     Slider(egui::Slider<'a>),
     Drag(egui::DragValue<'a>),
@@ -392,42 +394,7 @@ impl<'a> NumberRow<'a> {
 
     /// The value the row allows for a typed `value`, and why it differs, if it does.
     pub fn allowed(&self, value: f64) -> (f64, Option<String>) {
-        let (low, high) = (*self.range.start(), *self.range.end());
-        let shown = |v: f64| format_number(v);
-        if value < low {
-            return (
-                low,
-                Some(format!(
-                    "{} is below the smallest {}, {}",
-                    shown(value),
-                    self.label.to_lowercase(),
-                    shown(low)
-                )),
-            );
-        }
-        if value > high {
-            return (
-                high,
-                Some(format!(
-                    "{} is above the largest {}, {}",
-                    shown(value),
-                    self.label.to_lowercase(),
-                    shown(high)
-                )),
-            );
-        }
-        if self.even && value.round() as i64 % 2 != 0 {
-            // Round half away from zero towards the next pair, as the slider's step does.
-            let snapped = low + ((value - low) / 2.0).round() * 2.0;
-            return (
-                snapped.min(high),
-                Some(format!(
-                    "{} must be even (pairs of sin and cos)",
-                    self.label
-                )),
-            );
-        }
-        (value, None)
+        crate::options::ranges::allowed(self.label, &self.range, self.even, value)
     }
 
     pub fn ui<T: SliderNumber>(self, ui: &mut egui::Ui, value: &mut T) -> egui::Response {
@@ -525,14 +492,5 @@ impl<'a> NumberRow<'a> {
             *value = new;
         }
         response
-    }
-}
-
-/// A number as a person types it: integers without decimals, others to 6 significant digits.
-fn format_number(value: f64) -> String {
-    if value.fract() == 0.0 && value.abs() < 1e15 {
-        format!("{value:.0}")
-    } else {
-        format!("{}", (value * 1e6).round() / 1e6)
     }
 }

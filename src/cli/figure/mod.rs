@@ -52,6 +52,7 @@ fn check_options_apply(view: FigureView, matches: &ArgMatches) -> Result<(), Cli
 pub(crate) fn write_figure(args: &FigureArgs, matches: &ArgMatches) -> Result<(), CliError> {
     check_options_apply(args.view, matches)?;
     let output = args
+        .destination
         .output
         .as_deref()
         .ok_or_else(|| CliError::usage("--output is required: a .svg or .png file name"))?;
@@ -118,8 +119,8 @@ pub(crate) fn write_figure(args: &FigureArgs, matches: &ArgMatches) -> Result<()
     super::check_output(output)?;
     let budget = Budget {
         bound_seconds: crate::cli::progress::MAX_UNASKED_SECONDS,
-        yes: args.yes,
-        quiet: args.quiet,
+        yes: args.consent.yes,
+        quiet: args.progress.quiet,
     };
     let figure = with_budget(budget, || build_figure(&spec, &style))
         .map_err(|e| CliError::usage(e.to_string()))?;

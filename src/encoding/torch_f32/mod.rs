@@ -37,51 +37,6 @@ impl Arithmetic {
     }
 }
 
-/// `--arith` on the command line: the arithmetic, before `--freq-form` completes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum ArithmeticArg {
-    /// f64 angles and values: the exact table.
-    #[default]
-    Exact,
-    /// Every step rounded to f32 as PyTorch's CPU kernels round it.
-    #[value(name = "torch-f32")]
-    TorchF32,
-    /// rope-cache-error, rope-score-drift: the cache or score made in float32
-    F32,
-    /// rope-cache-error, rope-score-drift: made in bfloat16
-    Bf16,
-    /// rope-cache-error, rope-score-drift: made in float16
-    F16,
-}
-
-impl ArithmeticArg {
-    /// The arithmetic, with the frequencies formed as `form`. The precision lab's compute
-    /// types are not an arithmetic of the table (its tables emulate them themselves): exact.
-    pub fn with_form(self, form: FreqForm) -> Arithmetic {
-        match self {
-            ArithmeticArg::Exact
-            | ArithmeticArg::F32
-            | ArithmeticArg::Bf16
-            | ArithmeticArg::F16 => Arithmetic::Exact,
-            ArithmeticArg::TorchF32 => Arithmetic::TorchF32(TorchMode {
-                form,
-                block: AVX2_BLOCK,
-            }),
-        }
-    }
-
-    /// The precision lab's compute type this names, if it names one.
-    pub fn compute_type(self) -> Option<super::precision::ComputeType> {
-        use super::precision::ComputeType;
-        match self {
-            ArithmeticArg::F32 => Some(ComputeType::F32),
-            ArithmeticArg::Bf16 => Some(ComputeType::Bf16),
-            ArithmeticArg::F16 => Some(ComputeType::F16),
-            ArithmeticArg::Exact | ArithmeticArg::TorchF32 => None,
-        }
-    }
-}
-
 /// How PyTorch formed a float32 table: the library's frequency formula and the vector width of
 /// the torch build that ran it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

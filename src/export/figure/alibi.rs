@@ -3,8 +3,9 @@
 use super::options::{self, FigureArgs, Words, count, value_name};
 use super::panels::{MAX_CELLS, colorbar, heatmap_panel};
 use super::{Drawn, FigureError, FigureKind, FigureStyle};
-use crate::encoding::alibi::{AlibiMode, AlibiParams};
+use crate::encoding::alibi::AlibiParams;
 use crate::engine::TableSpec;
+use crate::options::ModeArg;
 use crate::table_args::CliError;
 
 /// The most panels a figure of every head draws (BLOOM-176B has 112 heads).
@@ -26,7 +27,7 @@ impl FigureKind for AlibiFigure {
         let params = AlibiParams {
             heads,
             seq,
-            mode: args.mode.unwrap_or(AlibiMode::Causal),
+            mode: ModeArg::alibi(args.alibi.mode, "the alibi figure").map_err(CliError::usage)?,
         };
         let head = match args.sizes.head {
             Some(head) => Some(count("head", Some(head), 0, 0..=heads - 1)?),

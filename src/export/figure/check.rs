@@ -28,8 +28,8 @@ impl FigureKind for CheckFigure {
             .ok_or_else(|| CliError::usage("--file is required for the check figure"))?;
         let defaults = crate::check::Tolerance::default();
         let tolerance = tolerance_option(
-            args.atol.unwrap_or(defaults.abs),
-            args.rtol.unwrap_or(defaults.rel),
+            args.reading.atol.unwrap_or(defaults.abs),
+            args.reading.rtol.unwrap_or(defaults.rel),
         )?;
         let expected: Vec<String> = args
             .expected
@@ -43,7 +43,7 @@ impl FigureKind for CheckFigure {
         }
         Ok(Self {
             file,
-            tensor: args.tensor.clone(),
+            tensor: args.reading.tensor.clone(),
             expected,
             tolerance,
         })

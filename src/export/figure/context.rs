@@ -20,6 +20,7 @@ use super::{
 };
 
 pub use super::context_vision::{VIT_HEAD_DIM, VisionFigure};
+pub use crate::scene::context::{AlibiSettings, ContextChart};
 
 /// Where the model comes from, as the command line names it.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,49 +29,6 @@ pub enum ContextModelSource {
     Shipped(String),
     /// A config.json the user opened.
     File(PathBuf),
-}
-
-/// The lower chart of the view.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
-pub enum ContextChart {
-    /// The PI paper's fitted attention score against distance, per method.
-    #[default]
-    Score,
-    /// RoFormer's long-term decay bound per method.
-    Decay,
-    /// ALiBi at L': the last query's attention with and without slope scaling.
-    Alibi,
-    /// The survey's ViT accuracies against test resolution.
-    Survey,
-}
-
-/// The ALiBi chart's model: its heads, and one head or all.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct AlibiSettings {
-    pub heads: usize,
-    pub head: usize,
-    pub all_heads: bool,
-}
-
-impl Default for AlibiSettings {
-    fn default() -> Self {
-        Self {
-            heads: crate::encoding::defaults::HEADS,
-            head: crate::encoding::defaults::HEADS - 1,
-            all_heads: false,
-        }
-    }
 }
 
 /// Everything the context-extension figure depends on.

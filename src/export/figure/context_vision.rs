@@ -88,7 +88,7 @@ impl FigureKind for VisionFigure {
                 "--dim {dim} is not allowed: the 2D sin-cos table needs a multiple of 4"
             )));
         }
-        let alibi = super::context::AlibiSettings::default();
+        let alibi = crate::scene::context::AlibiSettings::default();
         let heads = count("heads", args.sizes.heads, alibi.heads, 1..=128)?;
         // A learned table brings its own grid and width.
         let (learned, train_side, dim) = match &args.file {
@@ -99,15 +99,18 @@ impl FigureKind for VisionFigure {
                     ));
                 }
                 let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
-                let (table, tensor) =
-                    crate::import::read_position_table(file, args.tensor.as_deref(), max_bytes)
-                        .map_err(|e| CliError::usage(format!("--file {e}")))?;
+                let (table, tensor) = crate::import::read_position_table(
+                    file,
+                    args.reading.tensor.as_deref(),
+                    max_bytes,
+                )
+                .map_err(|e| CliError::usage(format!("--file {e}")))?;
                 let cols = table.ncols();
                 let learned = crate::scene::context::LearnedTable::new(table)
                     .map_err(|e| CliError::usage(format!("--file {}: {e}", file.display())))?;
                 (Some((file.clone(), tensor)), learned.side, cols)
             }
-            None if args.tensor.is_some() => {
+            None if args.reading.tensor.is_some() => {
                 return Err(CliError::usage(
                     "--tensor applies with --file: which tensor of a .safetensors file",
                 ));
@@ -121,7 +124,7 @@ impl FigureKind for VisionFigure {
                 target_side,
                 dim,
                 mode: args.resample.unwrap_or(defaults.mode),
-                antialias: args.antialias.unwrap_or(defaults.antialias),
+                antialias: args.grid2d.antialias.unwrap_or(defaults.antialias),
                 query: count(
                     "query",
                     args.query,

@@ -56,7 +56,7 @@ impl FigureKind for CorkscrewFigure {
         let dim = options::dim(args)?;
         let base = options::base(args);
         let start = options::start(args)?;
-        let layout = match args.layout {
+        let layout = match args.sinusoidal.layout {
             None | Some(LayoutArg::Interleaved) => RopeLayout::Interleaved,
             Some(LayoutArg::Half) => RopeLayout::Half,
             Some(LayoutArg::Split) => {
@@ -327,17 +327,4 @@ fn parse_camera(text: &str) -> Result<OrbitCamera, CliError> {
         pitch_rad: pitch.to_radians(),
         distance,
     })
-}
-
-/// `--query-vector` and `--key-vector`: unit-pairs, ones or random:SEED.
-pub(super) fn parse_probe(text: &str) -> Result<ProbeVector, String> {
-    match text {
-        "unit-pairs" => Ok(ProbeVector::UnitPairs),
-        "ones" => Ok(ProbeVector::Ones),
-        _ => text
-            .strip_prefix("random:")
-            .and_then(|seed| seed.parse().ok())
-            .map(ProbeVector::Random)
-            .ok_or_else(|| "use unit-pairs, ones or random:SEED (SEED a whole number)".to_owned()),
-    }
 }

@@ -36,7 +36,7 @@ impl FigureKind for DotDecayFigure {
         let params = params_from(args)?;
         Ok(Self {
             params,
-            anchor: count("anchor", args.anchor, 0, 0..=params.seq - 1)?,
+            anchor: count("anchor", args.sinusoidal.anchor, 0, 0..=params.seq - 1)?,
             normalised: args.normalised,
         })
     }

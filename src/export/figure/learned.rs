@@ -39,7 +39,7 @@ impl FigureKind for LearnedFigure {
         };
         let source = LearnedSource {
             file,
-            tensor: args.tensor.clone(),
+            tensor: args.reading.tensor.clone(),
         };
         let (table, tensor) =
             learned::read(&source).map_err(|e| CliError::usage(format!("{flag} {e}")))?;

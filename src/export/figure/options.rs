@@ -8,25 +8,40 @@ use clap::Args;
 use super::FigureView;
 use crate::colormap::Colormap;
 use crate::encoding::ParamError;
-use crate::encoding::alibi::AlibiMode;
-use crate::encoding::sinusoidal::Spacing;
 use crate::engine::patch_maps::PatchMethod;
 use crate::engine::reduce::Reduce;
 use crate::scene::corkscrew::ProbeVector;
-use crate::table_args::{CliError, LayoutArg};
+use crate::table_args::CliError;
 
 /// Options of `poslab figure`: the style options every figure takes, then each figure's own,
 /// documented with the figures that read them.
 #[derive(Debug, Clone, Args)]
-#[command(after_long_help = FIGURE_NOTES, allow_negative_numbers = true)]
+#[command(
+    after_long_help = FIGURE_NOTES,
+    allow_negative_numbers = true,
+    mut_arg("output", |a| a.help("Output file: .svg (vector) or .png, chosen by the extension")),
+    mut_arg("max_period", |a| a.hide(true)),
+    mut_arg("metric", |a| a.hide(true)),
+    mut_arg("order", |a| a.hide(true)),
+    mut_arg("raster", |a| a.hide(true)),
+    mut_arg("prefix_rows", |a| a.hide(true)),
+    mut_arg("from_grid", |a| a.hide(true)),
+    mut_arg("queries", |a| a.hide(true)),
+    mut_arg("zero_heads", |a| a.hide(true)),
+    mut_arg("form", |a| a.hide(true)),
+    mut_arg("train_len", |a| a.hide(true)),
+    mut_arg("slope_scaling", |a| a.hide(true)),
+    mut_arg("arith", |a| a.hide(true)),
+    mut_arg("positions_in", |a| a.hide(true)),
+    mut_arg("freq_form", |a| a.hide(true)),
+)]
 pub struct FigureArgs {
     /// Which view's figure
     #[arg(value_enum, value_name = "VIEW")]
     pub view: FigureView,
 
-    /// Output file: .svg (vector) or .png, chosen by the extension
-    #[arg(short, long, value_name = "FILE", required = true)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub destination: crate::options::OutputFile,
 
     /// Figure width in pixels (200 to 8000)
     #[arg(long, value_name = "PX", default_value_t = 1000)]
@@ -58,56 +73,29 @@ pub struct FigureArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
 
-    /// Draw a figure whose tables are estimated to take more than 10 minutes here (refused
-    /// otherwise, with the estimate)
-    #[arg(long)]
-    pub yes: bool,
+    #[command(flatten)]
+    pub consent: crate::options::Consent,
 
-    /// No spinner (shown on stderr while a table estimated to take seconds is computed, when
-    /// it is a terminal)
-    #[arg(long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub progress: crate::options::Progress,
 
     #[command(flatten)]
     pub sizes: crate::table_args::SizeOptions,
 
-    /// Frequency base, a finite number greater than 1
-    #[arg(long, value_name = "B", allow_hyphen_values = true)]
-    pub base: Option<f64>,
-
-    /// First position
-    #[arg(long, value_name = "P")]
-    pub start: Option<i64>,
-
-    /// sinusoidal, dot-decay: interleaved or split; corkscrew: interleaved or half
-    #[arg(long, value_enum, value_name = "LAYOUT")]
-    pub layout: Option<LayoutArg>,
-
-    /// sinusoidal, dot-decay: vaswani or t2t frequency spacing
-    #[arg(long, value_enum, value_name = "SPACING")]
-    pub spacing: Option<Spacing>,
-
-    /// sinusoidal, dot-decay: which of each frequency's sine and cosine comes first (cos:
-    /// diffusers flip_sin_to_cos, MLX cos_first); sin unless given
-    #[arg(long, value_enum, value_name = "WHICH")]
-    pub first: Option<crate::encoding::sinusoidal::FirstOfPair>,
+    #[command(flatten)]
+    pub sinusoidal: crate::options::SinusoidalOptions,
 
     /// sinusoidal, dot-decay: what every value is multiplied by (table's --scale: dim^-0.5 in
     /// x-transformers, sqrt(2/dim) in MLX), a finite number above 0; 1 unless given
     #[arg(long, value_name = "A")]
     pub amplitude: Option<f64>,
 
-    /// dot-decay: the anchor row a
-    #[arg(long, value_name = "ROW")]
-    pub anchor: Option<i64>,
-
     /// dot-decay: divide by d/2 so that the curve starts at 1
     #[arg(long)]
     pub normalised: bool,
 
-    /// alibi: causal or symmetric
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub mode: Option<AlibiMode>,
+    #[command(flatten)]
+    pub alibi: crate::options::AlibiOptions,
 
     /// patches: the query patch in raster order (default: the centre)
     #[arg(long, value_name = "K")]
@@ -121,19 +109,8 @@ pub struct FigureArgs {
     #[arg(long, value_enum, value_name = "METHOD")]
     pub right: Option<PatchMethod>,
 
-    /// patches: seed of the mixed RoPE frequencies; precision: q and k drawn from it (default
-    /// all ones)
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-
-    /// patches: mixed RoPE frequencies from a .npy instead of the seed: [2, n], or rope-vit's
-    /// [2, heads, n] parameter (one head of it, --freqs-head)
-    #[arg(long, value_name = "F.npy")]
-    pub freqs: Option<PathBuf>,
-
-    /// patches: which head of a [2, heads, n] --freqs file (default 0)
-    #[arg(long, value_name = "H", allow_hyphen_values = true)]
-    pub freqs_head: Option<i64>,
+    #[command(flatten)]
+    pub grid2d: crate::options::Grid2dOptions,
 
     /// corkscrew: the pairs to draw, as a list such as 0,4,8-12 or all (default: every 8th)
     #[arg(long, value_name = "LIST")]
@@ -153,11 +130,11 @@ pub struct FigureArgs {
     pub n: Option<i64>,
 
     /// corkscrew: the query vector: unit-pairs, ones or random:SEED
-    #[arg(long, value_name = "VECTOR", value_parser = super::corkscrew::parse_probe)]
+    #[arg(long, value_name = "VECTOR", value_parser = crate::scene::corkscrew::parse_probe)]
     pub query_vector: Option<ProbeVector>,
 
     /// corkscrew: the key vector: unit-pairs, ones or random:SEED
-    #[arg(long, value_name = "VECTOR", value_parser = super::corkscrew::parse_probe)]
+    #[arg(long, value_name = "VECTOR", value_parser = crate::scene::corkscrew::parse_probe)]
     pub key_vector: Option<ProbeVector>,
 
     /// check: the table to check, .npy, .csv or .safetensors
@@ -169,9 +146,8 @@ pub struct FigureArgs {
     #[arg(long)]
     pub example: bool,
 
-    /// check: the tensor of a .safetensors file holding several
-    #[arg(long, value_name = "NAME")]
-    pub tensor: Option<String>,
+    #[command(flatten)]
+    pub reading: crate::options::FileOptions,
 
     /// check: what the table should be, as poslab table's words in one argument, e.g.
     /// --as "rope-angles --seq 4096 --dim 128" (default: identify it)
@@ -182,14 +158,6 @@ pub struct FigureArgs {
         allow_hyphen_values = true
     )]
     pub expected: Option<String>,
-
-    /// check: absolute tolerance
-    #[arg(long, value_name = "A", allow_hyphen_values = true)]
-    pub atol: Option<f64>,
-
-    /// check: relative tolerance
-    #[arg(long, value_name = "R", allow_hyphen_values = true)]
-    pub rtol: Option<f64>,
 
     /// context: a RoPE model, by the name of a file of assets/models (llama-2-7b,
     /// llama-3.1-8b, ...) or the path of a config.json
@@ -216,7 +184,7 @@ pub struct FigureArgs {
 
     /// context: the lower chart
     #[arg(long, value_enum, value_name = "CHART")]
-    pub chart: Option<crate::export::figure::context::ContextChart>,
+    pub chart: Option<crate::scene::context::ContextChart>,
 
     /// context-vision: patches along a side of the grid the ViT was trained on (default 14)
     #[arg(long, value_name = "N")]
@@ -230,10 +198,6 @@ pub struct FigureArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     pub resample: Option<crate::encoding::resample::ResampleMode>,
 
-    /// context-vision: torch's anti-aliased interpolation (timm's default, true)
-    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
-    pub antialias: Option<bool>,
-
     /// relative: which panel
     #[arg(long, value_enum, value_name = "PANEL")]
     pub panel: Option<crate::scene::relative::RelativePanel>,
@@ -243,22 +207,8 @@ pub struct FigureArgs {
     #[arg(long, value_name = "L")]
     pub tokens: Option<i64>,
 
-    /// relative --panel shaw: the clipping distance K (default 3)
-    #[arg(long, value_name = "K")]
-    pub max_relative: Option<i64>,
-
-    /// relative --panel t5: number of buckets (default 32)
-    #[arg(long, value_name = "N")]
-    pub num_buckets: Option<i64>,
-
-    /// relative --panel t5: the distance from which all offsets share the last bucket (default
-    /// 128)
-    #[arg(long, value_name = "N")]
-    pub max_distance: Option<i64>,
-
-    /// relative --panel t5: encoder (true, the default) or decoder (false) buckets
-    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
-    pub bidirectional: Option<bool>,
+    #[command(flatten)]
+    pub relative: crate::options::RelativeOptions,
 
     /// relative --panel skew: the step of the trick, 1 (relative logits) to 6 (sliced)
     #[arg(long, value_name = "K")]
@@ -281,9 +231,8 @@ pub struct FigureArgs {
     #[arg(long, value_name = "I")]
     pub pair: Option<i64>,
 
-    /// precision: the offset D between query and key, the query at n + D (default 16)
-    #[arg(long, value_name = "D")]
-    pub offset: Option<i64>,
+    #[command(flatten)]
+    pub arithmetic: crate::options::ArithmeticOptions,
 
     /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
     /// and the point it looks at), as the app's export dialog prints it (default: framing the
@@ -390,14 +339,16 @@ pub(super) fn dim(args: &FigureArgs) -> Result<usize, CliError> {
 
 /// The frequency base (checked by the parameters that use it).
 pub(super) fn base(args: &FigureArgs) -> f64 {
-    args.base.unwrap_or(crate::encoding::defaults::BASE)
+    args.sinusoidal
+        .base
+        .unwrap_or(crate::encoding::defaults::BASE)
 }
 
 /// The first position of a table figure.
 pub(super) fn start(args: &FigureArgs) -> Result<u64, CliError> {
     // 2^53 - 1, the last integer an f64 holds exactly (less where usize is 32 bits: the web).
     let last = ((1u64 << 53) - 1).min(usize::MAX as u64) as usize;
-    Ok(count("start", args.start, 0, 0..=last)? as u64)
+    Ok(count("start", args.sinusoidal.start, 0, 0..=last)? as u64)
 }
 
 /// The attention heads of ALiBi figures.

@@ -60,14 +60,18 @@ impl FigureKind for PatchesFigure {
         // the maps that read it.
         let given = [
             ("dim", args.sizes.dim.is_some()),
-            ("base", args.base.is_some()),
-            ("seed", args.seed.is_some()),
+            ("base", args.sinusoidal.base.is_some()),
+            ("seed", args.arithmetic.seed.is_some()),
             ("heads", args.sizes.heads.is_some()),
             ("head", args.sizes.head.is_some()),
-            ("freqs", args.freqs.is_some()),
+            ("freqs", args.grid2d.freqs.is_some()),
         ];
         for (id, is_given) in given {
-            if is_given && !methods.iter().any(|&m| reads(m, id, args.freqs.is_some())) {
+            if is_given
+                && !methods
+                    .iter()
+                    .any(|&m| reads(m, id, args.grid2d.freqs.is_some()))
+            {
                 let readers: Vec<String> = PatchMethod::ALL
                     .into_iter()
                     .filter(|&m| reads(m, id, false))
@@ -96,18 +100,23 @@ impl FigureKind for PatchesFigure {
             0..=patches - 1,
         )?;
         let head = count("head", args.sizes.head, 0, 0..=heads - 1)?;
-        let loaded_freqs = match &args.freqs {
+        let loaded_freqs = match &args.grid2d.freqs {
             Some(path) => {
                 let max_bytes = crate::engine::available_memory_bytes().unwrap_or(u64::MAX);
                 let all = crate::import::read_mixed_freqs(path, max_bytes)
                     .map_err(|e| CliError::usage(format!("--freqs {e}")))?;
                 let heads_in_file = all.shape()[1];
-                let freqs_head = count("freqs_head", args.freqs_head, 0, 0..=heads_in_file - 1)?;
+                let freqs_head = count(
+                    "freqs_head",
+                    args.grid2d.freqs_head,
+                    0,
+                    0..=heads_in_file - 1,
+                )?;
                 let freqs = all.index_axis(ndarray::Axis(1), freqs_head).to_owned();
                 crate::encoding::rope2d::check_mixed_freqs_shape(freqs.shape())?;
                 Some(freqs)
             }
-            None if args.freqs_head.is_some() => {
+            None if args.grid2d.freqs_head.is_some() => {
                 return Err(CliError::usage(
                     "--freqs-head applies with --freqs: which head of a [2, heads, n] file",
                 ));
@@ -123,7 +132,7 @@ impl FigureKind for PatchesFigure {
             settings: PatchMapSettings {
                 dim: (dim / 4 * 4).max(4),
                 base: options::base(args),
-                seed: args.seed.unwrap_or(0),
+                seed: args.arithmetic.seed.unwrap_or(0),
                 loaded_freqs,
             },
         })

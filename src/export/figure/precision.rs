@@ -25,14 +25,14 @@ impl FigureKind for PrecisionFigure {
         let settings = PrecisionSettings {
             seq,
             dim: count("dim", args.sizes.dim, d.dim, 2..=4096)?,
-            base: args.base.unwrap_or(d.base),
+            base: args.sinusoidal.base.unwrap_or(d.base),
             offset: count(
                 "offset",
-                args.offset,
+                args.arithmetic.offset,
                 d.offset as usize,
                 0..=(1usize << 24) - seq,
             )? as u64,
-            seed: args.seed,
+            seed: args.arithmetic.seed,
         };
         settings.validate()?;
         Ok(Self { settings })

@@ -4,6 +4,7 @@
 use super::options::{FigureArgs, Words, count, value_name};
 use super::{Axis, ColorBar, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel};
 use crate::encoding::alibi::AlibiMode;
+use crate::options::ModeArg;
 use crate::scene::board::Board;
 use crate::scene::relative::{self, RelativePanel, RelativeSettings};
 use crate::table_args::{CliError, flag};
@@ -42,19 +43,19 @@ impl FigureKind for RelativeFigure {
         let panel = args.panel.unwrap_or_default();
         let given: Vec<(&str, bool)> = vec![
             ("tokens", args.tokens.is_some()),
-            ("max_relative", args.max_relative.is_some()),
-            ("num_buckets", args.num_buckets.is_some()),
-            ("max_distance", args.max_distance.is_some()),
-            ("bidirectional", args.bidirectional.is_some()),
+            ("max_relative", args.relative.max_relative.is_some()),
+            ("num_buckets", args.relative.num_buckets.is_some()),
+            ("max_distance", args.relative.max_distance.is_some()),
+            ("bidirectional", args.relative.bidirectional.is_some()),
             ("heads", args.sizes.heads.is_some()),
             ("head", args.sizes.head.is_some()),
-            ("mode", args.mode.is_some()),
+            ("mode", args.alibi.mode.is_some()),
             ("stage", args.stage.is_some()),
             ("dim", args.sizes.dim.is_some()),
             ("grid_h", args.sizes.grid_h.is_some()),
             ("grid_w", args.sizes.grid_w.is_some()),
             ("query", args.query.is_some()),
-            ("seed", args.seed.is_some()),
+            ("seed", args.arithmetic.seed.is_some()),
         ];
         let accepted: &[&str] = match panel {
             RelativePanel::Offsets => &["tokens"],
@@ -92,33 +93,35 @@ impl FigureKind for RelativeFigure {
         }
         s.max_relative = count(
             "max_relative",
-            args.max_relative,
+            args.relative.max_relative,
             d.max_relative,
             0..=TOKENS_RANGE.end() - 1,
         )?;
         s.num_buckets = count(
             "num_buckets",
-            args.num_buckets,
+            args.relative.num_buckets,
             d.num_buckets,
             NUM_BUCKETS_RANGE,
         )?;
         s.max_distance = count(
             "max_distance",
-            args.max_distance,
+            args.relative.max_distance,
             d.max_distance,
             MAX_DISTANCE_RANGE,
         )?;
-        s.bidirectional = args.bidirectional.unwrap_or(d.bidirectional);
+        s.bidirectional = args.relative.bidirectional.unwrap_or(d.bidirectional);
         s.heads = count("heads", args.sizes.heads, d.heads, HEADS_RANGE)?;
         s.head = count("head", args.sizes.head, d.head, 0..=s.heads - 1)?;
-        s.causal = args.mode.unwrap_or(AlibiMode::Causal) == AlibiMode::Causal;
+        s.causal = ModeArg::alibi(args.alibi.mode, "the relative figure")
+            .map_err(CliError::usage)?
+            == AlibiMode::Causal;
         s.stage = count("stage", args.stage, 1, 1..=6)? - 1;
         s.dim = count("dim", args.sizes.dim, d.dim, DIM_RANGE)?;
         s.grid.grid_h = count("grid_h", args.sizes.grid_h, d.grid.grid_h, GRID_RANGE)?;
         s.grid.grid_w = count("grid_w", args.sizes.grid_w, d.grid.grid_w, GRID_RANGE)?;
         let centre = (s.grid.grid_h / 2) * s.grid.grid_w + s.grid.grid_w / 2;
         s.query = count("query", args.query, centre, 0..=s.grid.patches() - 1)?;
-        s.seed = args.seed.unwrap_or(d.seed);
+        s.seed = args.arithmetic.seed.unwrap_or(d.seed);
         s.validate(panel)
             .map_err(|e| CliError::usage(e.to_string()))?;
         Ok(Self { panel, settings: s })

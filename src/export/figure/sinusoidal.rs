@@ -10,7 +10,7 @@ use crate::table_args::{CliError, LayoutArg};
 /// The table's parameters from the options, starting from the app's defaults (the dot-product
 /// decay figure reads the same).
 pub(super) fn params_from(args: &FigureArgs) -> Result<SinusoidalParams, CliError> {
-    let layout = match args.layout {
+    let layout = match args.sinusoidal.layout {
         None | Some(LayoutArg::Interleaved) => SinusoidalLayout::Interleaved,
         Some(LayoutArg::Split) => SinusoidalLayout::Split,
         Some(LayoutArg::Half) => {
@@ -33,8 +33,8 @@ pub(super) fn params_from(args: &FigureArgs) -> Result<SinusoidalParams, CliErro
         base: options::base(args),
         start: options::start(args)?,
         layout,
-        spacing: args.spacing.unwrap_or(Spacing::Vaswani),
-        first: args.first.unwrap_or_default(),
+        spacing: args.sinusoidal.spacing.unwrap_or(Spacing::Vaswani),
+        first: args.sinusoidal.first.unwrap_or_default(),
         amplitude: args.amplitude.unwrap_or(1.0),
     };
     params.validate()?;

@@ -33,9 +33,9 @@ impl FigureKind for TourFigure {
         let uses = step.uses();
         let given = [
             ("dim", args.sizes.dim.is_some(), uses.dim),
-            ("base", args.base.is_some(), uses.base),
+            ("base", args.sinusoidal.base.is_some(), uses.base),
             ("delta", args.delta.is_some(), uses.delta),
-            ("anchor", args.anchor.is_some(), uses.anchor),
+            ("anchor", args.sinusoidal.anchor.is_some(), uses.anchor),
             ("pair", args.pair.is_some(), uses.pair),
         ];
         if let Some((id, _, _)) = given.iter().find(|(_, given, used)| *given && !*used) {
@@ -53,7 +53,7 @@ impl FigureKind for TourFigure {
                 "--dim {dim} is not allowed: the sinusoidal table is made of sine-cosine pairs, use an even number"
             )));
         }
-        let base = args.base.unwrap_or(d.base);
+        let base = args.sinusoidal.base.unwrap_or(d.base);
         if !(base.is_finite() && BASE_RANGE.contains(&base)) {
             return Err(CliError::usage(format!(
                 "--base {base} is not allowed: use {} to {}",
@@ -69,7 +69,7 @@ impl FigureKind for TourFigure {
         )? as u64;
         let anchor = count(
             "anchor",
-            args.anchor,
+            args.sinusoidal.anchor,
             d.anchor.min(length - 1),
             0..=length - 1,
         )?;
