@@ -124,7 +124,7 @@ fn split_layout_regroups_the_columns() {
     harness.get_by_label("split").click();
     harness.run();
     let shared = harness.state().state.shared;
-    assert!(!shared.interleaved);
+    assert_eq!(shared.layout, poslab::encoding::PairLayout::Half);
     assert_shown_table_is_exact(&harness, shared.sinusoidal());
 }
 
@@ -376,7 +376,7 @@ fn the_corkscrew_draws_the_chosen_pairs() {
     harness.run();
     assert_eq!(
         harness.state().corkscrew_view().layout,
-        poslab::encoding::rope::RopeLayout::Half
+        poslab::encoding::PairLayout::Half
     );
 }
 
@@ -843,7 +843,13 @@ fn a_preset_sets_every_parameter_and_says_when_modified() {
         ),
         (768, 10_000.0, 12, 196, 0)
     );
-    assert!(shared.interleaved && shared.vaswani);
+    assert_eq!(
+        (shared.layout, shared.spacing),
+        (
+            poslab::encoding::PairLayout::Interleaved,
+            poslab::encoding::sinusoidal::Spacing::Vaswani
+        )
+    );
     let menu = |harness: &Harness<'_, PoslabApp>| harness.get_by_label("Preset").value();
     // The closed menu names the model; its tooltip says what the preset sets.
     assert_eq!(menu(&harness).as_deref(), Some("vit-base-patch16-224"));
@@ -856,7 +862,10 @@ fn a_preset_sets_every_parameter_and_says_when_modified() {
         &mut harness,
         "vit-base-patch16-224 (learned, 14 x 14 patches, d 768)",
     );
-    assert!(harness.state().state.shared.interleaved);
+    assert_eq!(
+        harness.state().state.shared.layout,
+        poslab::encoding::PairLayout::Interleaved
+    );
 }
 
 #[test]
@@ -1014,14 +1023,20 @@ fn the_corkscrew_draws_far_enough_for_its_markers_and_shares_the_layout() {
     // The corkscrew's pairing and the side panel's layout are one setting.
     harness.get_by_label("split").click();
     harness.run();
-    assert!(!harness.state().state.shared.interleaved);
+    assert_eq!(
+        harness.state().state.shared.layout,
+        poslab::encoding::PairLayout::Half
+    );
     assert_eq!(
         harness.state().corkscrew_view().layout,
-        poslab::encoding::rope::RopeLayout::Half
+        poslab::encoding::PairLayout::Half
     );
     harness.get_by_label("interleaved").click();
     harness.run();
-    assert!(harness.state().state.shared.interleaved);
+    assert_eq!(
+        harness.state().state.shared.layout,
+        poslab::encoding::PairLayout::Interleaved
+    );
     // A random key: its own helices join the scene, and the frame still renders.
     harness.get_by_label("Key k").click();
     harness.run();

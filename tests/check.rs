@@ -9,10 +9,11 @@ use common::run_poslab as run;
 use ndarray::{Array2, ArrayD, IxDyn, array};
 use poslab::check::identify::identify;
 use poslab::check::{Tolerance, compare};
+use poslab::encoding::PairLayout;
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
 use poslab::encoding::random::SplitMix64;
-use poslab::encoding::rope::{self, RopeLayout, RopeParams};
-use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::encoding::rope::{self, RopeParams};
+use poslab::encoding::sinusoidal::{SinusoidalParams, Spacing};
 use poslab::engine::{Table, TableSpec, cpu};
 use poslab::import::StoredFloat;
 use poslab::import::tables::{TableFormat, parse_table};
@@ -54,8 +55,8 @@ fn assert_identified(table: &ArrayD<f64>, expected: &[&str]) {
 #[test]
 fn sinusoidal_tables_in_every_convention_are_identified() {
     for (layout, layout_name) in [
-        (SinusoidalLayout::Interleaved, "interleaved layout"),
-        (SinusoidalLayout::Split, "split layout"),
+        (PairLayout::Interleaved, "interleaved layout"),
+        (PairLayout::Half, "split layout"),
     ] {
         for (spacing, base) in [(Spacing::Vaswani, 10_000.0), (Spacing::T2t, 500_000.0)] {
             for start in [0u64, 37] {
@@ -133,8 +134,8 @@ fn rope_tables_are_identified() {
     // Cos and sin caches as Hugging Face (halves) and Llama-style (pairs) lay them out.
     let angles = rope::angles(&RopeParams { start: 0, ..params }).unwrap();
     for (layout, name) in [
-        (RopeLayout::Half, "half layout"),
-        (RopeLayout::Interleaved, "interleaved layout"),
+        (PairLayout::Half, "half layout"),
+        (PairLayout::Interleaved, "interleaved layout"),
     ] {
         for (function, cache) in [
             (f64::cos as fn(f64) -> f64, "cos cache"),
@@ -954,9 +955,9 @@ fn sinusoidal_tables_are_found_at_large_starts() {
     // The slowest pair turns once every 47,000 positions at base 10000, d = 64: beyond that
     // its phase alone is ambiguous, and the other pairs settle which turn it is on.
     for (start, dim, layout) in [
-        (65_536u64, 64usize, SinusoidalLayout::Interleaved),
-        (300_000, 64, SinusoidalLayout::Split),
-        (123_456_789, 128, SinusoidalLayout::Interleaved),
+        (65_536u64, 64usize, PairLayout::Interleaved),
+        (300_000, 64, PairLayout::Half),
+        (123_456_789, 128, PairLayout::Interleaved),
     ] {
         let table = as_f32(&real(&TableSpec::Sinusoidal(SinusoidalParams {
             seq: 40,
@@ -1055,7 +1056,7 @@ fn vision_tables_and_stored_alibi_are_identified() {
 /// reproduces), at model-like sizes.
 fn torch_cache(
     part: poslab::encoding::rope::CachePart,
-    layout: RopeLayout,
+    layout: PairLayout,
     seq: usize,
     dim: usize,
     base: f64,
@@ -1132,7 +1133,7 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
     };
     let cases: Vec<(ArrayD<f64>, Vec<&str>)> = vec![
         (
-            torch_cache(Cos, RopeLayout::Half, 4096, 128, 500_000.0, full(llama31)),
+            torch_cache(Cos, PairLayout::Half, 4096, 128, 500_000.0, full(llama31)),
             vec![
                 "cos cache,",
                 "half layout",
@@ -1143,7 +1144,7 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
         (
             torch_cache(
                 Sin,
-                RopeLayout::Half,
+                PairLayout::Half,
                 4096,
                 128,
                 1_000_000.0,
@@ -1155,29 +1156,29 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
             ],
         ),
         (
-            torch_cache(Cos, RopeLayout::Half, 2048, 64, 10_000.0, full(deepseek)),
+            torch_cache(Cos, PairLayout::Half, 2048, 64, 10_000.0, full(deepseek)),
             vec![
                 "YaRN scaling, factor 40, original context 4096",
                 "attention factor 1",
             ],
         ),
         (
-            torch_cache(Cos, RopeLayout::Half, 4500, 128, 10_000.0, full(dynamic)),
+            torch_cache(Cos, PairLayout::Half, 4500, 128, 10_000.0, full(dynamic)),
             vec!["base 10000, dynamic NTK scaling, factor 2, max_position_embeddings 2048"],
         ),
         (
-            torch_cache(Cos, RopeLayout::Half, 2048, 128, 10_000.0, full(ntk)),
+            torch_cache(Cos, PairLayout::Half, 2048, 128, 10_000.0, full(ntk)),
             vec!["base 10000, NTK-aware scaling, factor 4"],
         ),
         (
-            torch_cache(Sin, RopeLayout::Half, 2048, 128, 10_000.0, full(linear)),
+            torch_cache(Sin, PairLayout::Half, 2048, 128, 10_000.0, full(linear)),
             vec!["base 10000, linear scaling (Position Interpolation), factor 4"],
         ),
         // GPT-NeoX / Pythia: a quarter of a 96-wide head rotates.
         (
             torch_cache(
                 Sin,
-                RopeLayout::Half,
+                PairLayout::Half,
                 2048,
                 96,
                 10_000.0,
@@ -1197,7 +1198,7 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
         (
             torch_cache(
                 Cos,
-                RopeLayout::Interleaved,
+                PairLayout::Interleaved,
                 2048,
                 256,
                 10_000.0,
@@ -1232,7 +1233,7 @@ fn float32_caches_of_real_models_are_identified_with_their_scaling() {
             start: 0,
         },
         freqs: full(qwen_yarn),
-        layout: RopeLayout::Half,
+        layout: PairLayout::Half,
         part: Cos,
     });
     let identification = identify(&exact, Tolerance::default(), None);
@@ -1336,7 +1337,7 @@ fn longrope_factors_of_an_unshipped_model_are_recovered_as_its_float32_values() 
         },
         ..Default::default()
     };
-    let cache = torch_cache(Cos, RopeLayout::Half, 2048, 96, 500_000.0, freqs);
+    let cache = torch_cache(Cos, PairLayout::Half, 2048, 96, 500_000.0, freqs);
     let identification = identify(&cache, Tolerance::default(), Some(StoredFloat::F32));
     let report = identification.report();
     assert!(identification.found(), "{report}");
@@ -1402,7 +1403,7 @@ fn float16_and_bfloat16_tables_are_identified_at_their_precision() {
         (
             torch_cache(
                 Cos,
-                RopeLayout::Half,
+                PairLayout::Half,
                 4096,
                 128,
                 500_000.0,
@@ -1413,7 +1414,7 @@ fn float16_and_bfloat16_tables_are_identified_at_their_precision() {
         (
             torch_cache(
                 Sin,
-                RopeLayout::Half,
+                PairLayout::Half,
                 1024,
                 64,
                 12_000.0,
@@ -1435,7 +1436,7 @@ fn float16_and_bfloat16_tables_are_identified_at_their_precision() {
                 seq: 512,
                 dim: 128,
                 base: 10_000.0,
-                layout: SinusoidalLayout::Interleaved,
+                layout: PairLayout::Interleaved,
                 spacing: Spacing::Vaswani,
                 start: 0,
                 ..SinusoidalParams::default()

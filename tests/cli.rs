@@ -578,8 +578,16 @@ fn bad_parameters_exit_2_with_one_line_and_no_file() {
             "--max-relative is required",
         ),
         (
-            &["sinusoidal", "--seq", "4", "--dim", "8", "--layout", "half"],
-            "--layout half",
+            &[
+                "sinusoidal",
+                "--seq",
+                "4",
+                "--dim",
+                "8",
+                "--layout",
+                "diagonal",
+            ],
+            "invalid value 'diagonal' for '--layout <LAYOUT>'",
         ),
         (
             &[
@@ -1430,8 +1438,10 @@ fn check_matches_a_scaled_float32_cache_and_refuses_bad_scaling_options() {
             "--rotary-dim 80 is not allowed",
         ),
         (
-            vec!["rope-cos", "--seq", "4", "--dim", "64", "--layout", "split"],
-            "--layout split is not allowed for rope-cos",
+            vec![
+                "rope-cos", "--seq", "4", "--dim", "64", "--layout", "diagonal",
+            ],
+            "invalid value 'diagonal' for '--layout <LAYOUT>'",
         ),
         (
             vec![
@@ -3453,7 +3463,7 @@ fn app_takes_a_view_and_its_settings() {
             seq: Some(1 << 20),
             dim: Some(4096),
             base: Some(500000.0),
-            interleaved: Some(false),
+            layout: Some(poslab::encoding::PairLayout::Half),
             ..AppLaunch::default()
         }
     );
@@ -3463,7 +3473,13 @@ fn app_takes_a_view_and_its_settings() {
         (params.seq, params.dim, params.base),
         (1 << 20, 4096, 500000.0)
     );
-    assert!(!params.interleaved && params.vaswani);
+    assert_eq!(
+        (params.layout, params.spacing),
+        (
+            poslab::encoding::PairLayout::Half,
+            poslab::encoding::sinusoidal::Spacing::Vaswani
+        )
+    );
     // No command still opens the app as it was left.
     assert!(matches!(dispatch(["poslab"]), Outcome::OpenApp(l) if l == AppLaunch::default()));
 }
@@ -3560,5 +3576,51 @@ fn max_period_is_the_sinusoidal_base_as_diffusers_spells_it() {
         assert_eq!(code, 2, "{text}");
         assert!(text.contains(said), "{text}");
         assert!(!other.exists());
+    }
+}
+
+/// A sinusoidal table's "split" and RoPE's "half" are one layout, pairs (i, i + d/2): either
+/// word gives it, for either family, with the sines (or cosines) of every frequency in the
+/// first half of the row and the cosines in the second.
+#[test]
+fn split_and_half_are_one_layout_under_either_word() {
+    let d = dir();
+    let table = |kind: &str, word: &str| -> Array2<f64> {
+        let file = d.path().join(format!("{kind}-{word}.npy"));
+        ok(&[
+            "table",
+            kind,
+            "--seq",
+            "5",
+            "--dim",
+            "8",
+            "--layout",
+            word,
+            "--dtype",
+            "f64",
+            "-o",
+            path_str(&file),
+        ]);
+        read_npy(&file).unwrap()
+    };
+    for kind in ["sinusoidal", "rope-cos"] {
+        let (split, half) = (table(kind, "split"), table(kind, "half"));
+        assert_eq!(split, half, "{kind}: split and half differ");
+        for p in 0..5 {
+            for i in 0..4 {
+                // w_i = 10000^(-2i/8), evaluated here as exp(-ln(10000) i/4).
+                let angle = p as f64 * (-(10000f64.ln()) * i as f64 / 4.0).exp();
+                let (first, second) = match kind {
+                    "sinusoidal" => (angle.sin(), angle.cos()),
+                    _ => (angle.cos(), angle.cos()),
+                };
+                assert!((half[[p, i]] - first).abs() < 1e-14, "{kind} [{p}, {i}]");
+                assert!(
+                    (half[[p, i + 4]] - second).abs() < 1e-14,
+                    "{kind} [{p}, {}]",
+                    i + 4
+                );
+            }
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The RoPE corkscrew: its helices are RoPE's rotations, its scores depend only on the offset,
 //! its pair lists parse as written, and the GPU draws each marker where the camera says.
 
-use poslab::encoding::rope::{self, PairScore, RopeLayout, RopeParams, pair_scores};
+use poslab::encoding::PairLayout;
+use poslab::encoding::rope::{self, PairScore, RopeParams, pair_scores};
 use poslab::engine::{Table, TableSpec, cpu};
 use poslab::scene::camera::OrbitCamera;
 use poslab::scene::corkscrew::{
@@ -9,11 +10,11 @@ use poslab::scene::corkscrew::{
 };
 
 fn unit_scene(dim: usize, pairs: &[usize], first: u64, count: usize) -> CorkscrewScene {
-    let query = ProbeVector::UnitPairs.values(dim, RopeLayout::Interleaved);
+    let query = ProbeVector::UnitPairs.values(dim, PairLayout::Interleaved);
     build(&CorkscrewParams {
         dim,
         base: 10_000.0,
-        layout: RopeLayout::Interleaved,
+        layout: PairLayout::Interleaved,
         pairs,
         first_position: first,
         position_count: count,
@@ -72,7 +73,7 @@ fn helix_vertices_are_the_cpu_engines_rotations() {
 fn helices_follow_the_layouts_pairing_of_the_query() {
     let dim = 8;
     let query: Vec<f64> = (0..dim).map(|d| 1.0 + d as f64).collect();
-    for layout in [RopeLayout::Interleaved, RopeLayout::Half] {
+    for layout in [PairLayout::Interleaved, PairLayout::Half] {
         let scene = build(&CorkscrewParams {
             dim,
             base: 100.0,
@@ -120,7 +121,7 @@ fn bad_scenes_are_refused_with_the_reason() {
     let params = |pairs: &'static [usize], count| CorkscrewParams {
         dim: 8,
         base: 10_000.0,
-        layout: RopeLayout::Half,
+        layout: PairLayout::Half,
         pairs,
         first_position: 0,
         position_count: count,
@@ -142,7 +143,7 @@ fn total(scores: &[PairScore]) -> f64 {
 #[test]
 fn the_score_depends_only_on_the_offset() {
     let dim = 64;
-    for layout in [RopeLayout::Interleaved, RopeLayout::Half] {
+    for layout in [PairLayout::Interleaved, PairLayout::Half] {
         let query = ProbeVector::Random(3).values(dim, layout);
         let key = ProbeVector::Random(4).values(dim, layout);
         let reference = total(&pair_scores(&query, &key, layout, 10_000.0, 9, 2).unwrap());
@@ -173,7 +174,7 @@ fn the_score_depends_only_on_the_offset() {
 fn unit_pairs_score_the_cosine_sum() {
     // With (1, 0) in every pair, q_m · k_n = Σ_i cos((m - n) θ_i).
     let dim = 32;
-    let layout = RopeLayout::Half;
+    let layout = PairLayout::Half;
     let v = ProbeVector::UnitPairs.values(dim, layout);
     let scores = pair_scores(&v, &v, layout, 500_000.0, 40, 15).unwrap();
     let theta = rope::inv_freq(dim, 500_000.0).unwrap();
@@ -308,7 +309,7 @@ fn a_different_key_has_helices_of_its_own_through_its_rings() {
     let scene = build(&CorkscrewParams {
         dim,
         base: 100.0,
-        layout: RopeLayout::Interleaved,
+        layout: PairLayout::Interleaved,
         pairs: &pairs,
         first_position: 5,
         position_count: 20,
@@ -342,7 +343,7 @@ fn a_different_key_has_helices_of_its_own_through_its_rings() {
     let same = build(&CorkscrewParams {
         dim,
         base: 100.0,
-        layout: RopeLayout::Interleaved,
+        layout: PairLayout::Interleaved,
         pairs: &pairs,
         first_position: 5,
         position_count: 20,

@@ -2,7 +2,8 @@
 //! (mpmath: `sin(p * base^(-2i/d))` with the frequency and the product exact): both engines
 //! were 5e-5 off at 2^40 and 0.37 near 2^53 when angles were `p * w` in f64.
 
-use poslab::encoding::rope::{CachePart, RopeLayout, RopeParams};
+use poslab::encoding::PairLayout;
+use poslab::encoding::rope::{CachePart, RopeParams};
 use poslab::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use poslab::encoding::sinusoidal::SinusoidalParams;
 use poslab::engine::{TableSpec, cpu};
@@ -265,7 +266,7 @@ fn sinusoidal_and_rope_values_are_exact_at_large_starts() {
                 },
                 given: None,
             },
-            layout: RopeLayout::Half,
+            layout: PairLayout::Half,
             part: CachePart::Cos,
         };
         let expected: Vec<f64> = rows.iter().flatten().copied().collect();

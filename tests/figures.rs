@@ -84,7 +84,7 @@ fn every_figure() -> Vec<(FigureSpec, Vec<&'static str>)> {
             FigureSpec::Corkscrew(CorkscrewFigure {
                 dim: 16,
                 base: 10_000.0,
-                layout: poslab::encoding::rope::RopeLayout::Half,
+                layout: poslab::encoding::PairLayout::Half,
                 pairs: vec![0, 3, 7],
                 first_position: 0,
                 position_count: 50,
@@ -482,7 +482,7 @@ fn the_corkscrew_figure_draws_a_different_keys_helices() {
             &FigureSpec::Corkscrew(CorkscrewFigure {
                 dim: 16,
                 base: 10_000.0,
-                layout: poslab::encoding::rope::RopeLayout::Interleaved,
+                layout: poslab::encoding::PairLayout::Interleaved,
                 pairs: vec![0, 3, 7],
                 first_position: 0,
                 position_count: 50,

@@ -5,13 +5,14 @@
 mod common;
 
 use common::gpu;
+use poslab::encoding::PairLayout;
 
 use ndarray::{Array2, ArrayD};
 
 use common::{every_kind, slice, windows_of};
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
-use poslab::encoding::rope::{RopeLayout, RopeParams};
-use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::encoding::rope::RopeParams;
+use poslab::encoding::sinusoidal::{SinusoidalParams, Spacing};
 use poslab::engine::{Table, TableSpec, Window, cpu};
 
 fn assert_parity(what: &str, gpu: &Table, cpu: &Table) {
@@ -97,8 +98,8 @@ fn every_window_through_one_device_buffer_matches_the_cpu_engine() {
 fn positions_up_to_a_million_stay_exact() {
     let end = 1_048_576;
     for (layout, spacing) in [
-        (SinusoidalLayout::Interleaved, Spacing::Vaswani),
-        (SinusoidalLayout::Split, Spacing::T2t),
+        (PairLayout::Interleaved, Spacing::Vaswani),
+        (PairLayout::Half, Spacing::T2t),
     ] {
         let spec = TableSpec::Sinusoidal(SinusoidalParams {
             seq: 96,
@@ -119,7 +120,7 @@ fn positions_up_to_a_million_stay_exact() {
     let q = Array2::from_shape_fn((64, 128), |(r, c)| {
         ((r * 31 + c * 17) % 23) as f64 / 11.5 - 1.0
     });
-    for layout in [RopeLayout::Interleaved, RopeLayout::Half] {
+    for layout in [PairLayout::Interleaved, PairLayout::Half] {
         let spec = TableSpec::RopeApply {
             input: q.clone(),
             layout,

@@ -3,16 +3,17 @@
 //! swapped sin/cos, a wrong pairing, an off-by-one frequency, a transposed table).
 
 use ndarray::{Array1, Array2, Axis, array, s};
+use poslab::encoding::PairLayout;
 use proptest::prelude::*;
 
 use poslab::encoding::alibi::{self, Alibi2dParams, AlibiMode, AlibiParams};
 use poslab::encoding::grid::{self, DistanceMetric, GridParams, SinCos2dParams};
 use poslab::encoding::relative::{self, RelativeClipParams, T5BucketParams};
-use poslab::encoding::rope::{self, RopeLayout, RopeParams};
+use poslab::encoding::rope::{self, RopeParams};
 use poslab::encoding::rope2d::{self, AxialParams};
-use poslab::encoding::sinusoidal::{self, SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::encoding::sinusoidal::{self, SinusoidalParams, Spacing};
 
-fn rotate(x: &Array2<f64>, layout: RopeLayout, base: f64, start: u64) -> Array2<f64> {
+fn rotate(x: &Array2<f64>, layout: PairLayout, base: f64, start: u64) -> Array2<f64> {
     rope::apply(x.view(), layout, base, start).unwrap()
 }
 
@@ -28,7 +29,7 @@ fn sinusoidal_dot_product_depends_only_on_the_offset() {
         dim: 64,
         base: 10_000.0,
         start: 17,
-        layout: SinusoidalLayout::Interleaved,
+        layout: PairLayout::Interleaved,
         spacing: Spacing::Vaswani,
         ..SinusoidalParams::default()
     };
@@ -92,7 +93,7 @@ fn split_layout_is_the_interleaved_table_with_columns_regrouped() {
         ..Default::default()
     };
     let split = SinusoidalParams {
-        layout: SinusoidalLayout::Split,
+        layout: PairLayout::Half,
         ..interleaved
     };
     let a = sinusoidal::table(&interleaved).unwrap();
@@ -128,7 +129,7 @@ fn dot_decay_is_a_row_of_the_similarity_matrix() {
 fn rope_keeps_norms_and_scores_depend_only_on_the_offset() {
     let q = array![0.3, -1.2, 0.7, 2.0, -0.4, 0.9, 1.1, -0.6];
     let k = array![1.0, 0.2, -0.5, 0.8, 0.3, -1.4, 0.6, 0.25];
-    for layout in [RopeLayout::Interleaved, RopeLayout::Half] {
+    for layout in [PairLayout::Interleaved, PairLayout::Half] {
         let score = |m: u64, n: u64| {
             let qm = rotate(&one_row(&q), layout, 10_000.0, m);
             let kn = rotate(&one_row(&k), layout, 10_000.0, n);
@@ -156,8 +157,8 @@ fn the_two_rope_layouts_are_one_rotation_up_to_a_permutation() {
             a[[r, 2 * i + usize::from(second)]]
         })
     };
-    let interleaved = rotate(&x, RopeLayout::Interleaved, 500_000.0, 31);
-    let half = rotate(&to_half(&x), RopeLayout::Half, 500_000.0, 31);
+    let interleaved = rotate(&x, PairLayout::Interleaved, 500_000.0, 31);
+    let half = rotate(&to_half(&x), PairLayout::Half, 500_000.0, 31);
     let difference = (&to_half(&interleaved) - &half).mapv(f64::abs);
     assert!(difference.iter().all(|&d| d < 1e-12));
 }
@@ -173,7 +174,7 @@ fn rope_angles_are_the_rotation_rope_apply_performs() {
     let angles = rope::angles(&p).unwrap();
     // Rotating the unit vector (1, 0) of pair i gives (cos, sin) of that pair's angle.
     let e0 = Array2::from_shape_fn((6, 4), |(_, c)| if c == 0 { 1.0 } else { 0.0 });
-    let rotated = rotate(&e0, RopeLayout::Interleaved, 10.0, 2);
+    let rotated = rotate(&e0, PairLayout::Interleaved, 10.0, 2);
     for r in 0..6 {
         assert!((rotated[[r, 0]] - angles[[r, 0]].cos()).abs() < 1e-15);
         assert!((rotated[[r, 1]] - angles[[r, 0]].sin()).abs() < 1e-15);
@@ -284,7 +285,7 @@ fn sincos_2d_halves_are_1d_encodings_of_column_then_row() {
     let one_d = sinusoidal::table(&SinusoidalParams {
         seq: 4,
         dim: 8,
-        layout: SinusoidalLayout::Split,
+        layout: PairLayout::Half,
         ..Default::default()
     })
     .unwrap();
@@ -444,7 +445,7 @@ proptest! {
             dim: 2 * pairs,
             base,
             start,
-            layout: if split { SinusoidalLayout::Split } else { SinusoidalLayout::Interleaved },
+            layout: if split { PairLayout::Half } else { PairLayout::Interleaved },
             spacing: if t2t { Spacing::T2t } else { Spacing::Vaswani },
             ..SinusoidalParams::default()
         };
@@ -469,7 +470,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let dim = 2 * pairs;
-        let layout = if half { RopeLayout::Half } else { RopeLayout::Interleaved };
+        let layout = if half { PairLayout::Half } else { PairLayout::Interleaved };
         let value = |k: usize| (((seed >> (k % 60)) ^ (k as u64 * 2654435761)) % 1000) as f64 / 500.0 - 1.0;
         let q = Array1::from_shape_fn(dim, value);
         let k = Array1::from_shape_fn(dim, |i| value(i + 31));

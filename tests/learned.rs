@@ -7,6 +7,7 @@
 mod common;
 
 use common::write_npy_f32 as write_npy;
+use poslab::encoding::PairLayout;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -16,7 +17,7 @@ use poslab::egui::accesskit::Role;
 use poslab::app::PoslabApp;
 use poslab::encoding::learned::principal_components;
 use poslab::encoding::random::SplitMix64;
-use poslab::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::encoding::sinusoidal::{SinusoidalParams, Spacing};
 use poslab::engine::{TableSpec, cpu};
 
 fn harness() -> Harness<'static, PoslabApp> {
@@ -172,7 +173,7 @@ fn the_view_draws_a_typed_table_and_a_named_tensor_beside_the_sinusoidal_one() {
         dim,
         base: 10_000.0,
         start: 0,
-        layout: SinusoidalLayout::Interleaved,
+        layout: PairLayout::Interleaved,
         spacing: Spacing::Vaswani,
         ..SinusoidalParams::default()
     };

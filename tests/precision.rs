@@ -8,10 +8,11 @@ mod common;
 
 use egui_kittest::kittest::Queryable;
 use ndarray::{ArrayD, Ix1, Ix2};
+use poslab::encoding::PairLayout;
 use poslab::encoding::precision::{
     CacheErrorParams, ComputeType, ScoreDriftParams, cache_error, score_drift,
 };
-use poslab::encoding::rope::{CachePart, RopeLayout, RopeParams};
+use poslab::encoding::rope::{CachePart, RopeParams};
 use poslab::encoding::rope_scaling::RopeFrequencies;
 use poslab::encoding::torch_f32::Arithmetic;
 use poslab::engine::{TableSpec, cpu};
@@ -84,7 +85,7 @@ fn cache(params: RopeParams, part: CachePart, arith: Arithmetic) -> ndarray::Arr
     let spec = TableSpec::RopeCache {
         params,
         freqs: RopeFrequencies::default(),
-        layout: RopeLayout::Half,
+        layout: PairLayout::Half,
         part,
     };
     let table: ArrayD<f64> = cpu::compute_arith(&spec, arith).unwrap().into_real();

@@ -7,13 +7,14 @@
 #![allow(clippy::approx_constant)]
 
 use ndarray::{Array2, array};
+use poslab::encoding::PairLayout;
 use poslab::encoding::alibi::{self, Alibi2dParams, AlibiMode, AlibiParams};
 use poslab::encoding::binary::{self, BinaryParams};
 use poslab::encoding::grid::{self, DistanceMetric, GridParams, SinCos2dParams};
 use poslab::encoding::relative::{self, RelativeClipParams, T5BucketParams};
-use poslab::encoding::rope::{self, RopeLayout, RopeParams};
+use poslab::encoding::rope::{self, RopeParams};
 use poslab::encoding::rope2d::{self, AxialParams};
-use poslab::encoding::sinusoidal::{self, SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::encoding::sinusoidal::{self, SinusoidalParams, Spacing};
 
 /// f64 results agree with NumPy to a few ulps of the largest magnitudes involved.
 const TOLERANCE: f64 = 1e-13;
@@ -35,7 +36,7 @@ fn sinusoidal(
     dim: usize,
     base: f64,
     start: u64,
-    layout: SinusoidalLayout,
+    layout: PairLayout,
     spacing: Spacing,
 ) -> SinusoidalParams {
     SinusoidalParams {
@@ -74,14 +75,7 @@ const VASWANI_3X6_B100_S5: [f64; 18] = [
 
 #[test]
 fn sinusoidal_vaswani_interleaved_matches_the_annotated_transformer() {
-    let p = sinusoidal(
-        3,
-        6,
-        100.0,
-        5,
-        SinusoidalLayout::Interleaved,
-        Spacing::Vaswani,
-    );
+    let p = sinusoidal(3, 6, 100.0, 5, PairLayout::Interleaved, Spacing::Vaswani);
     assert_close(
         sinusoidal::table(&p).unwrap(),
         &VASWANI_3X6_B100_S5,
@@ -126,10 +120,10 @@ const T2T_2X2_B10_S3: [f64; 4] = [
 
 #[test]
 fn sinusoidal_t2t_split_matches_tensor2tensor() {
-    let p = sinusoidal(3, 8, 1000.0, 2, SinusoidalLayout::Split, Spacing::T2t);
+    let p = sinusoidal(3, 8, 1000.0, 2, PairLayout::Half, Spacing::T2t);
     assert_close(sinusoidal::table(&p).unwrap(), &T2T_3X8_B1000_S2, "t2t");
     // dim 2: one frequency, and tensor2tensor's max(n - 1, 1) guard keeps it at 1.
-    let p = sinusoidal(2, 2, 10.0, 3, SinusoidalLayout::Split, Spacing::T2t);
+    let p = sinusoidal(2, 2, 10.0, 3, PairLayout::Half, Spacing::T2t);
     assert_close(sinusoidal::table(&p).unwrap(), &T2T_2X2_B10_S3, "t2t dim 2");
 }
 
@@ -157,20 +151,13 @@ const SIM_T2T_3X4_B10_S7: [f64; 9] = [
 
 #[test]
 fn dot_decay_and_similarity_match_row_products() {
-    let p = sinusoidal(
-        5,
-        4,
-        10.0,
-        0,
-        SinusoidalLayout::Interleaved,
-        Spacing::Vaswani,
-    );
+    let p = sinusoidal(5, 4, 10.0, 0, PairLayout::Interleaved, Spacing::Vaswani);
     assert_close(
         sinusoidal::dot_decay(&p, 2).unwrap(),
         &DOT_DECAY_5X4_B10_A2,
         "dot-decay",
     );
-    let p = sinusoidal(3, 4, 10.0, 7, SinusoidalLayout::Split, Spacing::T2t);
+    let p = sinusoidal(3, 4, 10.0, 7, PairLayout::Half, Spacing::T2t);
     assert_close(
         sinusoidal::similarity(&p).unwrap(),
         &SIM_T2T_3X4_B10_S7,
@@ -189,7 +176,7 @@ fn cos_first_and_scale_are_the_libraries_formulas() {
         // diffusers: exp(-ln(max_period) * i / (half - shift)), shift 0 (Vaswani) or 1.
         let shift = usize::from(spacing == Spacing::T2t);
         let w = |i: usize| (-base.ln() * i as f64 / (half - shift) as f64).exp();
-        for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
+        for layout in [PairLayout::Interleaved, PairLayout::Half] {
             let params = SinusoidalParams {
                 first: sinusoidal::FirstOfPair::Cos,
                 amplitude: scale,
@@ -201,8 +188,8 @@ fn cos_first_and_scale_are_the_libraries_formulas() {
                 let mut row = vec![0.0; dim];
                 for i in 0..half {
                     let (cos_col, sin_col) = match layout {
-                        SinusoidalLayout::Interleaved => (2 * i, 2 * i + 1),
-                        SinusoidalLayout::Split => (i, half + i),
+                        PairLayout::Interleaved => (2 * i, 2 * i + 1),
+                        PairLayout::Half => (i, half + i),
                     };
                     row[cos_col] = scale * (p * w(i)).cos();
                     row[sin_col] = scale * (p * w(i)).sin();
@@ -314,9 +301,9 @@ const HF_X_B100_S3: [f64; 12] = [
 #[test]
 fn rope_apply_matches_llama_and_hugging_face() {
     let x = rope_input();
-    let llama = rope::apply(x.view(), RopeLayout::Interleaved, 100.0, 3).unwrap();
+    let llama = rope::apply(x.view(), PairLayout::Interleaved, 100.0, 3).unwrap();
     assert_close(llama, &LLAMA_X_B100_S3, "interleaved");
-    let hf = rope::apply(x.view(), RopeLayout::Half, 100.0, 3).unwrap();
+    let hf = rope::apply(x.view(), PairLayout::Half, 100.0, 3).unwrap();
     assert_close(hf, &HF_X_B100_S3, "half");
 }
 

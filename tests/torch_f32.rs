@@ -5,13 +5,14 @@
 mod common;
 
 use common::{gpu, real};
+use poslab::encoding::PairLayout;
 
 use ndarray::Array2;
 
 use poslab::check::Tolerance;
 use poslab::check::identify::identify;
-use poslab::encoding::rope::{CachePart, RopeLayout, RopeParams};
-use poslab::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::encoding::rope::{CachePart, RopeParams};
+use poslab::encoding::sinusoidal::{FirstOfPair, SinusoidalParams, Spacing};
 use poslab::encoding::torch_f32::Arithmetic;
 use poslab::engine::{Strided, TableSpec, Window, cpu};
 use poslab::import::StoredFloat;
@@ -32,9 +33,9 @@ fn torch_kinds() -> Vec<TableSpec> {
         part,
     };
     vec![
-        cache(RopeLayout::Half, CachePart::Cos, common::llama3(None)),
+        cache(PairLayout::Half, CachePart::Cos, common::llama3(None)),
         cache(
-            RopeLayout::Interleaved,
+            PairLayout::Interleaved,
             CachePart::Sin,
             common::yarn(Some(16)),
         ),
@@ -42,7 +43,7 @@ fn torch_kinds() -> Vec<TableSpec> {
             input: Array2::from_shape_fn((30, 20), |(r, c)| {
                 ((r * 7 + c * 3) % 11) as f64 / 5.5 - 1.0
             }),
-            layout: RopeLayout::Half,
+            layout: PairLayout::Half,
             base: 10_000.0,
             start: 40_000,
             freqs: common::yarn(Some(12)),
@@ -53,7 +54,7 @@ fn torch_kinds() -> Vec<TableSpec> {
             dim: 1024,
             base: 10_000.0,
             start: 1_048_000,
-            layout: SinusoidalLayout::Interleaved,
+            layout: PairLayout::Interleaved,
             spacing: Spacing::Vaswani,
             ..SinusoidalParams::default()
         }),
@@ -62,7 +63,7 @@ fn torch_kinds() -> Vec<TableSpec> {
             dim: 64,
             base: 10_000.0,
             start: 4000,
-            layout: SinusoidalLayout::Interleaved,
+            layout: PairLayout::Interleaved,
             spacing: Spacing::Vaswani,
             ..SinusoidalParams::default()
         }),
@@ -71,7 +72,7 @@ fn torch_kinds() -> Vec<TableSpec> {
             dim: 32,
             base: 500.0,
             start: 30_000_000,
-            layout: SinusoidalLayout::Split,
+            layout: PairLayout::Half,
             spacing: Spacing::T2t,
             // x-transformers' ScaledSinusoidalEmbedding at its initial scale, cos first.
             first: FirstOfPair::Cos,
@@ -97,21 +98,21 @@ fn torch_kinds() -> Vec<TableSpec> {
             input: Array2::from_shape_fn((3, 4096), |(r, c)| {
                 ((r * 29 + c * 17) % 23) as f64 / 11.5 - 1.0
             }),
-            layout: RopeLayout::Interleaved,
+            layout: PairLayout::Interleaved,
             base: 500_000.0,
             start: (1 << 20) + 7,
             freqs: common::llama3(None),
         },
         TableSpec::RopeApply {
             input: q.clone(),
-            layout: RopeLayout::Half,
+            layout: PairLayout::Half,
             base: 10_000.0,
             start: 8000,
             freqs: Default::default(),
         },
         TableSpec::RopeApply {
             input: q,
-            layout: RopeLayout::Interleaved,
+            layout: PairLayout::Interleaved,
             base: 500_000.0,
             start: 1 << 20,
             freqs: Default::default(),
@@ -241,8 +242,8 @@ fn rotation_bounds(spec: &TableSpec, window: &Window) -> Option<Vec<f64>> {
                 continue;
             }
             let partner = match layout {
-                RopeLayout::Half => (col + rotary / 2) % rotary,
-                RopeLayout::Interleaved => col ^ 1,
+                PairLayout::Half => (col + rotary / 2) % rotary,
+                PairLayout::Interleaved => col ^ 1,
             };
             let k = row * rotary + col;
             bounds.push((x * cos[k]).abs() + (input[[row, partner]] * sin[k]).abs());
@@ -619,7 +620,7 @@ fn float32_tables_from_another_librarys_frequencies_match() {
     let spec = TableSpec::Sinusoidal(SinusoidalParams {
         seq: 3000,
         dim: 64,
-        layout: SinusoidalLayout::Split,
+        layout: PairLayout::Half,
         spacing: Spacing::T2t,
         ..Default::default()
     });
@@ -639,7 +640,7 @@ fn float32_tables_from_another_librarys_frequencies_match() {
             start: 0,
         },
         freqs: Default::default(),
-        layout: RopeLayout::Half,
+        layout: PairLayout::Half,
         part: CachePart::Cos,
     };
     let cuda: Vec<f32> = poslab::engine::torch_frequencies(

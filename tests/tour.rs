@@ -9,11 +9,12 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use ndarray::Array2;
 use poslab::egui::accesskit::Role;
+use poslab::encoding::PairLayout;
 
 use poslab::app::PoslabApp;
 use poslab::encoding::binary::BinaryParams;
 use poslab::encoding::sinusoidal::{
-    self, SinusoidalLayout, SinusoidalParams, Spacing, translation_error, translation_matrix,
+    self, SinusoidalParams, Spacing, translation_error, translation_matrix,
 };
 use poslab::engine::{TableSpec, cpu};
 use poslab::scene::tour::{TourCurves, TourFrame, TourHeatmap, TourPanel, TourStep};
@@ -91,7 +92,7 @@ fn every_step_holds_what_its_formula_says() {
         dim,
         base,
         start: 0,
-        layout: SinusoidalLayout::Interleaved,
+        layout: PairLayout::Interleaved,
         spacing: Spacing::Vaswani,
         ..SinusoidalParams::default()
     };
@@ -234,7 +235,7 @@ fn the_translation_matrix_moves_every_row_exactly_up_to_a_shift_of_10000() {
             dim,
             base,
             start: 0,
-            layout: SinusoidalLayout::Interleaved,
+            layout: PairLayout::Interleaved,
             spacing: Spacing::Vaswani,
             ..SinusoidalParams::default()
         };
@@ -265,7 +266,7 @@ fn the_translation_matrix_moves_every_row_exactly_up_to_a_shift_of_10000() {
         dim: 16,
         base: 10_000.0,
         start: 3,
-        layout: SinusoidalLayout::Split,
+        layout: PairLayout::Half,
         spacing: Spacing::Vaswani,
         ..SinusoidalParams::default()
     };

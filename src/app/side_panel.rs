@@ -6,6 +6,8 @@
 //! keystroke by keystroke, so that no half-typed value reaches the views; when the value has
 //! to change to be allowed (an odd dimension, a base beyond the range), the row says why.
 
+use crate::encoding::PairLayout;
+use crate::encoding::sinusoidal::Spacing;
 use crate::ui::params::{Preset, SharedParam, SharedParams, presets};
 use crate::widgets::number_box::NumberRow;
 
@@ -86,12 +88,14 @@ pub fn shared_params_ui(
     row(SharedParam::Heads).ui(ui, &mut params.heads);
     choice_row_ui(
         ui,
-        &mut params.interleaved,
+        &mut params.layout,
         (
+            PairLayout::Interleaved,
             "interleaved",
             "Pairs are columns (2i, 2i+1): sin in 2i, cos in 2i+1 (Vaswani et al.; Meta's RoPE)",
         ),
         (
+            PairLayout::Half,
             "split",
             "Pairs are columns (i, i + d/2): all sines, then all cosines (tensor2tensor; Hugging Face's rotate_half RoPE)",
         ),
@@ -99,12 +103,14 @@ pub fn shared_params_ui(
     );
     choice_row_ui(
         ui,
-        &mut params.vaswani,
+        &mut params.spacing,
         (
+            Spacing::Vaswani,
             "Vaswani spacing",
             "w_i = base^(-2i/d): the last frequency stops short of 1/base",
         ),
         (
+            Spacing::T2t,
             "t2t spacing",
             "w_i = base^(-i/(d/2-1)): the last frequency is exactly 1/base",
         ),
@@ -137,19 +143,21 @@ fn shared_number_row(param: SharedParam) -> NumberRow<'static> {
     }
 }
 
-/// Two radio buttons for a yes/no setting, `(label, tooltip)` for true then false; disabled with
+/// Two radio buttons for a setting of two values, `(value, label, tooltip)` each; disabled with
 /// `unused` as the tooltip when the view does not use it.
-fn choice_row_ui(
+fn choice_row_ui<T: PartialEq + Copy>(
     ui: &mut egui::Ui,
-    value: &mut bool,
-    (yes, yes_tip): (&str, &str),
-    (no, no_tip): (&str, &str),
+    value: &mut T,
+    (first, first_label, first_tip): (T, &str, &str),
+    (second, second_label, second_tip): (T, &str, &str),
     unused: Option<&'static str>,
 ) {
     ui.add_enabled_ui(unused.is_none(), |ui| {
         ui.horizontal(|ui| {
-            ui.radio_value(value, true, yes).on_hover_text(yes_tip);
-            ui.radio_value(value, false, no).on_hover_text(no_tip);
+            ui.radio_value(value, first, first_label)
+                .on_hover_text(first_tip);
+            ui.radio_value(value, second, second_label)
+                .on_hover_text(second_tip);
         })
         .response
         .on_disabled_hover_text(unused.unwrap_or_default());

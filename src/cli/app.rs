@@ -4,8 +4,9 @@
 
 use clap::Args;
 
+use crate::encoding::PairLayout;
 use crate::options::ranges::{self, Allowed};
-use crate::options::{LayoutArg, SinusoidalOptions, SizeOptions};
+use crate::options::{SinusoidalOptions, SizeOptions};
 use crate::table_args::CliError;
 use crate::ui::params::SharedParams;
 use crate::views::ViewKind;
@@ -65,8 +66,8 @@ pub struct AppLaunch {
     pub seq: Option<usize>,
     pub start: Option<u64>,
     pub heads: Option<usize>,
-    pub interleaved: Option<bool>,
-    pub vaswani: Option<bool>,
+    pub layout: Option<PairLayout>,
+    pub spacing: Option<crate::encoding::sinusoidal::Spacing>,
     /// A table the Check view opens (read when the app starts, off the UI thread).
     pub check: Option<std::path::PathBuf>,
     /// Presentation mode from the start.
@@ -91,11 +92,11 @@ impl AppLaunch {
         if let Some(start) = self.start {
             params.start = start;
         }
-        if let Some(interleaved) = self.interleaved {
-            params.interleaved = interleaved;
+        if let Some(layout) = self.layout {
+            params.layout = layout;
         }
-        if let Some(vaswani) = self.vaswani {
-            params.vaswani = vaswani;
+        if let Some(spacing) = self.spacing {
+            params.spacing = spacing;
         }
     }
 }
@@ -170,10 +171,8 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
         seq: seq.map(|v| v as usize),
         start: start.map(|v| v as u64),
         heads: heads.map(|v| v as usize),
-        interleaved: s.layout.map(|l| l == LayoutArg::Interleaved),
-        vaswani: s
-            .spacing
-            .map(|s| s == crate::encoding::sinusoidal::Spacing::Vaswani),
+        layout: s.layout,
+        spacing: s.spacing,
         check: args.check.clone(),
         present: args.present,
         theme: args.theme,

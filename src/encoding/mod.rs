@@ -19,6 +19,7 @@ pub mod exact_angle;
 pub mod grid;
 pub mod guesses;
 pub mod learned;
+pub mod pairs;
 pub mod positions;
 pub mod precision;
 pub mod random;
@@ -32,6 +33,8 @@ pub mod similarity2d;
 pub mod sinusoidal;
 pub mod skew;
 pub mod torch_f32;
+
+pub use pairs::PairLayout;
 
 use std::fmt::Display;
 use std::ops::RangeInclusive;

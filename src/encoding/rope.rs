@@ -1,48 +1,11 @@
 //! Rotary position embedding (RoPE, Su et al. 2021): inverse frequencies, angles, and the
 //! rotation applied to a `[seq, dim]` array in either pairing convention.
 
+use super::PairLayout;
 use super::exact_angle::{self, DoubleF64};
 use ndarray::{Array1, Array2, ArrayView2, Zip};
 
 use super::{ParamError, check_base, check_count, check_even_dim, check_start};
-
-/// Which dimensions are rotated together.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-pub enum RopeLayout {
-    /// Pairs (2i, 2i+1): Meta's Llama apply_rotary_emb, RoFormer.
-    #[default]
-    Interleaved,
-    /// Pairs (i, i + dim/2): Hugging Face rotate_half, GPT-NeoX.
-    Half,
-}
-
-impl RopeLayout {
-    /// The two dimensions that frequency `i` rotates, for an embedding of width `dim`.
-    pub fn pair(self, i: usize, dim: usize) -> (usize, usize) {
-        match self {
-            RopeLayout::Interleaved => (2 * i, 2 * i + 1),
-            RopeLayout::Half => (i, i + dim / 2),
-        }
-    }
-
-    /// The frequency index of the pair that dimension `col` belongs to.
-    pub fn pair_of_column(self, col: usize, dim: usize) -> usize {
-        match self {
-            RopeLayout::Interleaved => col / 2,
-            RopeLayout::Half => col % (dim / 2),
-        }
-    }
-}
 
 /// Which cache a `rope-cos` / `rope-sin` / `rope-cos-sin` table is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,8 +21,8 @@ pub enum CachePart {
 
 impl CachePart {
     /// Whether a table of this part in `layout` has three axes (`[seq, R/2, 2]` pairs).
-    pub fn is_pairs(self, layout: RopeLayout) -> bool {
-        self == CachePart::CosSin && layout == RopeLayout::Interleaved
+    pub fn is_pairs(self, layout: PairLayout) -> bool {
+        self == CachePart::CosSin && layout == PairLayout::Interleaved
     }
 }
 
@@ -67,7 +30,7 @@ impl CachePart {
 /// stands: its row (its position's index), its frequency, and whether it holds the sine.
 /// Pairs (`[seq, R/2, 2]`) put the row on the first axis and the pair on the second.
 pub fn cache_element(
-    layout: RopeLayout,
+    layout: PairLayout,
     part: CachePart,
     rotary: usize,
     (head, row, col): (usize, usize, usize),
@@ -83,7 +46,7 @@ pub fn cache_element(
 /// The frequency index that column `col` of a `[seq, R]` cos/sin cache holds: HF and GPT-NeoX
 /// store `cat(freqs, freqs)` (`half`), GPT-J and Meta's expanded complex form repeat each
 /// frequency twice in a row (`interleaved`).
-pub fn cache_pair(layout: RopeLayout, col: usize, rotary: usize) -> usize {
+pub fn cache_pair(layout: PairLayout, col: usize, rotary: usize) -> usize {
     layout.pair_of_column(col, rotary)
 }
 
@@ -92,7 +55,7 @@ pub fn cache_pair(layout: RopeLayout, col: usize, rotary: usize) -> usize {
 /// of frequency `i`.
 pub fn rotated_element(
     input: ArrayView2<f64>,
-    layout: RopeLayout,
+    layout: PairLayout,
     rotary: usize,
     row: usize,
     col: usize,
@@ -178,7 +141,7 @@ pub fn angles(params: &RopeParams) -> Result<Array2<f64>, ParamError> {
 /// `p * theta_i`: the complex product of Llama, and `x cos + rotate_half(x) sin` of Hugging Face.
 pub fn apply(
     input: ArrayView2<f64>,
-    layout: RopeLayout,
+    layout: PairLayout,
     base: f64,
     start: u64,
 ) -> Result<Array2<f64>, ParamError> {
@@ -281,7 +244,7 @@ pub struct PairScore {
 pub fn pair_scores(
     query: &[f64],
     key: &[f64],
-    layout: RopeLayout,
+    layout: PairLayout,
     base: f64,
     query_position: u64,
     key_position: u64,

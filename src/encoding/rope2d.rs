@@ -1,10 +1,10 @@
 //! 2D rotary embeddings for vision transformers (Heo et al. 2024, naver-ai/rope-vit): the
 //! axial angles with fixed frequencies, and the mixed angles with learned frequencies.
 
+use super::PairLayout;
 use ndarray::{Array2, ArrayView2};
 
 use super::grid::GridParams;
-use super::rope::RopeLayout;
 use super::rope_axes::AxesValues;
 use super::{ParamError, check_base, check_count, check_dim_multiple_of_4, fill_2d};
 
@@ -34,7 +34,7 @@ pub struct AxialParams {
     /// `None`: each of the `dim/2` values once (rope-vit's angles). `Interleaved`: each twice
     /// in a row (timm, HunyuanDiT, rotary-embedding-torch); `Half`: the row of `dim/2` values
     /// twice (timm's `rotate_half=True`).
-    pub layout: Option<RopeLayout>,
+    pub layout: Option<PairLayout>,
     pub axis_order: AxisOrder,
     /// What multiplies each coordinate, `(y, x)`: timm's EVA scheme for a grid other than the
     /// pretraining one (`ref_feat_shape / feat_shape`), HunyuanDiT's crop region.
@@ -92,8 +92,8 @@ impl AxialParams {
         let (quarter, half) = (self.dim / 4, self.dim / 2);
         let angle = match self.layout {
             None => col,
-            Some(RopeLayout::Interleaved) => col / 2,
-            Some(RopeLayout::Half) => col % half,
+            Some(PairLayout::Interleaved) => col / 2,
+            Some(PairLayout::Half) => col % half,
         };
         let (x, y) = self.grid.patch_xy(patch);
         let [sy, sx] = self.position_scale;

@@ -7,10 +7,10 @@
 //!
 //! Positions are used exactly as given (integer or floating point, as a library stores them).
 
+use super::PairLayout;
 use ndarray::Array2;
 
 use super::ParamError;
-use super::rope::RopeLayout;
 use super::torch_f32;
 
 /// How the pairs are split among the position axes.
@@ -44,7 +44,7 @@ pub struct RopeAxesParams {
     pub values: AxesValues,
     /// For cos and sin: each angle twice in a row (`Interleaved`: Flux, diffusers) or the row
     /// of angles twice (`Half`: Qwen2-VL).
-    pub layout: RopeLayout,
+    pub layout: PairLayout,
 }
 
 impl RopeAxesParams {
@@ -188,8 +188,8 @@ impl RopeAxesParams {
         match self.values {
             AxesValues::Angles => col,
             AxesValues::Cos | AxesValues::Sin => match self.layout {
-                RopeLayout::Interleaved => col / 2,
-                RopeLayout::Half => col % self.pair_count(),
+                PairLayout::Interleaved => col / 2,
+                PairLayout::Half => col % self.pair_count(),
             },
         }
     }
@@ -268,7 +268,7 @@ mod tests {
                 sections: vec![2, 3, 2],
             },
             values: AxesValues::Angles,
-            layout: RopeLayout::Half,
+            layout: PairLayout::Half,
         };
         assert!(params.validate().is_err(), "7 pairs of 8");
         let fixed = RopeAxesParams {

@@ -1,21 +1,12 @@
 //! Fixed sinusoidal encodings (Vaswani et al. 2017; tensor2tensor's `get_timing_signal_1d`),
 //! and the dot products between their rows.
 
+use super::PairLayout;
 use ndarray::{Array1, Array2};
 use rayon::prelude::*;
 
 use super::exact_angle::{self, DoubleF64, TurnsPerStep};
 use super::{ParamError, check_count, check_even_dim, check_start, fill_2d};
-
-/// Where the sine and cosine of one frequency sit in a row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum SinusoidalLayout {
-    /// [p, 2i] = sin, [p, 2i+1] = cos (Vaswani et al., the annotated transformer).
-    #[default]
-    Interleaved,
-    /// [p, i] = sin, [p, dim/2 + i] = cos (tensor2tensor, fairseq).
-    Split,
-}
 
 /// Which of a frequency's sine and cosine comes first: in the pair (interleaved) or as the first
 /// half of the row (split).
@@ -29,7 +20,17 @@ pub enum FirstOfPair {
 }
 
 /// How the frequencies are spaced between 1 and `1/base`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum Spacing {
     /// w_i = base^(-2i/dim): the last frequency stops short of 1/base.
     #[default]
@@ -49,7 +50,7 @@ pub struct SinusoidalParams {
     pub base: f64,
     /// First position.
     pub start: u64,
-    pub layout: SinusoidalLayout,
+    pub layout: PairLayout,
     pub spacing: Spacing,
     pub first: FirstOfPair,
     /// What every value is multiplied by (x-transformers' `ScaledSinusoidalEmbedding`, MLX's
@@ -64,7 +65,7 @@ impl Default for SinusoidalParams {
             dim: 512,
             base: 10_000.0,
             start: 0,
-            layout: SinusoidalLayout::Interleaved,
+            layout: PairLayout::Interleaved,
             spacing: Spacing::Vaswani,
             first: FirstOfPair::Sin,
             amplitude: 1.0,
@@ -126,8 +127,8 @@ impl SinusoidalParams {
     /// The frequency index of column `col`, and whether the column holds its cosine.
     pub fn column_pair(&self, col: usize) -> (usize, bool) {
         let (pair, second) = match self.layout {
-            SinusoidalLayout::Interleaved => (col / 2, col % 2 == 1),
-            SinusoidalLayout::Split => (col % (self.dim / 2), col >= self.dim / 2),
+            PairLayout::Interleaved => (col / 2, col % 2 == 1),
+            PairLayout::Half => (col % (self.dim / 2), col >= self.dim / 2),
         };
         (pair, second != (self.first == FirstOfPair::Cos))
     }
@@ -135,8 +136,8 @@ impl SinusoidalParams {
     /// The columns of frequency `pair`'s sine and cosine.
     pub fn pair_columns(&self, pair: usize) -> (usize, usize) {
         let (first, second) = match self.layout {
-            SinusoidalLayout::Interleaved => (2 * pair, 2 * pair + 1),
-            SinusoidalLayout::Split => (pair, self.dim / 2 + pair),
+            PairLayout::Interleaved => (2 * pair, 2 * pair + 1),
+            PairLayout::Half => (pair, self.dim / 2 + pair),
         };
         match self.first {
             FirstOfPair::Sin => (first, second),

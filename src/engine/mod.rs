@@ -12,6 +12,7 @@ pub mod range;
 pub mod reduce;
 pub mod window;
 
+use crate::encoding::PairLayout;
 use crate::encoding::exact_angle::{self, DoubleF64, TurnsPerStep};
 use ndarray::{Array2, ArrayD};
 
@@ -21,7 +22,7 @@ use crate::encoding::context::UnseenParams;
 use crate::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::resample::ResampleParams;
-use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
+use crate::encoding::rope::{CachePart, RopeParams};
 use crate::encoding::rope_scaling::RopeFrequencies;
 use crate::encoding::rope2d::AxialParams;
 use crate::encoding::similarity2d::PatchSimilarityParams;
@@ -56,7 +57,7 @@ pub enum TableSpec {
     RopeCache {
         params: RopeParams,
         freqs: RopeFrequencies,
-        layout: RopeLayout,
+        layout: PairLayout,
         part: CachePart,
     },
     /// `[1]`: what the scaling multiplies cos and sin by.
@@ -67,7 +68,7 @@ pub enum TableSpec {
     },
     RopeApply {
         input: Array2<f64>,
-        layout: RopeLayout,
+        layout: PairLayout,
         base: f64,
         start: u64,
         freqs: RopeFrequencies,

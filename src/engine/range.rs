@@ -271,7 +271,7 @@ mod tests {
             ..Default::default()
         };
         let split = crate::encoding::sinusoidal::SinusoidalParams {
-            layout: crate::encoding::sinusoidal::SinusoidalLayout::Split,
+            layout: crate::encoding::PairLayout::Half,
             start: 5000,
             ..sinusoidal
         };

@@ -3,9 +3,9 @@
 //! spellings), ALiBi (BLOOM, MPT), T5's buckets, MAE's 2D sin-cos table, or learned positions.
 //! What `poslab config` prints, what `--config` fills in, and what the app's presets are.
 
+use crate::encoding::PairLayout;
 use serde_json::{Map, Value};
 
-use crate::encoding::rope::RopeLayout;
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 
 // MODEL_CONFIGS: every file of assets/models, embedded by build.rs.
@@ -22,7 +22,7 @@ pub enum PositionEncoding {
         freqs: Box<RopeFrequencies>,
         /// How the model's code pairs dimensions (GPT-J and Meta's weights interleave; HF's
         /// Llama, GPT-NeoX and most others rotate halves).
-        layout: RopeLayout,
+        layout: PairLayout,
     },
     Alibi {
         heads: usize,
@@ -441,9 +441,9 @@ fn rope(
     // GPT-J rotates every two dimensions; the weights of every other RoPE model on the Hub
     // are laid out for rotate_half.
     let layout = if model_type == "gptj" {
-        RopeLayout::Interleaved
+        PairLayout::Interleaved
     } else {
-        RopeLayout::Half
+        PairLayout::Half
     };
     Ok(PositionEncoding::Rope {
         head_dim,

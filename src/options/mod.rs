@@ -79,11 +79,3 @@ pub fn value_name(value: impl ValueEnum) -> String {
         .map(|v| v.get_name().to_owned())
         .unwrap_or_default()
 }
-
-/// Both layout families share `--layout`; each kind accepts its own two.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LayoutArg {
-    Interleaved,
-    Split,
-    Half,
-}

@@ -4,8 +4,8 @@
 
 use clap::Args;
 
+use crate::encoding::PairLayout;
 use crate::encoding::sinusoidal::{FirstOfPair, Spacing};
-use crate::options::LayoutArg;
 
 /// The base every frequency is a power of, unless given.
 pub const BASE: f64 = crate::encoding::defaults::BASE;
@@ -36,7 +36,7 @@ pub struct SinusoidalOptions {
     /// rope-2d-axial: each value twice in a row (interleaved) or the row twice (half); without
     /// it, once. Interleaved unless given (the corkscrew figure: interleaved or half)
     #[arg(long, value_enum, value_name = "LAYOUT")]
-    pub layout: Option<LayoutArg>,
+    pub layout: Option<PairLayout>,
 
     /// Frequency spacing: vaswani base^(-2i/dim) (the default) or t2t
     /// base^(-i/max(dim/2-1, 1))

@@ -7,9 +7,9 @@
 //! text after it resumes past the image's larger side), and Flux's (text at 0 on every axis,
 //! patches at their frame, row and column). Plain 1D RoPE numbers every token in order.
 
+use crate::encoding::PairLayout;
 use ndarray::Array2;
 
-use crate::encoding::rope::RopeLayout;
 use crate::encoding::rope_axes::{AxesSplit, AxesValues, RopeAxesParams};
 
 /// The tokens: text, then `frames` frames of `rows x cols` patches, then text.
@@ -174,7 +174,7 @@ impl Scheme {
             theta,
             split: self.split(dim),
             values: AxesValues::Angles,
-            layout: RopeLayout::Interleaved,
+            layout: PairLayout::Interleaved,
         }
     }
 }

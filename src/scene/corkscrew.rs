@@ -2,12 +2,13 @@
 //! vector by `p θ_i` at position `p`, which traced along the positions is a helix. Built in f64
 //! from RoPE's angles and handed to the GPU as f32.
 
+use crate::encoding::PairLayout;
 use std::ops::Range;
 
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
 
-use crate::encoding::rope::{RopeLayout, inv_freq, rotate_pair};
+use crate::encoding::rope::{inv_freq, rotate_pair};
 use crate::encoding::{MAX_POSITION, ParamError, check_base, check_even_dim};
 
 /// The most helices drawn at once (and the size of the shader's per-helix arrays).
@@ -42,7 +43,7 @@ pub const KEY_LINE_FLAG: u32 = 0x4000_0000;
 pub struct CorkscrewParams<'a> {
     pub dim: usize,
     pub base: f64,
-    pub layout: RopeLayout,
+    pub layout: PairLayout,
     /// Frequency indices, each below `dim / 2`.
     pub pairs: &'a [usize],
     pub first_position: u64,
@@ -377,7 +378,7 @@ pub enum ProbeVector {
 
 impl ProbeVector {
     /// The vector for an embedding of width `dim`, laid out as `layout` pairs it.
-    pub fn values(self, dim: usize, layout: RopeLayout) -> Vec<f64> {
+    pub fn values(self, dim: usize, layout: PairLayout) -> Vec<f64> {
         match self {
             ProbeVector::UnitPairs => {
                 let mut v = vec![0.0; dim];

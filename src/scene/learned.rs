@@ -3,12 +3,13 @@
 //! projected onto their first principal components, and chosen columns against position.
 //! Every number comes from `encoding`.
 
+use crate::encoding::PairLayout;
 use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
 
 use crate::encoding::learned::{self, Principal};
-use crate::encoding::sinusoidal::{self, SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::sinusoidal::{self, SinusoidalParams, Spacing};
 
 /// Where a learned table comes from: a file, and the tensor of a file holding several.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -130,7 +131,7 @@ pub fn sinusoidal_of_size(positions: usize, dim: usize) -> SinusoidalParams {
         dim: (dim & !1).max(2),
         base: 10_000.0,
         start: 0,
-        layout: SinusoidalLayout::Interleaved,
+        layout: PairLayout::Interleaved,
         spacing: Spacing::Vaswani,
         ..SinusoidalParams::default()
     }

@@ -6,6 +6,7 @@
 //! heatmaps. The app's view and its figure both draw these frames. Every number comes from
 //! `encoding`.
 
+use crate::encoding::PairLayout;
 use std::ops::RangeInclusive;
 
 use ndarray::Array2;
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::encoding::binary::{self, BinaryParams};
 use crate::encoding::guesses;
-use crate::encoding::sinusoidal::{self, SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::sinusoidal::{self, SinusoidalParams, Spacing};
 use crate::encoding::{ParamError, check_base, check_count};
 
 /// Widths the tour offers (even: the final table is made of pairs).
@@ -224,7 +225,7 @@ impl TourSettings {
             dim: self.dim,
             base: self.base,
             start: 0,
-            layout: SinusoidalLayout::Interleaved,
+            layout: PairLayout::Interleaved,
             spacing: Spacing::Vaswani,
             ..SinusoidalParams::default()
         }

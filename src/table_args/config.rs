@@ -1,13 +1,13 @@
 //! `poslab config FILE.json`, and `--config FILE.json` for `table` and `check`: a model's
 //! Hugging Face config turned into the options of the tables that reproduce its encoding.
 
+use crate::encoding::PairLayout;
 use std::path::{Path, PathBuf};
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
-use super::{CliError, Kind, LayoutArg, TableArgs, flag, kind_name, options_of};
-use crate::encoding::rope::RopeLayout;
+use super::{CliError, Kind, TableArgs, flag, kind_name, options_of};
 use crate::encoding::rope_scaling::{RopeScaling, ScalingKind};
 use crate::import::model_config::{AlibiForm, ModelConfig, PositionEncoding};
 
@@ -132,8 +132,8 @@ fn encoding_options(config: &ModelConfig) -> Vec<(&'static str, String)> {
             options.push((
                 "layout",
                 match layout {
-                    RopeLayout::Half => "half",
-                    RopeLayout::Interleaved => "interleaved",
+                    PairLayout::Half => "half",
+                    PairLayout::Interleaved => "interleaved",
                 }
                 .to_owned(),
             ));
@@ -265,8 +265,8 @@ pub fn describe(config: &ModelConfig, path: &Path) -> String {
             lines.push(format!(
                 "pairs: {}",
                 match layout {
-                    RopeLayout::Half => "halves (i, i + R/2), Hugging Face rotate_half",
-                    RopeLayout::Interleaved => "interleaved (2i, 2i+1), GPT-J rotate_every_two",
+                    PairLayout::Half => "halves (i, i + R/2), Hugging Face rotate_half",
+                    PairLayout::Interleaved => "interleaved (2i, 2i+1), GPT-J rotate_every_two",
                 }
             ));
             let scaling = &freqs.scaling;
@@ -432,9 +432,8 @@ fn set_option(args: &mut TableArgs, id: &str, value: &str) -> Result<(), CliErro
         "rotary_dim" => args.rope.rotary_dim = Some(int()?),
         "layout" => {
             args.sinusoidal.layout = Some(match value {
-                "half" => LayoutArg::Half,
-                "split" => LayoutArg::Split,
-                _ => LayoutArg::Interleaved,
+                "half" | "split" => PairLayout::Half,
+                _ => PairLayout::Interleaved,
             })
         }
         "scaling" => {

@@ -4,6 +4,7 @@
 //! [`table_spec_from_words`]). `poslab table`, `check`, `figure` and `bench` and the app all
 //! read tables through here.
 
+use crate::encoding::PairLayout;
 use std::path::{Path, PathBuf};
 
 use clap::parser::ValueSource;
@@ -16,10 +17,10 @@ use crate::encoding::binary::BinaryParams;
 use crate::encoding::grid::{GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::resample::{ResampleMode, ResampleParams};
-use crate::encoding::rope::{CachePart, RopeLayout, RopeParams};
+use crate::encoding::rope::{CachePart, RopeParams};
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use crate::encoding::rope2d::AxialParams;
-use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams};
+use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::encoding::torch_f32::Arithmetic;
 use crate::engine::{self, EngineError, RealDtype, Table, TableSpec};
 use crate::import;
@@ -30,7 +31,7 @@ pub mod config;
 pub mod output;
 mod spec;
 
-pub use crate::options::{CliError, LayoutArg, SizeOptions, flag};
+pub use crate::options::{CliError, SizeOptions, flag};
 pub use spec::*;
 
 /// How `rope-cos-sin` lays out its cosines and sines.
@@ -229,24 +230,6 @@ Examples:
   poslab table rope-unseen --seq 16384 --dim 128 --train-len 4096 --scaling linear --factor 4 -o u.npy
   poslab table alibi --heads 12 --seq 128 --mode symmetric --head 3 -o head3.csv
   poslab table sincos-2d --grid-h 14 --grid-w 14 --dim 768 -o mae.npy";
-
-impl From<SinusoidalLayout> for LayoutArg {
-    fn from(layout: SinusoidalLayout) -> Self {
-        match layout {
-            SinusoidalLayout::Interleaved => Self::Interleaved,
-            SinusoidalLayout::Split => Self::Split,
-        }
-    }
-}
-
-impl From<RopeLayout> for LayoutArg {
-    fn from(layout: RopeLayout) -> Self {
-        match layout {
-            RopeLayout::Interleaved => Self::Interleaved,
-            RopeLayout::Half => Self::Half,
-        }
-    }
-}
 
 /// Engines `--backend` can pick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -778,20 +761,6 @@ pub(crate) fn engine_error(error: EngineError) -> CliError {
     }
 }
 
-fn wrong_layout(kind: Kind, allowed: &str) -> CliError {
-    let given = match kind {
-        Kind::RopeApply | Kind::RopeCos | Kind::RopeSin | Kind::RopeAxes | Kind::Rope2dAxial => {
-            "split"
-        }
-        _ => "half",
-    };
-    CliError::usage(format!(
-        "--layout {given} is not allowed for {}: use {allowed}",
-        kind_name(kind)
-    ))
-}
-
-/// Joins clap's multi-line message into one line, leaving out the usage and the help hint.
 /// A value as a message quotes it: at most 60 characters (a 100,000-character value is not
 /// echoed whole), control characters escaped.
 pub(crate) fn echo(value: &str) -> String {
@@ -804,6 +773,7 @@ pub(crate) fn echo(value: &str) -> String {
     format!("\"{}\"", crate::import::printable(&shown))
 }
 
+/// Joins clap's multi-line message into one line, leaving out the usage and the help hint.
 pub(crate) fn one_line(message: &str) -> String {
     message
         .lines()

@@ -347,11 +347,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     };
     let head = || args.sizes.head.map(|h| non_negative("head", h)).transpose();
     let sinusoidal = || -> Result<SinusoidalParams, CliError> {
-        let layout = match args.sinusoidal.layout.unwrap_or(LayoutArg::Interleaved) {
-            LayoutArg::Interleaved => SinusoidalLayout::Interleaved,
-            LayoutArg::Split => SinusoidalLayout::Split,
-            LayoutArg::Half => return Err(wrong_layout(kind, "interleaved or split")),
-        };
+        let layout = args.sinusoidal.layout.unwrap_or_default();
         // diffusers' spelling of the base, checked under its own name.
         let base = match args.sinusoidal.max_period {
             Some(max_period) => {
@@ -383,7 +379,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         Ok((params, rope_frequencies(args, dim)?))
     };
     // A cos, sin or cos-sin cache of the RoPE the options describe.
-    let rope_cache = |layout: RopeLayout, part: CachePart| -> Result<TableSpec, CliError> {
+    let rope_cache = |layout: PairLayout, part: CachePart| -> Result<TableSpec, CliError> {
         let (params, freqs) = rope_params()?;
         Ok(TableSpec::RopeCache {
             params,
@@ -427,11 +423,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             TableSpec::RopeAngles { params, freqs }
         }
         Kind::RopeCos | Kind::RopeSin => {
-            let layout = match args.sinusoidal.layout.unwrap_or(LayoutArg::Interleaved) {
-                LayoutArg::Interleaved => RopeLayout::Interleaved,
-                LayoutArg::Half => RopeLayout::Half,
-                LayoutArg::Split => return Err(wrong_layout(kind, "half or interleaved")),
-            };
+            let layout = args.sinusoidal.layout.unwrap_or_default();
             let part = if kind == Kind::RopeCos {
                 CachePart::Cos
             } else {
@@ -443,8 +435,8 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         // The format is the layout of a pair's two values: halves or side by side.
         Kind::RopeCosSin => rope_cache(
             match args.format {
-                CacheFormat::Vllm => RopeLayout::Half,
-                CacheFormat::Pairs => RopeLayout::Interleaved,
+                CacheFormat::Vllm => PairLayout::Half,
+                CacheFormat::Pairs => PairLayout::Interleaved,
             },
             CachePart::CosSin,
         )?,
@@ -516,11 +508,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             }))
         }
         Kind::RopeApply => {
-            let layout = match args.sinusoidal.layout.unwrap_or(LayoutArg::Interleaved) {
-                LayoutArg::Interleaved => RopeLayout::Interleaved,
-                LayoutArg::Half => RopeLayout::Half,
-                LayoutArg::Split => return Err(wrong_layout(kind, "interleaved or half")),
-            };
+            let layout = args.sinusoidal.layout.unwrap_or_default();
             // Check the cheap parameters before reading a possibly large file.
             encoding::check_base("base", args.sinusoidal.base())?;
             let start = start()?;
@@ -678,14 +666,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             dim: dim_of_4()?,
             theta: args.axes.theta.unwrap_or(100.0),
             values: args.axes.values,
-            layout: match args.sinusoidal.layout {
-                None => None,
-                Some(LayoutArg::Interleaved) => Some(RopeLayout::Interleaved),
-                Some(LayoutArg::Half) => Some(RopeLayout::Half),
-                Some(LayoutArg::Split) => {
-                    return Err(wrong_layout(kind, "interleaved or half"));
-                }
-            },
+            layout: args.sinusoidal.layout,
             axis_order: args.axes.axis_order,
             position_scale: grid_position_scale(args)?,
         }),
@@ -989,11 +970,7 @@ fn rope_axes_params(
             "give the base once: --theta or --base (the same number for rope-axes)",
         ));
     }
-    let layout = match args.sinusoidal.layout.unwrap_or(LayoutArg::Interleaved) {
-        LayoutArg::Interleaved => RopeLayout::Interleaved,
-        LayoutArg::Half => RopeLayout::Half,
-        LayoutArg::Split => return Err(wrong_layout(Kind::RopeAxes, "interleaved or half")),
-    };
+    let layout = args.sinusoidal.layout.unwrap_or_default();
     Ok(RopeAxesParams {
         ids,
         theta: args.axes.theta.unwrap_or(args.sinusoidal.base()),

@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::encoding::rope::RopeLayout;
+use crate::encoding::PairLayout;
 use crate::encoding::rope_scaling::ScalingKind;
-use crate::encoding::sinusoidal::{SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::sinusoidal::{SinusoidalParams, Spacing};
 use crate::import::model_config::{MODEL_CONFIGS, ModelConfig, PositionEncoding};
 
 /// What the sliders edit; saved between runs.
@@ -18,8 +18,8 @@ pub struct SharedParams {
     pub heads: usize,
     pub seq: usize,
     pub start: u64,
-    pub interleaved: bool,
-    pub vaswani: bool,
+    pub layout: PairLayout,
+    pub spacing: Spacing,
 }
 
 impl Default for SharedParams {
@@ -31,8 +31,8 @@ impl Default for SharedParams {
             heads: defaults::HEADS,
             seq: defaults::SEQ,
             start: 0,
-            interleaved: true,
-            vaswani: true,
+            layout: PairLayout::Interleaved,
+            spacing: Spacing::Vaswani,
         }
     }
 }
@@ -44,16 +44,8 @@ impl SharedParams {
             dim: self.dim,
             base: self.base,
             start: self.start,
-            layout: if self.interleaved {
-                SinusoidalLayout::Interleaved
-            } else {
-                SinusoidalLayout::Split
-            },
-            spacing: if self.vaswani {
-                Spacing::Vaswani
-            } else {
-                Spacing::T2t
-            },
+            layout: self.layout,
+            spacing: self.spacing,
             ..SinusoidalParams::default()
         }
     }
@@ -125,7 +117,7 @@ impl Preset {
                         base: *base,
                         heads,
                         seq: clamp_seq(trained),
-                        interleaved: *layout == RopeLayout::Interleaved,
+                        layout: *layout,
                         ..defaults
                     },
                 )
@@ -144,7 +136,7 @@ impl Preset {
                     dim: *dim,
                     heads,
                     seq: clamp_seq(config.context.unwrap_or(defaults.seq)),
-                    interleaved: false,
+                    layout: PairLayout::Half,
                     ..defaults
                 },
             ),

@@ -2,17 +2,18 @@
 #![allow(dead_code)]
 
 use ndarray::{Array2, ArrayD, Slice};
+use poslab::encoding::PairLayout;
 
 use poslab::encoding::alibi::{Alibi2dParams, AlibiForm, AlibiMode, AlibiParams};
 use poslab::encoding::binary::BinaryParams;
 use poslab::encoding::grid::{DistanceMetric, GridParams, SinCos2dParams};
 use poslab::encoding::relative::{RelativeClipParams, T5BucketParams};
 use poslab::encoding::resample::{ResampleMode, ResampleParams};
-use poslab::encoding::rope::{CachePart, RopeLayout, RopeParams};
+use poslab::encoding::rope::{CachePart, RopeParams};
 use poslab::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
 use poslab::encoding::rope2d::AxialParams;
 use poslab::encoding::similarity2d::{PatchEncoding, PatchSimilarityParams};
-use poslab::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
+use poslab::encoding::sinusoidal::{FirstOfPair, SinusoidalParams, Spacing};
 use poslab::engine::{Strided, TableSpec, Window};
 
 /// Llama 3.1's RoPE as the options of a RoPE kind: base 500000 under Llama 3 scaling, factor 8,
@@ -90,7 +91,7 @@ pub fn every_kind() -> Vec<TableSpec> {
         dim: 22,
         base: 500.0,
         start: 11,
-        layout: SinusoidalLayout::Split,
+        layout: PairLayout::Half,
         spacing: Spacing::T2t,
         // MLX's order and amplitude (sqrt(2/dim) at dim 22), so that every engine's pair
         // order and scale are compared with the CPU's.
@@ -123,7 +124,7 @@ pub fn every_kind() -> Vec<TableSpec> {
             input: Array2::from_shape_fn((13, 10), |(r, c)| {
                 (r as f64 - 6.0) * 0.3 + c as f64 * 0.1
             }),
-            layout: RopeLayout::Half,
+            layout: PairLayout::Half,
             base: 100.0,
             start: 40,
             freqs: Default::default(),
@@ -154,7 +155,7 @@ pub fn every_kind() -> Vec<TableSpec> {
             input: Array2::from_shape_fn((11, 12), |(r, c)| {
                 (r as f64 - 5.0) * 0.2 - c as f64 * 0.05
             }),
-            layout: RopeLayout::Interleaved,
+            layout: PairLayout::Interleaved,
             base: 10_000.0,
             start: 4000,
             freqs: yarn(Some(8)),
@@ -167,7 +168,7 @@ pub fn every_kind() -> Vec<TableSpec> {
                 start: 9000,
             },
             freqs: llama3(None),
-            layout: RopeLayout::Half,
+            layout: PairLayout::Half,
             part: CachePart::Cos,
         },
         TableSpec::RopeCache {
@@ -178,7 +179,7 @@ pub fn every_kind() -> Vec<TableSpec> {
                 start: 70_000,
             },
             freqs: yarn(Some(12)),
-            layout: RopeLayout::Interleaved,
+            layout: PairLayout::Interleaved,
             part: CachePart::Sin,
         },
         // vLLM's cos_sin_cache under YaRN: every cosine, then every sine, times the factor.
@@ -190,7 +191,7 @@ pub fn every_kind() -> Vec<TableSpec> {
                 start: 5000,
             },
             freqs: yarn(Some(16)),
-            layout: RopeLayout::Half,
+            layout: PairLayout::Half,
             part: CachePart::CosSin,
         },
         TableSpec::RopeInvFreq {

@@ -15,14 +15,15 @@
 //! frequencies and the float32 readings), `read_rope` (angles and caches), `read_alibi`,
 //! `read_grid2d`, and [`relative`].
 
+use crate::encoding::PairLayout;
 use ndarray::{Array2, ArrayD, Ix1, Ix2, Ix3};
 
 use super::{Comparison, Tolerance, compare, into_squeezed};
 use crate::encoding::alibi::{self, Alibi2dParams, AlibiMode, AlibiParams};
 use crate::encoding::grid::{DistanceMetric, GridParams};
-use crate::encoding::rope::{self, CachePart, RopeLayout, RopeParams};
+use crate::encoding::rope::{self, CachePart, RopeParams};
 use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
-use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalParams, Spacing};
 use crate::encoding::torch_f32::libraries::FrequencyRecipe;
 use crate::encoding::torch_f32::{self, FreqForm, TorchMode};
 use crate::engine::{TableSpec, cpu};
@@ -1148,7 +1149,7 @@ fn complex_pairs(search: &mut Search, table: &ndarray::Array3<f64>) {
             &flat,
             &orient,
             "",
-            RopeLayout::Interleaved,
+            PairLayout::Interleaved,
             CachePart::CosSin,
         );
     }

@@ -37,10 +37,10 @@ pub(super) fn rope_axes(search: &mut Search, ids: &Array2<f64>) {
     if seq != ids.nrows() || ids.ncols() == 0 || width == 0 {
         return;
     }
-    let mut readings = vec![(AxesValues::Angles, RopeLayout::Interleaved, width)];
+    let mut readings = vec![(AxesValues::Angles, PairLayout::Interleaved, width)];
     if width.is_multiple_of(2) {
         for values in [AxesValues::Cos, AxesValues::Sin] {
-            for layout in [RopeLayout::Interleaved, RopeLayout::Half] {
+            for layout in [PairLayout::Interleaved, PairLayout::Half] {
                 readings.push((values, layout, width / 2));
             }
         }
@@ -67,15 +67,15 @@ pub(super) fn rope_axes(search: &mut Search, ids: &Array2<f64>) {
 fn pair_columns(
     table: &Array2<f64>,
     values: AxesValues,
-    layout: RopeLayout,
+    layout: PairLayout,
     pairs: usize,
 ) -> Option<Array2<f64>> {
     if values == AxesValues::Angles {
         return Some(table.clone());
     }
     let columns = |i: usize| match layout {
-        RopeLayout::Interleaved => (2 * i, 2 * i + 1),
-        RopeLayout::Half => (i, i + pairs),
+        PairLayout::Interleaved => (2 * i, 2 * i + 1),
+        PairLayout::Half => (i, i + pairs),
     };
     let repeated = (0..pairs).all(|i| {
         let (a, b) = columns(i);
@@ -310,8 +310,8 @@ fn consider_axes(search: &mut Search, params: RopeAxesParams) {
                 "sin"
             },
             match layout {
-                RopeLayout::Interleaved => "interleaved (each angle twice in a row)",
-                RopeLayout::Half => "half (the row of angles twice)",
+                PairLayout::Interleaved => "interleaved (each angle twice in a row)",
+                PairLayout::Half => "half (the row of angles twice)",
             }
         ),
     };

@@ -106,7 +106,7 @@ pub(super) struct FrequencyTarget<'a> {
     pub(super) torch: bool,
     /// How a cos or sin cache pairs its columns, which a model's code fixes: only models that
     /// pair them so are named ("as configured for"). `None` where the table does not say.
-    pub(super) layout: Option<RopeLayout>,
+    pub(super) layout: Option<PairLayout>,
 }
 
 /// How a float32 file's sin/cos table may have been computed.

@@ -289,7 +289,7 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
     } else {
         return;
     };
-    let layouts = [None, Some(RopeLayout::Interleaved), Some(RopeLayout::Half)];
+    let layouts = [None, Some(PairLayout::Interleaved), Some(PairLayout::Half)];
     // A grid one patch wide is 1D RoPE with half its pairs idle: a reading of no use.
     for grid_h in (2..patches).filter(|h| patches.is_multiple_of(*h) && patches / h >= 2) {
         let grid = GridParams {
@@ -313,7 +313,7 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
                     }
                     // The column of angle 1 (f_1 = theta^(-4/D), below 1 radian).
                     let column = match layout {
-                        Some(RopeLayout::Interleaved) => 2,
+                        Some(PairLayout::Interleaved) => 2,
                         _ => 1,
                     };
                     let angle_at = |patch: usize, column: usize| {
@@ -326,9 +326,9 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
                     };
                     // Each axis's first angle has frequency 1: one step along it is its scale.
                     let (second_step, second_column) = match (axis_order, layout) {
-                        (AxisOrder::Xy, Some(RopeLayout::Interleaved)) => (grid.grid_w, dim / 2),
+                        (AxisOrder::Xy, Some(PairLayout::Interleaved)) => (grid.grid_w, dim / 2),
                         (AxisOrder::Xy, _) => (grid.grid_w, dim / 4),
-                        (AxisOrder::Yx, Some(RopeLayout::Interleaved)) => (1, dim / 2),
+                        (AxisOrder::Yx, Some(PairLayout::Interleaved)) => (1, dim / 2),
                         (AxisOrder::Yx, _) => (1, dim / 4),
                     };
                     let (first_scale, second_scale) =
@@ -382,29 +382,29 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
                     };
                     let repeat = match layout {
                         None => "each once",
-                        Some(RopeLayout::Interleaved) => {
+                        Some(PairLayout::Interleaved) => {
                             "each twice in a row (--layout interleaved)"
                         }
-                        Some(RopeLayout::Half) => "the row twice (--layout half)",
+                        Some(PairLayout::Half) => "the row twice (--layout half)",
                     };
                     let library = match (values, layout, axis_order) {
                         (AxesValues::Angles, None, AxisOrder::Xy) => {
                             ", rope-vit's compute_axial_cis"
                         }
-                        (AxesValues::Angles, Some(RopeLayout::Interleaved), AxisOrder::Yx) => {
+                        (AxesValues::Angles, Some(PairLayout::Interleaved), AxisOrder::Yx) => {
                             ", rotary-embedding-torch's get_axial_freqs"
                         }
                         (
                             AxesValues::Cos | AxesValues::Sin,
-                            Some(RopeLayout::Interleaved),
+                            Some(PairLayout::Interleaved),
                             AxisOrder::Yx,
                         ) => ", timm's build_rotary_pos_embed",
-                        (AxesValues::Cos | AxesValues::Sin, Some(RopeLayout::Half), _) => {
+                        (AxesValues::Cos | AxesValues::Sin, Some(PairLayout::Half), _) => {
                             ", timm's build_rotary_pos_embed(rotate_half=True)"
                         }
                         (
                             AxesValues::Cos | AxesValues::Sin,
-                            Some(RopeLayout::Interleaved),
+                            Some(PairLayout::Interleaved),
                             AxisOrder::Xy,
                         ) => ", HunyuanDiT's get_2d_rotary_pos_embed",
                         _ => "",

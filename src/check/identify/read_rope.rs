@@ -112,7 +112,7 @@ pub(super) fn rope_tables(
     if width < 4 || width % 2 != 0 {
         return;
     }
-    for layout in [RopeLayout::Half, RopeLayout::Interleaved] {
+    for layout in [PairLayout::Half, PairLayout::Interleaved] {
         for part in [CachePart::Cos, CachePart::Sin] {
             rope_cache(search, view, orient, suffix, layout, part);
         }
@@ -123,7 +123,7 @@ pub(super) fn rope_tables(
         view,
         orient,
         suffix,
-        RopeLayout::Half,
+        PairLayout::Half,
         CachePart::CosSin,
     );
 }
@@ -137,7 +137,7 @@ pub(super) fn rope_cache(
     view: &Array2<f64>,
     orient: &dyn Fn(Array2<f64>) -> ArrayD<f64>,
     suffix: &str,
-    layout: RopeLayout,
+    layout: PairLayout,
     part: CachePart,
 ) {
     let (seq, width) = view.dim();
@@ -177,14 +177,14 @@ pub(super) fn rope_cache(
         Err(e) => unreachable!("caches are 2-D: {e}"),
     };
     let layout_name = match (part, layout) {
-        (CachePart::CosSin, RopeLayout::Half) => {
+        (CachePart::CosSin, PairLayout::Half) => {
             "vLLM's layout (every cosine, then every sine: --format vllm)"
         }
-        (CachePart::CosSin, RopeLayout::Interleaved) => {
+        (CachePart::CosSin, PairLayout::Interleaved) => {
             "(cos, sin) pairs (--format pairs: torchtune, Meta's view_as_real)"
         }
-        (_, RopeLayout::Half) => "half layout (Hugging Face: frequencies repeated as two halves)",
-        (_, RopeLayout::Interleaved) => "interleaved layout (each frequency twice in a row)",
+        (_, PairLayout::Half) => "half layout (Hugging Face: frequencies repeated as two halves)",
+        (_, PairLayout::Interleaved) => "interleaved layout (each frequency twice in a row)",
     };
     let scaled = if (reading.amplitude - 1.0).abs() > 1e-6 {
         // As many digits as the file holds.
@@ -238,7 +238,7 @@ pub(super) struct CacheReading {
 /// the noise of 1 is read as 1.
 pub(super) fn read_cache(
     view: &Array2<f64>,
-    layout: RopeLayout,
+    layout: PairLayout,
     part: CachePart,
     noise: f64,
 ) -> Option<CacheReading> {
@@ -390,7 +390,7 @@ fn continued(
 /// (fractional positions are `identify --positions`'s). Float32 and float64 files only.
 pub(super) fn read_offset_cache(
     view: &Array2<f64>,
-    layout: RopeLayout,
+    layout: PairLayout,
     part: CachePart,
     noise: f64,
 ) -> Option<(CacheReading, u64)> {
@@ -595,7 +595,7 @@ fn nearest_turn(candidates: &[f64], guess: f64) -> f64 {
 /// and how well the value pins them (the slope of the value against the angle).
 fn pair_angles(
     view: &Array2<f64>,
-    layout: RopeLayout,
+    layout: PairLayout,
     part: CachePart,
     amplitude: f64,
     i: usize,
@@ -636,14 +636,14 @@ pub(super) fn rope_at_positions(
     }
     let scaled: Vec<f64> = (0..rows).map(|r| positions.exact(r).to_f64()).collect();
     // What the file may be, with its rotary width.
-    let mut kinds: Vec<(Option<(RopeLayout, CachePart)>, usize)> = vec![(None, 2 * cols)];
+    let mut kinds: Vec<(Option<(PairLayout, CachePart)>, usize)> = vec![(None, 2 * cols)];
     if cols.is_multiple_of(2) && cols >= 4 {
-        for layout in [RopeLayout::Half, RopeLayout::Interleaved] {
+        for layout in [PairLayout::Half, PairLayout::Interleaved] {
             for part in [CachePart::Cos, CachePart::Sin] {
                 kinds.push((Some((layout, part)), cols));
             }
         }
-        kinds.push((Some((RopeLayout::Half, CachePart::CosSin)), cols));
+        kinds.push((Some((PairLayout::Half, CachePart::CosSin)), cols));
     }
     for (kind, rotary) in kinds {
         let pairs = rotary / 2;
@@ -718,8 +718,8 @@ pub(super) fn rope_at_positions(
                 },
                 match (part, layout) {
                     (CachePart::CosSin, _) => "vLLM's layout (every cosine, then every sine)",
-                    (_, RopeLayout::Half) => "half layout (Hugging Face)",
-                    (_, RopeLayout::Interleaved) => "interleaved layout",
+                    (_, PairLayout::Half) => "half layout (Hugging Face)",
+                    (_, PairLayout::Interleaved) => "interleaved layout",
                 }
             ),
         };
@@ -758,7 +758,7 @@ fn scalings_at_positions(
     search: &mut Search,
     view: &Array2<f64>,
     positions: &crate::encoding::positions::Positions,
-    kind: Option<(RopeLayout, CachePart)>,
+    kind: Option<(PairLayout, CachePart)>,
     rotary: usize,
     what: &str,
 ) {

@@ -16,7 +16,7 @@ pub(super) fn sinusoidal(
     }
     let pairs = dim / 2;
     let (amplitude, amplitude_name) = fitted_amplitude(view);
-    for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
+    for layout in [PairLayout::Interleaved, PairLayout::Half] {
         for first in [FirstOfPair::Sin, FirstOfPair::Cos] {
             // Everything but the frequencies' parameters, which the search fills in.
             let shape = SinusoidalParams {
@@ -75,8 +75,8 @@ pub(super) fn sinusoidal(
                     FirstOfPair::Cos => "cos first",
                 };
                 let layout_name = match layout {
-                    SinusoidalLayout::Interleaved => "interleaved",
-                    SinusoidalLayout::Split => "split",
+                    PairLayout::Interleaved => "interleaved",
+                    PairLayout::Half => "split",
                 };
                 let spacing_name = match spacing {
                     Spacing::Vaswani => "Vaswani",
@@ -223,7 +223,7 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
     order.sort_by(|&a, &b| scaled[a].total_cmp(&scaled[b]));
     let sorted: Vec<f64> = order.iter().map(|&r| scaled[r]).collect();
     let (amplitude, amplitude_name) = fitted_amplitude(&view);
-    for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
+    for layout in [PairLayout::Interleaved, PairLayout::Half] {
         for first in [FirstOfPair::Sin, FirstOfPair::Cos] {
             let shape = SinusoidalParams {
                 seq: rows,
@@ -257,8 +257,8 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
                 FirstOfPair::Cos => "cos first",
             };
             let layout_name = match layout {
-                SinusoidalLayout::Interleaved => "interleaved",
-                SinusoidalLayout::Split => "split",
+                PairLayout::Interleaved => "interleaved",
+                PairLayout::Half => "split",
             };
             for spacing in [Spacing::Vaswani, Spacing::T2t] {
                 if pair == 0 {

@@ -5,10 +5,10 @@
 use super::gpu_data::{KernelParams, split_f64, torch_f32_constants, turns_per_step};
 use super::shaders::{self, ShaderSource};
 use super::to_u32;
+use crate::encoding::PairLayout;
 use crate::encoding::exact_angle::TurnsPerStep;
 use crate::encoding::resample::AxisTaps;
-use crate::encoding::rope::RopeLayout;
-use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams};
+use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalParams};
 use crate::encoding::torch_f32::{Arithmetic, TorchMode};
 use crate::encoding::{alibi, grid::DistanceMetric, rope};
 use crate::engine::TableSpec;
@@ -77,7 +77,7 @@ impl Plan {
         // Bit 1 of the flags puts the cosine first; scalar0 is what the kernel's values are
         // multiplied by: the amplitude for the table, its square for dot products.
         let sinusoidal_params = |p: &SinusoidalParams| KernelParams {
-            flags: u32::from(p.layout == SinusoidalLayout::Split)
+            flags: u32::from(p.layout == PairLayout::Half)
                 | (u32::from(p.first == FirstOfPair::Cos) << 1),
             scalar0: p.amplitude as f32,
             position_start: p.start as u32,
@@ -94,8 +94,8 @@ impl Plan {
         // Inverse frequencies, rotary width and attention factor of a RoPE kind.
         let (theta, rotary, attention) = spec.rope_frequencies().unwrap_or_default();
         // Rotary width, pair layout and attention factor of the rotation kernels.
-        let rotation_params = |layout: RopeLayout, start: u64, extra_flags: u32| KernelParams {
-            flags: u32::from(layout == RopeLayout::Half) | extra_flags,
+        let rotation_params = |layout: PairLayout, start: u64, extra_flags: u32| KernelParams {
+            flags: u32::from(layout == PairLayout::Half) | extra_flags,
             position_start: start as u32,
             dim: rotary as u32,
             scalar0: attention as f32,

@@ -638,7 +638,8 @@ impl TimestampQueries {
 #[cfg(test)]
 mod tests {
     use super::super::{GpuEngine, shaders};
-    use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams};
+    use crate::encoding::PairLayout;
+    use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalParams};
     use crate::encoding::torch_f32::Arithmetic;
     use crate::engine::{Strided, TableSpec, Window, cpu};
 
@@ -652,7 +653,7 @@ mod tests {
         let engine = GpuEngine::new_headless()
             .expect("a GPU adapter (lavapipe in CI)")
             .with_max_tile_bytes(4096);
-        for layout in [SinusoidalLayout::Interleaved, SinusoidalLayout::Split] {
+        for layout in [PairLayout::Interleaved, PairLayout::Half] {
             for first in [FirstOfPair::Sin, FirstOfPair::Cos] {
                 for (seq, dim) in [(9, 8), (5, 1500)] {
                     let spec = TableSpec::Sinusoidal(SinusoidalParams {

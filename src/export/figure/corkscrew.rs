@@ -1,17 +1,18 @@
 //! The corkscrew's figure: RoPE's helices in 3D, projected by the view's camera into vector
 //! lines, with the query's and key's positions marked.
 
-use super::options::{self, FigureArgs, Words, count, value_name};
+use super::options::{self, FigureArgs, Words, count};
 use super::{
     Axis, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel, ProjectedDot,
     ProjectedLabel, ProjectedLine,
 };
-use crate::encoding::rope::{RopeLayout, pair_scores};
+use crate::encoding::PairLayout;
+use crate::encoding::rope::pair_scores;
 use crate::scene::camera::OrbitCamera;
 use crate::scene::corkscrew::{
     self, CorkscrewParams, MAX_DRAWN_POSITIONS, PairSelection, ProbeVector, SceneLayout,
 };
-use crate::table_args::{CliError, LayoutArg};
+use crate::table_args::CliError;
 
 /// Helix points per projected line, at most.
 const MAX_LINE_POINTS: usize = 20_000;
@@ -21,7 +22,7 @@ const MAX_LINE_POINTS: usize = 20_000;
 pub struct CorkscrewFigure {
     pub dim: usize,
     pub base: f64,
-    pub layout: RopeLayout,
+    pub layout: PairLayout,
     pub pairs: Vec<usize>,
     pub first_position: u64,
     pub position_count: usize,
@@ -56,15 +57,7 @@ impl FigureKind for CorkscrewFigure {
         let dim = options::dim(args)?;
         let base = options::base(args);
         let start = options::start(args)?;
-        let layout = match args.sinusoidal.layout {
-            None | Some(LayoutArg::Interleaved) => RopeLayout::Interleaved,
-            Some(LayoutArg::Half) => RopeLayout::Half,
-            Some(LayoutArg::Split) => {
-                return Err(CliError::usage(
-                    "--layout split is not allowed for the corkscrew: use interleaved or half",
-                ));
-            }
-        };
+        let layout = args.sinusoidal.layout.unwrap_or_default();
         if dim % 2 != 0 {
             return Err(CliError::usage(format!(
                 "--dim {dim} is not allowed: RoPE needs an even dimension"
@@ -124,7 +117,7 @@ impl FigureKind for CorkscrewFigure {
         words.option("dim", self.dim);
         words.option("base", self.base);
         words.option("start", self.first_position);
-        words.option("layout", value_name(LayoutArg::from(self.layout)));
+        words.option("layout", self.layout.rope_name());
         words.option("pairs", pairs.join(","));
         words.option("positions", self.position_count);
         words.option("m", self.query_position);
@@ -274,8 +267,8 @@ fn draw_corkscrew(figure: &CorkscrewFigure, style: &FigureStyle) -> Result<Drawn
         },
     };
     let layout_name = match figure.layout {
-        RopeLayout::Interleaved => "interleaved pairs (2i, 2i+1)",
-        RopeLayout::Half => "half pairs (i, i + d/2)",
+        PairLayout::Interleaved => "interleaved pairs (2i, 2i+1)",
+        PairLayout::Half => "half pairs (i, i + d/2)",
     };
     Ok(Drawn::new(
         format!(

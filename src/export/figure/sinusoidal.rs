@@ -3,22 +3,15 @@
 use super::options::{self, FigureArgs, Words, value_name};
 use super::panels::{MAX_CELLS, colorbar, heatmap_panel};
 use super::{Drawn, FigureError, FigureKind, FigureStyle};
-use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalLayout, SinusoidalParams, Spacing};
+use crate::encoding::PairLayout;
+use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalParams, Spacing};
 use crate::engine::TableSpec;
-use crate::table_args::{CliError, LayoutArg};
+use crate::table_args::CliError;
 
 /// The table's parameters from the options, starting from the app's defaults (the dot-product
 /// decay figure reads the same).
 pub(super) fn params_from(args: &FigureArgs) -> Result<SinusoidalParams, CliError> {
-    let layout = match args.sinusoidal.layout {
-        None | Some(LayoutArg::Interleaved) => SinusoidalLayout::Interleaved,
-        Some(LayoutArg::Split) => SinusoidalLayout::Split,
-        Some(LayoutArg::Half) => {
-            return Err(CliError::usage(
-                "--layout half is not allowed for this figure: use interleaved or split",
-            ));
-        }
-    };
+    let layout = args.sinusoidal.layout.unwrap_or_default();
     // The table's --scale, spelled --amplitude here (a figure's --scale is the PNG's).
     if let Some(a) = args.amplitude
         && !(a.is_finite() && a > 0.0)
@@ -47,7 +40,7 @@ pub(super) fn write_params(params: &SinusoidalParams, words: &mut Words) {
     words.option("dim", params.dim);
     words.option("base", params.base);
     words.option("start", params.start);
-    words.option("layout", value_name(LayoutArg::from(params.layout)));
+    words.option("layout", params.layout.sinusoidal_name());
     words.option("spacing", value_name(params.spacing));
     // The original transformer's order and amplitude go unsaid.
     if params.first != FirstOfPair::Sin {
@@ -90,10 +83,13 @@ impl FigureKind for SinusoidalParams {
         )?;
         Ok(Drawn::new(
             format!(
-                "Sinusoidal encoding, d = {}, base {}, {:?} layout, {:?} spacing{}{}",
+                "Sinusoidal encoding, d = {}, base {}, {} layout, {:?} spacing{}{}",
                 self.dim,
                 self.base,
-                self.layout,
+                match self.layout {
+                    PairLayout::Interleaved => "Interleaved",
+                    PairLayout::Half => "Split",
+                },
                 self.spacing,
                 if self.first == FirstOfPair::Cos {
                     ", cos first"

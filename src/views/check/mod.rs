@@ -449,12 +449,8 @@ impl CheckView {
                     size("dim", p.dim),
                     p.base,
                     p.start,
-                    if shared.interleaved {
-                        "interleaved"
-                    } else {
-                        "split"
-                    },
-                    if shared.vaswani { "vaswani" } else { "t2t" }
+                    shared.layout.sinusoidal_name(),
+                    crate::options::value_name(shared.spacing)
                 ))
             }
             Expected::RopeAngles => words(format!(

@@ -7,12 +7,13 @@ mod insets;
 mod pairing;
 mod spectrum;
 
+use crate::encoding::PairLayout;
 use pairing::pairing_ui;
 use spectrum::spectrum_ui;
 
 use std::sync::Arc;
 
-use crate::encoding::rope::{PairScore, RopeLayout, pair_scores};
+use crate::encoding::rope::{PairScore, pair_scores};
 use crate::scene::camera::OrbitCamera;
 use crate::scene::corkscrew::{
     self, CorkscrewParams, CorkscrewScene, HelixVertex, MAX_DRAWN_POSITIONS, MAX_HELICES,
@@ -34,7 +35,7 @@ enum SelectionMode {
 struct SceneKey {
     dim: usize,
     base: f64,
-    layout: RopeLayout,
+    layout: PairLayout,
     pairs: Vec<usize>,
     first_position: u64,
     position_count: usize,
@@ -49,7 +50,7 @@ pub struct CorkscrewView {
     mode: SelectionMode,
     every: usize,
     list: String,
-    pub layout: RopeLayout,
+    pub layout: PairLayout,
     query: ProbeVector,
     key: ProbeVector,
     /// Positions drawn along the axis, from the context's start.
@@ -97,7 +98,7 @@ impl Default for CorkscrewView {
             mode: SelectionMode::EveryKth,
             every: 8,
             list: "0, 4, 8, 16, 32".to_owned(),
-            layout: RopeLayout::Interleaved,
+            layout: PairLayout::Interleaved,
             query: ProbeVector::UnitPairs,
             key: ProbeVector::UnitPairs,
             drawn_limit: 256,
@@ -176,8 +177,8 @@ impl CorkscrewView {
             }
             ui.separator();
             ui.label(match self.layout {
-                RopeLayout::Interleaved => "Pairing: interleaved (2i, 2i+1)",
-                RopeLayout::Half => "Pairing: half (i, i + d/2)",
+                PairLayout::Interleaved => "Pairing: interleaved (2i, 2i+1)",
+                PairLayout::Half => "Pairing: half (i, i + d/2)",
             })
             .on_hover_text(
                 "The side panel's layout (interleaved / split) sets it, or click a row of the pairing diagram",
@@ -569,7 +570,7 @@ impl View for CorkscrewView {
                 crate::export::figure::CorkscrewFigure {
                     dim: shared.dim,
                     base: shared.base,
-                    layout: layout_of(shared),
+                    layout: shared.layout,
                     pairs,
                     first_position: shared.start,
                     position_count,
@@ -598,7 +599,7 @@ impl View for CorkscrewView {
     fn ui(&mut self, ui: &mut egui::Ui, ctx: &mut ViewContext<'_>) {
         let shared = *ctx.shared;
         // The pairing is the side panel's layout: one setting, whichever control moves it.
-        self.layout = layout_of(&shared);
+        self.layout = shared.layout;
         self.error = None;
         // Measured before the control rows, which may overflow a narrow window.
         let panel_width = ui.available_width();
@@ -728,22 +729,12 @@ impl View for CorkscrewView {
                 pairing_ui(ui, &mut self.layout, shared.dim, &drawn);
             });
         });
-        if self.layout != layout_of(&shared) {
+        if self.layout != shared.layout {
             ctx.shared_edit = Some(crate::ui::params::SharedParams {
-                interleaved: self.layout == RopeLayout::Interleaved,
+                layout: self.layout,
                 ..shared
             });
         }
-    }
-}
-
-/// The RoPE layout of the side panel's setting: interleaved pairs `(2i, 2i+1)`, or split into
-/// halves `(i, i + d/2)`.
-fn layout_of(shared: &crate::ui::params::SharedParams) -> RopeLayout {
-    if shared.interleaved {
-        RopeLayout::Interleaved
-    } else {
-        RopeLayout::Half
     }
 }
 

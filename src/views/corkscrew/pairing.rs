@@ -1,12 +1,12 @@
 //! The pairing diagram: which dimensions each pair rotates in both RoPE layouts.
 
-use crate::encoding::rope::RopeLayout;
+use crate::encoding::PairLayout;
 
 /// Which dimensions each pair rotates, for both layouts; the row of the layout in use is
 /// highlighted and a click on the other switches.
 pub(super) fn pairing_ui(
     ui: &mut egui::Ui,
-    layout: &mut RopeLayout,
+    layout: &mut PairLayout,
     dim: usize,
     pair_colors: &[(usize, egui::Color32)],
 ) {
@@ -18,10 +18,10 @@ pub(super) fn pairing_ui(
             dim / 2
         ));
     }
-    for candidate in [RopeLayout::Interleaved, RopeLayout::Half] {
+    for candidate in [PairLayout::Interleaved, PairLayout::Half] {
         let title = match candidate {
-            RopeLayout::Interleaved => "interleaved (2i, 2i+1)",
-            RopeLayout::Half => "half (i, i + d/2)",
+            PairLayout::Interleaved => "interleaved (2i, 2i+1)",
+            PairLayout::Half => "half (i, i + d/2)",
         };
         let width = ui.available_width().max(200.0);
         let cell = ((width - 8.0) / shown_dim as f32).min(22.0);
@@ -90,10 +90,10 @@ pub(super) fn pairing_ui(
             }
         }
         let response = response.on_hover_text(match candidate {
-            RopeLayout::Interleaved => {
+            PairLayout::Interleaved => {
                 "Meta's Llama (apply_rotary_emb, complex pairs), RoFormer. Click to use."
             }
-            RopeLayout::Half => "Hugging Face rotate_half, GPT-NeoX. Click to use.",
+            PairLayout::Half => "Hugging Face rotate_half, GPT-NeoX. Click to use.",
         });
         if response.clicked() {
             *layout = candidate;
