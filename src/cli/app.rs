@@ -183,25 +183,24 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
 /// `poslab app --view alibi --heads 16 --seq 512` is (a flag without a value, `?present`, is
 /// the switch). The message says what was wrong, as the command line would.
 pub fn launch_from_query(query: &str) -> Result<AppLaunch, String> {
-    let mut words = Vec::new();
+    use crate::options::keywords::{self, Value};
+    let mut pairs = Vec::new();
     for pair in query.trim_start_matches('?').split('&') {
         if pair.is_empty() {
             continue;
         }
         let (name, value) = match pair.split_once('=') {
-            Some((name, value)) => (name, Some(value)),
-            None => (pair, None),
+            Some((name, value)) => (name, Value::Text(url_decoded(value))),
+            None => (pair, Value::Bool(true)),
         };
-        words.push(format!("--{}", url_decoded(name)));
-        if let Some(value) = value {
-            words.push(url_decoded(value));
-        }
+        pairs.push((url_decoded(name).replace('-', "_"), value));
     }
     let command = <AppArgs as clap::Args>::augment_args(
         clap::Command::new("poslab-page")
             .no_binary_name(true)
             .disable_help_flag(true),
     );
+    let words = keywords::words(&command, &pairs);
     let matches = command.try_get_matches_from(&words).map_err(|error| {
         let text = error.render().to_string();
         let first = text.lines().next().unwrap_or_default();

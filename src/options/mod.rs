@@ -12,6 +12,7 @@ pub mod arithmetic;
 pub mod axes;
 pub mod file;
 pub mod grid2d;
+pub mod keywords;
 pub mod positions;
 pub mod ranges;
 pub mod relative;

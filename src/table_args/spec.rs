@@ -272,6 +272,18 @@ pub fn table_spec_from_words(words: &[String]) -> Result<TableSpec, String> {
     table_spec(&args).map_err(|e| e.message)
 }
 
+/// A table named by its kind and keywords (`rotary_dim=64`, as Python passes them): read as
+/// the words `KIND --rotary-dim=64 ...` are, with the same messages.
+pub fn table_spec_from_keywords(
+    kind: &str,
+    keywords: &[(String, crate::options::keywords::Value)],
+) -> Result<TableSpec, String> {
+    let command = TableArgs::augment_args(clap::Command::new("table"));
+    let mut words = vec![kind.to_owned()];
+    words.extend(crate::options::keywords::words(&command, keywords));
+    table_spec_from_words(&words)
+}
+
 /// The precision lab's compute type: `--arith f32|bf16|f16`, float32 when not given.
 fn compute_type(args: &TableArgs) -> Result<crate::encoding::precision::ComputeType, CliError> {
     use crate::options::ArithmeticArg;

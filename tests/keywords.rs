@@ -1,0 +1,126 @@
+//! A table named by keywords (as the Python package passes them) is the table the command
+//! line's words name, refused in the same words: both go through the same option groups.
+
+use poslab::options::keywords::Value;
+use poslab::table_args::{table_spec_from_keywords, table_spec_from_words};
+
+fn keywords(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect()
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split(' ').map(str::to_owned).collect()
+}
+
+#[test]
+fn keywords_name_the_table_their_options_name() {
+    let cases = [
+        (
+            "rope-cos",
+            keywords(&[
+                ("seq", Value::Int(64)),
+                ("dim", Value::Int(128)),
+                ("base", Value::Float(500_000.0)),
+                ("layout", Value::Text("half".into())),
+                ("scaling", Value::Text("llama3".into())),
+                ("factor", Value::Float(8.0)),
+                ("low_freq_factor", Value::Float(1.0)),
+                ("high_freq_factor", Value::Float(4.0)),
+                ("original_max_position_embeddings", Value::Int(8192)),
+            ]),
+            "rope-cos --seq 64 --dim 128 --base 500000 --layout half --scaling llama3 --factor 8 \
+             --low-freq-factor 1 --high-freq-factor 4 --original-max-position-embeddings 8192",
+        ),
+        (
+            "sinusoidal",
+            keywords(&[
+                (
+                    "positions",
+                    Value::List(vec![Value::Int(0), Value::Float(1.5)]),
+                ),
+                ("position_scale", Value::Text("1/3".into())),
+                ("dim", Value::Int(8)),
+                ("first", Value::Text("cos".into())),
+                ("scale", Value::Float(0.125)),
+            ]),
+            "sinusoidal --positions 0,1.5 --position-scale 1/3 --dim 8 --first cos --scale 0.125",
+        ),
+        (
+            "t5-buckets",
+            keywords(&[
+                ("seq", Value::Int(32)),
+                ("bidirectional", Value::Bool(false)),
+                ("num_buckets", Value::Int(16)),
+            ]),
+            "t5-buckets --seq 32 --bidirectional false --num-buckets 16",
+        ),
+        (
+            "alibi",
+            keywords(&[
+                ("heads", Value::Int(6)),
+                ("seq", Value::Int(20)),
+                ("slope_scaling", Value::Bool(true)),
+                ("train_len", Value::Int(10)),
+            ]),
+            "alibi --heads 6 --seq 20 --slope-scaling true --train-len 10",
+        ),
+    ];
+    for (kind, pairs, text) in cases {
+        let by_keywords = table_spec_from_keywords(kind, &pairs).unwrap();
+        let by_words = table_spec_from_words(&words(text)).unwrap();
+        assert_eq!(
+            format!("{by_keywords:?}"),
+            format!("{by_words:?}"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_keyword_is_refused_in_the_command_lines_words() {
+    for (kind, pairs, text) in [
+        (
+            "sinusoidal",
+            keywords(&[
+                ("seq", Value::Int(4)),
+                ("dim", Value::Int(8)),
+                ("heads", Value::Int(2)),
+            ]),
+            "sinusoidal --seq 4 --dim 8 --heads 2",
+        ),
+        (
+            "rope-angles",
+            keywords(&[("seq", Value::Int(4)), ("dim", Value::Int(7))]),
+            "rope-angles --seq 4 --dim 7",
+        ),
+        (
+            "rope-angles",
+            keywords(&[
+                ("seq", Value::Int(4)),
+                ("dim", Value::Int(8)),
+                ("start", Value::Int(-1)),
+            ]),
+            "rope-angles --seq 4 --dim 8 --start=-1",
+        ),
+        (
+            "rope-cos",
+            keywords(&[
+                ("seq", Value::Int(4)),
+                ("dim", Value::Int(8)),
+                ("factor", Value::Float(2.0)),
+            ]),
+            "rope-cos --seq 4 --dim 8 --factor 2",
+        ),
+    ] {
+        let by_keywords = table_spec_from_keywords(kind, &pairs).unwrap_err();
+        let by_words = table_spec_from_words(&words(text)).unwrap_err();
+        assert_eq!(by_keywords, by_words, "{text}");
+    }
+    // A keyword that is no option at all.
+    let unknown = table_spec_from_keywords("sinusoidal", &keywords(&[("colour", Value::Int(1))]))
+        .unwrap_err();
+    assert!(unknown.contains("--colour"), "{unknown}");
+}
