@@ -1,6 +1,8 @@
 //! The options read into a table specification: one kind at a time, each value checked
 //! against what the kind allows, with one message per bad value.
 
+use super::kinds::*;
+use super::reader::Reader;
 use super::*;
 use crate::options::ModeArg;
 
@@ -285,7 +287,9 @@ pub fn table_spec_from_keywords(
 }
 
 /// The precision lab's compute type: `--arith f32|bf16|f16`, float32 when not given.
-fn compute_type(args: &TableArgs) -> Result<crate::encoding::precision::ComputeType, CliError> {
+pub(super) fn compute_type(
+    args: &TableArgs,
+) -> Result<crate::encoding::precision::ComputeType, CliError> {
     use crate::options::ArithmeticArg;
     match args.arithmetic.arith {
         ArithmeticArg::Exact => Ok(crate::encoding::precision::ComputeType::F32),
@@ -304,111 +308,17 @@ fn compute_type(args: &TableArgs) -> Result<crate::encoding::precision::ComputeT
 
 /// Builds the table's specification from the options, checking each as it is read.
 pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
-    let kind = args.kind;
-    // --positions: one row per position, so they set the table's length.
-    let given_positions = args
-        .placement
-        .positions
-        .as_deref()
-        .map(position_list)
-        .transpose()?;
-    let seq = || match &given_positions {
-        Some(list) => match args.sizes.seq {
-            Some(n) if usize::try_from(n).ok() != Some(list.len()) => {
-                Err(CliError::usage(format!(
-                    "--seq {n} and --positions ({} values) disagree: the table has one row per position, so leave out --seq",
-                    list.len()
-                )))
-            }
-            _ => Ok(list.len()),
-        },
-        None => required(
-            kind,
-            "seq",
-            args.sizes.seq,
-            "the number of positions, 1 to 1073741824",
-        ),
-    };
-    let dim = |meaning: &str| required(kind, "dim", args.sizes.dim, meaning);
-    let even_dim = || dim("the dimension, even, 2 to 1048576");
-    let dim_of_4 = || dim("the dimension, a multiple of 4, 4 to 1048576");
-    let heads = || {
-        required(
-            kind,
-            "heads",
-            args.sizes.heads,
-            "the number of heads, 1 to 65536",
-        )
-    };
-    let start = || non_negative("start", args.sinusoidal.start()).map(|s| s as u64);
-    let grid = || -> Result<GridParams, CliError> {
-        Ok(GridParams {
-            grid_h: required(
-                kind,
-                "grid_h",
-                args.sizes.grid_h,
-                "rows of patches, 1 to 65536",
-            )?,
-            grid_w: required(
-                kind,
-                "grid_w",
-                args.sizes.grid_w,
-                "columns of patches, 1 to 65536",
-            )?,
-        })
-    };
-    let head = || args.sizes.head.map(|h| non_negative("head", h)).transpose();
-    let sinusoidal = || -> Result<SinusoidalParams, CliError> {
-        let layout = args.sinusoidal.layout.unwrap_or_default();
-        // diffusers' spelling of the base, checked under its own name.
-        let base = match args.sinusoidal.max_period {
-            Some(max_period) => {
-                encoding::check_base("max_period", max_period)?;
-                max_period
-            }
-            None => args.sinusoidal.base(),
-        };
-        Ok(SinusoidalParams {
-            seq: seq()?,
-            dim: even_dim()?,
-            base,
-            start: start()?,
-            layout,
-            spacing: args.sinusoidal.spacing(),
-            first: args.sinusoidal.first(),
-            amplitude: args.scale,
-        })
-    };
-    // The positions and head of a RoPE table, and its frequencies.
-    let rope_params = || -> Result<(RopeParams, RopeFrequencies), CliError> {
-        let dim = even_dim()?;
-        let params = RopeParams {
-            seq: seq()?,
-            dim,
-            base: args.sinusoidal.base(),
-            start: start()?,
-        };
-        Ok((params, rope_frequencies(args, dim)?))
-    };
-    // A cos, sin or cos-sin cache of the RoPE the options describe.
-    let rope_cache = |layout: PairLayout, part: CachePart| -> Result<TableSpec, CliError> {
-        let (params, freqs) = rope_params()?;
-        Ok(TableSpec::RopeCache {
-            params,
-            freqs,
-            layout,
-            part,
-        })
-    };
+    let r = Reader::new(args)?;
+    let kind = r.kind;
     let spec = match kind {
-        Kind::Sinusoidal => TableSpec::Sinusoidal(sinusoidal()?),
+        Kind::Sinusoidal => TableSpec::Sinusoidal(r.sinusoidal()?),
         Kind::DotDecay => TableSpec::DotDecay {
-            params: sinusoidal()?,
+            params: r.sinusoidal()?,
             anchor: non_negative("anchor", args.sinusoidal.anchor.unwrap_or(0))?,
         },
-        Kind::Similarity => TableSpec::Similarity(sinusoidal()?),
+        Kind::Similarity => TableSpec::Similarity(r.sinusoidal()?),
         Kind::RopeInvFreq => {
-            let dim = even_dim()?;
+            let dim = r.even_dim()?;
             TableSpec::RopeInvFreq {
                 dim,
                 base: args.sinusoidal.base(),
@@ -423,7 +333,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             }
         }
         Kind::RopeAttentionFactor => {
-            let dim = even_dim()?;
+            let dim = r.even_dim()?;
             TableSpec::RopeAttentionFactor {
                 dim,
                 base: args.sinusoidal.base(),
@@ -431,7 +341,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             }
         }
         Kind::RopeAngles => {
-            let (params, freqs) = rope_params()?;
+            let (params, freqs) = r.rope_params()?;
             TableSpec::RopeAngles { params, freqs }
         }
         Kind::RopeCos | Kind::RopeSin => {
@@ -441,168 +351,38 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             } else {
                 CachePart::Sin
             };
-            rope_cache(layout, part)?
+            r.rope_cache(layout, part)?
         }
         Kind::RopeAxes => TableSpec::RopeAxes(Box::new(rope_axes_params(args)?)),
         // The format is the layout of a pair's two values: halves or side by side.
-        Kind::RopeCosSin => rope_cache(
+        Kind::RopeCosSin => r.rope_cache(
             match args.format {
                 CacheFormat::Vllm => PairLayout::Half,
                 CacheFormat::Pairs => PairLayout::Interleaved,
             },
             CachePart::CosSin,
         )?,
-        Kind::RopeCacheError => {
-            let dim = even_dim()?;
-            let (seq, start, arith) = (seq()?, start()?, compute_type(args)?);
-            // Positions cast to float16 overflow past its range; the cache computed "in"
-            // float16 casts only the cosines, which it always holds.
-            float16_holds_positions(
-                start.saturating_add(seq as u64).saturating_sub(1),
-                args.arithmetic.positions_in,
-            )?;
-            TableSpec::RopeCacheError(Box::new(crate::encoding::precision::CacheErrorParams {
-                rope: RopeParams {
-                    seq,
-                    dim,
-                    base: args.sinusoidal.base(),
-                    start,
-                },
-                freqs: rope_frequencies(args, dim)?,
-                arith,
-                positions_in: args.arithmetic.positions_in,
-            }))
-        }
-        Kind::RopeScoreDrift => {
-            let (seq, arith) = (seq()?, compute_type(args)?);
-            let offset = args
-                .arithmetic
-                .offset
-                .map(|d| non_negative("offset", d))
-                .transpose()?
-                .unwrap_or(0) as u64;
-            TableSpec::RopeScoreDrift(crate::encoding::precision::ScoreDriftParams {
-                seq,
-                dim: even_dim()?,
-                base: args.sinusoidal.base(),
-                offset,
-                arith,
-                seed: args.arithmetic.seed,
-            })
-        }
-        Kind::RopeUnseen => {
-            let dim = even_dim()?;
-            let freqs = rope_frequencies(args, dim)?;
-            let trained = args.alibi.train_len.ok_or_else(|| {
-                CliError::usage(
-                    "rope-unseen needs --train-len L, the length the model was trained on",
-                )
-            })?;
-            let trained = usize::try_from(trained)
-                .ok()
-                .filter(|&l| l >= 2)
-                .ok_or_else(|| {
-                    CliError::usage(format!(
-                        "--train-len {trained} is not allowed: use 2 or more"
-                    ))
-                })?;
-            TableSpec::RopeUnseen(Box::new(UnseenParams {
-                model: RopeModel {
-                    name: String::new(),
-                    head_dim: dim,
-                    base: args.sinusoidal.base(),
-                    rotary_dim: freqs.rotary_dim,
-                    trained,
-                    scaling: Default::default(),
-                },
-                freqs,
-                seq: seq()?,
-            }))
-        }
-        Kind::RopeApply => {
-            let layout = args.sinusoidal.layout.unwrap_or_default();
-            // Check the cheap parameters before reading a possibly large file.
-            encoding::check_base("base", args.sinusoidal.base())?;
-            let start = start()?;
-            let path = args.input.as_deref().ok_or_else(|| {
-                CliError::usage("--input is required for rope-apply: a [seq, dim] .npy array")
-            })?;
-            let input = read_input_2d("input", path)?;
-            encoding::rope::check_apply_shape(input.shape()).map_err(|e| {
-                CliError::usage(format!(
-                    "--input {} has shape {}: {}",
-                    path.display(),
-                    e.value,
-                    e.allowed
-                ))
-            })?;
-            let freqs = rope_frequencies(args, input.ncols())?;
-            TableSpec::RopeApply {
-                input,
-                layout,
-                base: args.sinusoidal.base(),
-                start,
-                freqs,
-            }
-        }
-        Kind::AlibiSlopes => TableSpec::AlibiSlopes { heads: heads()? },
-        Kind::Alibi if args.alibi.form != AlibiForm::Relative => {
-            if args.alibi.queries.is_some() || args.alibi.zero_heads != 0 {
-                return Err(CliError::usage(
-                    "--queries and --zero-heads apply to --form relative: bloom and mpt store one bias per key for every query",
-                ));
-            }
-            if alibi_mode(args)? == AlibiMode::Symmetric {
-                return Err(CliError::usage(
-                    "--mode symmetric does not apply to --form bloom|mpt: those forms are causal (a decoder's mask hides later keys)",
-                ));
-            }
-            TableSpec::AlibiKeys {
-                heads: heads()?,
-                seq: seq()?,
-                form: args.alibi.form,
-                head: head()?,
-            }
-        }
-        Kind::Alibi => {
-            let params = AlibiParams {
-                heads: heads()?,
-                seq: seq()?,
-                mode: alibi_mode(args)?,
-            };
-            let queries = match args.alibi.queries {
-                Some(q) => non_negative("queries", q)?,
-                None => params.seq,
-            };
-            let zero_heads = non_negative("zero_heads", args.alibi.zero_heads)?;
-            if queries == params.seq && zero_heads == 0 {
-                TableSpec::Alibi {
-                    params,
-                    head: head()?,
-                }
-            } else {
-                TableSpec::AlibiWindow {
-                    params,
-                    queries,
-                    zero_heads,
-                    head: head()?,
-                }
-            }
-        }
+        Kind::RopeCacheError => rope_cache_error(&r)?,
+        Kind::RopeScoreDrift => rope_score_drift(&r)?,
+        Kind::RopeUnseen => rope_unseen(&r)?,
+        Kind::RopeApply => rope_apply(&r)?,
+        Kind::AlibiSlopes => TableSpec::AlibiSlopes { heads: r.heads()? },
+        Kind::Alibi if args.alibi.form != AlibiForm::Relative => alibi_keys(&r)?,
+        Kind::Alibi => alibi(&r)?,
         Kind::Alibi2d => TableSpec::Alibi2d {
             params: Alibi2dParams {
-                heads: heads()?,
-                grid: grid()?,
+                heads: r.heads()?,
+                grid: r.grid()?,
             },
-            head: head()?,
+            head: r.head()?,
         },
         Kind::PatchDistance => TableSpec::PatchDistance {
-            grid: grid()?,
+            grid: r.grid()?,
             metric: args.grid2d.metric,
         },
         Kind::SinCos2d => TableSpec::SinCos2d(SinCos2dParams {
-            grid: grid()?,
-            dim: dim_of_4()?,
+            grid: r.grid()?,
+            dim: r.dim_of_4()?,
             base: args.sinusoidal.base(),
             order: crate::encoding::grid::parse_order(&args.grid2d.order)?,
             raster: args.grid2d.raster,
@@ -610,106 +390,25 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             position_scale: grid_position_scale(args)?,
             coordinates: Default::default(),
         }),
-        Kind::SinCos2dResample => {
-            let to = grid()?;
-            to.validate()?;
-            let prefix_rows = non_negative("prefix_rows", args.grid2d.prefix_rows)?;
-            let mode = resample_mode(args)?;
-            let from = args
-                .grid2d
-                .from_grid
-                .as_deref()
-                .map(parse_grid_size)
-                .transpose()?;
-            let input = match (args.input.as_deref(), from) {
-                (Some(path), _) => read_input_2d("input", path)?,
-                (None, Some((grid_h, grid_w))) => {
-                    let source = TableSpec::SinCos2d(SinCos2dParams {
-                        grid: GridParams { grid_h, grid_w },
-                        dim: dim_of_4()?,
-                        base: args.sinusoidal.base(),
-                        order: crate::encoding::grid::parse_order(&args.grid2d.order)?,
-                        raster: args.grid2d.raster,
-                        prefix_rows,
-                        ..Default::default()
-                    });
-                    // The source table's size is --from-grid's: a memory refusal says so
-                    // (not "reduce --grid-h, --grid-w", which size the target).
-                    engine::cpu::compute(&source)
-                        .map_err(|error| match error {
-                            engine::EngineError::Memory(memory) => CliError::usage(format!(
-                                "--from-grid {}: the source {}",
-                                args.grid2d.from_grid.as_deref().unwrap_or_default(),
-                                memory.to_string().replace(
-                                    "reduce --grid-h, --grid-w or --dim",
-                                    "reduce --from-grid or --dim"
-                                )
-                            )),
-                            other => engine_error(other),
-                        })?
-                        .into_real()
-                        .into_dimensionality::<Ix2>()
-                        .map_err(|e| CliError::usage(e.to_string()))?
-                }
-                (None, None) => {
-                    return Err(CliError::usage(
-                        "sincos-2d-resample needs --input (a [prefix + H*W, dim] .npy table) or \
-                         --from-grid HxW with --dim (the sin-cos table made at that grid)",
-                    ));
-                }
-            };
-            let from = match from {
-                Some(from) => from,
-                None => square_grid_of(input.nrows(), prefix_rows)?,
-            };
-            TableSpec::SinCos2dResample {
-                input,
-                params: ResampleParams {
-                    from,
-                    to: (to.grid_h, to.grid_w),
-                    prefix_rows,
-                    mode,
-                    antialias: args.grid2d.antialias.unwrap_or(false),
-                },
-            }
-        }
+        Kind::SinCos2dResample => sincos_2d_resample(&r)?,
         Kind::Rope2dAxial => TableSpec::Rope2dAxial(AxialParams {
-            grid: grid()?,
-            dim: dim_of_4()?,
+            grid: r.grid()?,
+            dim: r.dim_of_4()?,
             theta: args.axes.theta.unwrap_or(100.0),
             values: args.axes.values,
             layout: args.sinusoidal.layout,
             axis_order: args.axes.axis_order,
             position_scale: grid_position_scale(args)?,
         }),
-        Kind::Rope2dMixed => {
-            let grid = grid()?;
-            grid.validate()?;
-            let path = args.grid2d.freqs.as_deref().ok_or_else(|| {
-                CliError::usage(
-                    "--freqs is required for rope-2d-mixed: a [2, dim/2] .npy array \
-                     (row 0 theta_x, row 1 theta_y)",
-                )
-            })?;
-            let freqs = read_input_2d("freqs", path)?;
-            encoding::rope2d::check_mixed_freqs_shape(freqs.shape()).map_err(|e| {
-                CliError::usage(format!(
-                    "--freqs {} has shape {}: {}",
-                    path.display(),
-                    e.value,
-                    e.allowed
-                ))
-            })?;
-            TableSpec::Rope2dMixed { grid, freqs }
-        }
+        Kind::Rope2dMixed => rope_2d_mixed(&r)?,
         Kind::T5Buckets => TableSpec::T5Buckets(T5BucketParams {
-            seq: seq()?,
+            seq: r.seq()?,
             num_buckets: non_negative("num_buckets", args.relative.num_buckets())?,
             max_distance: non_negative("max_distance", args.relative.max_distance())?,
             bidirectional: args.relative.bidirectional(),
         }),
         Kind::RelativeClip => TableSpec::RelativeClip(RelativeClipParams {
-            seq: seq()?,
+            seq: r.seq()?,
             max_relative: required(
                 kind,
                 "max_relative",
@@ -718,12 +417,12 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             )?,
         }),
         Kind::Binary => TableSpec::Binary(BinaryParams {
-            seq: seq()?,
-            dim: dim("the number of bits, 1 to 1048576")?,
-            start: start()?,
+            seq: r.seq()?,
+            dim: r.dim("the number of bits, 1 to 1048576")?,
+            start: r.start()?,
         }),
     };
-    let spec = placed(spec, args, given_positions)?;
+    let spec = placed(spec, args, r.given_positions)?;
     spec.validate()?;
     Ok(spec)
 }
@@ -865,7 +564,7 @@ const FLOAT16_LAST_POSITION: u64 = 65519;
 
 /// Refuses positions up to `last` cast to float16 (`--positions-in f16`) where it cannot hold
 /// them: they would overflow to infinity, and the table be NaN.
-fn float16_holds_positions(
+pub(super) fn float16_holds_positions(
     last: u64,
     positions_in: Option<crate::encoding::precision::ComputeType>,
 ) -> Result<(), CliError> {
