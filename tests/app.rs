@@ -132,7 +132,7 @@ fn split_layout_regroups_the_columns() {
 fn sinusoidal_view_snapshot() {
     let mut harness = harness();
     harness.run();
-    harness.snapshot("views/sinusoidal");
+    common::pane_snapshot(&mut harness, "views/sinusoidal");
 }
 
 #[test]
@@ -177,7 +177,7 @@ fn dot_decay_view_snapshot() {
     harness.run();
     harness.get_by_label("Dot-product decay").click();
     harness.run();
-    harness.snapshot("views/dot_decay");
+    common::pane_snapshot(&mut harness, "views/dot_decay");
 }
 
 #[test]
@@ -186,7 +186,7 @@ fn alibi_view_snapshot() {
     harness.run();
     harness.get_by_label("ALiBi").click();
     harness.run();
-    harness.snapshot("views/alibi");
+    common::pane_snapshot(&mut harness, "views/alibi");
 }
 
 #[test]
@@ -197,7 +197,7 @@ fn alibi_small_multiples_snapshot() {
     harness.run();
     harness.get_by_label("All heads").click();
     harness.run();
-    harness.snapshot("views/alibi_small_multiples");
+    common::pane_snapshot(&mut harness, "views/alibi_small_multiples");
 }
 
 use common::MemoryStorage;
@@ -258,7 +258,7 @@ fn patch_maps_view_snapshot() {
     harness.run();
     harness.get_by_label("2D patch maps").click();
     harness.run();
-    harness.snapshot("views/patch_maps");
+    common::pane_snapshot(&mut harness, "views/patch_maps");
 }
 
 #[test]
@@ -308,7 +308,7 @@ fn corkscrew_view_snapshot() {
     harness.run();
     harness.get_by_label("RoPE corkscrew (3D)").click();
     harness.run();
-    harness.snapshot("views/corkscrew");
+    common::pane_snapshot(&mut harness, "views/corkscrew");
 }
 
 #[test]
@@ -605,7 +605,7 @@ fn the_check_view_identifies_and_compares_a_file() {
         "{}",
         outcome.report
     );
-    harness.snapshot("views/check");
+    common::pane_snapshot(&mut harness, "views/check");
 
     // Against the side panel's sinusoidal table: its sizes are the file's (64 x 16, not the
     // panel's), said so; the side panel's interleaved layout is not the file's split one, and
@@ -1706,7 +1706,7 @@ fn context_view_snapshot() {
     harness.run();
     harness.get_by_label("Context extension").click();
     harness.run();
-    harness.snapshot("views/context");
+    common::pane_snapshot(&mut harness, "views/context");
 }
 
 #[test]
@@ -1796,7 +1796,7 @@ fn the_vision_lab_resamples_and_a_click_moves_the_query() {
     }
     let difference = &expected.resampled - &expected.direct;
     assert_eq!(view.shown_vision_map(2).unwrap().values, difference);
-    harness.snapshot("views/context_vision");
+    common::pane_snapshot(&mut harness, "views/context_vision");
 }
 
 #[test]

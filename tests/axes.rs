@@ -114,7 +114,7 @@ fn the_axes_view_draws_the_three_schemes_and_a_click_chooses_a_token() {
     // M-RoPE's sections (1/4, 3/8, 3/8 of the pairs), Flux's widths (1/8, 7/16, 7/16).
     assert_eq!(maps[1].runs, vec![(0, 0, 7), (1, 8, 19), (2, 20, 31)]);
     assert_eq!(maps[2].runs, vec![(0, 0, 3), (1, 4, 17), (2, 18, 31)]);
-    harness.snapshot("views/axes");
+    common::pane_snapshot(&mut harness, "views/axes");
     // A click on the first text token of the first column chooses it.
     use egui_kittest::kittest::Queryable;
     // Finding the label is the assertion: it panics when no label says it.

@@ -38,7 +38,7 @@ fn presentation_mode_zooms_lightens_folds_the_controls_and_gives_them_back() {
         .resolve(&harness.ctx.global_style())
         .size;
     assert_eq!(poslab::app::presentation::small_points(&harness.ctx), body);
-    harness.snapshot("classroom/present_sinusoidal");
+    common::pane_snapshot(&mut harness, "classroom/present_sinusoidal");
     // Quitting while presenting keeps the desk's theme for the next run, not presentation's.
     let mut storage = common::MemoryStorage::default();
     eframe::App::save(harness.state_mut(), &mut storage);
@@ -204,7 +204,7 @@ fn colour_bars_span_the_tables_true_range_at_a_million_rows() {
         .min(poslab::views::alibi::MAX_SEQ);
     assert_eq!(high, 0.0);
     assert_eq!(low, -0.5 * (seq - 1) as f64);
-    harness.snapshot("classroom/alibi_true_range");
+    common::pane_snapshot(&mut harness, "classroom/alibi_true_range");
 }
 
 #[test]
@@ -231,7 +231,18 @@ fn a_long_preset_name_neither_widens_the_panel_nor_breaks_its_label() {
         state.shared.base += 1.0;
     }
     harness.run();
-    harness.snapshot("classroom/long_preset");
+    // The side panel from the preset row down, and the view beside it (not the view picker
+    // above, which a new view would change).
+    let preset_top = harness
+        .query_all_by_label("Preset")
+        .map(|node| node.rect().top())
+        .fold(f32::INFINITY, f32::min);
+    let window = harness.ctx.content_rect();
+    common::region_snapshot(
+        &mut harness,
+        window.with_min_y(preset_top - 8.0),
+        "classroom/long_preset",
+    );
     assert_eq!(view_left(&harness), before, "the panel keeps its width");
     for node in harness.query_all_by_label("Preset") {
         let rect = node.rect();
@@ -267,5 +278,5 @@ fn the_tours_last_step_in_presentation_mode_draws_every_row() {
     let [bins, _] = harness.state_mut().tour_view().shown_bins();
     let (row_bins, _) = bins.expect("the table drawn");
     assert_eq!((row_bins.start, row_bins.end, row_bins.step), (0, rows, 1));
-    harness.snapshot("classroom/present_tour_dials");
+    common::pane_snapshot(&mut harness, "classroom/present_tour_dials");
 }

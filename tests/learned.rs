@@ -290,7 +290,7 @@ fn learned_view_snapshot() {
     harness.run();
     harness.get_by_label("Learned tables").click();
     harness.run();
-    harness.snapshot("views/learned_empty");
+    common::pane_snapshot(&mut harness, "views/learned_empty");
     open_and_wait(&mut harness, &npy);
     // The path differs from run to run: the field is emptied before the picture.
     harness
@@ -301,7 +301,7 @@ fn learned_view_snapshot() {
     harness.key_press(poslab::egui::Key::Backspace);
     harness.get_by_label("Learned tables").click();
     harness.run();
-    harness.snapshot("views/learned");
+    common::pane_snapshot(&mut harness, "views/learned");
 }
 
 #[test]
@@ -411,7 +411,7 @@ fn the_example_table_opens_from_its_button_and_from_the_command_line() {
             "{columns:?}: periods {periods:?}"
         );
     }
-    harness.snapshot("views/learned_example");
+    common::pane_snapshot(&mut harness, "views/learned_example");
 
     // The app's export names the example, and the command line draws the same figure.
     let export = harness.state().view_export().expect("the example exports");

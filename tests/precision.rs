@@ -475,7 +475,7 @@ fn the_precision_lab_draws_both_charts_and_exports_its_figure() {
             .query_by_label_contains("bfloat16 positions collide from 257")
             .is_some()
     );
-    harness.snapshot("views/precision");
+    common::pane_snapshot(&mut harness, "views/precision");
     // Random q and k: the curves follow.
     harness.get_by_label("random q and k").click();
     harness.run();

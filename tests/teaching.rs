@@ -344,14 +344,14 @@ fn relative_view_snapshots() {
     let mut harness = harness();
     harness.run();
     open_relative(&mut harness, "T5 buckets");
-    harness.snapshot("views/relative_t5");
+    common::pane_snapshot(&mut harness, "views/relative_t5");
     harness.get_by_label("Skew trick").click();
     harness.run();
     for _ in 0..4 {
         harness.get_by_label("Next").click();
         harness.run();
     }
-    harness.snapshot("views/relative_skew");
+    common::pane_snapshot(&mut harness, "views/relative_skew");
 }
 
 #[test]

@@ -307,7 +307,7 @@ fn tour_snapshots() {
             harness.get_by_label("Next").click();
             harness.run();
         }
-        harness.snapshot(format!("views/tour_{}", k + 1));
+        common::pane_snapshot(&mut harness, &format!("views/tour_{}", k + 1));
     }
 }
 

@@ -60,6 +60,8 @@ pub struct PoslabApp {
     /// Whether the status bar names the adapter and shows timings (off for snapshot tests,
     /// where both differ from machine to machine).
     show_machine_details: bool,
+    /// Where the view drew last frame (the central panel): its snapshots show this alone.
+    view_pane: egui::Rect,
     /// One line per frame, when `POSLAB_FRAME_LOG` names a file.
     frame_log: Option<frame_log::FrameLog>,
     /// How long the last frame's own work took (update and UI), as the frame log records it.
@@ -90,6 +92,7 @@ impl PoslabApp {
             view_size: egui::vec2(1000.0, 700.0),
             statuses: Vec::new(),
             show_machine_details: true,
+            view_pane: egui::Rect::NOTHING,
             frame_log: frame_log::FrameLog::from_environment(),
             egui_ctx: cc.egui_ctx.clone(),
             last_frame_work: std::time::Duration::ZERO,
@@ -156,6 +159,12 @@ impl PoslabApp {
         let engine = std::mem::replace(&mut self.engine, AppEngine::cpu("replaced"));
         self.engine = engine.slowed(delay);
         self
+    }
+
+    /// Where the current view drew last frame: the central panel (beside the side panel, above
+    /// the status bar) below the presentation bar.
+    pub fn view_pane(&self) -> egui::Rect {
+        self.view_pane
     }
 
     /// Hides the adapter's name and the timings, which differ between machines.
@@ -682,10 +691,12 @@ impl eframe::App for PoslabApp {
                     egui::ScrollArea::vertical().show(ui, |ui| self.side_panel_ui(ui));
                 });
         }
-        egui::CentralPanel::default().show(ui, |ui| {
+        let pane = egui::CentralPanel::default().show(ui, |ui| {
             if self.state.appearance.controls_hidden {
                 self.view_bar_ui(ui);
             }
+            // Below the presentation bar (which counts the views) the view has the pane.
+            let view_top = ui.cursor().min.y;
             let status_index = self.status_index();
             let kind = self.state.view;
             crate::widgets::explainer::explainer_ui(ui, kind.label(), &kind.explanation());
@@ -704,7 +715,9 @@ impl eframe::App for PoslabApp {
             if let Some(edit) = ctx.shared_edit {
                 self.state.shared = edit;
             }
+            view_top
         });
+        self.view_pane = pane.response.rect.with_min_y(pane.inner);
         if self.export.open {
             let export = self.current_view().export(&self.state.shared);
             self.export

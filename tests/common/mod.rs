@@ -670,3 +670,30 @@ pub fn default_signals(command: &mut std::process::Command) {
         });
     }
 }
+
+/// Compares the view pane alone (the central panel below the presentation bar, without the
+/// side panel's view picker and controls or the status bar) with the snapshot `name`: adding a
+/// view, or a control to the side panel, changes no view's snapshot.
+pub fn pane_snapshot(harness: &mut egui_kittest::Harness<'_, poslab::app::PoslabApp>, name: &str) {
+    let pane = harness.state().view_pane();
+    region_snapshot(harness, pane, name);
+}
+
+/// Compares the part `region` (in points) of the app's frame with the snapshot `name`.
+pub fn region_snapshot(
+    harness: &mut egui_kittest::Harness<'_, poslab::app::PoslabApp>,
+    region: poslab::egui::Rect,
+    name: &str,
+) {
+    let scale = harness.ctx.pixels_per_point();
+    let frame = harness.render().expect("the frame renders");
+    let px = |v: f32| (v * scale).round().max(0.0) as u32;
+    let (x, y) = (
+        px(region.min.x).min(frame.width()),
+        px(region.min.y).min(frame.height()),
+    );
+    let width = px(region.max.x).min(frame.width()) - x;
+    let height = px(region.max.y).min(frame.height()) - y;
+    let part = image::imageops::crop_imm(&frame, x, y, width, height).to_image();
+    egui_kittest::image_snapshot(&part, name);
+}
