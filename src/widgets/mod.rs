@@ -4,6 +4,7 @@
 pub mod array_heatmap;
 pub mod board;
 pub mod canvas3d;
+pub mod colorbar;
 pub mod explainer;
 pub mod grid_map;
 pub mod heatmap;

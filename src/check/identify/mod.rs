@@ -30,6 +30,8 @@ use crate::engine::{TableSpec, cpu};
 use crate::import::StoredFloat;
 use crate::import::model_config::{MODEL_CONFIGS, ModelConfig, PositionEncoding};
 
+mod by_shape;
+mod fit;
 mod read_alibi;
 mod read_axes;
 mod read_frequencies;
@@ -38,6 +40,9 @@ mod read_longrope;
 mod read_rope;
 mod read_sinusoidal;
 mod relative;
+
+use by_shape::{search_by_shape, two_dimensional};
+use fit::{angle_rate, base_choices, base_choices_to, best_conditioned, resolve_start};
 
 use read_alibi::*;
 use read_frequencies::*;
@@ -288,112 +293,6 @@ impl Identification {
         }
         lines.join("\n")
     }
-}
-
-/// The base rounded to 1, 2 and 3 significant digits, then as fitted: a fitted 9999.7 is
-/// reported as 10000 when 10000 fits too.
-fn base_choices(base: f64) -> Vec<f64> {
-    base_choices_to(base, 3)
-}
-
-/// [`base_choices`] with up to `digits` significant digits.
-fn base_choices_to(base: f64, digits: i32) -> Vec<f64> {
-    let mut choices = round_choices_to(base, digits);
-    // The fitted value comes last and stays whatever it is; a rounding to 1 or below is no base.
-    choices.pop();
-    choices.retain(|&b| b > 1.0);
-    choices.push(base);
-    choices
-}
-
-/// Of pairs `(index, rate, total angle over the table)`, the one whose rate pins the base best:
-/// the base is `rate^(-exponent(index))`, so its relative error is the rate's (noise over the
-/// total angle) times the exponent.
-fn best_conditioned(
-    rates: &[(usize, f64, f64)],
-    exponent: impl Fn(usize) -> f64,
-) -> Option<(usize, f64)> {
-    rates
-        .iter()
-        .filter(|(i, rate, total)| *i >= 1 && *rate > 0.0 && *total > 1e-9)
-        .min_by(|a, b| {
-            let cost = |(i, _, total): &(usize, f64, f64)| exponent(*i).abs() / total;
-            cost(a).total_cmp(&cost(b))
-        })
-        .map(|&(i, rate, _)| (i, rate))
-}
-
-/// The mean step of an angle sequence `atan2(s, c)`, unwrapped; and its first angle in
-/// `(-π, π]`.
-fn angle_rate(sin: &[f64], cos: &[f64]) -> Option<(f64, f64)> {
-    if sin.len() < 2 {
-        return None;
-    }
-    let angles: Vec<f64> = sin.iter().zip(cos).map(|(s, c)| s.atan2(*c)).collect();
-    let total: f64 = angles
-        .windows(2)
-        .map(|w| {
-            let step = w[1] - w[0];
-            step - std::f64::consts::TAU * (step / std::f64::consts::TAU).round()
-        })
-        .sum();
-    Some((total / (angles.len() - 1) as f64, angles[0]))
-}
-
-/// Turns of the slowest pair searched for a sinusoidal table's start: starts up to this many
-/// of its wavelengths (2.3 * 10^8 positions at base 10000 and d = 64) are found.
-const MAX_START_TURNS: i64 = 5000;
-
-/// The first position of a table whose pairs turn by `freqs` and stand at `phases` (their
-/// angles in the first row). The slowest pair gives the position within one of its turns;
-/// for each candidate turn the position is refined pair by pair, slow to fast (each pins it
-/// closer than the next one's wavelength), and kept when it ends on a whole number that
-/// every pair agrees with, most closely of all such numbers.
-fn resolve_start(freqs: &[f64], phases: &[f64]) -> Option<u64> {
-    let tau = std::f64::consts::TAU;
-    let mut order: Vec<usize> = (0..freqs.len()).filter(|&i| freqs[i] > 0.0).collect();
-    order.sort_by(|&a, &b| freqs[a].total_cmp(&freqs[b]));
-    // At most 16 pairs, spread from the slowest to the fastest.
-    let count = order.len();
-    if count == 0 {
-        return None;
-    }
-    let chain: Vec<usize> = if count <= 16 {
-        order
-    } else {
-        let mut picked: Vec<usize> = (0..16).map(|k| order[k * (count - 1) / 15]).collect();
-        picked.dedup();
-        picked
-    };
-    let wrap = |angle: f64| {
-        let a = angle.rem_euclid(tau);
-        if a > std::f64::consts::PI { a - tau } else { a }
-    };
-    let slow = chain[0];
-    let period = tau / freqs[slow];
-    let within = phases[slow].rem_euclid(tau) / freqs[slow];
-    // The candidate every pair agrees with best: with few pairs, near-whole numbers of turns
-    // (710 positions are 113.00001 turns at 1 radian per position) make several candidates
-    // agree roughly, and only the true start agrees to the table's precision.
-    let mut best: Option<(u64, f64)> = None;
-    for k in -1..=MAX_START_TURNS {
-        let mut position = within + k as f64 * period;
-        for &i in &chain[1..] {
-            position += wrap(phases[i] - position * freqs[i]) / freqs[i];
-        }
-        let whole = position.round();
-        if whole < 0.0 || (position - whole).abs() > 0.1 {
-            continue;
-        }
-        let residual = chain
-            .iter()
-            .map(|&i| wrap(whole * freqs[i] - phases[i]).abs())
-            .fold(0.0, f64::max);
-        if residual < 2e-3 && best.is_none_or(|(_, least)| residual < least) {
-            best = Some((whole as u64, residual));
-        }
-    }
-    best.map(|(start, _)| start)
 }
 
 struct Search {
@@ -963,16 +862,6 @@ fn kept_if_matched(search: &mut Search, search_with: impl FnOnce(&mut Search)) -
     matched
 }
 
-/// The search for a table of its number of axes.
-fn search_by_shape(search: &mut Search) {
-    match search.table.ndim() {
-        1 => one_dimensional(search),
-        2 => two_dimensional(search),
-        3 => three_dimensional(search),
-        _ => {}
-    }
-}
-
 /// Of the matches as close as the closest (within twice its error: the same table, computed
 /// another way), the one with the fewest [`departures`] goes first.
 fn name_the_plainest_first(candidates: &mut [Candidate]) {
@@ -991,26 +880,6 @@ fn name_the_plainest_first(candidates: &mut [Candidate]) {
         .count();
     if let Some(plainest) = (0..tied).min_by_key(|&k| candidates[k].departures) {
         candidates[..=plainest].rotate_right(1);
-    }
-}
-
-fn one_dimensional(search: &mut Search) {
-    let Ok(values) = search.table.clone().into_dimensionality::<Ix1>() else {
-        return;
-    };
-    let n = values.len();
-    if n >= 2 {
-        inverse_frequencies(search, values.as_slice().unwrap_or(&[]));
-    }
-    if let Ok(slopes) = alibi::slopes(n) {
-        search.consider(
-            if n == 1 {
-                "ALiBi slope of 1 head (2^-8)".to_owned()
-            } else {
-                format!("ALiBi slopes of {n} heads")
-            },
-            ndarray::Array1::from(slopes).into_dyn(),
-        );
     }
 }
 
@@ -1049,108 +918,3 @@ fn float32_table(
 /// [`Float32Reading::OwnFrequencies`], only when every column of the file's first `rows` rows
 /// matches one of the frequencies tried.
 type TwinTable<'a> = dyn Fn(f64, usize, Float32Reading) -> Option<Array2<f64>> + 'a;
-
-fn two_dimensional(search: &mut Search) {
-    let Ok(table) = search.table.clone().into_dimensionality::<Ix2>() else {
-        return;
-    };
-    for transposed in [false, true] {
-        let view = if transposed {
-            table.t().to_owned()
-        } else {
-            table.clone()
-        };
-        let orient = |reference: Array2<f64>| {
-            if transposed {
-                reference.reversed_axes().into_dyn()
-            } else {
-                reference.into_dyn()
-            }
-        };
-        let suffix = if transposed { ", transposed" } else { "" };
-        sinusoidal(search, &view, &orient, suffix);
-        rope_tables(search, &view, &orient, suffix);
-    }
-    let (rows, cols) = table.dim();
-    if rows == cols && rows >= 2 {
-        alibi_head(search, &table);
-        alibi_2d_head(search, &table);
-        patch_distances(search, rows);
-        relative::relative_indices(search, &table);
-    }
-    alibi_per_key(search, &table);
-    sincos_2d_tables(search, &table);
-    axial_rope_tables(search, &table);
-}
-
-/// ALiBi biases of every head `[heads, seq, seq]`; Meta's rotary table `[seq, dim/2, 2]`.
-fn three_dimensional(search: &mut Search) {
-    let Ok(table) = search.table.clone().into_dimensionality::<Ix3>() else {
-        return;
-    };
-    let (heads, seq, keys) = table.dim();
-    if keys == 2 {
-        complex_pairs(search, &table);
-    }
-    alibi_window(search, &table);
-    if seq != keys {
-        return;
-    }
-    for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
-        let params = AlibiParams { heads, seq, mode };
-        if let Some(reference) = noted(cpu::compute(&TableSpec::Alibi { params, head: None })) {
-            search.consider(
-                format!(
-                    "ALiBi biases, {heads} heads, {seq} positions, {}",
-                    match mode {
-                        AlibiMode::Causal => "causal",
-                        AlibiMode::Symmetric => "symmetric",
-                    }
-                ),
-                reference.into_real(),
-            );
-        }
-    }
-    alibi_broadcast_causal(search, &table);
-    alibi_2d(search, &table);
-}
-
-/// Meta's `freqs_cis` (`torch.polar(1, outer(t, freqs))`, complex64) as
-/// `torch.view_as_real` stores it: `[seq, dim/2, 2]`, each pair's cos then sin. Laid out as
-/// `[seq, dim]` that is a sinusoidal table, interleaved and cos first, so it is tried as one.
-fn complex_pairs(search: &mut Search, table: &ndarray::Array3<f64>) {
-    let (positions, pairs, _) = table.dim();
-    let Ok(flat) = table
-        .as_standard_layout()
-        .to_owned()
-        .into_shape_with_order((positions, 2 * pairs))
-    else {
-        return;
-    };
-    let orient = |reference: Array2<f64>| {
-        reference
-            .into_shape_with_order((positions, pairs, 2))
-            .map(|r| r.into_dyn())
-            // Not reached: the reference has the flattened table's shape. An empty table
-            // would only make the hypothesis a shape mismatch.
-            .unwrap_or_else(|_| ArrayD::zeros(ndarray::IxDyn(&[0])))
-    };
-    sinusoidal(
-        search,
-        &flat,
-        &orient,
-        ", stored as [seq, dim/2, 2] (cos, sin) pairs: Meta's freqs_cis through torch.view_as_real",
-    );
-    // The same pairs as a RoPE cache, read through its frequencies: scaled ones too
-    // (torchtune's Llama 3 cache).
-    if pairs >= 2 {
-        rope_cache(
-            search,
-            &flat,
-            &orient,
-            "",
-            PairLayout::Interleaved,
-            CachePart::CosSin,
-        );
-    }
-}
