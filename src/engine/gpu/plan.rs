@@ -42,6 +42,52 @@ pub(super) struct Plan {
     pub(super) wide: Option<(ShaderSource, &'static str)>,
 }
 
+/// A plan of real values from the first head, with no wide kernel.
+fn plan(
+    shader: ShaderSource,
+    entry: &'static str,
+    workgroup: [u32; 2],
+    constants: Vec<u32>,
+    params: KernelParams,
+) -> Plan {
+    Plan {
+        shader,
+        entry,
+        workgroup,
+        constants,
+        params,
+        first_head: 0,
+        index: false,
+        wide: None,
+    }
+}
+
+/// Each frequency's turns per position, two words each.
+fn turns_of(freqs: &[f64]) -> Vec<u32> {
+    freqs.iter().flat_map(|&w| turns_per_step(w)).collect()
+}
+
+/// Each value split into two f32 words (high and low parts).
+fn split_of(values: &[f64]) -> Vec<u32> {
+    values.iter().flat_map(|&v| split_f64(v)).collect()
+}
+
+/// Per pair: the method's turns per position, then the trained limit (two words each, most
+/// significant first).
+fn unseen_limits(p: &crate::encoding::context::UnseenParams) -> Vec<u32> {
+    p.pairs()
+        .iter()
+        .flat_map(|&(per_step, limit)| {
+            [
+                (per_step >> 32) as u32,
+                per_step as u32,
+                (limit >> 32) as u32,
+                limit as u32,
+            ]
+        })
+        .collect()
+}
+
 const TILE_2D: [u32; 2] = [16, 16];
 const TILE_1D: [u32; 2] = [256, 1];
 
@@ -60,20 +106,6 @@ impl Plan {
 
     /// The plan in exact arithmetic.
     fn exact(spec: &TableSpec) -> Self {
-        let plan = |shader, entry, workgroup, constants, params| Plan {
-            shader,
-            entry,
-            workgroup,
-            constants,
-            params,
-            first_head: 0,
-            index: false,
-            wide: None,
-        };
-        let turns_of =
-            |freqs: &[f64]| -> Vec<u32> { freqs.iter().flat_map(|&w| turns_per_step(w)).collect() };
-        let split_of =
-            |values: &[f64]| -> Vec<u32> { values.iter().flat_map(|&v| split_f64(v)).collect() };
         // Bit 1 of the flags puts the cosine first; scalar0 is what the kernel's values are
         // multiplied by: the amplitude for the table, its square for dot products.
         let sinusoidal_params = |p: &SinusoidalParams| KernelParams {
@@ -185,25 +217,40 @@ impl Plan {
                     ..rotation_params(*layout, *start, 0)
                 },
             ),
-            // Per pair: the method's turns per position, then the trained limit (two words
-            // each, most significant first).
             TableSpec::RopeUnseen(p) => plan(
                 shaders::ROPE,
                 "rope_unseen",
                 TILE_2D,
-                p.pairs()
-                    .iter()
-                    .flat_map(|&(per_step, limit)| {
-                        [
-                            (per_step >> 32) as u32,
-                            per_step as u32,
-                            (limit >> 32) as u32,
-                            limit as u32,
-                        ]
-                    })
-                    .collect(),
+                unseen_limits(p),
                 KernelParams::default(),
             ),
+            TableSpec::RopeCacheError(_)
+            | TableSpec::RopeScoreDrift(_)
+            | TableSpec::RopeAxes(_)
+            | TableSpec::AtPositions(_) => {
+                unreachable!("Plan::new refuses the kinds only the CPU engine computes")
+            }
+
+            TableSpec::AlibiSlopes { .. }
+            | TableSpec::Alibi { .. }
+            | TableSpec::AlibiWindow { .. }
+            | TableSpec::AlibiKeys { .. }
+            | TableSpec::Alibi2d { .. } => Self::alibi(spec),
+            TableSpec::PatchDistance { .. }
+            | TableSpec::SinCos2d(_)
+            | TableSpec::SinCos2dResample { .. }
+            | TableSpec::Rope2dAxial(_)
+            | TableSpec::Rope2dMixed { .. }
+            | TableSpec::PatchSimilarity(_) => Self::grid(spec),
+            TableSpec::T5Buckets(_) | TableSpec::RelativeClip(_) | TableSpec::Binary(_) => {
+                Self::relative(spec)
+            }
+        }
+    }
+
+    /// ALiBi's plans: slopes, biases (whole, a window of queries, per key) and 2D biases.
+    fn alibi(spec: &TableSpec) -> Self {
+        match spec {
             TableSpec::AlibiSlopes { heads } => plan(
                 shaders::ROPE,
                 "constants_table",
@@ -284,6 +331,13 @@ impl Plan {
                     },
                 )
             },
+            _ => unreachable!("Plan::exact dispatches only its own kinds here"),
+        }
+    }
+
+    /// The 2D patch tables' plans.
+    fn grid(spec: &TableSpec) -> Self {
+        match spec {
             TableSpec::PatchDistance { grid, metric } => plan(
                 shaders::GRID,
                 "patch_distance_table",
@@ -370,6 +424,34 @@ impl Plan {
                     ..Default::default()
                 },
             ),
+            TableSpec::PatchSimilarity(p) => {
+                let pairs = p.frequency_pairs();
+                plan(
+                    shaders::GRID,
+                    "patch_similarity",
+                    TILE_2D,
+                    pairs
+                        .iter()
+                        .flat_map(|&(fx, fy)| {
+                            let [a, b] = turns_per_step(fx);
+                            let [c, d] = turns_per_step(fy);
+                            [a, b, c, d]
+                        })
+                        .collect(),
+                    KernelParams {
+                        dim: pairs.len() as u32,
+                        grid_w: p.grid.grid_w as u32,
+                        ..Default::default()
+                    },
+                )
+            }
+            _ => unreachable!("Plan::exact dispatches only its own kinds here"),
+        }
+    }
+
+    /// The index tables' plans (T5 buckets, clipped distances) and the binary code's.
+    fn relative(spec: &TableSpec) -> Self {
+        match spec {
             TableSpec::T5Buckets(p) => {
                 let (thresholds, max_exact, per_direction) = t5_thresholds(p);
                 Plan {
@@ -402,27 +484,6 @@ impl Plan {
                     },
                 )
             },
-            TableSpec::PatchSimilarity(p) => {
-                let pairs = p.frequency_pairs();
-                plan(
-                    shaders::GRID,
-                    "patch_similarity",
-                    TILE_2D,
-                    pairs
-                        .iter()
-                        .flat_map(|&(fx, fy)| {
-                            let [a, b] = turns_per_step(fx);
-                            let [c, d] = turns_per_step(fy);
-                            [a, b, c, d]
-                        })
-                        .collect(),
-                    KernelParams {
-                        dim: pairs.len() as u32,
-                        grid_w: p.grid.grid_w as u32,
-                        ..Default::default()
-                    },
-                )
-            }
             TableSpec::Binary(p) => plan(
                 shaders::BINARY,
                 "binary_table",
@@ -433,12 +494,7 @@ impl Plan {
                     ..Default::default()
                 },
             ),
-            TableSpec::RopeCacheError(_)
-            | TableSpec::RopeScoreDrift(_)
-            | TableSpec::RopeAxes(_)
-            | TableSpec::AtPositions(_) => {
-                unreachable!("Plan::new refuses the kinds only the CPU engine computes")
-            }
+            _ => unreachable!("Plan::exact dispatches only its own kinds here"),
         }
     }
 }
