@@ -153,74 +153,10 @@ fn required<T: Copy>(
     })
 }
 
-impl RopeFrequencies {
-    /// The rotary width `R` for a head of `dim`.
-    pub fn rotary(&self, dim: usize) -> usize {
-        match &self.given {
-            Some(given) => 2 * given.len(),
-            None => self.rotary_dim.unwrap_or(dim),
-        }
-    }
-
-    /// Checks the rotary width against a head of `dim` and the scaling's parameters; `seq` is
-    /// the current sequence length (dynamic NTK, LongRoPE).
-    pub fn validate(&self, dim: usize, base: f64) -> Result<(), ParamError> {
-        check_base("base", base)?;
-        if let Some(given) = &self.given {
-            if let Some(bad) = given.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
-                return Err(ParamError::new(
-                    "inv-freq",
-                    bad,
-                    "every inverse frequency must be a finite number greater than 0",
-                ));
-            }
-            if given.is_empty() {
-                return Err(ParamError::new(
-                    "inv-freq",
-                    "[]",
-                    "give at least one frequency",
-                ));
-            }
-            if self.scaling.kind != ScalingKind::None {
-                return Err(ParamError::new(
-                    "scaling",
-                    self.scaling.kind.name(),
-                    "must be none with --inv-freq, which gives the frequencies themselves",
-                ));
-            }
-            if 2 * given.len() > dim {
-                return Err(ParamError::new(
-                    "inv-freq",
-                    format!("({} frequencies)", given.len()),
-                    format!(
-                        "rotates {} dimensions, more than the head width {dim}: give at most {} frequencies",
-                        2 * given.len(),
-                        dim / 2
-                    ),
-                ));
-            }
-            if let Some(rotary) = self.rotary_dim.filter(|&r| r != 2 * given.len()) {
-                return Err(ParamError::new(
-                    "rotary-dim",
-                    rotary,
-                    format!(
-                        "must be twice the {} frequencies of --inv-freq ({}), or left out",
-                        given.len(),
-                        2 * given.len()
-                    ),
-                ));
-            }
-        }
-        let rotary = self.rotary(dim);
-        if rotary < 2 || rotary > dim || !rotary.is_multiple_of(2) {
-            return Err(ParamError::new(
-                "rotary-dim",
-                rotary,
-                format!("must be even, from 2 to the head width {dim}"),
-            ));
-        }
-        let s = &self.scaling;
-        let kind = s.kind;
+impl RopeScaling {
+    /// Each parameter given is in its range.
+    fn validate_values(&self) -> Result<(), ParamError> {
+        let s = self;
         let positive = |value: Option<f64>, field: &'static str| match value {
             Some(v) if !(v.is_finite() && v > 0.0) => Err(ParamError::new(
                 field,
@@ -269,6 +205,13 @@ impl RopeFrequencies {
                 return Err(ParamError::new(field, 0, "must be 1 or more"));
             }
         }
+        Ok(())
+    }
+
+    /// The parameters the scaling needs are given and agree, for a rotary width `rotary`.
+    fn validate_needs(&self, rotary: usize) -> Result<(), ParamError> {
+        let s = self;
+        let kind = s.kind;
         if matches!(kind, ScalingKind::Ntk | ScalingKind::Dynamic) && rotary < 4 {
             return Err(ParamError::new(
                 "rotary-dim",
@@ -359,6 +302,84 @@ impl RopeFrequencies {
                     required(s.max_position_embeddings, "factor", kind)?;
                 }
             }
+        }
+        Ok(())
+    }
+}
+
+impl RopeFrequencies {
+    /// The rotary width `R` for a head of `dim`.
+    pub fn rotary(&self, dim: usize) -> usize {
+        match &self.given {
+            Some(given) => 2 * given.len(),
+            None => self.rotary_dim.unwrap_or(dim),
+        }
+    }
+
+    /// Checks the rotary width against a head of `dim` and the scaling's parameters; `seq` is
+    /// the current sequence length (dynamic NTK, LongRoPE).
+    pub fn validate(&self, dim: usize, base: f64) -> Result<(), ParamError> {
+        check_base("base", base)?;
+        if let Some(given) = &self.given {
+            self.validate_given(given, dim)?;
+        }
+        let rotary = self.rotary(dim);
+        if rotary < 2 || rotary > dim || !rotary.is_multiple_of(2) {
+            return Err(ParamError::new(
+                "rotary-dim",
+                rotary,
+                format!("must be even, from 2 to the head width {dim}"),
+            ));
+        }
+        self.scaling.validate_values()?;
+        self.scaling.validate_needs(rotary)
+    }
+
+    /// Frequencies given outright: finite and positive, no more than the head rotates, and
+    /// with no scaling or other rotary width beside them.
+    fn validate_given(&self, given: &[f64], dim: usize) -> Result<(), ParamError> {
+        if let Some(bad) = given.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+            return Err(ParamError::new(
+                "inv-freq",
+                bad,
+                "every inverse frequency must be a finite number greater than 0",
+            ));
+        }
+        if given.is_empty() {
+            return Err(ParamError::new(
+                "inv-freq",
+                "[]",
+                "give at least one frequency",
+            ));
+        }
+        if self.scaling.kind != ScalingKind::None {
+            return Err(ParamError::new(
+                "scaling",
+                self.scaling.kind.name(),
+                "must be none with --inv-freq, which gives the frequencies themselves",
+            ));
+        }
+        if 2 * given.len() > dim {
+            return Err(ParamError::new(
+                "inv-freq",
+                format!("({} frequencies)", given.len()),
+                format!(
+                    "rotates {} dimensions, more than the head width {dim}: give at most {} frequencies",
+                    2 * given.len(),
+                    dim / 2
+                ),
+            ));
+        }
+        if let Some(rotary) = self.rotary_dim.filter(|&r| r != 2 * given.len()) {
+            return Err(ParamError::new(
+                "rotary-dim",
+                rotary,
+                format!(
+                    "must be twice the {} frequencies of --inv-freq ({}), or left out",
+                    given.len(),
+                    2 * given.len()
+                ),
+            ));
         }
         Ok(())
     }

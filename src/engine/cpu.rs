@@ -258,6 +258,41 @@ enum Values<'a> {
     Index(Element<'a, i32>),
 }
 
+/// A similarity table's element: `PE[i] . PE[j]` depends on `j - i` alone, so the sums are
+/// made once per offset the window meets.
+fn similarity_element<'a>(p: &sinusoidal::SinusoidalParams, window: &Window) -> Element<'a, f64> {
+    let values = sinusoidal_values(p);
+    let lowest = window.cols.start as i64 - window.rows.last() as i64;
+    let highest = window.cols.last() as i64 - window.rows.start as i64;
+    let span = (highest - lowest + 1) as usize;
+    if window.rows.len().saturating_mul(window.cols.len()) < span {
+        // A sampled window (a preview of a million rows) meets few of the offsets
+        // between its extremes: only those it meets, not two million sums of d/2
+        // cosines.
+        let mut offsets: Vec<i64> = (0..window.rows.len())
+            .flat_map(|y| {
+                let row = window.rows.at(y) as i64;
+                (0..window.cols.len()).map(move |x| window.cols.at(x) as i64 - row)
+            })
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        let sums: Vec<f64> = offsets
+            .par_iter()
+            .map(|&k| values.dot_at_offset(k))
+            .collect();
+        Box::new(move |_, i, j| {
+            let k = j as i64 - i as i64;
+            offsets
+                .binary_search(&k)
+                .map_or(f64::NAN, |index| sums[index])
+        })
+    } else {
+        let by_offset = sinusoidal::offsets_table(&values, lowest, highest);
+        Box::new(move |_, i, j| by_offset[(j as i64 - i as i64 - lowest) as usize])
+    }
+}
+
 /// The element function of a validated spec, with whatever it needs computed once.
 fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
     let real = |f: Element<'a, f64>| Values::Real(f);
@@ -293,40 +328,7 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
                 )))
             }))
         }
-        TableSpec::Similarity(p) => {
-            let values = sinusoidal_values(p);
-            let lowest = window.cols.start as i64 - window.rows.last() as i64;
-            let highest = window.cols.last() as i64 - window.rows.start as i64;
-            let span = (highest - lowest + 1) as usize;
-            if window.rows.len().saturating_mul(window.cols.len()) < span {
-                // A sampled window (a preview of a million rows) meets few of the offsets
-                // between its extremes: only those it meets, not two million sums of d/2
-                // cosines.
-                let mut offsets: Vec<i64> = (0..window.rows.len())
-                    .flat_map(|y| {
-                        let row = window.rows.at(y) as i64;
-                        (0..window.cols.len()).map(move |x| window.cols.at(x) as i64 - row)
-                    })
-                    .collect();
-                offsets.sort_unstable();
-                offsets.dedup();
-                let sums: Vec<f64> = offsets
-                    .par_iter()
-                    .map(|&k| values.dot_at_offset(k))
-                    .collect();
-                real(Box::new(move |_, i, j| {
-                    let k = j as i64 - i as i64;
-                    offsets
-                        .binary_search(&k)
-                        .map_or(f64::NAN, |index| sums[index])
-                }))
-            } else {
-                let by_offset = sinusoidal::offsets_table(&values, lowest, highest);
-                real(Box::new(move |_, i, j| {
-                    by_offset[(j as i64 - i as i64 - lowest) as usize]
-                }))
-            }
-        }
+        TableSpec::Similarity(p) => real(similarity_element(p, window)),
         TableSpec::RopeInvFreq { .. } => {
             let (theta, _, _) = rope_frequencies(spec);
             real(Box::new(move |_, _, i| theta[i]))

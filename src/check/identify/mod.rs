@@ -707,8 +707,34 @@ fn search_once(
                 .unwrap_or_else(|e| unreachable!("the same values on their own axes: {e}"));
         }
     }
-    // A table with one row of zeros (fairseq's and M2M100's padding_idx row) is read from the
-    // rows after it, at their own positions, when nothing matched it whole.
+    // A table with one row of zeros, a padding row, is read from the others.
+    if let Some(note) = read_past_zero_row(&mut search) {
+        read_as = Some(note);
+    }
+    // A mask written with the float32 minimum (-3.4e38) rather than -inf, as many attention
+    // kernels write it, is read as the mask it stands for when nothing matched the file.
+    if search.table.len() <= MAX_ELEMENTS
+        && !search.candidates.iter().any(|c| c.comparison.matches())
+        && let Some(masked) = crate::check::with_float32_minimum_as_masked(&search.table)
+    {
+        let as_stored = std::mem::replace(&mut search.table, masked);
+        if kept_if_matched(&mut search, search_by_shape) {
+            let note = "read its float32-minimum cells (-3.4e38) as masked (-inf): the same attention after softmax";
+            read_as = Some(match read_as {
+                Some(first) => format!("{first}\n{note}"),
+                None => note.to_owned(),
+            });
+        } else {
+            search.table = as_stored;
+        }
+    }
+    finished(search, read_as, narrow)
+}
+
+/// A table with one row of zeros (fairseq's and M2M100's padding_idx row), when nothing
+/// matched it whole, read from its other rows at their own positions, or else from the rows
+/// after it: what the reading says of the file, when either matched.
+fn read_past_zero_row(search: &mut Search) -> Option<String> {
     if search.table.len() <= MAX_ELEMENTS
         && !search.candidates.iter().any(|c| c.comparison.matches())
         && let Some((zero_row, rows)) = single_zero_row(&search.table)
@@ -726,7 +752,7 @@ fn search_once(
             scale: 1.0,
             scale_at: crate::encoding::positions::ScaleAt::Position,
         };
-        let whole_matched = kept_if_matched(&mut search, |search| {
+        let whole_matched = kept_if_matched(search, |search| {
             sinusoidal_at_positions(search, &positions);
             rope_at_positions(search, &positions);
         });
@@ -751,44 +777,27 @@ fn search_once(
                     candidate.reference = full;
                 }
             }
-            read_as = Some(format!(
+            let note = format!(
                 "row {zero_row} is all zeros, a padding row (fairseq's and M2M100's padding_idx): the other rows are the table's at their own positions; `check --zero-row {zero_row}` checks the file against it"
-            ));
+            );
             search.table = whole;
+            return Some(note);
         } else {
             // Else the rows after it on their own, at the positions the reading gives.
             search.table = whole
                 .slice_axis(ndarray::Axis(0), ndarray::Slice::from(zero_row + 1..))
                 .to_owned();
-            if kept_if_matched(&mut search, two_dimensional) {
-                read_as = Some(format!(
+            if kept_if_matched(search, two_dimensional) {
+                return Some(format!(
                     "row {zero_row} is all zeros, a padding row (fairseq's and M2M100's padding_idx): read rows {} to {} on their own, whose positions the reading gives; `check --zero-row {zero_row}` checks the whole file against it",
                     zero_row + 1,
                     rows - 1
                 ));
-            } else {
-                search.table = whole;
             }
+            search.table = whole;
         }
     }
-    // A mask written with the float32 minimum (-3.4e38) rather than -inf, as many attention
-    // kernels write it, is read as the mask it stands for when nothing matched the file.
-    if search.table.len() <= MAX_ELEMENTS
-        && !search.candidates.iter().any(|c| c.comparison.matches())
-        && let Some(masked) = crate::check::with_float32_minimum_as_masked(&search.table)
-    {
-        let as_stored = std::mem::replace(&mut search.table, masked);
-        if kept_if_matched(&mut search, search_by_shape) {
-            let note = "read its float32-minimum cells (-3.4e38) as masked (-inf): the same attention after softmax";
-            read_as = Some(match read_as {
-                Some(first) => format!("{first}\n{note}"),
-                None => note.to_owned(),
-            });
-        } else {
-            search.table = as_stored;
-        }
-    }
-    finished(search, read_as, narrow)
+    None
 }
 
 /// The one all-zero row of a 2-D table and its number of rows, if it has exactly one (and

@@ -268,6 +268,48 @@ pub(super) fn patch_distances(search: &mut Search, patches: usize) {
     }
 }
 
+/// How an axial RoPE reading is said: its values, which axis's angles come first, how each
+/// is repeated, and the library that makes it.
+fn axial_words(
+    values: crate::encoding::rope_axes::AxesValues,
+    layout: Option<PairLayout>,
+    axis_order: crate::encoding::rope2d::AxisOrder,
+) -> [&'static str; 4] {
+    use crate::encoding::rope_axes::AxesValues;
+    use crate::encoding::rope2d::AxisOrder;
+    let what = match values {
+        AxesValues::Angles => "angles",
+        AxesValues::Cos => "cos",
+        AxesValues::Sin => "sin",
+    };
+    let order = match axis_order {
+        AxisOrder::Xy => "x's angles first",
+        AxisOrder::Yx => "y's angles first",
+    };
+    let repeat = match layout {
+        None => "each once",
+        Some(PairLayout::Interleaved) => "each twice in a row (--layout interleaved)",
+        Some(PairLayout::Half) => "the row twice (--layout half)",
+    };
+    let library = match (values, layout, axis_order) {
+        (AxesValues::Angles, None, AxisOrder::Xy) => ", rope-vit's compute_axial_cis",
+        (AxesValues::Angles, Some(PairLayout::Interleaved), AxisOrder::Yx) => {
+            ", rotary-embedding-torch's get_axial_freqs"
+        }
+        (AxesValues::Cos | AxesValues::Sin, Some(PairLayout::Interleaved), AxisOrder::Yx) => {
+            ", timm's build_rotary_pos_embed"
+        }
+        (AxesValues::Cos | AxesValues::Sin, Some(PairLayout::Half), _) => {
+            ", timm's build_rotary_pos_embed(rotate_half=True)"
+        }
+        (AxesValues::Cos | AxesValues::Sin, Some(PairLayout::Interleaved), AxisOrder::Xy) => {
+            ", HunyuanDiT's get_2d_rotary_pos_embed"
+        }
+        _ => "",
+    };
+    [what, order, repeat, library]
+}
+
 /// Axial 2D RoPE `[P, D/2]` (angles, each once) or `[P, D]` (each twice): rope-vit's angles,
 /// and the cos/sin caches of timm (`build_rotary_pos_embed`), HunyuanDiT and
 /// rotary-embedding-torch's `get_axial_freqs`, on every grid of `P` patches, in either axis
@@ -371,44 +413,7 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
                             ", coordinates scaled by {y} along y and {x} along x (--position-scale {y},{x})"
                         ),
                     };
-                    let what = match values {
-                        AxesValues::Angles => "angles",
-                        AxesValues::Cos => "cos",
-                        AxesValues::Sin => "sin",
-                    };
-                    let order = match axis_order {
-                        AxisOrder::Xy => "x's angles first",
-                        AxisOrder::Yx => "y's angles first",
-                    };
-                    let repeat = match layout {
-                        None => "each once",
-                        Some(PairLayout::Interleaved) => {
-                            "each twice in a row (--layout interleaved)"
-                        }
-                        Some(PairLayout::Half) => "the row twice (--layout half)",
-                    };
-                    let library = match (values, layout, axis_order) {
-                        (AxesValues::Angles, None, AxisOrder::Xy) => {
-                            ", rope-vit's compute_axial_cis"
-                        }
-                        (AxesValues::Angles, Some(PairLayout::Interleaved), AxisOrder::Yx) => {
-                            ", rotary-embedding-torch's get_axial_freqs"
-                        }
-                        (
-                            AxesValues::Cos | AxesValues::Sin,
-                            Some(PairLayout::Interleaved),
-                            AxisOrder::Yx,
-                        ) => ", timm's build_rotary_pos_embed",
-                        (AxesValues::Cos | AxesValues::Sin, Some(PairLayout::Half), _) => {
-                            ", timm's build_rotary_pos_embed(rotate_half=True)"
-                        }
-                        (
-                            AxesValues::Cos | AxesValues::Sin,
-                            Some(PairLayout::Interleaved),
-                            AxisOrder::Xy,
-                        ) => ", HunyuanDiT's get_2d_rotary_pos_embed",
-                        _ => "",
-                    };
+                    let [what, order, repeat, library] = axial_words(values, layout, axis_order);
                     search.consider_bases(
                         theta,
                         |b| {

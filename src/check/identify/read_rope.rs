@@ -477,38 +477,7 @@ pub(super) fn read_offset_cache(
         .iter()
         .take_while(|&&f| f.is_finite() && f * span > 1e-3)
         .count();
-    // The start: the slowest readable pair's phase over its frequency, after some whole
-    // turns, then each faster pair's turns counted from it. Each count of the slowest pair's
-    // turns (up to positions of 2^25) gives a start; the one the pairs read well agree on is
-    // the reading.
-    let slowest = readable.checked_sub(1)?;
-    let start_after = |turns: f64| {
-        let mut start = (phases[slowest] + TAU * turns) / frequencies[slowest];
-        for i in (0..readable).rev() {
-            let turns = ((start * frequencies[i] - phases[i]) / TAU).round();
-            start = (phases[i] + TAU * turns) / frequencies[i];
-        }
-        start
-    };
-    let disagreement = |start: f64| -> f64 {
-        (0..readable)
-            .filter(|&i| frequencies[i] * span > 0.5)
-            .map(|i| {
-                let off = (start * frequencies[i] - phases[i]).rem_euclid(TAU);
-                off.min(TAU - off).powi(2)
-            })
-            .sum()
-    };
-    let most_turns = ((f64::from(1u32 << 25) * frequencies[slowest]) / TAU)
-        .floor()
-        .min(4096.0);
-    let start = (0..=most_turns as u32)
-        .map(|turns| start_after(f64::from(turns)))
-        .min_by(|a, b| disagreement(*a).total_cmp(&disagreement(*b)))?;
-    let rounded = start.round();
-    if !((1.0..1e12).contains(&rounded) && (start - rounded).abs() <= 0.05) {
-        return None;
-    }
+    let rounded = offset_start(&frequencies, &phases, readable, span)?;
     // With the start known, each pair's angle at a row over that row's position is its
     // frequency, far more precisely than the recurrence reads it over a short window (a
     // slow pair at position 5000 turned 1000 times further than over 64 rows): at the row
@@ -547,6 +516,42 @@ pub(super) fn read_offset_cache(
         },
         rounded as u64,
     ))
+}
+
+/// The first position of a cache whose pairs turn at `frequencies` with `phases` at its first
+/// row, the first `readable` of them far enough over its `span` rows to be read.
+fn offset_start(frequencies: &[f64], phases: &[f64], readable: usize, span: f64) -> Option<f64> {
+    use std::f64::consts::TAU;
+    // The start: the slowest readable pair's phase over its frequency, after some whole
+    // turns, then each faster pair's turns counted from it. Each count of the slowest pair's
+    // turns (up to positions of 2^25) gives a start; the one the pairs read well agree on is
+    // the reading.
+    let slowest = readable.checked_sub(1)?;
+    let start_after = |turns: f64| {
+        let mut start = (phases[slowest] + TAU * turns) / frequencies[slowest];
+        for i in (0..readable).rev() {
+            let turns = ((start * frequencies[i] - phases[i]) / TAU).round();
+            start = (phases[i] + TAU * turns) / frequencies[i];
+        }
+        start
+    };
+    let disagreement = |start: f64| -> f64 {
+        (0..readable)
+            .filter(|&i| frequencies[i] * span > 0.5)
+            .map(|i| {
+                let off = (start * frequencies[i] - phases[i]).rem_euclid(TAU);
+                off.min(TAU - off).powi(2)
+            })
+            .sum()
+    };
+    let most_turns = ((f64::from(1u32 << 25) * frequencies[slowest]) / TAU)
+        .floor()
+        .min(4096.0);
+    let start = (0..=most_turns as u32)
+        .map(|turns| start_after(f64::from(turns)))
+        .min_by(|a, b| disagreement(*a).total_cmp(&disagreement(*b)))?;
+    let rounded = start.round();
+    ((1.0..1e12).contains(&rounded) && (start - rounded).abs() <= 0.05).then_some(rounded)
 }
 
 /// The frequency of a sinusoid sampled at whole steps, `v[p] = A cos(φ + pθ)` with

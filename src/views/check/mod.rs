@@ -845,52 +845,7 @@ impl View for CheckView {
                 ui.allocate_ui_with_layout(
                     egui::vec2(width, height),
                     egui::Layout::top_down(egui::Align::Min),
-                    |ui| {
-                        ui.horizontal(|ui| {
-                            ui.label(title);
-                            let (lo, hi) = picture.texture.range();
-                            ui.label(
-                                egui::RichText::new(format!(
-                                    "{} … {}",
-                                    crate::numbers::scientific(lo, 4),
-                                    crate::numbers::scientific(hi, 4)
-                                ))
-                                .small()
-                                .weak(),
-                            );
-                        });
-                        ui.horizontal_top(|ui| {
-                            ui.allocate_ui(egui::vec2(width - 80.0, height - 20.0), |ui| {
-                                let data = &picture.data;
-                                let response = heatmap_ui(
-                                    ui,
-                                    &format!("check_{title}_{file}"),
-                                    (data.rows, data.cols),
-                                    picture.texture.id(),
-                                    ("column", "row"),
-                                    (data.rows.end, data.cols.end),
-                                    outline,
-                                    Some(link),
-                                    false,
-                                );
-                                mark_outside(ui, &response.transform, data, &picture.marks);
-                                if let Some((row, col)) = response.hovered {
-                                    let (r, c) = (row / data.rows.step, col / data.cols.step);
-                                    if let Some(value) = data.values.get([r, c]) {
-                                        response.response.clone().on_hover_text_at_pointer(
-                                            format!("row {row}, column {col}: {value}"),
-                                        );
-                                    }
-                                }
-                            });
-                            colorbar_ui(
-                                ui,
-                                picture.colormap,
-                                picture.texture.range(),
-                                height - 40.0,
-                            );
-                        });
-                    },
+                    |ui| picture_ui(ui, picture, title, (width, height), file, outline, link),
                 );
             }
         });
@@ -899,6 +854,59 @@ impl View for CheckView {
             where_ui::error_curves_ui(ui, &envelopes, curves_height - 10.0);
         }
     }
+}
+
+/// One of the check's pictures, `title` over it, in a `size` box: its heatmap (the cells
+/// outside the tolerance marked, the hovered cell's value said) and its colour bar.
+fn picture_ui(
+    ui: &mut egui::Ui,
+    picture: &Picture,
+    title: &str,
+    (width, height): (f32, f32),
+    file: u64,
+    outline: Option<Outline>,
+    link: egui::Id,
+) {
+    ui.horizontal(|ui| {
+        ui.label(title);
+        let (lo, hi) = picture.texture.range();
+        ui.label(
+            egui::RichText::new(format!(
+                "{} … {}",
+                crate::numbers::scientific(lo, 4),
+                crate::numbers::scientific(hi, 4)
+            ))
+            .small()
+            .weak(),
+        );
+    });
+    ui.horizontal_top(|ui| {
+        ui.allocate_ui(egui::vec2(width - 80.0, height - 20.0), |ui| {
+            let data = &picture.data;
+            let response = heatmap_ui(
+                ui,
+                &format!("check_{title}_{file}"),
+                (data.rows, data.cols),
+                picture.texture.id(),
+                ("column", "row"),
+                (data.rows.end, data.cols.end),
+                outline,
+                Some(link),
+                false,
+            );
+            mark_outside(ui, &response.transform, data, &picture.marks);
+            if let Some((row, col)) = response.hovered {
+                let (r, c) = (row / data.rows.step, col / data.cols.step);
+                if let Some(value) = data.values.get([r, c]) {
+                    response
+                        .response
+                        .clone()
+                        .on_hover_text_at_pointer(format!("row {row}, column {col}: {value}"));
+                }
+            }
+        });
+        colorbar_ui(ui, picture.colormap, picture.texture.range(), height - 40.0);
+    });
 }
 
 /// The view in the picker: its name, first hint, explanation and the shared controls it leaves

@@ -411,6 +411,62 @@ impl ContextView {
         self.lab.is_pending()
     }
 
+    /// The lower chart of the text half: its tabs, then the chart chosen, from `drawn` (the
+    /// results on screen, whether they are current, and their settings).
+    fn lower_chart_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        drawn: Option<&(std::sync::Arc<LabResults>, bool, CurvesKey)>,
+    ) {
+        // Wrapped: in a narrow column the tabs take two rows rather than widen the column
+        // over the table beside it.
+        ui.horizontal_wrapped(|ui| {
+                let choices = [
+                    (ContextChart::Score, "Attention score", "The score q·k of a query and key at distance s is a(s) = Re Σ h_j exp(i s θ_j). Here the weights h_j are fitted to random values at distances in [0, L) (the worst case of Chen et al.'s Position Interpolation paper), then evaluated under each method up to L': extrapolated, nothing holds them; interpolated, every distance maps back into [0, L). Methods that change some frequencies and not others change the score even within L."),
+                    (ContextChart::Decay, "Long-term decay", "RoFormer's bound on |q·k| against distance under each method's frequencies, times the attention factor squared"),
+                    (ContextChart::Alibi, "ALiBi at L'", "An ALiBi model trained on L positions run at L': what its last query attends to with equal content scores, with the trained slopes and with every slope times L/L' (Al-Khateeb et al.'s slope scaling)"),
+                    (ContextChart::Survey, "ViT accuracy", "The survey's ImageNet-100 top-1 accuracy of four ViTs trained at 224 px, tested from 96 to 512 px"),
+                ];
+                for (chart, label, tip) in choices {
+                    ui.selectable_value(&mut self.lower, chart, label).on_hover_text(tip);
+                }
+            });
+        let height = ui.available_height();
+        let model = self.model();
+        let target = self.shown_target();
+        // A line chart of other settings than the tab's is not drawn as if it were its.
+        let drawn_chart = self.shown_lab.as_ref().map(|(k, _)| k.1);
+        let lines = drawn
+            .as_ref()
+            .filter(|_| drawn_chart == Some(Some(self.lower)));
+        match self.lower {
+            ContextChart::Survey => survey_ui(ui, height),
+            ContextChart::Alibi => alibi_ui(ui, &mut self.alibi, model.trained, target),
+            ContextChart::Decay => match lines {
+                Some((results, _, key)) => decay_ui(ui, &results.lines, &key.model, height),
+                None => {
+                    ui.spinner();
+                }
+            },
+            ContextChart::Score => match lines {
+                Some((results, _, key)) => match &results.fit {
+                    Some(Ok(fit)) => {
+                        fitted_score_ui(ui, fit, &results.lines, &key.model, key.target, height)
+                    }
+                    Some(Err(reason)) => {
+                        ui.label(reason);
+                    }
+                    None => {
+                        ui.spinner();
+                    }
+                },
+                None => {
+                    ui.spinner();
+                }
+            },
+        }
+    }
+
     /// Asks a worker for the charts of the settings now, and takes what has arrived: the
     /// charts to draw (the last arrived, perhaps of earlier settings) and whether they are the
     /// settings' own.
@@ -798,58 +854,7 @@ impl View for ContextView {
             },
         );
         ui.scope_builder(egui::UiBuilder::new().max_rect(survey_rect), |ui| {
-            // Wrapped: in a narrow column the tabs take two rows rather than widen the column
-            // over the table beside it.
-            ui.horizontal_wrapped(|ui| {
-                let choices = [
-                    (ContextChart::Score, "Attention score", "The score q·k of a query and key at distance s is a(s) = Re Σ h_j exp(i s θ_j). Here the weights h_j are fitted to random values at distances in [0, L) (the worst case of Chen et al.'s Position Interpolation paper), then evaluated under each method up to L': extrapolated, nothing holds them; interpolated, every distance maps back into [0, L). Methods that change some frequencies and not others change the score even within L."),
-                    (ContextChart::Decay, "Long-term decay", "RoFormer's bound on |q·k| against distance under each method's frequencies, times the attention factor squared"),
-                    (ContextChart::Alibi, "ALiBi at L'", "An ALiBi model trained on L positions run at L': what its last query attends to with equal content scores, with the trained slopes and with every slope times L/L' (Al-Khateeb et al.'s slope scaling)"),
-                    (ContextChart::Survey, "ViT accuracy", "The survey's ImageNet-100 top-1 accuracy of four ViTs trained at 224 px, tested from 96 to 512 px"),
-                ];
-                for (chart, label, tip) in choices {
-                    ui.selectable_value(&mut self.lower, chart, label).on_hover_text(tip);
-                }
-            });
-            let height = ui.available_height();
-            let model = self.model();
-            let target = self.shown_target();
-            // A line chart of other settings than the tab's is not drawn as if it were its.
-            let drawn_chart = self.shown_lab.as_ref().map(|(k, _)| k.1);
-            let lines = drawn
-                .as_ref()
-                .filter(|_| drawn_chart == Some(Some(self.lower)));
-            match self.lower {
-                ContextChart::Survey => survey_ui(ui, height),
-                ContextChart::Alibi => alibi_ui(ui, &mut self.alibi, model.trained, target),
-                ContextChart::Decay => match lines {
-                    Some((results, _, key)) => decay_ui(ui, &results.lines, &key.model, height),
-                    None => {
-                        ui.spinner();
-                    }
-                },
-                ContextChart::Score => match lines {
-                    Some((results, _, key)) => match &results.fit {
-                        Some(Ok(fit)) => fitted_score_ui(
-                            ui,
-                            fit,
-                            &results.lines,
-                            &key.model,
-                            key.target,
-                            height,
-                        ),
-                        Some(Err(reason)) => {
-                            ui.label(reason);
-                        }
-                        None => {
-                            ui.spinner();
-                        }
-                    },
-                    None => {
-                        ui.spinner();
-                    }
-                },
-            }
+            self.lower_chart_ui(ui, drawn.as_ref())
         });
         ui.scope_builder(egui::UiBuilder::new().max_rect(summary_rect), |ui| {
             if let Some((results, _, key)) = &drawn {
