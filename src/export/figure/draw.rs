@@ -8,7 +8,10 @@ use svg::node::element::{
     Circle, ClipPath, Definitions, Group, Image, Line, Polyline, Rectangle, Text,
 };
 
-use super::{Axis, ColorBar, Content, Figure, Panel, SeriesStyle};
+use super::{
+    Axis, ColorBar, Content, Figure, Panel, ProjectedDot, ProjectedLabel, ProjectedLine,
+    SeriesStyle,
+};
 
 const FONT: &str = "sans-serif";
 const TEXT_COLOR: &str = "#222222";
@@ -256,6 +259,120 @@ pub fn trim_to_square_panels(figure: &mut Figure) {
     figure.height = figure.height.min(needed);
 }
 
+/// A panel's x axis: ticks and their numbers, its name, and (for curves) grid lines.
+fn x_axis(
+    index: usize,
+    panel: &Panel,
+    plot: Area,
+    x_scale: &Scale,
+    (tick_size, bottom): (f64, f64),
+    is_heatmap: bool,
+) -> Group {
+    let mut axis = Group::new().set("id", format!("axis-x-{index}"));
+    for tick in ticks(panel.x.min, panel.x.max, (plot.w / 80.0).max(2.0) as usize) {
+        let x = x_scale.px(tick);
+        if !is_heatmap {
+            axis = axis.add(vertical_line(x, plot, GRID_COLOR));
+        }
+        axis = axis
+            .add(
+                Line::new()
+                    .set("x1", x)
+                    .set("x2", x)
+                    .set("y1", plot.y + plot.h)
+                    .set("y2", plot.y + plot.h + 4.0)
+                    .set("stroke", TEXT_COLOR),
+            )
+            .add(text(
+                x,
+                plot.y + plot.h + 6.0 + tick_size,
+                tick_size,
+                "middle",
+                tick_text(tick, panel.x.log10),
+            ));
+    }
+    axis = axis.add(text(
+        plot.x + plot.w / 2.0,
+        plot.y + plot.h + bottom - 6.0,
+        tick_size + 1.0,
+        "middle",
+        panel.x.label.clone(),
+    ));
+    axis
+}
+
+/// A panel's y axis: ticks and their numbers, its name turned upright, and (for curves) grid
+/// lines.
+fn y_axis(
+    index: usize,
+    panel: &Panel,
+    (cell, plot): (Area, Area),
+    y_scale: &Scale,
+    tick_size: f64,
+    is_heatmap: bool,
+) -> Group {
+    let mut axis = Group::new().set("id", format!("axis-y-{index}"));
+    for tick in ticks(panel.y.min, panel.y.max, (plot.h / 60.0).max(2.0) as usize) {
+        let y = y_scale.px(tick);
+        if !is_heatmap {
+            axis = axis.add(
+                Line::new()
+                    .set("x1", plot.x)
+                    .set("x2", plot.x + plot.w)
+                    .set("y1", y)
+                    .set("y2", y)
+                    .set("stroke", GRID_COLOR),
+            );
+        }
+        axis = axis
+            .add(
+                Line::new()
+                    .set("x1", plot.x - 4.0)
+                    .set("x2", plot.x)
+                    .set("y1", y)
+                    .set("y2", y)
+                    .set("stroke", TEXT_COLOR),
+            )
+            .add(text(
+                plot.x - 6.0,
+                y + tick_size * 0.35,
+                tick_size,
+                "end",
+                tick_text(tick, panel.y.log10),
+            ));
+    }
+    let (lx, ly) = (cell.x + tick_size, plot.y + plot.h / 2.0);
+    axis = axis.add(
+        text(lx, ly, tick_size + 1.0, "middle", panel.y.label.clone())
+            .set("transform", format!("rotate(-90 {lx} {ly})")),
+    );
+    axis
+}
+
+/// Where a panel's data is drawn in its `cell`, `left` and `bottom` kept for the axes: the
+/// whole of what remains, or (with equal aspect) the largest part of it the data's ratio fits.
+fn plot_area(panel: &Panel, cell: Area, left: f64, bottom: f64) -> Area {
+    let mut plot = Area {
+        x: cell.x + left,
+        y: cell.y + PANEL_TITLE_HEIGHT,
+        w: (cell.w - left - PLOT_RIGHT_MARGIN).max(4.0),
+        h: (cell.h - PANEL_TITLE_HEIGHT - bottom).max(4.0),
+    };
+    let data_ratio = (panel.x.max - panel.x.min).abs() / (panel.y.max - panel.y.min).abs();
+    if panel.equal_aspect && data_ratio.is_finite() && data_ratio > 0.0 {
+        if plot.w / plot.h > data_ratio {
+            let w = plot.h * data_ratio;
+            plot.x += (plot.w - w) / 2.0;
+            plot.w = w;
+        } else {
+            let h = plot.w / data_ratio;
+            plot.y += (plot.h - h) / 2.0;
+            plot.h = h;
+        }
+    }
+    plot
+}
+
 fn panel_group(
     index: usize,
     panel: &Panel,
@@ -288,24 +405,7 @@ fn panel_group(
     } else {
         44.0
     };
-    let mut plot = Area {
-        x: cell.x + left,
-        y: cell.y + PANEL_TITLE_HEIGHT,
-        w: (cell.w - left - PLOT_RIGHT_MARGIN).max(4.0),
-        h: (cell.h - PANEL_TITLE_HEIGHT - bottom).max(4.0),
-    };
-    let data_ratio = (panel.x.max - panel.x.min).abs() / (panel.y.max - panel.y.min).abs();
-    if panel.equal_aspect && data_ratio.is_finite() && data_ratio > 0.0 {
-        if plot.w / plot.h > data_ratio {
-            let w = plot.h * data_ratio;
-            plot.x += (plot.w - w) / 2.0;
-            plot.w = w;
-        } else {
-            let h = plot.w / data_ratio;
-            plot.y += (plot.h - h) / 2.0;
-            plot.h = h;
-        }
-    }
+    let plot = plot_area(panel, cell, left, bottom);
     let clip_id = format!("clip-{index}");
     let clip = ClipPath::new().set("id", clip_id.clone()).add(
         Rectangle::new()
@@ -327,75 +427,24 @@ fn panel_group(
     // Grid lines and ticks.
     let is_heatmap = matches!(panel.content, Content::Heatmap { .. } | Content::Board(_));
     if !panel.x.hidden {
-        let mut axis = Group::new().set("id", format!("axis-x-{index}"));
-        for tick in ticks(panel.x.min, panel.x.max, (plot.w / 80.0).max(2.0) as usize) {
-            let x = x_scale.px(tick);
-            if !is_heatmap {
-                axis = axis.add(vertical_line(x, plot, GRID_COLOR));
-            }
-            axis = axis
-                .add(
-                    Line::new()
-                        .set("x1", x)
-                        .set("x2", x)
-                        .set("y1", plot.y + plot.h)
-                        .set("y2", plot.y + plot.h + 4.0)
-                        .set("stroke", TEXT_COLOR),
-                )
-                .add(text(
-                    x,
-                    plot.y + plot.h + 6.0 + tick_size,
-                    tick_size,
-                    "middle",
-                    tick_text(tick, panel.x.log10),
-                ));
-        }
-        axis = axis.add(text(
-            plot.x + plot.w / 2.0,
-            plot.y + plot.h + bottom - 6.0,
-            tick_size + 1.0,
-            "middle",
-            panel.x.label.clone(),
+        group = group.add(x_axis(
+            index,
+            panel,
+            plot,
+            &x_scale,
+            (tick_size, bottom),
+            is_heatmap,
         ));
-        group = group.add(axis);
     }
     if !panel.y.hidden {
-        let mut axis = Group::new().set("id", format!("axis-y-{index}"));
-        for tick in ticks(panel.y.min, panel.y.max, (plot.h / 60.0).max(2.0) as usize) {
-            let y = y_scale.px(tick);
-            if !is_heatmap {
-                axis = axis.add(
-                    Line::new()
-                        .set("x1", plot.x)
-                        .set("x2", plot.x + plot.w)
-                        .set("y1", y)
-                        .set("y2", y)
-                        .set("stroke", GRID_COLOR),
-                );
-            }
-            axis = axis
-                .add(
-                    Line::new()
-                        .set("x1", plot.x - 4.0)
-                        .set("x2", plot.x)
-                        .set("y1", y)
-                        .set("y2", y)
-                        .set("stroke", TEXT_COLOR),
-                )
-                .add(text(
-                    plot.x - 6.0,
-                    y + tick_size * 0.35,
-                    tick_size,
-                    "end",
-                    tick_text(tick, panel.y.log10),
-                ));
-        }
-        let (lx, ly) = (cell.x + tick_size, plot.y + plot.h / 2.0);
-        axis = axis.add(
-            text(lx, ly, tick_size + 1.0, "middle", panel.y.label.clone())
-                .set("transform", format!("rotate(-90 {lx} {ly})")),
-        );
-        group = group.add(axis);
+        group = group.add(y_axis(
+            index,
+            panel,
+            (cell, plot),
+            &y_scale,
+            tick_size,
+            is_heatmap,
+        ));
     }
 
     let mut content = Group::new()
@@ -411,39 +460,16 @@ fn panel_group(
             outlined,
             overlay,
         } => {
-            let colorbar = colorbar.cloned().unwrap_or(ColorBar {
-                colormap: crate::colormap::Colormap::Viridis,
-                min: 0.0,
-                max: 1.0,
-                label: String::new(),
-            });
-            // Cells of at least 3 units a side stay crisp; smaller ones are smoothed, since
-            // a nearest-neighbour scale by a ratio such as 133/128 would make some cells one
-            // pixel wide and others two: stripes that are not in the table.
-            let crisp = plot.w / *cols as f64 >= CRISP_CELL && plot.h / *rows as f64 >= CRISP_CELL;
-            content = content.add(
-                heatmap_image(values, *rows, *cols, &colorbar, crisp)
-                    .set("id", format!("heatmap-{index}"))
-                    .set("x", plot.x)
-                    .set("y", plot.y)
-                    .set("width", plot.w)
-                    .set("height", plot.h),
+            content = heatmap_content(
+                content,
+                index,
+                (plot, &x_scale, &y_scale),
+                (values, *rows, *cols),
+                outlined,
+                overlay,
+                colorbar,
             );
-            let (cell_w, cell_h) = (plot.w / *cols as f64, plot.h / *rows as f64);
-            for &(row, col) in outlined {
-                content = content.add(
-                    Rectangle::new()
-                        .set("x", plot.x + col as f64 * cell_w)
-                        .set("y", plot.y + row as f64 * cell_h)
-                        .set("width", cell_w)
-                        .set("height", cell_h)
-                        .set("fill", "none")
-                        .set("stroke", "#ffffff")
-                        .set("stroke-width", 2.0),
-                );
-            }
             if !overlay.is_empty() {
-                content = content.add(series_group(overlay, index, &x_scale, &y_scale, plot));
                 on_top = Some(legend(overlay, plot));
             }
         }
@@ -460,55 +486,7 @@ fn panel_group(
             dots,
             labels,
         } => {
-            let at = |p: [f64; 2]| (plot.x + p[0] * plot.w, plot.y + p[1] * plot.h);
-            content = content.add(
-                Rectangle::new()
-                    .set("x", plot.x)
-                    .set("y", plot.y)
-                    .set("width", plot.w)
-                    .set("height", plot.h)
-                    .set("fill", "#ffffff"),
-            );
-            for (k, line) in lines.iter().enumerate() {
-                let points: Vec<String> = line
-                    .points
-                    .iter()
-                    .map(|&p| {
-                        let (x, y) = at(p);
-                        format!("{x:.2},{y:.2}")
-                    })
-                    .collect();
-                content = content.add(
-                    Polyline::new()
-                        .set("id", format!("line-{index}-{k}"))
-                        .set("points", points.join(" "))
-                        .set("fill", "none")
-                        .set("stroke", hex(line.color))
-                        .set("stroke-width", line.width)
-                        .set("stroke-linejoin", "round"),
-                );
-            }
-            for dot in dots {
-                let (x, y) = at(dot.at);
-                let circle = Circle::new().set("cx", x).set("cy", y).set("r", 4.5);
-                content = content.add(if dot.ring {
-                    circle
-                        .set("fill", "#ffffff")
-                        .set("stroke", "#222222")
-                        .set("stroke-width", 1.5)
-                } else {
-                    circle
-                        .set("fill", hex(dot.color))
-                        .set("stroke", "#222222")
-                        .set("stroke-width", 1.0)
-                });
-            }
-            for label in labels {
-                let (x, y) = at(label.at);
-                content = content.add(
-                    text(x, y, tick_size, "end", label.text.clone()).set("fill", hex(label.color)),
-                );
-            }
+            content = projected_content(content, index, plot, (lines, dots, labels), tick_size);
         }
     }
     if let Some(own) = own_colorbar {
@@ -535,6 +513,113 @@ fn panel_group(
         group = group.add(legend);
     }
     (group, clip)
+}
+
+/// A heatmap's cells in the plot area (crisp where they are large enough), the cells it
+/// outlines, and the lines drawn over it.
+fn heatmap_content(
+    mut content: Group,
+    index: usize,
+    (plot, x_scale, y_scale): (Area, &Scale, &Scale),
+    (values, rows, cols): (&[f64], usize, usize),
+    outlined: &[(usize, usize)],
+    overlay: &[super::Series],
+    colorbar: Option<&ColorBar>,
+) -> Group {
+    let colorbar = colorbar.cloned().unwrap_or(ColorBar {
+        colormap: crate::colormap::Colormap::Viridis,
+        min: 0.0,
+        max: 1.0,
+        label: String::new(),
+    });
+    // Cells of at least 3 units a side stay crisp; smaller ones are smoothed, since
+    // a nearest-neighbour scale by a ratio such as 133/128 would make some cells one
+    // pixel wide and others two: stripes that are not in the table.
+    let crisp = plot.w / cols as f64 >= CRISP_CELL && plot.h / rows as f64 >= CRISP_CELL;
+    content = content.add(
+        heatmap_image(values, rows, cols, &colorbar, crisp)
+            .set("id", format!("heatmap-{index}"))
+            .set("x", plot.x)
+            .set("y", plot.y)
+            .set("width", plot.w)
+            .set("height", plot.h),
+    );
+    let (cell_w, cell_h) = (plot.w / cols as f64, plot.h / rows as f64);
+    for &(row, col) in outlined {
+        content = content.add(
+            Rectangle::new()
+                .set("x", plot.x + col as f64 * cell_w)
+                .set("y", plot.y + row as f64 * cell_h)
+                .set("width", cell_w)
+                .set("height", cell_h)
+                .set("fill", "none")
+                .set("stroke", "#ffffff")
+                .set("stroke-width", 2.0),
+        );
+    }
+    if !overlay.is_empty() {
+        content = content.add(series_group(overlay, index, x_scale, y_scale, plot));
+    }
+    content
+}
+
+/// A projected 3D scene's lines, dots and labels, on white, in the plot area.
+fn projected_content(
+    mut content: Group,
+    index: usize,
+    plot: Area,
+    (lines, dots, labels): (&[ProjectedLine], &[ProjectedDot], &[ProjectedLabel]),
+    tick_size: f64,
+) -> Group {
+    let at = |p: [f64; 2]| (plot.x + p[0] * plot.w, plot.y + p[1] * plot.h);
+    content = content.add(
+        Rectangle::new()
+            .set("x", plot.x)
+            .set("y", plot.y)
+            .set("width", plot.w)
+            .set("height", plot.h)
+            .set("fill", "#ffffff"),
+    );
+    for (k, line) in lines.iter().enumerate() {
+        let points: Vec<String> = line
+            .points
+            .iter()
+            .map(|&p| {
+                let (x, y) = at(p);
+                format!("{x:.2},{y:.2}")
+            })
+            .collect();
+        content = content.add(
+            Polyline::new()
+                .set("id", format!("line-{index}-{k}"))
+                .set("points", points.join(" "))
+                .set("fill", "none")
+                .set("stroke", hex(line.color))
+                .set("stroke-width", line.width)
+                .set("stroke-linejoin", "round"),
+        );
+    }
+    for dot in dots {
+        let (x, y) = at(dot.at);
+        let circle = Circle::new().set("cx", x).set("cy", y).set("r", 4.5);
+        content = content.add(if dot.ring {
+            circle
+                .set("fill", "#ffffff")
+                .set("stroke", "#222222")
+                .set("stroke-width", 1.5)
+        } else {
+            circle
+                .set("fill", hex(dot.color))
+                .set("stroke", "#222222")
+                .set("stroke-width", 1.0)
+        });
+    }
+    for label in labels {
+        let (x, y) = at(label.at);
+        content = content
+            .add(text(x, y, tick_size, "end", label.text.clone()).set("fill", hex(label.color)));
+    }
+    content
 }
 
 fn vertical_line(x: f64, plot: Area, color: &str) -> Line {
