@@ -124,6 +124,72 @@ struct Targets {
     blit_bind_group: wgpu::BindGroup,
 }
 
+/// The copy of the offscreen picture into egui's pass: its bind group layout (the picture
+/// and its sampler) and its pipeline, writing `target_format`.
+fn blit_pipeline(
+    device: &wgpu::Device,
+    target_format: wgpu::TextureFormat,
+) -> (wgpu::BindGroupLayout, wgpu::RenderPipeline) {
+    let blit_shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("blit.wgsl"),
+        source: wgpu::ShaderSource::Wgsl(crate::engine::gpu::shaders::BLIT.source.into()),
+    });
+    let blit_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("corkscrew picture"),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                count: None,
+            },
+        ],
+    });
+    let blit_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("corkscrew picture"),
+        bind_group_layouts: &[Some(&blit_layout)],
+        immediate_size: 0,
+    });
+    // egui's pass has one sample and no depth buffer (eframe's and kittest's defaults,
+    // which the app keeps).
+    let blit_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("corkscrew picture into egui"),
+        layout: Some(&blit_pipeline_layout),
+        vertex: wgpu::VertexState {
+            module: &blit_shader,
+            entry_point: Some("vs_blit"),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: Default::default(),
+        depth_stencil: None,
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &blit_shader,
+            entry_point: Some(if target_format.is_srgb() {
+                "fs_blit_to_srgb"
+            } else {
+                "fs_blit"
+            }),
+            compilation_options: Default::default(),
+            targets: &[Some(target_format.into())],
+        }),
+        multiview_mask: None,
+        cache: None,
+    });
+    (blit_layout, blit_pipeline)
+}
+
 impl CanvasRenderer {
     /// Makes the pipelines; `target_format` is egui's, which the copy writes to.
     pub fn new(
@@ -145,10 +211,6 @@ impl CanvasRenderer {
         let scene_shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("corkscrew.wgsl"),
             source: wgpu::ShaderSource::Wgsl(crate::engine::gpu::shaders::CORKSCREW.source.into()),
-        });
-        let blit_shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("blit.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(crate::engine::gpu::shaders::BLIT.source.into()),
         });
         let uniform_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("corkscrew scene"),
@@ -248,59 +310,7 @@ impl CanvasRenderer {
             marker_layout,
         );
 
-        let blit_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("corkscrew picture"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                    count: None,
-                },
-            ],
-        });
-        let blit_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("corkscrew picture"),
-            bind_group_layouts: &[Some(&blit_layout)],
-            immediate_size: 0,
-        });
-        // egui's pass has one sample and no depth buffer (eframe's and kittest's defaults,
-        // which the app keeps).
-        let blit_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("corkscrew picture into egui"),
-            layout: Some(&blit_pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &blit_shader,
-                entry_point: Some("vs_blit"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: Default::default(),
-            depth_stencil: None,
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &blit_shader,
-                entry_point: Some(if target_format.is_srgb() {
-                    "fs_blit_to_srgb"
-                } else {
-                    "fs_blit"
-                }),
-                compilation_options: Default::default(),
-                targets: &[Some(target_format.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let (blit_layout, blit_pipeline) = blit_pipeline(device, target_format);
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("corkscrew picture"),
             ..Default::default()

@@ -11,6 +11,43 @@ pub enum VisionPanels {
     Learned(LearnedMaps),
 }
 
+/// The MAE table's maps (resampled, made for the grid, their difference), each with its
+/// grid, query and title, after a line that says how far they differ.
+fn mae_maps_ui(
+    ui: &mut egui::Ui,
+    maps: &VisionMaps,
+    grid: GridParams,
+    q: usize,
+    (t, side): (usize, usize),
+) -> Vec<(ndarray::Array2<f64>, GridParams, usize, String)> {
+    let (qx, qy) = grid.patch_xy(q);
+    let difference = &maps.resampled - &maps.direct;
+    let largest = difference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    ui.add(egui::Label::new(format!(
+        "Query patch ({qx}, {qy}) of {side} x {side}: the resampled table's similarities differ from those of the table made for this grid by up to {largest:.4}. Click a patch to move the query."
+    )).wrap());
+    vec![
+        (
+            maps.resampled.clone(),
+            grid,
+            q,
+            format!("MAE table made at {t} x {t}, resampled"),
+        ),
+        (
+            maps.direct.clone(),
+            grid,
+            q,
+            format!("MAE table made at {side} x {side}"),
+        ),
+        (
+            difference,
+            grid,
+            q,
+            "difference (resampled - made)".to_owned(),
+        ),
+    ]
+}
+
 /// A learned position table the user opened, and the file it came from.
 pub struct OpenedTable {
     pub path: std::path::PathBuf,
@@ -244,15 +281,10 @@ impl ContextView {
         }
     }
 
-    pub(super) fn vision_ui(
-        &mut self,
-        ui: &mut egui::Ui,
-        colormap: crate::colormap::Colormap,
-        engine: &crate::ui::engine::AppEngine,
-        status: &mut crate::ui::status::Status,
-    ) {
+    /// The vision half's settings: the grids, the table's width, the interpolation, and the
+    /// 2D ALiBi model.
+    fn vision_controls_ui(&mut self, ui: &mut egui::Ui) {
         use crate::encoding::resample::ResampleMode;
-        self.table_source_ui(ui);
         let learned = self.learned_in_use().map(|o| o.table.side);
         let v = &mut self.vision;
         ui.horizontal_wrapped(|ui| {
@@ -303,6 +335,17 @@ impl ContextView {
                 .text("head"),
             );
         });
+    }
+
+    pub(super) fn vision_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        colormap: crate::colormap::Colormap,
+        engine: &crate::ui::engine::AppEngine,
+        status: &mut crate::ui::status::Status,
+    ) {
+        self.table_source_ui(ui);
+        self.vision_controls_ui(ui);
         let side = self.vision.target_side;
         self.vision.query = self.vision.query.min(side * side - 1);
         let grid = self.vision.target_grid();
@@ -325,35 +368,13 @@ impl ContextView {
         let encodings = figure.encoding_maps();
         // The first maps: their values, grid, query and title.
         let firsts: Vec<(ndarray::Array2<f64>, GridParams, usize, String)> = match &panels {
-            VisionPanels::Mae(maps) => {
-                let difference = &maps.resampled - &maps.direct;
-                let largest = difference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                ui.add(egui::Label::new(format!(
-                    "Query patch ({qx}, {qy}) of {side} x {side}: the resampled table's similarities differ from those of the table made for this grid by up to {largest:.4}. Click a patch to move the query."
-                )).wrap());
-                let q = self.vision.query;
-                let t = self.vision.train_side;
-                vec![
-                    (
-                        maps.resampled.clone(),
-                        grid,
-                        q,
-                        format!("MAE table made at {t} x {t}, resampled"),
-                    ),
-                    (
-                        maps.direct.clone(),
-                        grid,
-                        q,
-                        format!("MAE table made at {side} x {side}"),
-                    ),
-                    (
-                        difference,
-                        grid,
-                        q,
-                        "difference (resampled - made)".to_owned(),
-                    ),
-                ]
-            }
+            VisionPanels::Mae(maps) => mae_maps_ui(
+                ui,
+                maps,
+                grid,
+                self.vision.query,
+                (self.vision.train_side, side),
+            ),
             VisionPanels::Learned(maps) => {
                 let t = figure.params.train_side;
                 let (tx, ty) = maps.trained_query;
