@@ -32,6 +32,94 @@ const READBACK_SLOTS: usize = 3;
 /// (a submission, a map) are small beside its kernel (32 MiB).
 const READBACK_TILE_WORDS: u64 = 8 << 20;
 
+/// How a window is cut into tiles.
+struct Tiling {
+    shader: super::shaders::ShaderSource,
+    entry: &'static str,
+    /// The cells one workgroup computes along columns and rows.
+    group: [u32; 2],
+    cols_per_tile: usize,
+    tile_words: usize,
+    tiles: Vec<TilePlace>,
+}
+
+/// The tiles of `window` for `plan`: as wide as a dispatch and one binding of `max_words`
+/// allow (narrower when `read_back`, so that tiles stream), four columns an invocation where
+/// the plan has a wide kernel and the window's columns line up.
+fn tiling(
+    plan: &Plan,
+    spec: &TableSpec,
+    window: &Window,
+    max_words: u64,
+    read_back: bool,
+) -> Tiling {
+    let (heads, rows, cols) = (window.heads.len(), window.rows.len(), window.cols.len());
+    let [group_x, group_y] = plan.workgroup;
+    let tile_cap = if read_back {
+        max_words.min(READBACK_TILE_WORDS)
+    } else {
+        max_words
+    };
+    let cols_per_tile = |group_x: u32| {
+        cols.min((WORKGROUPS_PER_DIMENSION * u64::from(group_x)) as usize)
+            .min(tile_cap as usize)
+    };
+    // Four columns an invocation where the window allows (see `Plan::wide`), in tiles
+    // whose rows stay a multiple of 4 long.
+    let wide = plan
+        .wide
+        .filter(|_| {
+            window.cols.step == 1 && window.cols.start.is_multiple_of(4) && cols.is_multiple_of(4)
+        })
+        .map(|wide| (wide, cols_per_tile(4 * group_x) / 4 * 4))
+        .filter(|&(_, per_tile)| per_tile >= 4);
+    let (shader, entry, group_x, cols_per_tile) = match wide {
+        Some(((shader, entry), per_tile)) => (shader, entry, 4 * group_x, per_tile),
+        None => (plan.shader, plan.entry, group_x, cols_per_tile(group_x)),
+    };
+    let input_width = match spec {
+        TableSpec::RopeApply { input, .. } => input.ncols(),
+        _ => 0,
+    };
+    let row_words = cols_per_tile.max(input_width).max(1) as u64;
+    let rows_per_tile = if read_back && cols_per_tile < cols {
+        // Rows split into parts: one part a tile, so that tiles follow each other in
+        // C order.
+        1
+    } else {
+        rows.min((tile_cap / row_words).max(1) as usize)
+            .min((WORKGROUPS_PER_DIMENSION * u64::from(group_y)) as usize)
+    };
+    let heads_per_tile = if rows_per_tile < rows {
+        1
+    } else {
+        heads
+            .min((tile_cap / (rows as u64 * cols_per_tile as u64)).max(1) as usize)
+            .min(WORKGROUPS_PER_DIMENSION as usize)
+    };
+    let tile_words = heads_per_tile * rows_per_tile * cols_per_tile;
+    let mut tiles = Vec::new();
+    for h0 in (0..heads).step_by(heads_per_tile) {
+        for r0 in (0..rows).step_by(rows_per_tile) {
+            for c0 in (0..cols).step_by(cols_per_tile) {
+                tiles.push(TilePlace {
+                    heads: (h0, heads_per_tile.min(heads - h0)),
+                    rows: (r0, rows_per_tile.min(rows - r0)),
+                    cols: (c0, cols_per_tile.min(cols - c0)),
+                });
+            }
+        }
+    }
+    Tiling {
+        shader,
+        entry,
+        group: [group_x, group_y],
+        cols_per_tile,
+        tile_words,
+        tiles,
+    }
+}
+
 impl GpuEngine {
     /// Runs the plan's kernel over the window tile by tile, and says how long its kernels
     /// took (for [`Sink::Discard`]; zero for the others, which do not wait to time them).
@@ -58,70 +146,25 @@ impl GpuEngine {
             _ => (None, 0),
         };
         let whole_input = self.whole_input(spec, max_words)?;
-        let (heads, rows, cols) = (window.heads.len(), window.rows.len(), window.cols.len());
-        let [group_x, group_y] = plan.workgroup;
-        let read_back = matches!(sink, Sink::ReadBack(_));
-        let tile_cap = if read_back {
-            max_words.min(READBACK_TILE_WORDS)
-        } else {
-            max_words
-        };
-        let cols_per_tile = |group_x: u32| {
-            cols.min((WORKGROUPS_PER_DIMENSION * u64::from(group_x)) as usize)
-                .min(tile_cap as usize)
-        };
-        // Four columns an invocation where the window allows (see `Plan::wide`), in tiles
-        // whose rows stay a multiple of 4 long.
-        let wide = plan
-            .wide
-            .filter(|_| {
-                window.cols.step == 1
-                    && window.cols.start.is_multiple_of(4)
-                    && cols.is_multiple_of(4)
-            })
-            .map(|wide| (wide, cols_per_tile(4 * group_x) / 4 * 4))
-            .filter(|&(_, per_tile)| per_tile >= 4);
-        let (shader, entry, group_x, cols_per_tile) = match wide {
-            Some(((shader, entry), per_tile)) => (shader, entry, 4 * group_x, per_tile),
-            None => (plan.shader, plan.entry, group_x, cols_per_tile(group_x)),
-        };
-        let input_width = match spec {
-            TableSpec::RopeApply { input, .. } => input.ncols(),
-            _ => 0,
-        };
-        let row_words = cols_per_tile.max(input_width).max(1) as u64;
-        let rows_per_tile = if read_back && cols_per_tile < cols {
-            // Rows split into parts: one part a tile, so that tiles follow each other in
-            // C order.
-            1
-        } else {
-            rows.min((tile_cap / row_words).max(1) as usize)
-                .min((WORKGROUPS_PER_DIMENSION * u64::from(group_y)) as usize)
-        };
-        let heads_per_tile = if rows_per_tile < rows {
-            1
-        } else {
-            heads
-                .min((tile_cap / (rows as u64 * cols_per_tile as u64)).max(1) as usize)
-                .min(WORKGROUPS_PER_DIMENSION as usize)
-        };
-        let tile_words = heads_per_tile * rows_per_tile * cols_per_tile;
+        let (rows, cols) = (window.rows.len(), window.cols.len());
+        let Tiling {
+            shader,
+            entry,
+            group: [group_x, group_y],
+            cols_per_tile,
+            tile_words,
+            tiles,
+        } = tiling(
+            plan,
+            spec,
+            window,
+            max_words,
+            matches!(sink, Sink::ReadBack(_)),
+        );
         if matches!(sink, Sink::Buffer(_)) && cols_per_tile < cols {
             return Err(readback_error(
                 "a window this wide cannot be written to one device buffer",
             ));
-        }
-        let mut tiles = Vec::new();
-        for h0 in (0..heads).step_by(heads_per_tile) {
-            for r0 in (0..rows).step_by(rows_per_tile) {
-                for c0 in (0..cols).step_by(cols_per_tile) {
-                    tiles.push(TilePlace {
-                        heads: (h0, heads_per_tile.min(heads - h0)),
-                        rows: (r0, rows_per_tile.min(rows - r0)),
-                        cols: (c0, cols_per_tile.min(cols - c0)),
-                    });
-                }
-            }
         }
         let pipeline = self.pipeline(shader, entry);
         // Each tile's bindings: its own parameters (tiles share a submission, so one buffer
@@ -182,33 +225,7 @@ impl GpuEngine {
         };
         match &mut sink {
             Sink::Discard => {
-                let output = tile_buffer("table tile", tile_words, wgpu::BufferUsages::STORAGE);
-                let bind_groups: Vec<_> = tiles.iter().map(|t| bind_tile(t, &output)).collect();
-                let queries = self.timestamps.then(|| TimestampQueries::new(&self.device));
-                let mut encoder = self.device.create_command_encoder(&Default::default());
-                {
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("table"),
-                        timestamp_writes: queries.as_ref().map(TimestampQueries::writes),
-                    });
-                    pass.set_pipeline(&pipeline);
-                    for (place, bind_group) in tiles.iter().zip(&bind_groups) {
-                        let [x, y, z] = workgroups(place);
-                        pass.set_bind_group(0, bind_group, &[]);
-                        pass.dispatch_workgroups(x, y, z);
-                    }
-                }
-                if let Some(queries) = &queries {
-                    queries.resolve(&mut encoder);
-                }
-                let submitted = web_time::Instant::now();
-                let index = self.queue.submit([encoder.finish()]);
-                self.wait_for(index)?;
-                let wall = submitted.elapsed();
-                match &queries {
-                    Some(queries) => queries.read(self),
-                    None => Ok(wall),
-                }
+                self.timed_tiles(&tiles, tile_words, &pipeline, &bind_tile, &workgroups)
             }
             Sink::Buffer(destination) => {
                 // A window that is one tile goes straight into the sink: a tile buffer of its
@@ -256,6 +273,50 @@ impl GpuEngine {
                 )?;
                 Ok(std::time::Duration::ZERO)
             }
+        }
+    }
+
+    /// The tiles computed into one discarded buffer in one pass, for `poslab bench`: the
+    /// time the device took (by its timestamps where it has them).
+    fn timed_tiles(
+        &self,
+        tiles: &[TilePlace],
+        tile_words: usize,
+        pipeline: &wgpu::ComputePipeline,
+        bind_tile: &dyn Fn(&TilePlace, &wgpu::Buffer) -> wgpu::BindGroup,
+        workgroups: &dyn Fn(&TilePlace) -> [u32; 3],
+    ) -> Result<std::time::Duration, EngineError> {
+        let output = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("table tile"),
+            size: (tile_words * 4) as u64,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let bind_groups: Vec<_> = tiles.iter().map(|t| bind_tile(t, &output)).collect();
+        let queries = self.timestamps.then(|| TimestampQueries::new(&self.device));
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("table"),
+                timestamp_writes: queries.as_ref().map(TimestampQueries::writes),
+            });
+            pass.set_pipeline(pipeline);
+            for (place, bind_group) in tiles.iter().zip(&bind_groups) {
+                let [x, y, z] = workgroups(place);
+                pass.set_bind_group(0, bind_group, &[]);
+                pass.dispatch_workgroups(x, y, z);
+            }
+        }
+        if let Some(queries) = &queries {
+            queries.resolve(&mut encoder);
+        }
+        let submitted = web_time::Instant::now();
+        let index = self.queue.submit([encoder.finish()]);
+        self.wait_for(index)?;
+        let wall = submitted.elapsed();
+        match &queries {
+            Some(queries) => queries.read(self),
+            None => Ok(wall),
         }
     }
 
