@@ -131,117 +131,125 @@ pub(super) fn probe_rows(rows: usize) -> Option<Vec<usize>> {
     })
 }
 
-/// Readings of inverse frequencies `values` (as loaded, or read off a table made from them):
-/// plain with any base, linear, Llama 3 or YaRN scaling; each is checked on `target`.
-pub(super) fn scaled_frequencies(
-    search: &mut Search,
-    values: &[f64],
-    target: &FrequencyTarget<'_>,
-) {
-    let n = values.len();
-    let rotary = 2 * n;
-    if n < 2 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
-        return;
-    }
-    let table = &target.table;
-    let tolerance = target.tolerance;
-    let label = &target.label;
-    // A rounded parameter (base 10000 for a fitted 9999.8) must fit as well as the file's
-    // precision allows, whatever the tolerance: a loose one would otherwise round 52664 to
-    // 52700. Frequencies compared relative to each value are held to the relative part.
-    let strict = if tolerance.abs == 0.0 {
-        Tolerance {
-            abs: 0.0,
-            rel: tolerance.rel.min(search.strict.rel.max(search.strict.abs)),
-        }
-    } else {
-        Tolerance {
-            abs: tolerance.abs.min(search.strict.abs),
-            rel: tolerance.rel.min(search.strict.rel),
-        }
-    };
-    let mut tried: Vec<Candidate> = Vec::new();
-    // Whether any hypothesis matched or fitted as a rounded miss (readable while `consider`
-    // holds `tried`): LongRoPE's free factors are tried only when nothing else explains the
-    // table.
-    let explained = std::cell::Cell::new(search.candidates.iter().any(|c| c.comparison.matches()));
-    // Rounded parameters that fit within a tolerance the user loosened but not to the file's
-    // precision: named in place of a fit that does no better (10000 and 16, not 9999.98 and
-    // 15.998), or, when nothing fits, as the roundest reading within the tolerance.
-    let mut round_misses: Vec<Candidate> = Vec::new();
-    let loosened = tolerance != strict;
-    let error_of = |c: &Comparison| {
-        if tolerance.abs == 0.0 {
+/// What the readings of one table of frequencies share: the table and its tolerances, and
+/// what has been tried.
+struct Readings<'t, 'a> {
+    target: &'t FrequencyTarget<'a>,
+    rotary: usize,
+    tolerance: Tolerance,
+    /// What a rounded parameter must fit to: the file's own precision.
+    strict: Tolerance,
+    /// Whether the user's tolerance is looser than the file's precision.
+    loosened: bool,
+    /// How far a float32 computation of a reading can miss the exact one.
+    float32_reach: f64,
+    all_rows: Vec<usize>,
+    /// The rows a long table's readings are first tried on, and the table's values there.
+    probe: Option<(Vec<usize>, ArrayD<f64>)>,
+    /// The reading a second search makes whole (`Search::whole_of`).
+    whole_of: Option<String>,
+    tried: Vec<Candidate>,
+    /// Rounded parameters that fit within a tolerance the user loosened but not to the
+    /// file's precision: named in place of a fit that does no better (10000 and 16, not
+    /// 9999.98 and 15.998), or, when nothing fits, as the roundest reading within the
+    /// tolerance.
+    round_misses: Vec<Candidate>,
+    /// Whether any hypothesis matched or fitted as a rounded miss: LongRoPE's free factors
+    /// are tried only when nothing else explains the table.
+    explained: bool,
+}
+
+impl Readings<'_, '_> {
+    fn error_of(&self, c: &Comparison) -> f64 {
+        if self.tolerance.abs == 0.0 {
             c.max_rel_error()
         } else {
             c.max_abs_error()
         }
-    };
-    let all_rows: Vec<usize> = (0..target.rows).collect();
-    let float32_reach = if tolerance.abs == 0.0 {
-        // Frequencies compared relative to each value.
-        FLOAT32_PROBE_MISS
-    } else {
-        let steps = 8.0 * target.rows as f64 * f64::from(f32::EPSILON);
-        crate::check::largest_magnitude(table) * FLOAT32_PROBE_MISS.max(steps)
-    };
-    let probe = probe_rows(target.rows).map(|rows| {
-        let table = table.select(ndarray::Axis(0), &rows);
-        (rows, table)
-    });
-    // The table of frequencies `theta` (exact, or torch's float32 ones with `torch`), tried on
-    // the probe rows first: the comparison, its reference and whether only the probe was made.
-    // The closest miss of a first search is made whole in a second (`Search::whole_of`).
-    let whole_of = search.whole_of.clone();
-    let evaluate = |theta: &[f64], attention: f64, torch: bool, needed: Tolerance, whole: bool| {
-        if let Some((rows, probe_table)) = probe.as_ref().filter(|_| !whole) {
-            let reference = (target.make)(theta, attention, rows, torch);
+    }
+
+    /// The table of frequencies `theta` (exact, or torch's float32 ones with `torch`), tried
+    /// on the probe rows first: the comparison, its reference and whether only the probe was
+    /// made. The closest miss of a first search is made whole in a second.
+    fn evaluate(
+        &self,
+        theta: &[f64],
+        attention: f64,
+        torch: bool,
+        needed: Tolerance,
+        whole: bool,
+    ) -> (ArrayD<f64>, Comparison, bool) {
+        if let Some((rows, probe_table)) = self.probe.as_ref().filter(|_| !whole) {
+            let reference = (self.target.make)(theta, attention, rows, torch);
             let comparison = compare(&reference, probe_table, needed);
             if !comparison.matches() {
                 return (reference, comparison, true);
             }
         }
-        let reference = (target.make)(theta, attention, &all_rows, torch);
-        let comparison = crate::check::compare_views(reference.view(), table.view(), needed);
+        let reference = (self.target.make)(theta, attention, &self.all_rows, torch);
+        let comparison =
+            crate::check::compare_views(reference.view(), self.target.table.view(), needed);
         (reference, comparison, false)
-    };
-    let mut consider_once = |description: String,
-                             freqs: &RopeFrequencies,
-                             base: f64,
-                             rounded: bool|
-     -> bool {
-        if freqs.validate(rotary, base).is_err() {
+    }
+
+    /// Tries a reading; whether it matched.
+    fn consider(
+        &mut self,
+        description: String,
+        freqs: &RopeFrequencies,
+        base: f64,
+        rounded: bool,
+    ) -> bool {
+        let matched = self.consider_once(description, freqs, base, rounded);
+        if matched {
+            self.explained = true;
+        }
+        matched
+    }
+
+    fn consider_once(
+        &mut self,
+        description: String,
+        freqs: &RopeFrequencies,
+        base: f64,
+        rounded: bool,
+    ) -> bool {
+        if freqs.validate(self.rotary, base).is_err() {
             return false;
         }
-        let needed = if rounded { strict } else { tolerance };
+        let needed = if rounded { self.strict } else { self.tolerance };
         let attention = freqs.attention_factor();
-        let whole = whole_of.as_deref() == Some(description.as_str());
-        let (reference, comparison, partial) = evaluate(
-            &freqs.inv_freq(rotary, base, target.rows),
+        let whole = self.whole_of.as_deref() == Some(description.as_str());
+        let (reference, comparison, partial) = self.evaluate(
+            &freqs.inv_freq(self.rotary, base, self.target.rows),
             attention,
             false,
             needed,
             whole,
         );
         if comparison.matches() {
-            let full = crate::check::compare_views(reference.view(), table.view(), tolerance);
+            let full = crate::check::compare_views(
+                reference.view(),
+                self.target.table.view(),
+                self.tolerance,
+            );
             // A fit whose error a rounded reading already matches (to twice it) is that
             // rounded reading.
-            let fitted_error = error_of(&full);
+            let fitted_error = self.error_of(&full);
             if let Some(k) = (!rounded)
                 .then(|| {
-                    round_misses
+                    self.round_misses
                         .iter()
-                        .position(|c| error_of(&c.comparison) <= 2.0 * fitted_error)
+                        .position(|c| self.error_of(&c.comparison) <= 2.0 * fitted_error)
                 })
                 .flatten()
             {
-                tried.push(round_misses.swap_remove(k));
+                self.tried.push(self.round_misses.swap_remove(k));
                 return true;
             }
-            tried.push(Candidate::new(
+            self.tried.push(Candidate::new(
                 description,
-                (target.orient)(reference),
+                (self.target.orient)(reference),
                 full,
                 false,
             ));
@@ -250,41 +258,101 @@ pub(super) fn scaled_frequencies(
         // Float32 arithmetic moves an angle by a few float32 steps of the largest position:
         // a table that misses by more than that (or than FLOAT32_PROBE_MISS of the file's
         // range) is no float32 reading of these parameters, and its readings are not tried.
-        let far = error_of(&comparison) > float32_reach;
-        if target.torch && !far {
+        if self.target.torch
+            && self.error_of(&comparison) <= self.float32_reach
+            && let Some(candidate) =
+                self.float32_reading(&description, freqs, base, attention, needed)
+        {
+            self.tried.push(candidate);
+            return true;
+        }
+        if rounded {
+            // Held to the tolerance, as every other reading is: within it, a rounded reading
+            // the user's loosened tolerance admits; outside it, a miss like any other (of
+            // misses as close as a fit, the rounded one is named).
+            let (reference, comparison, partial) = self.evaluate(
+                &freqs.inv_freq(self.rotary, base, self.target.rows),
+                attention,
+                false,
+                self.tolerance,
+                whole,
+            );
+            if !comparison.matches() {
+                self.tried.push(Candidate::new(
+                    description,
+                    (self.target.orient)(reference),
+                    comparison,
+                    partial,
+                ));
+            } else if self.loosened && !partial {
+                self.explained = true;
+                self.round_misses.push(Candidate::new(
+                    description,
+                    (self.target.orient)(reference),
+                    comparison,
+                    false,
+                ));
+            }
+            return false;
+        }
+        self.tried.push(Candidate::new(
+            description,
+            (self.target.orient)(reference),
+            comparison,
+            partial,
+        ));
+        false
+    }
+
+    /// The reading as PyTorch's float32 computes it (in any of the ways a CPU build forms its
+    /// frequencies), or from float32 frequencies another library's exp or pow formed
+    /// (searched on the probe rows, then confirmed on the whole table).
+    fn float32_reading(
+        &self,
+        description: &str,
+        freqs: &RopeFrequencies,
+        base: f64,
+        attention: f64,
+        needed: Tolerance,
+    ) -> Option<Candidate> {
+        {
             for mode in TorchMode::all() {
                 let theta: Vec<f64> = freqs
-                    .inv_freq_torch(rotary, base, target.rows, mode)
+                    .inv_freq_torch(self.rotary, base, self.target.rows, mode)
                     .into_iter()
                     .map(f64::from)
                     .collect();
                 let (reference, comparison, _) =
-                    evaluate(&theta, f64::from(attention as f32), true, needed, false);
+                    self.evaluate(&theta, f64::from(attention as f32), true, needed, false);
                 if comparison.matches() {
                     let form = match mode.form {
                         FreqForm::Pow => "pow",
                         FreqForm::Exp => "exp",
                     };
-                    let full =
-                        crate::check::compare_views(reference.view(), table.view(), tolerance);
-                    tried.push(Candidate::new(
-                            format!("{description}, as PyTorch computes it in float32 (--arith torch-f32 --freq-form {form})"),
-                            (target.orient)(reference),
-                            full,
-                            false,
-                        ));
-                    return true;
+                    let full = crate::check::compare_views(
+                        reference.view(),
+                        self.target.table.view(),
+                        self.tolerance,
+                    );
+                    return Some(Candidate::new(
+                        format!(
+                            "{description}, as PyTorch computes it in float32 (--arith torch-f32 --freq-form {form})"
+                        ),
+                        (self.target.orient)(reference),
+                        full,
+                        false,
+                    ));
                 }
             }
         }
         // Frequencies another library's exp or pow formed: searched on the probe rows, then
         // confirmed on the whole table.
-        if target.torch && !far {
-            let exact = freqs.inv_freq(rotary, base, target.rows);
+        {
+            let exact = freqs.inv_freq(self.rotary, base, self.target.rows);
             let centers: Vec<Vec<f64>> = std::iter::once(exact)
                 .chain(TorchMode::all().into_iter().map(|mode| {
                     freqs
-                        .inv_freq_torch(rotary, base, target.rows, mode)
+                        .inv_freq_torch(self.rotary, base, self.target.rows, mode)
                         .into_iter()
                         .map(f64::from)
                         .collect()
@@ -296,80 +364,155 @@ pub(super) fn scaled_frequencies(
                     centers.clone(),
                     loaded,
                     |scale| scale / 4096.0,
-                    |theta| Some((target.make)(&theta, attention, rows, true)),
+                    |theta| Some((self.target.make)(&theta, attention, rows, true)),
                 )
             };
-            let on_probe = match &probe {
+            let on_probe = match &self.probe {
                 Some((rows, probe_table)) => fit(rows, probe_table.view()).is_some(),
                 None => true,
             };
-            if let Some(reference) = on_probe.then(|| fit(&all_rows, table.view())).flatten() {
-                let full = crate::check::compare_views(reference.view(), table.view(), tolerance);
+            if let Some(reference) = on_probe
+                .then(|| fit(&self.all_rows, self.target.table.view()))
+                .flatten()
+            {
+                let full = crate::check::compare_views(
+                    reference.view(),
+                    self.target.table.view(),
+                    self.tolerance,
+                );
                 if full.matches() {
-                    tried.push(Candidate::new(
+                    return Some(Candidate::new(
                         format!(
                             "{description}, in float32 from float32 frequencies its library's \
                              exp or pow formed (each within {} ulp of PyTorch's or of the exact \
                              one)",
                             crate::check::verdict::OWN_FREQUENCY_ULPS
                         ),
-                        (target.orient)(reference),
+                        (self.target.orient)(reference),
                         full,
                         false,
                     ));
-                    return true;
                 }
             }
         }
-        if rounded {
-            // Held to the tolerance, as every other reading is: within it, a rounded reading
-            // the user's loosened tolerance admits; outside it, a miss like any other (of
-            // misses as close as a fit, the rounded one is named).
-            let (reference, comparison, partial) = evaluate(
-                &freqs.inv_freq(rotary, base, target.rows),
-                attention,
-                false,
-                tolerance,
-                whole,
-            );
-            if !comparison.matches() {
-                tried.push(Candidate::new(
-                    description,
-                    (target.orient)(reference),
-                    comparison,
-                    partial,
-                ));
-            } else if loosened && !partial {
-                explained.set(true);
-                round_misses.push(Candidate::new(
-                    description,
-                    (target.orient)(reference),
-                    comparison,
-                    false,
-                ));
-            }
-            return false;
-        }
-        tried.push(Candidate::new(
-            description,
-            (target.orient)(reference),
-            comparison,
-            partial,
-        ));
-        false
-    };
-    let mut consider = |description: String, freqs: &RopeFrequencies, base: f64, rounded: bool| {
-        let matched = consider_once(description, freqs, base, rounded);
-        if matched {
-            explained.set(true);
-        }
-        matched
-    };
-    let plain = |scaling: RopeScaling| RopeFrequencies {
+        None
+    }
+}
+
+/// Frequencies with this scaling, the whole head rotated.
+fn plain(scaling: RopeScaling) -> RopeFrequencies {
+    RopeFrequencies {
         rotary_dim: None,
         scaling,
         ..Default::default()
+    }
+}
+
+/// Readings of inverse frequencies `values` (as loaded, or read off a table made from them):
+/// plain with any base, linear, Llama 3 or YaRN scaling; each is checked on `target`.
+pub(super) fn scaled_frequencies(
+    search: &mut Search,
+    values: &[f64],
+    target: &FrequencyTarget<'_>,
+) {
+    let n = values.len();
+    if n < 2 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+        return;
+    }
+    let table = &target.table;
+    let tolerance = target.tolerance;
+    let strict = if tolerance.abs == 0.0 {
+        Tolerance {
+            abs: 0.0,
+            rel: tolerance.rel.min(search.strict.rel.max(search.strict.abs)),
+        }
+    } else {
+        Tolerance {
+            abs: tolerance.abs.min(search.strict.abs),
+            rel: tolerance.rel.min(search.strict.rel),
+        }
     };
+    let float32_reach = if tolerance.abs == 0.0 {
+        // Frequencies compared relative to each value.
+        FLOAT32_PROBE_MISS
+    } else {
+        let steps = 8.0 * target.rows as f64 * f64::from(f32::EPSILON);
+        crate::check::largest_magnitude(table) * FLOAT32_PROBE_MISS.max(steps)
+    };
+    let mut r = Readings {
+        target,
+        rotary: 2 * n,
+        tolerance,
+        strict,
+        loosened: tolerance != strict,
+        float32_reach,
+        all_rows: (0..target.rows).collect(),
+        probe: probe_rows(target.rows).map(|rows| {
+            let table = table.select(ndarray::Axis(0), &rows);
+            (rows, table)
+        }),
+        whole_of: search.whole_of.clone(),
+        tried: Vec::new(),
+        round_misses: Vec::new(),
+        explained: search.candidates.iter().any(|c| c.comparison.matches()),
+    };
+    let plain_match = plain_readings(&mut r, values);
+    scaled_readings(&mut r, values, plain_match);
+    configured_readings(&mut r, values);
+    let (label, mut tried) = (&target.label, r.tried);
+    // Nothing fits but rounded readings within the loosened tolerance: those are the readings.
+    if !tried.iter().any(|c| c.comparison.matches()) {
+        tried.extend(r.round_misses);
+    }
+    // Keep per hypothesis kind the match or the closest, as consider_bases does.
+    let kinds = [
+        "linear scaling",
+        "Llama 3 scaling",
+        "YaRN scaling",
+        "NTK-aware scaling",
+        "dynamic NTK scaling",
+        "LongRoPE scaling",
+        "as configured for",
+    ];
+    let kind_of = |c: &Candidate| {
+        kinds
+            .iter()
+            // As a clause of its own: a plain base's note names scalings too.
+            .find(|k| c.description.contains(&format!(", {k}")))
+            .copied()
+            .unwrap_or("plain")
+    };
+    let mut best: Vec<Candidate> = Vec::new();
+    for candidate in tried {
+        let kind = kind_of(&candidate);
+        match best.iter_mut().find(|b| kind_of(b) == kind) {
+            Some(kept) => {
+                // Of misses as close as each other, the first tried: the roundest.
+                let better = (candidate.comparison.matches() && !kept.comparison.matches())
+                    || (!candidate.comparison.matches()
+                        && !kept.comparison.matches()
+                        && super::miss_order(&candidate, kept, search.strict).is_lt());
+                if better {
+                    *kept = candidate;
+                }
+            }
+            None => best.push(candidate),
+        }
+    }
+    for mut candidate in best {
+        // One hypothesis per kind, whatever its parameters.
+        candidate.hypothesis = format!("{label}, {}", kind_of(&candidate));
+        search.candidates.push(candidate);
+    }
+    search.drop_unneeded_tables();
+}
+
+/// Plain frequencies of any base, or a round base raised by NTK-aware or dynamic NTK scaling:
+/// the base that matched.
+fn plain_readings(r: &mut Readings, values: &[f64]) -> Option<f64> {
+    let n = values.len();
+    let (target, rotary) = (r.target, r.rotary);
+    let label = &target.label;
     // Plain: theta_k = base^(-k/n); the slowest pair pins the base best (its error is not
     // amplified) unless the table could not show it (a cache too short for it to turn).
     let k = target.base_pair.clamp(1, n - 1);
@@ -413,7 +556,7 @@ pub(super) fn scaled_frequencies(
         } else {
             ", a base that is not round (NTK-aware and dynamic NTK scaling give such bases: base · s^(R/(R-2)))".to_owned()
         };
-        if consider(format!("{label}, base {base}{note}"), &default, base, round) {
+        if r.consider(format!("{label}, base {base}{note}"), &default, base, round) {
             plain_match = Some(base);
             break;
         }
@@ -434,7 +577,7 @@ pub(super) fn scaled_frequencies(
                 });
                 let description =
                     format!("{label}, base {base}, NTK-aware scaling, factor {factor}");
-                if consider(description, &freqs, base, true) {
+                if r.consider(description, &freqs, base, true) {
                     break 'ntk;
                 }
             }
@@ -456,13 +599,22 @@ pub(super) fn scaled_frequencies(
                         "{label}, base {base}, dynamic NTK scaling, factor {factor}, max_position_embeddings {trained} (at {} positions)",
                         target.rows
                     );
-                    if consider(description, &freqs, base, true) {
+                    if r.consider(description, &freqs, base, true) {
                         break 'ntk;
                     }
                 }
             }
         }
     }
+    plain_match
+}
+
+/// Readings that keep the fastest frequencies or divide all by one factor (linear, Llama 3,
+/// YaRN), their base from theta_1.
+fn scaled_readings(r: &mut Readings, values: &[f64], plain_match: Option<f64>) {
+    let n = values.len();
+    let (target, rotary) = (r.target, r.rotary);
+    let label = &target.label;
     // The scalings below keep the fastest frequencies (or divide all of them by one factor):
     // the base comes from theta_1.
     let high_base = values[1].powf(-(n as f64));
@@ -492,55 +644,8 @@ pub(super) fn scaled_frequencies(
         .map(|&b| (b, TRAINED_LENGTHS.to_vec()))
         .collect();
     let mut found = plain_match.is_some();
-    // Linear: theta_0 = 1 / factor.
-    let linear_factor = 1.0 / values[0];
-    if plain_match.is_none() && linear_factor > 1.0 + 1e-6 {
-        let fitted_base = (values[k] * linear_factor).powf(-(n as f64) / k as f64);
-        // vLLM's fixed NTK divides every frequency by s^(2/R) for a round s (and multiplies
-        // the base by s): such a factor is said as that power, before the fitted one.
-        let exponent = 2.0 / rotary as f64;
-        let mut ntk_powers = round_choices(linear_factor.powf(1.0 / exponent));
-        ntk_powers.pop();
-        let mut factors: Vec<(f64, String)> = round_choices(linear_factor)
-            .into_iter()
-            .map(|factor| (factor, format!("{factor}")))
-            .collect();
-        let fitted_factor = factors.pop();
-        // Only a power the fit lands on to float32's precision: with a wide rotary part every
-        // s in a broad range gives nearly the same power (300^(2/80000) = 1.00014).
-        let lands = |s: f64| (s.powf(exponent) - linear_factor).abs() <= 1e-7 * linear_factor;
-        factors.extend(ntk_powers.into_iter().filter(|&s| s > 1.0 && lands(s)).map(|s| {
-            let power = s.powf(exponent);
-            (
-                power,
-                format!(
-                    "{power} = {s}^(2/{rotary}) (vLLM's fixed NTK by {s}: the base times {s}, every frequency divided by {s}^(2/{rotary}))"
-                ),
-            )
-        }));
-        factors.extend(fitted_factor);
-        'linear: for (factor, factor_text) in factors {
-            // Up to 6 digits, as for a plain base: a float32 cache pins it that well.
-            for base in base_choices_to(fitted_base, 6) {
-                let rounded = factor != linear_factor || base != fitted_base;
-                let freqs = plain(RopeScaling {
-                    kind: ScalingKind::Linear,
-                    factor: Some(factor),
-                    ..Default::default()
-                });
-                if consider(
-                    format!(
-                        "{label}, base {base}, linear scaling (Position Interpolation), factor {factor_text}"
-                    ),
-                    &freqs,
-                    base,
-                    rounded,
-                ) {
-                    found = true;
-                    break 'linear;
-                }
-            }
-        }
+    if plain_match.is_none() && linear_readings(r, values) {
+        found = true;
     }
     // Llama 3 and YaRN: the slowest frequency is divided by the factor.
     for (pass, bases) in [first, later].into_iter().enumerate() {
@@ -567,7 +672,7 @@ pub(super) fn scaled_frequencies(
                             high_freq_factor: Some(high),
                             ..Default::default()
                         });
-                        if consider(
+                        if r.consider(
                             format!(
                                 "{label}, base {base}, Llama 3 scaling, factor {factor}, original context {original}, low_freq_factor {low}, high_freq_factor {high} (wavelengths beyond {} divided by the factor, below {} kept: any original context and factors with these two ratios give the same table)",
                                 original as f64 / low,
@@ -611,7 +716,7 @@ pub(super) fn scaled_frequencies(
                                 Some(a) => format!(", attention factor {a}"),
                                 None => String::new(),
                             };
-                            if consider(
+                            if r.consider(
                                 format!(
                                     "{label}, base {base}, YaRN scaling, factor {factor}, original context {original}, beta_fast 32, beta_slow 1{truncated}{factor_text}"
                                 ),
@@ -628,6 +733,72 @@ pub(super) fn scaled_frequencies(
             }
         }
     }
+}
+
+/// Linear scaling (theta_0 = 1 / factor), or vLLM's fixed NTK said as its power: whether a
+/// reading matched.
+fn linear_readings(r: &mut Readings, values: &[f64]) -> bool {
+    let n = values.len();
+    let (target, rotary) = (r.target, r.rotary);
+    let label = &target.label;
+    let k = target.base_pair.clamp(1, n - 1);
+    // Linear: theta_0 = 1 / factor.
+    let linear_factor = 1.0 / values[0];
+    if linear_factor > 1.0 + 1e-6 {
+        let fitted_base = (values[k] * linear_factor).powf(-(n as f64) / k as f64);
+        // vLLM's fixed NTK divides every frequency by s^(2/R) for a round s (and multiplies
+        // the base by s): such a factor is said as that power, before the fitted one.
+        let exponent = 2.0 / rotary as f64;
+        let mut ntk_powers = round_choices(linear_factor.powf(1.0 / exponent));
+        ntk_powers.pop();
+        let mut factors: Vec<(f64, String)> = round_choices(linear_factor)
+            .into_iter()
+            .map(|factor| (factor, format!("{factor}")))
+            .collect();
+        let fitted_factor = factors.pop();
+        // Only a power the fit lands on to float32's precision: with a wide rotary part every
+        // s in a broad range gives nearly the same power (300^(2/80000) = 1.00014).
+        let lands = |s: f64| (s.powf(exponent) - linear_factor).abs() <= 1e-7 * linear_factor;
+        factors.extend(ntk_powers.into_iter().filter(|&s| s > 1.0 && lands(s)).map(|s| {
+            let power = s.powf(exponent);
+            (
+                power,
+                format!(
+                    "{power} = {s}^(2/{rotary}) (vLLM's fixed NTK by {s}: the base times {s}, every frequency divided by {s}^(2/{rotary}))"
+                ),
+            )
+        }));
+        factors.extend(fitted_factor);
+        for (factor, factor_text) in factors {
+            // Up to 6 digits, as for a plain base: a float32 cache pins it that well.
+            for base in base_choices_to(fitted_base, 6) {
+                let rounded = factor != linear_factor || base != fitted_base;
+                let freqs = plain(RopeScaling {
+                    kind: ScalingKind::Linear,
+                    factor: Some(factor),
+                    ..Default::default()
+                });
+                if r.consider(
+                    format!(
+                        "{label}, base {base}, linear scaling (Position Interpolation), factor {factor_text}"
+                    ),
+                    &freqs,
+                    base,
+                    rounded,
+                ) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// The models poslab ships, by name, then LongRoPE's free factors where nothing else
+/// explains the table.
+fn configured_readings(r: &mut Readings, values: &[f64]) {
+    let (target, rotary, strict) = (r.target, r.rotary, r.strict);
+    let label = &target.label;
     // The models poslab ships (assets/models): LongRoPE's per-pair factors can only be named
     // this way, and any other match is worth a model's name.
     if target.plain {
@@ -664,7 +835,7 @@ pub(super) fn scaled_frequencies(
                     config.name,
                     freqs.scaling.kind.name()
                 );
-                if consider(description, &freqs, *base, true) {
+                if r.consider(description, &freqs, *base, true) {
                     break;
                 }
             }
@@ -672,57 +843,12 @@ pub(super) fn scaled_frequencies(
     }
     // LongRoPE for a model poslab does not ship: its per-pair factors are free, so it is read
     // only where nothing else explains the table; rounded factors first, then as fitted.
-    if !explained.get()
+    if !r.explained
         && let Some(reading) = super::read_longrope::longrope_reading(values, target, strict)
     {
         let description = super::read_longrope::longrope_description(label, &reading);
-        if !consider(description.clone(), &reading.freqs, reading.base, true) {
-            consider(description, &reading.freqs, reading.base, false);
+        if !r.consider(description.clone(), &reading.freqs, reading.base, true) {
+            r.consider(description, &reading.freqs, reading.base, false);
         }
     }
-    // Nothing fits but rounded readings within the loosened tolerance: those are the readings.
-    if !tried.iter().any(|c| c.comparison.matches()) {
-        tried.extend(round_misses);
-    }
-    // Keep per hypothesis kind the match or the closest, as consider_bases does.
-    let kinds = [
-        "linear scaling",
-        "Llama 3 scaling",
-        "YaRN scaling",
-        "NTK-aware scaling",
-        "dynamic NTK scaling",
-        "LongRoPE scaling",
-        "as configured for",
-    ];
-    let kind_of = |c: &Candidate| {
-        kinds
-            .iter()
-            // As a clause of its own: a plain base's note names scalings too.
-            .find(|k| c.description.contains(&format!(", {k}")))
-            .copied()
-            .unwrap_or("plain")
-    };
-    let mut best: Vec<Candidate> = Vec::new();
-    for candidate in tried {
-        let kind = kind_of(&candidate);
-        match best.iter_mut().find(|b| kind_of(b) == kind) {
-            Some(kept) => {
-                // Of misses as close as each other, the first tried: the roundest.
-                let better = (candidate.comparison.matches() && !kept.comparison.matches())
-                    || (!candidate.comparison.matches()
-                        && !kept.comparison.matches()
-                        && super::miss_order(&candidate, kept, search.strict).is_lt());
-                if better {
-                    *kept = candidate;
-                }
-            }
-            None => best.push(candidate),
-        }
-    }
-    for mut candidate in best {
-        // One hypothesis per kind, whatever its parameters.
-        candidate.hypothesis = format!("{label}, {}", kind_of(&candidate));
-        search.candidates.push(candidate);
-    }
-    search.drop_unneeded_tables();
 }
