@@ -84,8 +84,12 @@ fn rope_cache(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 
 // Whether a cache's column holds a sine: flags bit 1 for a sin cache, bit 2 for vLLM's
-// cos-sin cache (the cosines of every pair, then their sines).
+// cos-sin cache (the cosines of every pair, then their sines), bit 3 for both caches whole
+// side by side (torchtune's Qwen2 [cos | sin], each R wide).
 fn cache_holds_sin(col: u32) -> bool {
+    if (params.flags & 8u) != 0u {
+        return col >= params.dim;
+    }
     if (params.flags & 4u) != 0u {
         return col >= params.dim / 2u;
     }

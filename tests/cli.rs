@@ -3624,3 +3624,56 @@ fn split_and_half_are_one_layout_under_either_word() {
         }
     }
 }
+
+/// torchtune's Qwen2 cache, `cat([emb.cos(), emb.sin()], -1)` with `emb = cat([angles,
+/// angles], -1)`: `rope-cos-sin --format halves` is `[seq, 2R]`, the half-layout cos cache then
+/// the sin cache, on the GPU as on the CPU.
+#[test]
+fn rope_cos_sin_halves_is_the_cos_cache_then_the_sin_cache() {
+    let d = dir();
+    let (seq, rotary, start) = (6usize, 8usize, 40u64);
+    for backend in ["cpu", "gpu"] {
+        let file = d.path().join(format!("halves-{backend}.npy"));
+        ok(&[
+            "table",
+            "rope-cos-sin",
+            "--format",
+            "halves",
+            "--seq",
+            "6",
+            "--dim",
+            "12",
+            "--rotary-dim",
+            "8",
+            "--start",
+            "40",
+            "--base",
+            "1000000",
+            "--backend",
+            backend,
+            "-o",
+            path_str(&file),
+        ]);
+        let table: Array2<f32> = read_npy(&file).unwrap();
+        assert_eq!(table.dim(), (seq, 2 * rotary), "{backend}");
+        for p in 0..seq {
+            for i in 0..rotary / 2 {
+                // theta_i = 1e6^(-2i/R), evaluated here as exp(-ln(1e6) 2i/R).
+                let theta = (-(1e6f64.ln()) * (2 * i) as f64 / rotary as f64).exp();
+                let (sin, cos) = ((start + p as u64) as f64 * theta).sin_cos();
+                for (col, expected) in [
+                    (i, cos),
+                    (i + rotary / 2, cos),
+                    (rotary + i, sin),
+                    (rotary + i + rotary / 2, sin),
+                ] {
+                    let got = f64::from(table[[p, col]]);
+                    assert!(
+                        (got - expected).abs() < 2e-6,
+                        "{backend} [{p}, {col}]: {got} vs {expected}"
+                    );
+                }
+            }
+        }
+    }
+}

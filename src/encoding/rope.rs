@@ -17,6 +17,10 @@ pub enum CachePart {
     /// (`[seq, R/2, 2]`: the interleaved layout, as torchtune's cache and Meta's
     /// `view_as_real(freqs_cis)` store them).
     CosSin,
+    /// Both caches whole, side by side, each in the half layout: `[cos | sin]`, `[seq, 2R]`
+    /// (torchtune's Qwen2 cache, `cat([emb.cos(), emb.sin()], -1)` with
+    /// `emb = cat([angles, angles], -1)`).
+    CosSinHalves,
 }
 
 impl CachePart {
@@ -40,6 +44,7 @@ pub fn cache_element(
         CachePart::Sin => (row, cache_pair(layout, col, rotary), true),
         CachePart::CosSin if part.is_pairs(layout) => (head, row, col == 1),
         CachePart::CosSin => (row, col % (rotary / 2), col >= rotary / 2),
+        CachePart::CosSinHalves => (row, col % (rotary / 2), col >= rotary),
     }
 }
 

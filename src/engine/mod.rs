@@ -305,7 +305,7 @@ impl TableSpec {
                 ..
             } => "rope-sin",
             TableSpec::RopeCache {
-                part: CachePart::CosSin,
+                part: CachePart::CosSin | CachePart::CosSinHalves,
                 ..
             } => "rope-cos-sin",
             TableSpec::RopeAttentionFactor { .. } => "rope-attention-factor",
@@ -479,6 +479,8 @@ impl TableSpec {
                 let rotary = freqs.rotary(params.dim);
                 Some(if part.is_pairs(*layout) {
                     vec![params.seq, rotary / 2, 2]
+                } else if *part == CachePart::CosSinHalves {
+                    vec![params.seq, 2 * rotary]
                 } else {
                     vec![params.seq, rotary]
                 })

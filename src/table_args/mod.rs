@@ -45,6 +45,9 @@ pub enum CacheFormat {
     Vllm,
     /// `[seq, R/2, 2]`: a (cos, sin) pair per frequency (torchtune, Meta's `view_as_real`).
     Pairs,
+    /// `[seq, 2R]`: the cos cache, then the sin cache, each in the half layout (torchtune's
+    /// Qwen2 rotary embedding, `cat([emb.cos(), emb.sin()], -1)`).
+    Halves,
 }
 
 /// Every table `poslab table` writes.
@@ -73,7 +76,8 @@ pub enum Kind {
     /// --mrope-section), positions from --ids or --grid; --values cos|sin [seq, 2*pairs]
     RopeAxes,
     /// [seq, R] vLLM's cos_sin_cache (the R/2 cosines, then the R/2 sines), or with --format
-    /// pairs [seq, R/2, 2] (cos, sin) pairs as torchtune and Meta's view_as_real store them
+    /// pairs [seq, R/2, 2] (cos, sin) pairs as torchtune and Meta's view_as_real store them,
+    /// or with --format halves [seq, 2R] the cos then the sin cache of the half layout
     RopeCosSin,
     /// [1] the factor a RoPE scaling multiplies cos and sin by (YaRN, LongRoPE; else 1)
     RopeAttentionFactor,
@@ -163,8 +167,9 @@ pub struct TableArgs {
     )]
     pub scale: f64,
 
-    /// rope-cos-sin: vllm ([seq, R]: every cosine, then every sine; vLLM's cos_sin_cache) or
-    /// pairs ([seq, R/2, 2] (cos, sin): torchtune's cache, Meta's view_as_real(freqs_cis))
+    /// rope-cos-sin: vllm ([seq, R]: every cosine, then every sine; vLLM's cos_sin_cache),
+    /// pairs ([seq, R/2, 2] (cos, sin): torchtune's cache, Meta's view_as_real(freqs_cis)) or
+    /// halves ([seq, 2R]: the half-layout cos cache, then the sin cache; torchtune's Qwen2)
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CacheFormat::Vllm)]
     pub format: CacheFormat,
 

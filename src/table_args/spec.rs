@@ -355,13 +355,11 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
         }
         Kind::RopeAxes => TableSpec::RopeAxes(Box::new(rope_axes_params(args)?)),
         // The format is the layout of a pair's two values: halves or side by side.
-        Kind::RopeCosSin => r.rope_cache(
-            match args.format {
-                CacheFormat::Vllm => PairLayout::Half,
-                CacheFormat::Pairs => PairLayout::Interleaved,
-            },
-            CachePart::CosSin,
-        )?,
+        Kind::RopeCosSin => match args.format {
+            CacheFormat::Vllm => r.rope_cache(PairLayout::Half, CachePart::CosSin)?,
+            CacheFormat::Pairs => r.rope_cache(PairLayout::Interleaved, CachePart::CosSin)?,
+            CacheFormat::Halves => r.rope_cache(PairLayout::Half, CachePart::CosSinHalves)?,
+        },
         Kind::RopeCacheError => rope_cache_error(&r)?,
         Kind::RopeScoreDrift => rope_score_drift(&r)?,
         Kind::RopeUnseen => rope_unseen(&r)?,

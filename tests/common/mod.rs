@@ -194,6 +194,22 @@ pub fn every_kind() -> Vec<TableSpec> {
             layout: PairLayout::Half,
             part: CachePart::CosSin,
         },
+        // torchtune's Qwen2 cache: the cos cache, then the sin cache, each R wide in the half
+        // layout, on a partial rotary width.
+        TableSpec::RopeCache {
+            params: RopeParams {
+                seq: 13,
+                dim: 24,
+                base: 1_000_000.0,
+                start: 70_000,
+            },
+            freqs: RopeFrequencies {
+                rotary_dim: Some(16),
+                ..Default::default()
+            },
+            layout: PairLayout::Half,
+            part: CachePart::CosSinHalves,
+        },
         TableSpec::RopeInvFreq {
             dim: 24,
             base: 10_000.0,

@@ -160,6 +160,22 @@ struct Readings<'t, 'a> {
 }
 
 impl Readings<'_, '_> {
+    /// A reading's candidate, its table laid out as the file's.
+    fn candidate(
+        &self,
+        description: String,
+        reference: ArrayD<f64>,
+        comparison: Comparison,
+        partial: bool,
+    ) -> Candidate {
+        Candidate::new(
+            description,
+            (self.target.orient)(reference),
+            comparison,
+            partial,
+        )
+    }
+
     fn error_of(&self, c: &Comparison) -> f64 {
         if self.tolerance.abs == 0.0 {
             c.max_rel_error()
@@ -247,12 +263,8 @@ impl Readings<'_, '_> {
                 self.tried.push(self.round_misses.swap_remove(k));
                 return true;
             }
-            self.tried.push(Candidate::new(
-                description,
-                (self.target.orient)(reference),
-                full,
-                false,
-            ));
+            self.tried
+                .push(self.candidate(description, reference, full, false));
             return true;
         }
         // Float32 arithmetic moves an angle by a few float32 steps of the largest position:
@@ -278,29 +290,17 @@ impl Readings<'_, '_> {
                 whole,
             );
             if !comparison.matches() {
-                self.tried.push(Candidate::new(
-                    description,
-                    (self.target.orient)(reference),
-                    comparison,
-                    partial,
-                ));
+                self.tried
+                    .push(self.candidate(description, reference, comparison, partial));
             } else if self.loosened && !partial {
                 self.explained = true;
-                self.round_misses.push(Candidate::new(
-                    description,
-                    (self.target.orient)(reference),
-                    comparison,
-                    false,
-                ));
+                self.round_misses
+                    .push(self.candidate(description, reference, comparison, false));
             }
             return false;
         }
-        self.tried.push(Candidate::new(
-            description,
-            (self.target.orient)(reference),
-            comparison,
-            partial,
-        ));
+        self.tried
+            .push(self.candidate(description, reference, comparison, partial));
         false
     }
 

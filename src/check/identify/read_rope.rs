@@ -150,7 +150,7 @@ pub(super) fn rope_cache(
     let name = match part {
         CachePart::Cos => "cos",
         CachePart::Sin => "sin",
-        CachePart::CosSin => "cos-sin",
+        CachePart::CosSin | CachePart::CosSinHalves => "cos-sin",
     };
     // Laid out as `[seq, R]` (pairs too: the caller gives them back their third axis).
     let make = |theta: &[f64], attention: f64, rows: &[usize], torch: bool| {
@@ -270,6 +270,8 @@ pub(super) fn read_cache(
             }
             a
         }
+        // Not read off a file yet: torchtune's Qwen2 layout is made and checked, not identified.
+        CachePart::CosSinHalves => return None,
         // sin 0 = 0 everywhere; the fastest pair gives s1 = A sin θ, s2 = A sin 2θ = 2 s1 cos θ.
         CachePart::Sin => {
             if first.iter().any(|v| v.abs() > 1e-5) {
@@ -609,7 +611,8 @@ fn pair_angles(
     let (first, second) = layout.pair(i, view.ncols());
     let value = || (view[[r, first]] / amplitude).clamp(-1.0, 1.0);
     match part {
-        CachePart::CosSin => {
+        // The pair's cosine and sine side by side, or R apart (the half layout of 2R columns).
+        CachePart::CosSin | CachePart::CosSinHalves => {
             let a = view[[r, second]].atan2(view[[r, first]]);
             ([a, a], 1.0)
         }
@@ -719,10 +722,13 @@ pub(super) fn rope_at_positions(
                 match part {
                     CachePart::Cos => "cos",
                     CachePart::Sin => "sin",
-                    CachePart::CosSin => "cos-sin",
+                    CachePart::CosSin | CachePart::CosSinHalves => "cos-sin",
                 },
                 match (part, layout) {
                     (CachePart::CosSin, _) => "vLLM's layout (every cosine, then every sine)",
+                    (CachePart::CosSinHalves, _) => {
+                        "the cos then the sin cache, each in the half layout (torchtune's Qwen2)"
+                    }
                     (_, PairLayout::Half) => "half layout (Hugging Face)",
                     (_, PairLayout::Interleaved) => "interleaved layout",
                 }

@@ -20,6 +20,8 @@ fn cache_part_flag(part: rope::CachePart) -> u32 {
         rope::CachePart::Sin => 2,
         // Cosines in the first half, sines in the second (vLLM; pairs are CPU-only).
         rope::CachePart::CosSin => 4,
+        // Both caches whole, side by side (torchtune's Qwen2 [cos | sin]).
+        rope::CachePart::CosSinHalves => 8,
     }
 }
 
