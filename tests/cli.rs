@@ -3677,3 +3677,33 @@ fn rope_cos_sin_halves_is_the_cos_cache_then_the_sin_cache() {
         }
     }
 }
+
+/// A torchtune Qwen2 cache written here from its formula, not by poslab, is identified as
+/// `--format halves` with its base and start.
+#[test]
+fn a_torchtune_qwen2_cache_is_identified_as_halves() {
+    let d = dir();
+    let file = d.path().join("qwen2_cache.npy");
+    let (seq, rotary, start) = (48usize, 64usize, 7u64);
+    // freqs = cat([idx_theta, idx_theta]); cache = cat([freqs.cos(), freqs.sin()]).
+    let cache = Array2::from_shape_fn((seq, 2 * rotary), |(p, col)| {
+        let i = col % (rotary / 2);
+        let theta = (-(1e6f64.ln()) * (2 * i) as f64 / rotary as f64).exp();
+        let angle = (start + p as u64) as f64 * theta;
+        if col < rotary {
+            angle.cos()
+        } else {
+            angle.sin()
+        }
+    });
+    write_npy(&file, &cache.mapv(|v| v as f32)).unwrap();
+    let (code, text) = common::run_poslab(&["identify", path_str(&file)]);
+    assert_eq!(code, 0, "{text}");
+    let identified = text
+        .lines()
+        .find(|l| l.starts_with("identified:"))
+        .unwrap_or_else(|| panic!("no identification: {text}"));
+    for said in ["--format halves", "dim 64", "base 1000000", "--start 7"] {
+        assert!(identified.contains(said), "{said} not in: {identified}");
+    }
+}

@@ -117,15 +117,29 @@ pub(super) fn rope_tables(
             rope_cache(search, view, orient, suffix, layout, part);
         }
     }
-    // vLLM's cos_sin_cache: every cosine, then every sine (pairs come as [seq, R/2, 2]).
-    rope_cache(
-        search,
-        view,
-        orient,
-        suffix,
-        PairLayout::Half,
-        CachePart::CosSin,
-    );
+    // vLLM's cos_sin_cache: every cosine, then every sine (pairs come as [seq, R/2, 2]); and
+    // torchtune's Qwen2 cache, the half layout's cos cache then its sin cache.
+    for part in [CachePart::CosSin, CachePart::CosSinHalves] {
+        rope_cache(search, view, orient, suffix, PairLayout::Half, part);
+    }
+}
+
+/// A `[seq, 2R]` table whose quarters repeat as torchtune's Qwen2 cache repeats them (`[c, c,
+/// s, s]`, each `R/2` wide) as vLLM's `[seq, R]` (`[c, s]`), or `None`.
+fn halves_as_vllm(view: &Array2<f64>) -> Option<Array2<f64>> {
+    let width = view.ncols();
+    if width < 8 || !width.is_multiple_of(4) {
+        return None;
+    }
+    let q = width / 4;
+    let same = |a: usize, b: usize| {
+        view.slice(ndarray::s![.., a..a + q]) == view.slice(ndarray::s![.., b..b + q])
+    };
+    if !(same(0, q) && same(2 * q, 3 * q)) {
+        return None;
+    }
+    let kept: Vec<usize> = (0..q).chain(2 * q..3 * q).collect();
+    Some(view.select(ndarray::Axis(1), &kept))
 }
 
 /// A cos or sin cache `[seq, R]` of positions `0..seq` in `layout`, read as its amplitude (the
@@ -141,9 +155,22 @@ pub(super) fn rope_cache(
     part: CachePart,
 ) {
     let (seq, width) = view.dim();
-    let Some((reading, first)) = read_cache(view, layout, part, search.noise)
+    // torchtune's Qwen2 cache is vLLM's with each half repeated: read as that, compared whole.
+    let (read_view, read_part, rotary) = if part == CachePart::CosSinHalves {
+        let Some(reduced) = halves_as_vllm(view) else {
+            return;
+        };
+        (
+            std::borrow::Cow::Owned(reduced),
+            CachePart::CosSin,
+            width / 2,
+        )
+    } else {
+        (std::borrow::Cow::Borrowed(view), part, width)
+    };
+    let Some((reading, first)) = read_cache(&read_view, layout, read_part, search.noise)
         .map(|reading| (reading, 0))
-        .or_else(|| read_offset_cache(view, layout, part, search.noise))
+        .or_else(|| read_offset_cache(&read_view, layout, read_part, search.noise))
     else {
         return;
     };
@@ -155,7 +182,7 @@ pub(super) fn rope_cache(
     // Laid out as `[seq, R]` (pairs too: the caller gives them back their third axis).
     let make = |theta: &[f64], attention: f64, rows: &[usize], torch: bool| {
         Array2::from_shape_fn((rows.len(), width), |(r, col)| {
-            let (_, pair, is_sin) = rope::cache_element(layout, part, width, (0, 0, col));
+            let (_, pair, is_sin) = rope::cache_element(layout, part, rotary, (0, 0, col));
             let (pair, is_sin) = if part.is_pairs(layout) {
                 (col / 2, col % 2 == 1)
             } else {
@@ -177,6 +204,9 @@ pub(super) fn rope_cache(
         Err(e) => unreachable!("caches are 2-D: {e}"),
     };
     let layout_name = match (part, layout) {
+        (CachePart::CosSinHalves, _) => {
+            "the half layout's cos cache, then its sin cache (--format halves: torchtune's Qwen2)"
+        }
         (CachePart::CosSin, PairLayout::Half) => {
             "vLLM's layout (every cosine, then every sine: --format vllm)"
         }
@@ -195,7 +225,7 @@ pub(super) fn rope_cache(
     };
     let target = FrequencyTarget {
         label: format!(
-            "RoPE {name} cache{scaled}, {layout_name}, dim {width} (the rotary part of a head), positions {first}..{}{starts}{suffix}",
+            "RoPE {name} cache{scaled}, {layout_name}, dim {rotary} (the rotary part of a head), positions {first}..{}{starts}{suffix}",
             first + seq as u64 - 1,
             starts = if first > 0 {
                 format!(" (--start {first})")
@@ -213,7 +243,7 @@ pub(super) fn rope_cache(
         amplitude: Some(reading.amplitude),
         torch: search.float32,
         // vLLM's cos-sin cache keeps its layout whatever the model's pairing.
-        layout: (part != CachePart::CosSin).then_some(layout),
+        layout: (!matches!(part, CachePart::CosSin | CachePart::CosSinHalves)).then_some(layout),
     };
     scaled_frequencies(search, &reading.frequencies, &target);
 }
