@@ -26,8 +26,8 @@ impl Default for Tolerance {
     /// Room for float32 storage of values up to about 10^4 (angles of long contexts).
     fn default() -> Self {
         Self {
-            abs: 1e-5,
-            rel: 1e-5,
+            abs: crate::options::file::ATOL,
+            rel: crate::options::file::RTOL,
         }
     }
 }

@@ -23,9 +23,7 @@ pub enum ModeArg {
 impl ModeArg {
     /// As the command line spells it.
     pub fn name(self) -> String {
-        self.to_possible_value()
-            .map(|v| v.get_name().to_owned())
-            .unwrap_or_default()
+        super::value_name(self)
     }
 
     /// ALiBi's masking, causal unless given; `what` names the table or figure in the refusal.

@@ -61,10 +61,7 @@ impl FigureKind for AxesFigure {
                 "--dim {dim} is not allowed: the axes figure splits a head of a multiple of 16 dimensions (16 to 256)"
             )));
         }
-        let theta = args
-            .sinusoidal
-            .base
-            .unwrap_or(crate::encoding::defaults::BASE);
+        let theta = args.sinusoidal.base();
         crate::encoding::check_base("base", theta)?;
         let chosen = count(
             "token",

@@ -26,11 +26,7 @@ impl FigureKind for CheckFigure {
             .file
             .clone()
             .ok_or_else(|| CliError::usage("--file is required for the check figure"))?;
-        let defaults = crate::check::Tolerance::default();
-        let tolerance = tolerance_option(
-            args.reading.atol.unwrap_or(defaults.abs),
-            args.reading.rtol.unwrap_or(defaults.rel),
-        )?;
+        let tolerance = tolerance_option(args.reading.atol(), args.reading.rtol())?;
         let expected: Vec<String> = args
             .expected
             .as_deref()

@@ -339,9 +339,7 @@ pub(super) fn dim(args: &FigureArgs) -> Result<usize, CliError> {
 
 /// The frequency base (checked by the parameters that use it).
 pub(super) fn base(args: &FigureArgs) -> f64 {
-    args.sinusoidal
-        .base
-        .unwrap_or(crate::encoding::defaults::BASE)
+    args.sinusoidal.base()
 }
 
 /// The first position of a table figure.
@@ -388,13 +386,7 @@ impl Words {
     }
 }
 
-/// How the command line spells a value of one of its enums.
-pub fn value_name(value: impl clap::ValueEnum) -> String {
-    value
-        .to_possible_value()
-        .map(|v| v.get_name().to_owned())
-        .unwrap_or_default()
-}
+pub use crate::options::value_name;
 
 /// The view's name on the command line.
 pub fn view_name(view: FigureView) -> String {
