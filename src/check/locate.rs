@@ -174,6 +174,11 @@ pub struct Located {
 }
 
 impl Located {
+    /// The diagnosis in words, when a pattern is clear.
+    pub fn diagnosis_text(&self) -> Option<String> {
+        self.diagnosis.as_ref().map(|d| d.describe(self))
+    }
+
     /// "3 elements" (or "1 element") outside.
     pub fn elements(&self) -> String {
         let plural = if self.count == 1 { "" } else { "s" };

@@ -163,6 +163,17 @@ impl Comparison {
         }
     }
 
+    /// What an element is held to, in words.
+    pub fn rule_text(&self) -> String {
+        match &self.rule {
+            Some(rule) => rule.describe(),
+            None => format!(
+                "tolerance {:.0e} absolute + {:.0e} relative",
+                self.tolerance.abs, self.tolerance.rel
+            ),
+        }
+    }
+
     /// A few lines for a terminal or the Check view.
     pub fn report(&self) -> String {
         let mut text = String::new();
@@ -192,13 +203,7 @@ impl Comparison {
         if let Some(index) = &self.infinity_mismatch {
             let _ = writeln!(text, "infinities differ first at {index:?}");
         }
-        let rule = match &self.rule {
-            Some(rule) => rule.describe(),
-            None => format!(
-                "tolerance {:.0e} absolute + {:.0e} relative",
-                self.tolerance.abs, self.tolerance.rel
-            ),
-        };
+        let rule = self.rule_text();
         let _ = writeln!(
             text,
             "verdict: {} ({rule}{})",

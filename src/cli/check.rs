@@ -145,15 +145,31 @@ impl FileArgs {
     /// refused before its values are read.
     fn load(
         &self,
+        handed: Option<Handed>,
         work: &str,
         bytes_per_value: u64,
         max_values: usize,
     ) -> Result<(ndarray::ArrayD<f64>, Option<crate::import::StoredFloat>), CliError> {
         let available = engine::available_memory_bytes();
         let max_bytes = available.unwrap_or(u64::MAX);
-        let opened = OpenedTable::open(&self.file, self.reading.tensor.as_deref(), max_bytes)
-            .map_err(|e| CliError::usage(e.to_string()))?;
-        let shape = opened.shape.clone();
+        let source = match handed {
+            Some(handed) => {
+                if self.reading.tensor.is_some() {
+                    return Err(CliError::usage(
+                        "--tensor applies to a .safetensors file; an array was handed over",
+                    ));
+                }
+                Err(handed)
+            }
+            None => Ok(
+                OpenedTable::open(&self.file, self.reading.tensor.as_deref(), max_bytes)
+                    .map_err(|e| CliError::usage(e.to_string()))?,
+            ),
+        };
+        let shape = match &source {
+            Ok(opened) => opened.shape.clone(),
+            Err(handed) => handed.values.shape().to_vec(),
+        };
         let rows = match &self.rows {
             Some(_) if shape.len() < 2 => {
                 return Err(CliError::usage(format!(
@@ -187,7 +203,9 @@ impl FileArgs {
                 self.file.display()
             )));
         }
-        let needed = values * u128::from(bytes_per_value);
+        // A handed table is in memory already: what it needs beyond itself is the work's.
+        let held = if source.is_err() { 8 } else { 0 };
+        let needed = values * u128::from(bytes_per_value.saturating_sub(held));
         if let Some(available) = available
             && needed > u128::from(available)
         {
@@ -199,12 +217,32 @@ impl FileArgs {
                 engine::human_bytes(u128::from(available)),
             )));
         }
-        let stored = opened.stored;
-        let table = opened
-            .read(selection, max_bytes)
-            .map_err(|e| CliError::usage(e.to_string()))?;
-        Ok((table, stored))
+        match source {
+            Ok(opened) => {
+                let stored = opened.stored;
+                let table = opened
+                    .read(selection, max_bytes)
+                    .map_err(|e| CliError::usage(e.to_string()))?;
+                Ok((table, stored))
+            }
+            Err(handed) => Ok((selection.of(handed.values), handed.stored)),
+        }
     }
+}
+
+/// A table handed over in memory (the Python package's arrays) in place of FILE, which then
+/// only names it: its values, and the float type it was held in, when one.
+pub struct Handed {
+    pub values: ndarray::ArrayD<f64>,
+    pub stored: Option<crate::import::StoredFloat>,
+}
+
+/// What `poslab check` found: the verdict, and the text it prints.
+pub struct CheckReport {
+    pub verdict: crate::check::Verdict,
+    /// The name of the kind checked against.
+    pub kind: &'static str,
+    pub text: String,
 }
 
 /// A spinner while `values` are worked on, from a million of them (below, the work is done
@@ -260,6 +298,17 @@ Examples:
 
 /// `poslab check`.
 pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, CliError> {
+    let report = check_table(args, matches, None)?;
+    crate::table_args::output::print(&report.text)?;
+    Ok(if report.verdict.matches { 0 } else { 1 })
+}
+
+/// `poslab check`'s work: the file (or the table `handed` over) against the kind's table.
+pub fn check_table(
+    args: &CheckArgs,
+    matches: &ArgMatches,
+    handed: Option<Handed>,
+) -> Result<CheckReport, CliError> {
     for id in ["output", "dtype", "backend", "arith", "freq_form"] {
         if matches.value_source(id) == Some(ValueSource::CommandLine) {
             return Err(CliError::usage(format!(
@@ -273,9 +322,9 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
     let spec = table_spec(&args.table)?;
     spec.check_fits(engine::available_memory_bytes())
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let (loaded, stored) = args
-        .input
-        .load("checking", CHECK_BYTES_PER_VALUE, usize::MAX)?;
+    let (loaded, stored) =
+        args.input
+            .load(handed, "checking", CHECK_BYTES_PER_VALUE, usize::MAX)?;
     let file_shape = loaded.shape().to_vec();
     let reference = cpu::compute(&spec).map_err(engine_error)?;
     let reference = finish_table(reference, &args.table, &spec)?.into_real();
@@ -340,8 +389,11 @@ pub(crate) fn run_check(args: &CheckArgs, matches: &ArgMatches) -> Result<i32, C
         text.push('\n');
     }
     text.push_str(&verdict.report());
-    crate::table_args::output::print(&text)?;
-    Ok(if verdict.matches { 0 } else { 1 })
+    Ok(CheckReport {
+        verdict,
+        kind: spec.kind_name(),
+        text,
+    })
 }
 
 /// A table with a zero padding row (`--zero-row`: fairseq's and M2M100's `padding_idx`) that
@@ -482,6 +534,17 @@ fn identify_position_scale(text: Option<&str>) -> Result<f64, CliError> {
 
 /// `poslab identify`.
 pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<i32, CliError> {
+    let identification = identify_table(args, matches, None)?;
+    crate::table_args::output::print_line(&identification.report())?;
+    Ok(if identification.found() { 0 } else { 1 })
+}
+
+/// `poslab identify`'s work: which table the file (or the table `handed` over) holds.
+pub fn identify_table(
+    args: &IdentifyArgs,
+    matches: &ArgMatches,
+    handed: Option<Handed>,
+) -> Result<crate::check::identify::Identification, CliError> {
     let (quiet, ids, grid) = (
         args.progress.quiet,
         args.placement.ids.clone(),
@@ -504,7 +567,12 @@ pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<
     };
     let args = &args.input;
     let tolerance = args.tolerance()?;
-    let (loaded, stored) = args.load("identifying", IDENTIFY_BYTES_PER_VALUE, MAX_ELEMENTS)?;
+    let (loaded, stored) = args.load(
+        handed,
+        "identifying",
+        IDENTIFY_BYTES_PER_VALUE,
+        MAX_ELEMENTS,
+    )?;
     // As check: without a tolerance of the user's, the file's type decides (a float32 file
     // may be PyTorch's float32 computation of a hypothesis; a bfloat16 one holds 3 digits).
     let explicit = ["atol", "rtol"]
@@ -561,6 +629,5 @@ pub(crate) fn run_identify(args: &IdentifyArgs, matches: &ArgMatches) -> Result<
     if let Some(why) = identification.cut_short_text() {
         return Err(CliError::usage(format!("{}: {why}", args.file.display())));
     }
-    crate::table_args::output::print_line(&identification.report())?;
-    Ok(if identification.found() { 0 } else { 1 })
+    Ok(identification)
 }

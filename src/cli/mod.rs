@@ -25,6 +25,7 @@ use crate::table_args::{
 pub mod app;
 pub mod check;
 pub mod figure;
+pub mod keywords;
 mod progress;
 
 /// Exact tables of transformer positional encodings.
@@ -363,29 +364,42 @@ fn write_blocks(
     let failed = |e: &dyn std::fmt::Display| write_failed(output, e);
     let mut file = create_table_file(spec, shape, format, finish.dtype, output)?;
     for (window, block) in blocks {
-        let mut block = match block {
-            Ok(block) => block,
-            Err(EngineError::Gpu(reason)) => return Err(StreamFailure::Gpu(reason.to_string())),
-            Err(other) => return Err(engine_error(other).into()),
-        };
-        if let Table::Real(values) = &mut block {
-            if let Some(factor) = finish.slope {
-                values.mapv_inplace(|v| v * factor);
-            }
-            if let Some(row) = finish.zero_row
-                && (window.rows.start..window.rows.end).contains(&row)
-            {
-                values
-                    .index_axis_mut(ndarray::Axis(0), row - window.rows.start)
-                    .fill(0.0);
-            }
-        }
-        check_range(&block, spec, finish.dtype, on_gpu)?;
+        let block = finished_block(&window, block, spec, finish, on_gpu)?;
         export::write_block(file.writer(), &block, format, finish.dtype).map_err(|e| failed(&e))?;
         progress.advance(block.len() as u64);
     }
     file.commit().map_err(|e| failed(&export::io_text(&e)))?;
     Ok(())
+}
+
+/// A block as it is kept: the engine's failure sorted (the GPU's, which the CPU engine can take
+/// over, or another), ALiBi's slope scaling and the padding row applied, its range checked.
+fn finished_block(
+    window: &engine::Window,
+    block: Result<Table, EngineError>,
+    spec: &TableSpec,
+    finish: &BlockFinish,
+    on_gpu: bool,
+) -> Result<Table, StreamFailure> {
+    let mut block = match block {
+        Ok(block) => block,
+        Err(EngineError::Gpu(reason)) => return Err(StreamFailure::Gpu(reason.to_string())),
+        Err(other) => return Err(engine_error(other).into()),
+    };
+    if let Table::Real(values) = &mut block {
+        if let Some(factor) = finish.slope {
+            values.mapv_inplace(|v| v * factor);
+        }
+        if let Some(row) = finish.zero_row
+            && (window.rows.start..window.rows.end).contains(&row)
+        {
+            values
+                .index_axis_mut(ndarray::Axis(0), row - window.rows.start)
+                .fill(0.0);
+        }
+    }
+    check_range(&block, spec, finish.dtype, on_gpu)?;
+    Ok(block)
 }
 
 /// Writing `output` failed, for `why`.

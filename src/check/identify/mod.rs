@@ -233,15 +233,8 @@ impl Identification {
         self.text(false)
     }
 
-    fn text(&self, with_where: bool) -> String {
-        let describe = |c: &Candidate| {
-            format!(
-                "{}, max error {}{:.1e}",
-                c.description,
-                if c.partial { "≥ " } else { "" },
-                c.comparison.max_abs_error()
-            )
-        };
+    /// The lines said before the reading: how the file was read.
+    pub fn preface(&self) -> Vec<String> {
         let mut lines = Vec::new();
         lines.extend(self.read_as.clone());
         if let Some(narrow) = self.narrow {
@@ -252,6 +245,29 @@ impl Identification {
                 narrow.fraction_bits() + 1
             ));
         }
+        lines
+    }
+
+    /// The reading's own line: `identified: ...`, or why there is none.
+    pub fn reading_line(&self) -> String {
+        let preface = self.preface().len();
+        self.text(false)
+            .lines()
+            .nth(preface)
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    fn text(&self, with_where: bool) -> String {
+        let describe = |c: &Candidate| {
+            format!(
+                "{}, max error {}{:.1e}",
+                c.description,
+                if c.partial { "≥ " } else { "" },
+                c.comparison.max_abs_error()
+            )
+        };
+        let mut lines = self.preface();
         match self.best() {
             Some(best) if best.comparison.matches() => {
                 lines.push(format!("identified: {}", describe(best)))

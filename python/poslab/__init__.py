@@ -1,0 +1,312 @@
+"""poslab: exact tables of transformer positional encodings, and checks against them.
+
+The same engine as the ``poslab`` command line, called where tests run. Every option of the
+command line is a keyword argument with ``_`` for ``-`` (``--rotary-dim 64`` is
+``rotary_dim=64``; a switch such as ``--bidirectional`` is ``bidirectional=True``), with the
+same meaning, default and messages: a bad kind, option or value raises ``ValueError`` with the
+command line's own words, a file that cannot be read raises ``OSError``.
+
+    >>> import poslab
+    >>> cos = poslab.table("rope-cos", seq=4096, dim=128, base=500000)
+    >>> poslab.assert_table(my_cache, "rope-cos", dim=128, base=500000)
+
+Arrays are anything ``numpy.asarray`` takes, torch tensors on any device and of any float dtype
+(bfloat16 and float16 widened exactly; the dtype stored is what the check's rules see), or a
+path to a ``.npy``, ``.safetensors`` (with ``tensor=``) or ``.csv`` file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import tempfile
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import _poslab
+
+__version__ = _poslab.__version__
+
+__all__ = [
+    "table",
+    "check",
+    "assert_table",
+    "identify",
+    "Verdict",
+    "BadCell",
+    "Identification",
+]
+
+# Float types the checks know, by the name NumPy, PyTorch and ml_dtypes give them.
+_STORED = {"float64", "float32", "float16", "bfloat16"}
+
+
+def _is_torch(value: Any) -> bool:
+    return type(value).__module__.split(".")[0] == "torch" and hasattr(value, "detach")
+
+
+def _as_table(array: Any) -> Tuple[str, Optional[np.ndarray], Optional[str]]:
+    """The name, values (float64) and stored float type of a table handed to check/identify:
+    a path is read by the library itself (values None)."""
+    if isinstance(array, (str, os.PathLike)):
+        path = os.fspath(array)
+        # A file that cannot be opened is the OS's error, as Python says it.
+        with open(path, "rb"):
+            pass
+        return os.path.abspath(path), None, None
+    if _is_torch(array):
+        tensor = array.detach()
+        stored = str(tensor.dtype).replace("torch.", "")
+        if tensor.is_complex():
+            raise ValueError(f"a {stored} tensor is not a table of real values")
+        # bfloat16 and float16 widen exactly to float32 (NumPy has no bfloat16).
+        if tensor.is_floating_point() and stored != "float64":
+            tensor = tensor.float()
+        values = tensor.cpu().numpy()
+        return "array", np.asarray(values, dtype=np.float64), (stored if stored in _STORED else None)
+    values = np.asarray(array)
+    stored = values.dtype.name
+    if values.dtype.kind == "c":
+        raise ValueError(f"a {stored} array is not a table of real values")
+    if values.dtype.kind not in "fiub" and stored != "bfloat16":
+        raise ValueError(f"a {stored} array is not a table of numbers")
+    return "array", np.ascontiguousarray(values, dtype=np.float64), (stored if stored in _STORED else None)
+
+
+class _Files:
+    """Temporary files for option values the command line takes as files (arrays for
+    ``positions=``, ``inv_freq=``, ``ids=``; a dict for ``config=``), removed afterwards."""
+
+    def __init__(self) -> None:
+        self.folder: Optional[tempfile.TemporaryDirectory] = None
+
+    def __enter__(self) -> "_Files":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        if self.folder is not None:
+            self.folder.cleanup()
+
+    def _path(self, name: str) -> str:
+        if self.folder is None:
+            self.folder = tempfile.TemporaryDirectory(prefix="poslab-")
+        return os.path.join(self.folder.name, name)
+
+    def value(self, key: str, value: Any) -> Any:
+        if isinstance(value, os.PathLike):
+            return os.fspath(value)
+        if isinstance(value, np.generic):
+            return value.item()
+        if _is_torch(value):
+            tensor = value.detach().cpu()
+            if tensor.ndim == 0:
+                return tensor.item()
+            value = tensor.float().numpy() if tensor.dtype.is_floating_point and str(tensor.dtype) != "torch.float64" else tensor.numpy()
+        if isinstance(value, np.ndarray):
+            if value.ndim == 0:
+                return value.item()
+            path = self._path(f"{key}.npy")
+            np.save(path, np.ascontiguousarray(value))
+            return path
+        if isinstance(value, dict) or hasattr(value, "to_dict"):
+            config = value.to_dict() if hasattr(value, "to_dict") else value
+            path = self._path(f"{key}.json")
+            with open(path, "w", encoding="utf-8") as file:
+                json.dump(config, file)
+            return path
+        return value
+
+    def options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        return {key: self.value(key, value) for key, value in options.items()}
+
+
+def _command(subcommand: str, leading: List[str], options: Dict[str, Any]) -> str:
+    words = ["poslab", subcommand, *leading, *_poslab.words(subcommand, options)]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def table(kind: str, **options: Any) -> np.ndarray:
+    """The table ``poslab table KIND`` writes, as a NumPy array of its shape and dtype.
+
+    ``kind`` is a kind of ``poslab table`` (``"sinusoidal"``, ``"rope-cos"``, ``"alibi"``, ...);
+    the options are its long options with ``_`` for ``-``: ``seq=4096, dim=128,
+    base=500000, scaling="llama3", factor=8, original_max_position_embeddings=8192``.
+    ``dtype="f64"`` keeps every digit of the f64 engine (the default is float32, as the
+    command line's); ``backend="gpu"`` computes on the GPU (falling back to the CPU engine,
+    with a warning, where there is none). Lists and arrays go where the command line takes a
+    comma list or a ``.npy`` (``positions=``, ``inv_freq=``, ``ids=``); ``config=`` takes a
+    ``config.json`` path or a dict.
+
+    Raises ``ValueError`` with the command line's message for a bad kind, option or value.
+    """
+    with _Files() as files:
+        values, notes = _poslab.table(kind, files.options(options))
+    for note in notes:
+        import warnings
+
+        warnings.warn(note, RuntimeWarning, stacklevel=2)
+    return values
+
+
+class BadCell:
+    """One element outside the tolerance: its ``index``, the ``expected`` value (poslab's),
+    the value ``got`` (the array's), the ``error`` and, for an array of a float type, the
+    error in units in the last place of that type (``ulp``)."""
+
+    __slots__ = ("index", "expected", "got", "error", "ulp")
+
+    def __init__(self, index, expected, got, error, ulp) -> None:
+        self.index: Tuple[int, ...] = tuple(index)
+        self.expected: float = expected
+        self.got: float = got
+        self.error: float = error
+        self.ulp: Optional[float] = ulp
+
+    def __repr__(self) -> str:
+        return f"BadCell(index={self.index}, expected={self.expected!r}, got={self.got!r}, error={self.error:.3e})"
+
+
+class Verdict:
+    """What ``poslab check`` found. ``bool(verdict)`` is ``verdict.matches``.
+
+    - ``matches``: every element within the tolerance (or a documented equivalence).
+    - ``equivalent``: a match under an equivalence (a float32 computation of the table, a
+      float32-minimum mask for ``-inf``, ...), said in ``notes``.
+    - ``rule``: what each element is held to, in words.
+    - ``max_abs_error`` and ``max_abs_index``, ``max_rel_error``.
+    - ``bad_count`` and ``bad``: the elements outside, and the worst of them (``show=``).
+    - ``diagnosis``: the pattern of the elements outside (a layout slip, columns swapped, the
+      start, an error growing with position), or ``None``.
+    - ``text``: what ``poslab check`` prints; ``command``: that command line.
+    """
+
+    def __init__(self, fields: Dict[str, Any], command: str) -> None:
+        self.kind: str = fields["kind"]
+        self.matches: bool = fields["matches"]
+        self.equivalent: bool = fields["equivalent"]
+        self.rule: str = fields["rule"]
+        self.max_abs_error: float = fields["max_abs_error"]
+        index = fields["max_abs_index"]
+        self.max_abs_index: Optional[Tuple[int, ...]] = None if index is None else tuple(index)
+        self.max_rel_error: float = fields["max_rel_error"]
+        self.bad_count: int = fields["bad_count"]
+        self.bad: List[BadCell] = [BadCell(**cell) for cell in fields["bad"]]
+        self.diagnosis: Optional[str] = fields["diagnosis"]
+        self.notes: List[str] = fields["notes"]
+        self.text: str = fields["text"]
+        self.command: str = command
+
+    def __bool__(self) -> bool:
+        return self.matches
+
+    def __repr__(self) -> str:
+        said = "MATCH" if self.matches else "MISMATCH"
+        return f"<poslab.Verdict {said} {self.kind}: max abs error {self.max_abs_error:.3e}>"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def check(array: Any, kind: str, **options: Any) -> Verdict:
+    """Compares ``array`` with poslab's table of ``kind``: ``poslab check FILE --as KIND``.
+
+    ``array``: anything ``numpy.asarray`` takes, a torch tensor (any device, any float dtype),
+    or a path to a ``.npy``, ``.safetensors`` (``tensor=NAME``) or ``.csv`` file. The options
+    are the kind's (as ``poslab.table``), and ``atol``, ``rtol`` (without them an array of a
+    float type is held to what that type holds: 8 ulp, float64 to 1e-10), ``rows``, ``cols``
+    (Python slice text, ``"1:"``), ``show`` (how many bad elements to list, default 10) and
+    ``config`` (a ``config.json`` path or dict). Returns a :class:`Verdict`, whether or not it
+    matches; see :func:`assert_table` to fail a test.
+    """
+    name, values, stored = _as_table(array)
+    with _Files() as files:
+        options = files.options(options)
+        fields = _poslab.check(name, values, stored, kind, options)
+    shown = name if values is None else "ARRAY.npy"
+    return Verdict(fields, _command("check", [shown, "--as", kind], options))
+
+
+def assert_table(array: Any, kind: str, **options: Any) -> Verdict:
+    """:func:`check`, raising ``AssertionError`` (its message the check's report: the largest
+    errors, the worst elements and the diagnosis) when ``array`` does not match."""
+    verdict = check(array, kind, **options)
+    if not verdict.matches:
+        raise AssertionError(f"{verdict.text}\n(as: {verdict.command})")
+    return verdict
+
+
+class Identification:
+    """Which table an array holds, as ``poslab identify`` says. ``bool(r)`` is ``r.matches``.
+
+    - ``matches``: the closest reading is within the tolerance (``False`` is the command
+      line's "no match", with the closest reading in the other fields).
+    - ``description``: the reading in words (kind, convention, parameters); ``None`` when no
+      kind has a table of the array's shape.
+    - ``max_abs_error``: of the closest reading.
+    - ``text``: the command line's ``identified:`` (or ``no match``) line; ``notes``: its
+      lines before it; ``report``: all it prints.
+    - ``runner_up``: the next reading (an ``Identification``), or ``None``.
+    - ``command``: the command line.
+    """
+
+    def __init__(
+        self,
+        matches: bool,
+        description: Optional[str],
+        max_abs_error: float,
+        text: str,
+        notes: List[str],
+        report: str,
+        runner_up: Optional["Identification"],
+        command: str,
+    ) -> None:
+        self.matches = matches
+        self.description = description
+        self.max_abs_error = max_abs_error
+        self.text = text
+        self.notes = notes
+        self.report = report
+        self.runner_up = runner_up
+        self.command = command
+
+    def __bool__(self) -> bool:
+        return self.matches
+
+    def __repr__(self) -> str:
+        return f"<poslab.Identification {self.text}>"
+
+    def __str__(self) -> str:
+        return self.report
+
+
+def identify(array: Any, **options: Any) -> Identification:
+    """Says which table ``array`` holds: ``poslab identify FILE``.
+
+    ``array`` as for :func:`check`. Options: ``positions`` (one position per row, a list or
+    array), ``position_scale``, ``ids`` (a ``[seq, axes]`` array of each token's positions),
+    ``grid`` (``"T,H,W"``), ``atol``, ``rtol``, ``rows``, ``cols``, ``tensor``.
+    """
+    name, values, stored = _as_table(array)
+    with _Files() as files:
+        options = files.options(options)
+        fields = _poslab.identify(name, values, stored, options)
+    shown = name if values is None else "ARRAY.npy"
+    command = _command("identify", [shown], options)
+    runner_up = None
+    if fields["runner_up"] is not None:
+        description, matches, error = fields["runner_up"]
+        runner_up = Identification(
+            matches, description, error, f"runner-up: {description}", [], "", None, command
+        )
+    return Identification(
+        fields["matches"],
+        fields["description"],
+        fields["max_abs_error"],
+        fields["line"],
+        fields["notes"],
+        fields["text"],
+        runner_up,
+        command,
+    )
