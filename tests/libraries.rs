@@ -1822,3 +1822,40 @@ fn caches_of_a_window_that_does_not_start_at_zero_are_read_with_their_start() {
         });
     }
 }
+
+#[test]
+fn a_float32_rotation_at_given_positions_is_read_as_pytorch_computes_it() {
+    // make.py's rotation_at_positions: transformers' Llama rotation of one head in float32 at
+    // positions up to 131071. Its float32 angles are 6e-3 off at 10^5: the exact rotation does
+    // not match, PyTorch's float32 one does (it was refused at --positions, accepted at
+    // --start, before issue 48).
+    let (input, positions) = (
+        data("hf_rotation_input.npy"),
+        data("hf_rotation_positions.npy"),
+    );
+    let options = [
+        "--as",
+        "rope-apply",
+        "--input",
+        input.as_str(),
+        "--positions",
+        positions.as_str(),
+    ];
+    let (status, text) = check(
+        "hf_rotation_rotated.npy",
+        &[&options[..], &["--layout", "half", "--base", "500000"]].concat(),
+    );
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("MATCH as PyTorch computes it in float32"),
+        "{text}"
+    );
+    // The other pairing, or the base Llama 2 used, is no match.
+    for wrong in [
+        &["--layout", "interleaved"][..],
+        &["--layout", "half", "--base", "10000"],
+    ] {
+        let (status, text) = check("hf_rotation_rotated.npy", &[&options[..], wrong].concat());
+        assert_eq!(status, 1, "{wrong:?}: {text}");
+    }
+}

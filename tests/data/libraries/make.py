@@ -468,6 +468,30 @@ def keras():
     )
 
 
+def rotation_at_positions():
+    """transformers' Llama rotation (LlamaRotaryEmbedding, apply_rotary_pos_emb) of one head in
+    float32 at scattered positions up to 131071, as a model rotates q: its float32 angles are
+    off by up to 4e-3 rad at 10^5, so only the float32 reading matches."""
+    import torch
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    config = LlamaConfig(
+        hidden_size=256,
+        num_attention_heads=2,
+        head_dim=128,
+        rope_theta=500000.0,
+        max_position_embeddings=131072,
+    )
+    positions = torch.tensor([[0, 1, 2, 100, 4095, 4096, 8191, 65535, 100000, 131071]])
+    x = torch.randn(1, 2, positions.shape[1], 128, generator=torch.Generator().manual_seed(0))
+    cos, sin = LlamaRotaryEmbedding(config)(x, positions)
+    rotated = apply_rotary_pos_emb(x, x, cos, sin)[0]
+    save("hf_rotation_input", x[0, 0].numpy())
+    save("hf_rotation_positions", positions[0].numpy())
+    save("hf_rotation_rotated", rotated[0, 0].numpy())
+
+
 def versions():
     names = [
         "torch",
@@ -506,4 +530,5 @@ if __name__ == "__main__":
     longrope()
     scaled_grids()
     keras()
+    rotation_at_positions()
     versions()
