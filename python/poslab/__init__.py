@@ -21,6 +21,7 @@ import json
 import os
 import shlex
 import tempfile
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -37,6 +38,8 @@ __all__ = [
     "Verdict",
     "BadCell",
     "Identification",
+    "assert_rope",
+    "RopeReport",
 ]
 
 # Float types the checks know, by the name NumPy, PyTorch and ml_dtypes give them.
@@ -310,3 +313,147 @@ def identify(array: Any, **options: Any) -> Identification:
         runner_up,
         command,
     )
+
+
+class RopeReport:
+    """What :func:`assert_rope` found.
+
+    - ``passes``: every output within what a correct implementation in the dtype gets.
+    - ``max_abs_error``; ``rule``: what each output is held to, in words.
+    - ``worst``: ``(position, head, dim, expected, got)`` of the element furthest outside the
+      rule, or of the largest error when it passes.
+    - ``applied``: the rotation read from the outputs: ``layout`` (``"half"``,
+      ``"interleaved"``, or ``None`` when the outputs are not a rotation of pairs), ``gain``
+      (output pair norm over input pair norm) beside ``expected_gain`` (the attention
+      factor), ``changed_dims``, and ``angles`` (the angles read as a cos cache and
+      identified: base, scaling, ...).
+    - ``causes``: each cause named, one sentence each with the option or config field to look
+      at (empty when it passes).
+    - ``seconds`` in the whole check and ``seconds_in_function`` in the user's function.
+    - ``text``: all of it, as the ``AssertionError`` says it.
+    """
+
+    def __init__(self, fields: Dict[str, Any], seconds: float, in_function: float) -> None:
+        self.passes: bool = fields["passes"]
+        self.max_abs_error: float = fields["max_abs_error"]
+        self.rule: str = fields["rule"]
+        self.worst: Optional[Tuple[int, int, int, float, float]] = fields["worst"]
+        self.applied: Dict[str, Any] = fields["applied"]
+        self.causes: List[str] = fields["causes"]
+        self.text: str = fields["text"]
+        self.seconds = seconds
+        self.seconds_in_function = in_function
+
+    def __bool__(self) -> bool:
+        return self.passes
+
+    def __repr__(self) -> str:
+        said = "MATCH" if self.passes else "MISMATCH"
+        return f"<poslab.RopeReport {said}: max abs error {self.max_abs_error:.3e}>"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _bfloat16_values(values: np.ndarray) -> np.ndarray:
+    """float32 values rounded to the nearest bfloat16 (ties to even), held as float32."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+_DTYPES = ("float32", "bfloat16", "float16", "float64")
+
+
+def assert_rope(
+    fn: Any,
+    *,
+    config: Any = None,
+    positions: Any = None,
+    heads: int = 2,
+    dtype: str = "float32",
+    framework: str = "numpy",
+    device: str = "cpu",
+    seed: int = 0,
+    atol: Optional[float] = None,
+    **options: Any,
+) -> RopeReport:
+    """Checks a RoPE rotation function at long positions, and names what is wrong with it.
+
+    ``fn(x, position_ids)`` is the user's rotation: ``x`` of shape ``[1, heads, seq, dim]``
+    (Hugging Face's ``[batch, heads, seq, head_dim]``), ``position_ids`` of shape ``[1, seq]``
+    (int64), both NumPy arrays, or torch tensors on ``device`` with ``framework="torch"``. It
+    returns the rotated ``x``, the same shape. Adapt a library's call in a lambda, e.g.
+    Hugging Face's: ``lambda x, p: apply_rotary_pos_emb(x, x, *rope(x, p))[0]``.
+
+    The expected rotation is the RoPE that ``config`` (a ``config.json`` path, a dict, or a
+    transformers config) or the options describe: ``dim`` (the head width), ``base``,
+    ``layout`` (``"half"``: rotate_half, ``"interleaved"``), ``rotary_dim`` or
+    ``partial_rotary_factor``, ``scaling`` and its parameters (``factor``,
+    ``original_max_position_embeddings``, ...), exactly as ``poslab table rope-apply`` takes
+    them. ``positions`` default to 0..63 and both sides of 256, 512, ..., 131072, of 100000 and
+    of every context the scaling names, since short prompts hide most bugs. ``x`` is random
+    (``seed``) and exactly representable in ``dtype``.
+
+    It passes when every output is within what a correct implementation computing in
+    ``dtype`` gets (``poslab check``'s rule for that dtype: for float32, 8 ulp or, for
+    PyTorch's float32 computation of the angle, within 2 ulp of that computation; for
+    bfloat16 and float16, 8 ulp of that type), or within ``atol`` when given. Then it
+    returns a :class:`RopeReport`. Otherwise it raises ``AssertionError`` saying where the
+    outputs first differ (position, head, dim, expected, got), the largest error, the rotation
+    the outputs show (pairing, gain) and each cause it can name: the other layout, the base
+    fallen back to 10000, the scaling dropped or another factor, the attention factor dropped
+    or squared, the whole head rotated under partial rotary, position ids off by one, positions
+    cast to float16 or bfloat16, or not a rotation of pairs at all.
+    """
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype={dtype!r} is not allowed: use one of {', '.join(_DTYPES)}")
+    if framework not in ("numpy", "torch"):
+        raise ValueError(f"framework={framework!r} is not allowed: use 'numpy' or 'torch'")
+    if not isinstance(heads, int) or isinstance(heads, bool) or not 1 <= heads <= 4096:
+        raise ValueError(f"heads={heads!r} is not allowed: use a whole number from 1 to 4096")
+    started = time.perf_counter()
+    with _Files() as files:
+        if config is not None:
+            options = dict(options, config=config)
+        opts = files.options(options)
+        dim = opts.pop("dim", None)
+        dim, default_positions = _poslab.rotation_setup(dim, opts)
+        at = np.asarray(default_positions if positions is None else positions)
+        if at.ndim != 1 or at.size == 0 or at.dtype.kind not in "iu":
+            raise ValueError("positions= takes a non-empty list of whole numbers, one per row")
+        at = at.astype(np.int64)
+        rng = np.random.default_rng(seed)
+        x = rng.standard_normal((1, heads, at.size, dim)).astype(np.float32)
+        if dtype == "bfloat16":
+            x = _bfloat16_values(x)
+        elif dtype == "float16":
+            x = x.astype(np.float16)
+        elif dtype == "float64":
+            x = x.astype(np.float64)
+        exact_x = x.astype(np.float64)
+        if framework == "torch":
+            import torch
+
+            given = torch.from_numpy(x.astype(np.float32) if dtype == "bfloat16" else x)
+            given = given.to(device=device, dtype=getattr(torch, dtype))
+            ids = torch.from_numpy(at[None, :]).to(device)
+        else:
+            given, ids = x, at[None, :]
+        before = time.perf_counter()
+        out = fn(given, ids)
+        in_function = time.perf_counter() - before
+        if _is_torch(out):
+            out = out.detach().float().cpu().numpy() if out.dtype != __import__("torch").float64 else out.detach().cpu().numpy()
+        out = np.asarray(out)
+        if out.shape != x.shape:
+            raise ValueError(
+                f"the function returned shape {list(out.shape)} for x of shape {list(x.shape)}: it must return the rotated x"
+            )
+        fields = _poslab.rotation(
+            exact_x[0], np.asarray(out, dtype=np.float64)[0], at.tolist(), dtype, atol, opts
+        )
+    report = RopeReport(fields, time.perf_counter() - started, in_function)
+    if not report.passes:
+        raise AssertionError(report.text)
+    return report

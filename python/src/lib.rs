@@ -20,6 +20,7 @@ use pyo3::types::{PyDict, PyList};
 use poslab::check::identify::Identification;
 use poslab::cli::check::{CheckReport, Handed};
 use poslab::cli::keywords::{self, TableValues, Value};
+use poslab::cli::rotation as rotation_check;
 use poslab::import::StoredFloat;
 use poslab::table_args::CliError;
 
@@ -287,6 +288,84 @@ fn identification_dict<'py>(
     Ok(dict)
 }
 
+/// The head width and default positions of `assert_rope`.
+#[pyfunction]
+#[pyo3(signature = (dim, options=None))]
+fn rotation_setup(
+    py: Python<'_>,
+    dim: Option<usize>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(usize, Vec<i64>)> {
+    let keywords = keywords_of(options)?;
+    run(py, move |_| rotation_check::rotation_setup(dim, &keywords))
+}
+
+/// `assert_rope`'s check of what the user's function returned: the report's fields as a dict.
+#[pyfunction]
+#[pyo3(signature = (x, y, positions, dtype, atol=None, options=None))]
+#[allow(clippy::too_many_arguments)]
+fn rotation<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArrayDyn<'py, f64>,
+    y: PyReadonlyArrayDyn<'py, f64>,
+    positions: Vec<i64>,
+    dtype: &str,
+    atol: Option<f64>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let keywords = keywords_of(options)?;
+    let three = |a: PyReadonlyArrayDyn<'py, f64>, what: &str| {
+        a.as_array()
+            .to_owned()
+            .into_dimensionality::<ndarray::Ix3>()
+            .map_err(|_| PyValueError::new_err(format!("{what} must be [heads, positions, dim]")))
+    };
+    let dtype = match dtype {
+        "float64" => StoredFloat::F64,
+        "float32" => StoredFloat::F32,
+        "float16" => StoredFloat::F16,
+        "bfloat16" => StoredFloat::Bf16,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "dtype={other:?} is not allowed: use float32, bfloat16, float16 or float64"
+            )));
+        }
+    };
+    let case = rotation_check::RotationCase {
+        x: three(x, "x")?,
+        y: three(y, "the output")?,
+        positions,
+        dtype,
+        atol,
+    };
+    let report = run(py, move |_| {
+        rotation_check::check_rotation(&keywords, &case)
+    })?;
+    let dict = PyDict::new(py);
+    dict.set_item("passes", report.passes)?;
+    dict.set_item("max_abs_error", report.max_abs_error)?;
+    dict.set_item("rule", report.rule)?;
+    dict.set_item(
+        "worst",
+        report
+            .worst
+            .map(|w| (w.position, w.head, w.dim, w.expected, w.got)),
+    )?;
+    let applied = PyDict::new(py);
+    applied.set_item(
+        "layout",
+        report.applied.layout.map(|l| l.rope_name().to_owned()),
+    )?;
+    applied.set_item("gain", report.applied.gain)?;
+    applied.set_item("expected_gain", report.applied.expected_gain)?;
+    applied.set_item("changed_dims", report.applied.changed)?;
+    applied.set_item("angles", report.applied.reading)?;
+    dict.set_item("applied", applied)?;
+    dict.set_item("causes", report.causes)?;
+    dict.set_item("text", report.text)?;
+    Ok(dict)
+}
+
 /// The command line's words for `options` of `subcommand`, to show the command a call is.
 #[pyfunction]
 #[pyo3(signature = (subcommand, options=None))]
@@ -320,6 +399,8 @@ fn _poslab(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(check, module)?)?;
     module.add_function(wrap_pyfunction!(identify, module)?)?;
     module.add_function(wrap_pyfunction!(words, module)?)?;
+    module.add_function(wrap_pyfunction!(rotation_setup, module)?)?;
+    module.add_function(wrap_pyfunction!(rotation, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_for_test, module)?)?;
     module.add_function(wrap_pyfunction!(_wait_for_test, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -4,6 +4,7 @@
 
 pub mod identify;
 pub mod locate;
+pub mod rotation;
 pub mod verdict;
 
 pub use locate::{Diagnosis, Located, OutsideCell, locate};

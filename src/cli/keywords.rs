@@ -38,7 +38,7 @@ pub struct ComputedTable {
 /// The command line's parse of `program subcommand leading... keywords...`: the command and
 /// the subcommand's matches. A parse error is the command line's one line, without its
 /// `error:`.
-fn parse(
+pub(super) fn parse(
     subcommand: &str,
     leading: &[&str],
     keywords: &[(String, Value)],

@@ -27,6 +27,7 @@ pub mod check;
 pub mod figure;
 pub mod keywords;
 mod progress;
+pub mod rotation;
 
 /// Exact tables of transformer positional encodings.
 #[derive(Debug, Parser)]

@@ -348,18 +348,20 @@ pub(super) fn rope_apply(r: &Reader) -> Result<TableSpec, CliError> {
     // Check the cheap parameters before reading a possibly large file.
     encoding::check_base("base", args.sinusoidal.base())?;
     let start = r.start()?;
-    let path = args.input.as_deref().ok_or_else(|| {
-        CliError::usage("--input is required for rope-apply: a [seq, dim] .npy array")
-    })?;
-    let input = read_input_2d("input", path)?;
-    encoding::rope::check_apply_shape(input.shape()).map_err(|e| {
-        CliError::usage(format!(
-            "--input {} has shape {}: {}",
-            path.display(),
-            e.value,
-            e.allowed
-        ))
-    })?;
+    let (input, named) = match (&args.handed_input, args.input.as_deref()) {
+        (Some(input), _) => (input.clone(), "the array".to_owned()),
+        (None, Some(path)) => (
+            read_input_2d("input", path)?,
+            format!("--input {}", path.display()),
+        ),
+        (None, None) => {
+            return Err(CliError::usage(
+                "--input is required for rope-apply: a [seq, dim] .npy array",
+            ));
+        }
+    };
+    encoding::rope::check_apply_shape(input.shape())
+        .map_err(|e| CliError::usage(format!("{named} has shape {}: {}", e.value, e.allowed)))?;
     let freqs = rope_frequencies(args, input.ncols())?;
     Ok(TableSpec::RopeApply {
         input,

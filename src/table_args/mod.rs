@@ -178,6 +178,11 @@ pub struct TableArgs {
     #[arg(long, value_name = "X.npy")]
     pub input: Option<PathBuf>,
 
+    /// rope-apply's array handed over in memory in place of `--input` (the Python package's
+    /// rotation check); never read from the command line.
+    #[arg(skip)]
+    pub handed_input: Option<ndarray::Array2<f64>>,
+
     #[command(flatten)]
     pub rope: crate::options::RopeOptions,
 
