@@ -1859,3 +1859,38 @@ fn a_float32_rotation_at_given_positions_is_read_as_pytorch_computes_it() {
         assert_eq!(status, 1, "{wrong:?}: {text}");
     }
 }
+
+#[test]
+fn a_float16_rotation_is_read_as_pytorch_computes_it_then_stores_it() {
+    // make.py's rotation_at_positions in float16: cos and sin computed in float32 and cast,
+    // the products in float16. At 131071 its float32 angles alone are off by more than 8
+    // float16 ulps of the exact rotation; of PyTorch's float32 one it is within them.
+    let (input, positions) = (
+        data("hf_rotation_input_f16.npy"),
+        data("hf_rotation_positions.npy"),
+    );
+    let options = [
+        "--as",
+        "rope-apply",
+        "--input",
+        input.as_str(),
+        "--positions",
+        positions.as_str(),
+        "--layout",
+        "half",
+    ];
+    let (status, text) = check(
+        "hf_rotation_rotated_f16.npy",
+        &[&options[..], &["--base", "500000"]].concat(),
+    );
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("as PyTorch computes it in float32 (--arith torch-f32), stored in float16"),
+        "{text}"
+    );
+    let (status, text) = check(
+        "hf_rotation_rotated_f16.npy",
+        &[&options[..], &["--base", "10000"]].concat(),
+    );
+    assert_eq!(status, 1, "{text}");
+}

@@ -233,9 +233,22 @@ pub fn check_rotation(
         _ => PairLayout::default(),
     };
     let passes = judged.iter().all(|j| j.verdict.matches);
+    // The rule, and the reading that passed where the exact rotation alone did not (PyTorch's
+    // float32 computation).
     let rule = judged
         .first()
-        .map(|j| j.verdict.comparison.rule_text())
+        .map(|j| {
+            let mut rule = j.verdict.comparison.rule_text();
+            if let Some(reading) = j
+                .verdict
+                .notes
+                .iter()
+                .find_map(|n| n.strip_prefix("verdict: "))
+            {
+                rule = format!("{rule}; {reading}");
+            }
+            rule
+        })
         .unwrap_or_default();
     let max_abs_error = judged
         .iter()

@@ -483,13 +483,21 @@ def rotation_at_positions():
         rope_theta=500000.0,
         max_position_embeddings=131072,
     )
-    positions = torch.tensor([[0, 1, 2, 100, 4095, 4096, 8191, 65535, 100000, 131071]])
+    positions = torch.tensor(
+        [[0, 1, 2, 100, 4095, 4096, 8191, 65535, *range(100000, 131072, 1553), 131071]]
+    )
     x = torch.randn(1, 2, positions.shape[1], 128, generator=torch.Generator().manual_seed(0))
     cos, sin = LlamaRotaryEmbedding(config)(x, positions)
     rotated = apply_rotary_pos_emb(x, x, cos, sin)[0]
     save("hf_rotation_input", x[0, 0].numpy())
     save("hf_rotation_positions", positions[0].numpy())
     save("hf_rotation_rotated", rotated[0, 0].numpy())
+    # The same in float16, as a model run in half precision rotates: cos and sin in float32,
+    # cast to float16, the products in float16.
+    half = x.half()
+    cos, sin = LlamaRotaryEmbedding(config)(half, positions)
+    save("hf_rotation_input_f16", half[0, 0].numpy())
+    save("hf_rotation_rotated_f16", apply_rotary_pos_emb(half, half, cos, sin)[0][0, 0].numpy())
 
 
 def versions():
