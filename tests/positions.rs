@@ -452,3 +452,76 @@ fn scaled_axial_rope_coordinates_follow_the_formula() {
     assert!(text.contains("--position-scale"), "{text}");
     assert!(!out.exists());
 }
+
+#[test]
+fn dynamic_and_longrope_read_the_current_length_from_the_positions() {
+    // Hugging Face's dynamic NTK and LongRoPE take the current length from the position ids
+    // (max + 1): rows that start at 100, or sit at given positions, are rows of a table that
+    // long. Identity: they are those rows of the table from 0 (before issue 48 the length was
+    // the number of rows, so these differed).
+    let dynamic = [
+        "rope-cos",
+        "--dim",
+        "16",
+        "--scaling",
+        "dynamic",
+        "--factor",
+        "2",
+        "--max-position-embeddings",
+        "64",
+        "--dtype",
+        "f64",
+    ];
+    let whole = table(&[&dynamic[..], &["--seq", "201"]].concat());
+    let first_104 = table(&[&dynamic[..], &["--seq", "104"]].concat());
+    let started = table(&[&dynamic[..], &["--start", "100", "--seq", "4"]].concat());
+    let placed = table(&[&dynamic[..], &["--positions", "5,200"]].concat());
+    for (r, row) in [100, 101, 102, 103].into_iter().enumerate() {
+        for c in 0..16 {
+            assert!(
+                (started[[r, c]] - first_104[[row, c]]).abs() < 1e-12,
+                "row {row}"
+            );
+        }
+    }
+    // The frequencies of length 201 (not of 2 rows, which keep the base): row 200 of the
+    // whole table.
+    for c in 0..16 {
+        assert!((placed[[1, c]] - whole[[200, c]]).abs() < 1e-12);
+        assert!((placed[[0, c]] - whole[[5, c]]).abs() < 1e-12);
+    }
+    let plain = table(&[
+        "rope-cos",
+        "--dim",
+        "16",
+        "--positions",
+        "5,200",
+        "--dtype",
+        "f64",
+    ]);
+    assert!((0..16).any(|c| (placed[[1, c]] - plain[[1, c]]).abs() > 1e-3));
+    // LongRoPE switches to its long factors past the original context.
+    let longrope = [
+        "rope-cos",
+        "--dim",
+        "8",
+        "--scaling",
+        "longrope",
+        "--long-factor",
+        "1,2,4,8",
+        "--short-factor",
+        "1,1,1,1",
+        "--original-max-position-embeddings",
+        "64",
+        "--max-position-embeddings",
+        "256",
+        "--dtype",
+        "f64",
+    ];
+    let long = table(&[&longrope[..], &["--seq", "101"]].concat());
+    let placed = table(&[&longrope[..], &["--positions", "3,100"]].concat());
+    for c in 0..8 {
+        assert!((placed[[0, c]] - long[[3, c]]).abs() < 1e-12);
+        assert!((placed[[1, c]] - long[[100, c]]).abs() < 1e-12);
+    }
+}

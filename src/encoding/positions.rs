@@ -56,6 +56,22 @@ impl Positions {
         self.len() == 0
     }
 
+    /// The length of the sequence the rows belong to, as Hugging Face's dynamic RoPE reads it
+    /// from position ids: the largest position (unscaled, at least 0) + 1.
+    pub fn current_length(&self) -> usize {
+        let largest = match &self.list {
+            PositionList::Counting { start, count } => {
+                (*start as f64) + count.saturating_sub(1) as f64
+            }
+            PositionList::Given(values) => values.iter().copied().fold(0.0, f64::max),
+        };
+        if largest.is_finite() {
+            (largest.max(0.0).floor() as usize).saturating_add(1)
+        } else {
+            usize::MAX
+        }
+    }
+
     /// Whether the positions are 0, 1, 2, ... from some start, unscaled: a table of positions
     /// that needs no wrapper.
     pub fn is_counting(&self) -> bool {

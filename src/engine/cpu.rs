@@ -300,8 +300,8 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
         TableSpec::Sinusoidal(_)
         | TableSpec::RopeAngles { .. }
         | TableSpec::RopeCache { .. }
-        | TableSpec::RopeApply { .. } => real(sin_cos_element(spec, None)),
-        TableSpec::AtPositions(p) => real(sin_cos_element(&p.table, Some(&p.positions))),
+        | TableSpec::RopeApply { .. } => real(sin_cos_element(spec, None, spec)),
+        TableSpec::AtPositions(p) => real(sin_cos_element(&p.table, Some(&p.positions), spec)),
         TableSpec::DotDecay { params, anchor } => {
             let values = sinusoidal_values(params);
             let anchor = *anchor as i64;
@@ -462,11 +462,17 @@ fn own_start(spec: &TableSpec) -> u64 {
 }
 
 /// The exact element function of a validated sin/cos table (sinusoidal, RoPE angles, caches,
-/// rotations), at its own positions or at `placed`.
-fn sin_cos_element<'a>(spec: &'a TableSpec, placed: Option<&'a Positions>) -> Element<'a, f64> {
+/// rotations), at its own positions or at `placed`. A RoPE table's frequencies and attention
+/// factor are those of `setting`: the table itself, or the positioned table around it (whose
+/// current length its positions decide).
+fn sin_cos_element<'a>(
+    spec: &'a TableSpec,
+    placed: Option<&'a Positions>,
+    setting: &'a TableSpec,
+) -> Element<'a, f64> {
     let w = match spec {
         TableSpec::Sinusoidal(p) => p.exact_frequencies(),
-        _ => exact_rope_frequencies(spec),
+        _ => exact_rope_frequencies(setting),
     };
     let angles = ExactAngles {
         turns: exact_angle::turns_of(w.iter().copied()),
@@ -482,7 +488,7 @@ fn sin_cos_element<'a>(spec: &'a TableSpec, placed: Option<&'a Positions>) -> El
         }),
         TableSpec::RopeAngles { .. } => Box::new(move |_, row, i| angles.radians(i, row)),
         TableSpec::RopeCache { layout, part, .. } => {
-            let (_, rotary, attention) = rope_frequencies(spec);
+            let (_, rotary, attention) = rope_frequencies(setting);
             let (layout, part) = (*layout, *part);
             Box::new(move |head, row, col| {
                 let (row, pair, is_sin) =
@@ -492,7 +498,7 @@ fn sin_cos_element<'a>(spec: &'a TableSpec, placed: Option<&'a Positions>) -> El
             })
         }
         TableSpec::RopeApply { input, layout, .. } => {
-            let (_, rotary, attention) = rope_frequencies(spec);
+            let (_, rotary, attention) = rope_frequencies(setting);
             let layout = *layout;
             Box::new(move |_, row, col| {
                 rope::rotated_element(input.view(), layout, rotary, row, col, |a, b, i| {

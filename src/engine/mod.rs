@@ -608,9 +608,21 @@ impl TableSpec {
         }
     }
 
-    /// Head width, base, current length and frequency setting of a RoPE kind.
+    /// Head width, base, current length and frequency setting of a RoPE kind. The current
+    /// length (what dynamic NTK and LongRoPE read) is Hugging Face's: the largest position
+    /// of the rows + 1, so rows that start late or sit at given positions are those of a
+    /// sequence that long, not of one as long as the table.
     fn rope_setting(&self) -> Option<(usize, f64, usize, &RopeFrequencies)> {
-        match self.unpositioned() {
+        if let TableSpec::AtPositions(placed) = self {
+            let (dim, base, _, freqs) = placed.table.rope_setting()?;
+            return Some((dim, base, placed.positions.current_length(), freqs));
+        }
+        let after = |start: u64, rows: usize| {
+            usize::try_from(start)
+                .unwrap_or(usize::MAX)
+                .saturating_add(rows)
+        };
+        match self {
             TableSpec::RopeInvFreq {
                 dim,
                 base,
@@ -619,12 +631,19 @@ impl TableSpec {
             } => Some((*dim, *base, *seq, freqs)),
             TableSpec::RopeAttentionFactor { dim, base, freqs } => Some((*dim, *base, 0, freqs)),
             TableSpec::RopeAngles { params, freqs }
-            | TableSpec::RopeCache { params, freqs, .. } => {
-                Some((params.dim, params.base, params.seq, freqs))
-            }
+            | TableSpec::RopeCache { params, freqs, .. } => Some((
+                params.dim,
+                params.base,
+                after(params.start, params.seq),
+                freqs,
+            )),
             TableSpec::RopeApply {
-                input, base, freqs, ..
-            } => Some((input.ncols(), *base, input.nrows(), freqs)),
+                input,
+                base,
+                freqs,
+                start,
+                ..
+            } => Some((input.ncols(), *base, after(*start, input.nrows()), freqs)),
             _ => None,
         }
     }
