@@ -320,8 +320,10 @@ class RopeReport:
 
     - ``passes``: every output within what a correct implementation in the dtype gets.
     - ``max_abs_error``; ``rule``: what each output is held to, in words.
-    - ``worst``: ``(position, head, dim, expected, got)`` of the element furthest outside the
-      rule, or of the largest error when it passes.
+    - ``worst``: where the outputs first differ (the lowest position with an element outside
+      the rule, and its worst element), or the element of the largest error when it passes: a
+      dict of ``position``, ``head``, ``dim``, ``pair`` (in the expected pairing; ``None``
+      past the rotary dims), ``expected`` and ``got``.
     - ``applied``: the rotation read from the outputs: ``layout`` (``"half"``,
       ``"interleaved"``, or ``None`` when the outputs are not a rotation of pairs), ``gain``
       (output pair norm over input pair norm) beside ``expected_gain`` (the attention
@@ -337,7 +339,7 @@ class RopeReport:
         self.passes: bool = fields["passes"]
         self.max_abs_error: float = fields["max_abs_error"]
         self.rule: str = fields["rule"]
-        self.worst: Optional[Tuple[int, int, int, float, float]] = fields["worst"]
+        self.worst: Optional[Dict[str, Any]] = fields["worst"]
         self.applied: Dict[str, Any] = fields["applied"]
         self.causes: List[str] = fields["causes"]
         self.text: str = fields["text"]

@@ -70,7 +70,7 @@ class RopeReport:
     passes: bool
     max_abs_error: float
     rule: str
-    worst: Optional[Tuple[int, int, int, float, float]]
+    worst: Optional[Dict[str, Any]]
     applied: Dict[str, Any]
     causes: List[str]
     text: str

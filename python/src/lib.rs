@@ -344,13 +344,21 @@ fn rotation<'py>(
     let dict = PyDict::new(py);
     dict.set_item("passes", report.passes)?;
     dict.set_item("max_abs_error", report.max_abs_error)?;
-    dict.set_item("rule", report.rule)?;
-    dict.set_item(
-        "worst",
-        report
-            .worst
-            .map(|w| (w.position, w.head, w.dim, w.expected, w.got)),
-    )?;
+    dict.set_item("rule", &report.rule)?;
+    let worst = match &report.worst {
+        Some(w) => {
+            let item = PyDict::new(py);
+            item.set_item("position", w.position)?;
+            item.set_item("head", w.head)?;
+            item.set_item("dim", w.dim)?;
+            item.set_item("pair", report.pair_of(w.dim))?;
+            item.set_item("expected", w.expected)?;
+            item.set_item("got", w.got)?;
+            Some(item)
+        }
+        None => None,
+    };
+    dict.set_item("worst", worst)?;
     let applied = PyDict::new(py);
     applied.set_item(
         "layout",

@@ -114,7 +114,7 @@ def test_transformers_rotations_pass(name):
     rotate, config = correct_cases()[name]
     report = poslab.assert_rope(rotate, config=config, framework="torch")
     assert report and report.applied["layout"] == "half", report.text
-    assert report.worst is not None and report.seconds_in_function < report.seconds
+    assert report.worst["position"] >= 0 and report.seconds_in_function < report.seconds
 
 
 def test_transformers_bfloat16_and_float16_paths_pass():
@@ -216,14 +216,18 @@ def test_the_numpy_framework_and_options_in_place_of_a_config():
         halves = np.concatenate([-x[..., dim // 2:], x[..., : dim // 2]], -1)
         return (x * cos + halves * sin).astype(x.dtype)
 
-    report = poslab.assert_rope(numpy_rope, dim=64, positions=[0, 1, 2, 5000, 100000])
-    assert report and report.max_abs_error < 1e-5
+    options = dict(dim=64, layout="half")
+    report = poslab.assert_rope(numpy_rope, positions=[0, 1, 2, 5000, 100000], **options)
+    assert report and report.max_abs_error < 1e-5 and report.worst["position"] in (5000, 100000)
     with pytest.raises(AssertionError, match="base 10000, not 500000"):
-        poslab.assert_rope(numpy_rope, dim=64, base=500000)
+        poslab.assert_rope(numpy_rope, base=500000, **options)
+    # The command line's default pairing is the interleaved one.
+    with pytest.raises(AssertionError, match="pairs dims as halves"):
+        poslab.assert_rope(numpy_rope, dim=64)
     with pytest.raises(ValueError, match="--base 1 is not allowed"):
-        poslab.assert_rope(numpy_rope, dim=64, base=1)
+        poslab.assert_rope(numpy_rope, base=1, **options)
     with pytest.raises(ValueError, match="it must return the rotated x"):
-        poslab.assert_rope(lambda x, p: x[..., :2], dim=64)
+        poslab.assert_rope(lambda x, p: x[..., :2], **options)
 
 
 def test_caches_transformers_made_check_and_identify_as_the_cli_reads_them():

@@ -74,6 +74,18 @@ pub struct RotationReport {
     /// Each cause named, one sentence each (empty when it passes).
     pub causes: Vec<String>,
     pub text: String,
+    /// The expected pairing and rotary width.
+    pairing: (PairLayout, usize),
+}
+
+impl RotationReport {
+    /// The pair a dim belongs to in the expected pairing, `None` past the rotary dims.
+    pub fn pair_of(&self, dim: usize) -> Option<usize> {
+        let (layout, rotary) = self.pairing;
+        crate::check::rotation::pair_dims(layout, rotary)
+            .iter()
+            .position(|&(i, j)| i == dim || j == dim)
+    }
 }
 
 /// The keywords `keywords` with `key` set to `value` (replaced where given).
@@ -254,7 +266,11 @@ pub fn check_rotation(
         .iter()
         .map(|j| j.verdict.comparison.max_abs_error())
         .fold(0.0, f64::max);
-    let worst = (!passes).then(|| first_outside(&judged, case)).flatten();
+    let worst = if passes {
+        largest_error(&judged, case)
+    } else {
+        first_outside(&judged, case)
+    };
     let applied = read_applied(case, layout, rotary, attention, &positions, !passes);
     let causes = if passes {
         Vec::new()
@@ -283,6 +299,7 @@ pub fn check_rotation(
         applied,
         causes,
         text,
+        pairing: (layout, rotary),
     })
 }
 
@@ -342,6 +359,26 @@ fn first_outside(judged: &[Judged], case: &RotationCase) -> Option<Worst> {
         }
     }
     None
+}
+
+/// The element of the largest error, of any head (for a rotation that passes).
+fn largest_error(judged: &[Judged], case: &RotationCase) -> Option<Worst> {
+    let (head, worst) = judged
+        .iter()
+        .enumerate()
+        .filter_map(|(head, j)| j.verdict.comparison.max_abs.as_ref().map(|w| (head, w)))
+        .max_by(|(_, a), (_, b)| a.error.total_cmp(&b.error))?;
+    let [row, dim] = worst.index[..] else {
+        return None;
+    };
+    Some(Worst {
+        head,
+        row,
+        position: case.positions[row],
+        dim,
+        expected: worst.reference,
+        got: worst.loaded,
+    })
 }
 
 /// The rotation of `spec` as PyTorch computes it in float32, and the 2 ulp (of its largest
