@@ -1823,24 +1823,27 @@ fn caches_of_a_window_that_does_not_start_at_zero_are_read_with_their_start() {
     }
 }
 
+/// `--as rope-apply` of make.py's rotation_at_positions: its input `input`, at its positions.
+fn rotation_options(input: &str) -> Vec<String> {
+    [
+        "--as".to_owned(),
+        "rope-apply".to_owned(),
+        "--input".to_owned(),
+        data(input),
+        "--positions".to_owned(),
+        data("hf_rotation_positions.npy"),
+    ]
+    .to_vec()
+}
+
 #[test]
 fn a_float32_rotation_at_given_positions_is_read_as_pytorch_computes_it() {
     // make.py's rotation_at_positions: transformers' Llama rotation of one head in float32 at
     // positions up to 131071. Its float32 angles are 6e-3 off at 10^5: the exact rotation does
     // not match, PyTorch's float32 one does (it was refused at --positions, accepted at
     // --start, before issue 48).
-    let (input, positions) = (
-        data("hf_rotation_input.npy"),
-        data("hf_rotation_positions.npy"),
-    );
-    let options = [
-        "--as",
-        "rope-apply",
-        "--input",
-        input.as_str(),
-        "--positions",
-        positions.as_str(),
-    ];
+    let options = rotation_options("hf_rotation_input.npy");
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
     let (status, text) = check(
         "hf_rotation_rotated.npy",
         &[&options[..], &["--layout", "half", "--base", "500000"]].concat(),
@@ -1865,20 +1868,9 @@ fn a_float16_rotation_is_read_as_pytorch_computes_it_then_stores_it() {
     // make.py's rotation_at_positions in float16: cos and sin computed in float32 and cast,
     // the products in float16. At 131071 its float32 angles alone are off by more than 8
     // float16 ulps of the exact rotation; of PyTorch's float32 one it is within them.
-    let (input, positions) = (
-        data("hf_rotation_input_f16.npy"),
-        data("hf_rotation_positions.npy"),
-    );
-    let options = [
-        "--as",
-        "rope-apply",
-        "--input",
-        input.as_str(),
-        "--positions",
-        positions.as_str(),
-        "--layout",
-        "half",
-    ];
+    let mut options = rotation_options("hf_rotation_input_f16.npy");
+    options.extend(["--layout".to_owned(), "half".to_owned()]);
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
     let (status, text) = check(
         "hf_rotation_rotated_f16.npy",
         &[&options[..], &["--base", "500000"]].concat(),

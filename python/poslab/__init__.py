@@ -145,7 +145,7 @@ def table(kind: str, **options: Any) -> np.ndarray:
     Raises ``ValueError`` with the command line's message for a bad kind, option or value.
     """
     with _Files() as files:
-        values, notes = _poslab.table(kind, files.options(options))
+        values, notes, _ = _poslab.table(kind, files.options(options))
     for note in notes:
         import warnings
 

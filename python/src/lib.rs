@@ -165,23 +165,28 @@ fn handed(
     }))
 }
 
-/// `poslab table KIND`: the table as a NumPy array, and the notes the command line would
-/// print.
+/// `poslab table KIND`: the table as a NumPy array (its memory handed over, not copied), the
+/// notes the command line would print, and the seconds the library call took (for the
+/// benchmark of what the binding adds).
 #[pyfunction]
 #[pyo3(signature = (kind, options=None))]
 fn table<'py>(
     py: Python<'py>,
     kind: String,
     options: Option<&Bound<'py, PyDict>>,
-) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
+) -> PyResult<(Bound<'py, PyAny>, Vec<String>, f64)> {
     let keywords = keywords_of(options)?;
-    let computed = run(py, move |cancel| keywords::table(&kind, &keywords, cancel))?;
+    let (computed, seconds) = run(py, move |cancel| {
+        let started = std::time::Instant::now();
+        let computed = keywords::table(&kind, &keywords, cancel)?;
+        Ok((computed, started.elapsed().as_secs_f64()))
+    })?;
     let array = match computed.values {
         TableValues::F32(values) => values.into_pyarray(py).into_any(),
         TableValues::F64(values) => values.into_pyarray(py).into_any(),
         TableValues::Index(values) => values.into_pyarray(py).into_any(),
     };
-    Ok((array, computed.notes))
+    Ok((array, computed.notes, seconds))
 }
 
 /// `poslab check`: the verdict's fields as a dict.
