@@ -122,7 +122,19 @@ class _Files:
         return value
 
     def options(self, options: Dict[str, Any]) -> Dict[str, Any]:
-        return {key: self.value(key, value) for key, value in options.items()}
+        # None is "not given", as for any Python keyword; a file an option names that cannot
+        # be opened is the OS's error.
+        given = {key: value for key, value in options.items() if value is not None}
+        for key in _FILE_OPTIONS:
+            path = given.get(key)
+            if isinstance(path, (str, os.PathLike)) and (key in ("config", "input", "freqs") or os.fspath(path).endswith(".npy")):
+                with open(path, "rb"):
+                    pass
+        return {key: self.value(key, value) for key, value in given.items()}
+
+
+# Options the command line reads a file for (some take a comma list instead).
+_FILE_OPTIONS = ("config", "input", "freqs", "ids", "positions", "inv_freq")
 
 
 def _command(subcommand: str, leading: List[str], options: Dict[str, Any]) -> str:
@@ -390,7 +402,8 @@ def assert_rope(
 
     The expected rotation is the RoPE that ``config`` (a ``config.json`` path, a dict, or a
     transformers config) or the options describe: ``dim`` (the head width), ``base``,
-    ``layout`` (``"half"``: rotate_half, ``"interleaved"``), ``rotary_dim`` or
+    ``layout`` (``"half"``: rotate_half, as Hugging Face's models; ``"interleaved"``, the
+    command line's default; a config decides it from the model type), ``rotary_dim`` or
     ``partial_rotary_factor``, ``scaling`` and its parameters (``factor``,
     ``original_max_position_embeddings``, ...), exactly as ``poslab table rope-apply`` takes
     them. ``positions`` default to 0..63 and both sides of 256, 512, ..., 131072, of 100000 and

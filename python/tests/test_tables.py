@@ -132,3 +132,27 @@ def test_ctrl_c_stops_a_call_within_a_second():
     with pytest.raises(KeyboardInterrupt):
         poslab._poslab._wait_for_test(30.0)
     assert time.monotonic() - started < 1.5
+
+
+def test_hostile_values_get_one_clear_error_each():
+    with pytest.raises(ValueError, match=r"--seq 1000000000000 is not allowed"):
+        poslab.table("sinusoidal", seq=10**12, dim=1024)
+    with pytest.raises(ValueError, match=r"the number is too large"):
+        poslab.table("sinusoidal", seq=2**70, dim=8)
+    with pytest.raises(ValueError, match=r"--base inf is not allowed"):
+        poslab.table("sinusoidal", seq=4, dim=8, base=float("inf"))
+    with pytest.raises(ValueError, match=r"holds NaN at index \[0, 1\]"):
+        poslab.check(np.array([[0.0, np.nan]]), "rope-cos", seq=1, dim=2)
+    with pytest.raises(ValueError, match=r"not a table of real values"):
+        poslab.check(np.zeros((4, 8), dtype=complex), "rope-cos", seq=4, dim=8)
+    with pytest.raises(ValueError, match=r"not a table poslab reads"):
+        poslab.check("/dev/zero", "rope-cos", seq=4, dim=8)
+    with pytest.raises(OSError):
+        poslab.table("rope-cos", seq=4, dim=8, config="/nonexistent/config.json")
+    # None is "not given".
+    assert poslab.table("sinusoidal", seq=4, dim=8, layout=None).shape == (4, 8)
+
+
+def test_a_function_that_returns_nan_fails():
+    with pytest.raises(AssertionError, match=r"outputs are NaN"):
+        poslab.assert_rope(lambda x, p: x * np.nan, dim=8, layout="half")

@@ -225,7 +225,17 @@ impl FileArgs {
                     .map_err(|e| CliError::usage(e.to_string()))?;
                 Ok((table, stored))
             }
-            Err(handed) => Ok((selection.of(handed.values), handed.stored)),
+            Err(handed) => {
+                // As a file's values are read: a NaN is no table value.
+                if let Some((index, _)) = handed.values.indexed_iter().find(|(_, v)| v.is_nan()) {
+                    return Err(CliError::usage(format!(
+                        "{}: holds NaN at index {:?}; values must be numbers (infinities are allowed, NaN is not)",
+                        self.file.display(),
+                        ndarray::Dimension::slice(&index)
+                    )));
+                }
+                Ok((selection.of(handed.values), handed.stored))
+            }
         }
     }
 }

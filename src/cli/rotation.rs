@@ -192,7 +192,7 @@ fn judged(
             .index_axis(Axis(0), head)
             .select(Axis(0), rows)
             .into_dyn();
-        let verdict = crate::check::verdict::verdict_showing(
+        let mut verdict = crate::check::verdict::verdict_showing(
             &spec,
             &table,
             &got,
@@ -200,6 +200,10 @@ fn judged(
             explicit,
             3,
         );
+        // A NaN output is never right (the comparison counts only what it can compare).
+        if got.iter().any(|v| v.is_nan()) {
+            verdict.matches = false;
+        }
         verdicts.push(Judged {
             verdict,
             spec,
@@ -262,10 +266,14 @@ pub fn check_rotation(
             rule
         })
         .unwrap_or_default();
-    let max_abs_error = judged
-        .iter()
-        .map(|j| j.verdict.comparison.max_abs_error())
-        .fold(0.0, f64::max);
+    let max_abs_error = if case.y.iter().any(|v| v.is_nan()) {
+        f64::NAN
+    } else {
+        judged
+            .iter()
+            .map(|j| j.verdict.comparison.max_abs_error())
+            .fold(0.0, f64::max)
+    };
     let worst = if passes {
         largest_error(&judged, case)
     } else {
@@ -826,6 +834,10 @@ fn report_text(
         if passes { "MATCH" } else { "MISMATCH" }
     )];
     lines.push(format!("largest error {max_abs_error:.3e} ({rule})"));
+    let nan = case.y.iter().filter(|v| v.is_nan()).count();
+    if nan > 0 {
+        lines.push(format!("{nan} outputs are NaN"));
+    }
     if !passes && let Some(w) = worst {
         lines.push(format!(
             "first differs at position {} (row {}), head {}, dim {}{}: expected {}, got {}",
