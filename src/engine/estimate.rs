@@ -86,7 +86,11 @@ fn estimated_seconds_by(
     // them only in large parts), growing at most 64 times a step.
     let next = |current: usize, limit: usize, slope: Option<f64>| {
         let fits = match slope {
-            Some(slope) if slope > 0.0 => ((part_budget - single) / slope).max(0.0) as usize + 1,
+            // A slope the clock barely saw makes the quotient huge: `as` saturates, the add
+            // must too.
+            Some(slope) if slope > 0.0 => {
+                (((part_budget - single) / slope).max(0.0) as usize).saturating_add(1)
+            }
             Some(_) => usize::MAX,
             None => current * 4,
         };
@@ -218,6 +222,25 @@ mod tests {
             (0.99 * whole..1.01 * whole).contains(&seconds),
             "estimated {seconds} s, the whole takes {whole} s"
         );
+    }
+
+    /// A part the clock sees as barely longer than the smallest (a slope of 1e-310 s a
+    /// cell) sizes the next part by the budget over that slope, beyond any `usize`: the size
+    /// saturates rather than overflow (it panicked, now and then, in debug builds).
+    #[test]
+    fn a_slope_the_clock_barely_sees_does_not_overflow() {
+        let window = Window::all([1, 64, 4096]);
+        let clock = std::cell::Cell::new(0.0f64);
+        let seconds = estimated_seconds_by(
+            &window,
+            &|part| {
+                let cells = (part.rows.len() * part.cols.len()) as f64;
+                clock.set(clock.get() + 1e-300 + 1e-310 * cells);
+            },
+            600.0,
+            &|| clock.get(),
+        );
+        assert!(seconds.is_finite() && seconds >= 0.0, "{seconds}");
     }
 
     /// A call that sets up each of its columns once (a sinusoidal table's exact frequencies)
