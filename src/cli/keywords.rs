@@ -154,10 +154,22 @@ pub fn table(
         progress::estimate_seconds(&spec, &source),
         args.consent.yes,
     )?;
-    let blocks = source
-        .blocks(engine::blocks::BLOCK_VALUES)
-        .map(|(window, block)| (window, Ok(block)));
-    match gather(&spec, &shape, &finish, blocks, false, cancel) {
+    let blocks = source.blocks(engine::blocks::BLOCK_VALUES);
+    // As `poslab table` writes them: the next block is computed while this one is converted
+    // and kept.
+    let gathered = std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            for (window, block) in blocks {
+                // The gatherer stops receiving only when it failed or was cancelled.
+                if cancel.load(Ordering::Relaxed) || sender.send((window, Ok(block))).is_err() {
+                    break;
+                }
+            }
+        });
+        gather(&spec, &shape, &finish, receiver.into_iter(), false, cancel)
+    });
+    match gathered {
         Ok(values) => Ok(ComputedTable { values, notes }),
         Err(StreamFailure::Gpu(reason)) => Err(CliError::runtime(reason)),
         Err(StreamFailure::Other(error)) => Err(error),
