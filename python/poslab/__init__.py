@@ -40,6 +40,8 @@ __all__ = [
     "Identification",
     "assert_rope",
     "RopeReport",
+    "rope_config",
+    "RopeConfig",
 ]
 
 # Float types the checks know, by the name NumPy, PyTorch and ml_dtypes give them.
@@ -472,3 +474,41 @@ def assert_rope(
     if not report.passes:
         raise AssertionError(report.text)
     return report
+
+
+class RopeConfig:
+    """A RoPE model's settings, as ``poslab config`` reads its ``config.json``.
+
+    - ``options``: the options of the RoPE kinds (``dim``, ``base``, ``rotary_dim``,
+      ``layout``, ``scaling`` and its parameters) such that ``poslab.table("rope-cos", seq=N,
+      **config.options)`` gives the model's cos cache, and ``assert_rope(fn,
+      **config.options)`` checks its rotation.
+    - ``attention_factor``: what its scaling multiplies cos and sin by (1 without one).
+    - ``model``: its name; ``text``: what ``poslab config`` prints.
+    """
+
+    def __init__(self, fields: Dict[str, Any]) -> None:
+        self.options: Dict[str, Any] = fields["options"]
+        self.attention_factor: float = fields["attention_factor"]
+        self.model: str = fields["model"]
+        self.text: str = fields["text"]
+
+    def __repr__(self) -> str:
+        return f"<poslab.RopeConfig {self.model}: {self.options}>"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def rope_config(config: Any) -> RopeConfig:
+    """A RoPE model's settings from its ``config.json``: ``config`` is a path, a dict, or any
+    object with ``to_dict()`` (a transformers ``PretrainedConfig``). Both of transformers'
+    dialects are read (``rope_scaling`` with a top-level ``rope_theta``, and
+    ``rope_parameters``). A config without RoPE, or one no table can be made from (a Llama 3
+    scaling without its original context, a factor below 1), raises ``ValueError`` in the
+    command line's words; a file that cannot be read raises ``OSError``.
+    """
+    with _Files() as files:
+        path = files.options({"config": config})["config"]
+        fields = _poslab.rope_config(path)
+    return RopeConfig(fields)

@@ -92,3 +92,14 @@ def assert_rope(
     **options: OptionValue,
 ) -> RopeReport:
     """Checks a RoPE rotation function at long positions, and names what is wrong with it."""
+
+class RopeConfig:
+    """A RoPE model's settings, as ``poslab config`` reads its ``config.json``."""
+
+    options: Dict[str, Any]
+    attention_factor: float
+    model: str
+    text: str
+
+def rope_config(config: Any) -> RopeConfig:
+    """A RoPE model's settings from its ``config.json`` (a path, a dict, or a transformers config)."""

@@ -293,6 +293,39 @@ fn identification_dict<'py>(
     Ok(dict)
 }
 
+/// A Python value of a keyword's value.
+fn python_value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Float(f) => f.into_pyobject(py)?.into_any(),
+        Value::Text(t) => t.into_pyobject(py)?.into_any(),
+        Value::List(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(python_value(py, item)?)?;
+            }
+            list.into_any()
+        }
+    })
+}
+
+/// `poslab config FILE` of a RoPE model: its fields as a dict.
+#[pyfunction]
+fn rope_config<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    let config = run(py, move |_| keywords::rope_config(&path))?;
+    let dict = PyDict::new(py);
+    let options = PyDict::new(py);
+    for (key, value) in &config.options {
+        options.set_item(key, python_value(py, value)?)?;
+    }
+    dict.set_item("model", config.model)?;
+    dict.set_item("options", options)?;
+    dict.set_item("attention_factor", config.attention_factor)?;
+    dict.set_item("text", config.text)?;
+    Ok(dict)
+}
+
 /// The head width and default positions of `assert_rope`.
 #[pyfunction]
 #[pyo3(signature = (dim, options=None))]
@@ -414,6 +447,7 @@ fn _poslab(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(words, module)?)?;
     module.add_function(wrap_pyfunction!(rotation_setup, module)?)?;
     module.add_function(wrap_pyfunction!(rotation, module)?)?;
+    module.add_function(wrap_pyfunction!(rope_config, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_for_test, module)?)?;
     module.add_function(wrap_pyfunction!(_wait_for_test, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -241,3 +241,22 @@ def test_caches_transformers_made_check_and_identify_as_the_cli_reads_them():
     assert not wrong and wrong.diagnosis is not None
     found = poslab.identify(cos[0])
     assert found and "Llama 3 scaling" in found.text and "base 500000" in found.text
+
+
+def test_rope_config_reads_both_dialects_into_the_tables_options():
+    llama_path, llama = llama31()
+    published, held = poslab.rope_config(llama_path), poslab.rope_config(llama)
+    assert published.options == held.options
+    assert published.options["scaling"] == "llama3" and published.options["base"] == 500000
+    assert published.options["layout"] == "half" and published.options["dim"] == 128
+    # The options reproduce the cos cache transformers computes for the model.
+    seq = 64
+    cos, _ = LlamaRotaryEmbedding(llama)(torch.zeros(1, 1, seq, 128), torch.arange(seq)[None])
+    assert poslab.check(cos[0], "rope-cos", seq=seq, **published.options)
+    _, qwen = qwen_yarn()
+    yarn = poslab.rope_config(qwen)
+    assert abs(yarn.attention_factor - Qwen2RotaryEmbedding(qwen).attention_scaling) < 1e-6
+    with pytest.raises(ValueError, match="does not use RoPE"):
+        poslab.rope_config(os.path.join(ROOT, "assets", "models", "bloom-560m.json"))
+    with pytest.raises(OSError):
+        poslab.rope_config("/nonexistent/config.json")

@@ -253,3 +253,70 @@ pub fn identify(
     };
     super::check::identify_table(&args, &matches, handed)
 }
+
+/// A RoPE model's configuration as the Python package returns it.
+pub struct RopeConfig {
+    /// The model's name (`_name_or_path`, or its type).
+    pub model: String,
+    /// The options of the RoPE kinds that reproduce it, as keywords.
+    pub options: Vec<(String, Value)>,
+    /// What its scaling multiplies cos and sin by.
+    pub attention_factor: f64,
+    /// What `poslab config` prints.
+    pub text: String,
+}
+
+/// `poslab config FILE` for a RoPE model: its options as keywords (`poslab.table(kind,
+/// **options)` gives its tables). A config without RoPE, or one no table can be made from, is
+/// refused in the command line's words.
+pub fn rope_config(path: &std::path::Path) -> Result<RopeConfig, CliError> {
+    let config = crate::table_args::config::read_config(path)?;
+    if let Some(problem) = crate::table_args::config::config_problem(&config) {
+        return Err(CliError::usage(format!("{}: {problem}", path.display())));
+    }
+    let (options, attention_factor) = crate::table_args::config::rope_settings(&config)
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "{}: {} does not use RoPE (poslab config {} says what it uses)",
+                path.display(),
+                config.name,
+                path.display()
+            ))
+        })?;
+    let options = options
+        .into_iter()
+        .map(|(id, text)| (id.to_owned(), typed_value(&text)))
+        .collect();
+    Ok(RopeConfig {
+        text: crate::table_args::config::describe(&config, path),
+        model: config.name,
+        options,
+        attention_factor,
+    })
+}
+
+/// An option's text as the value a keyword gives it: a whole number, a number, a switch, a
+/// comma list of numbers, or text.
+fn typed_value(text: &str) -> Value {
+    if let Ok(whole) = text.parse::<i64>() {
+        return Value::Int(whole);
+    }
+    if let Ok(number) = text.parse::<f64>() {
+        return Value::Float(number);
+    }
+    match text {
+        "true" => return Value::Bool(true),
+        "false" => return Value::Bool(false),
+        _ => {}
+    }
+    if text.contains(',') {
+        let numbers: Option<Vec<Value>> = text
+            .split(',')
+            .map(|part| part.trim().parse::<f64>().ok().map(Value::Float))
+            .collect();
+        if let Some(numbers) = numbers {
+            return Value::List(numbers);
+        }
+    }
+    Value::Text(text.to_owned())
+}

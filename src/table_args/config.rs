@@ -198,6 +198,16 @@ fn options_for(config: &ModelConfig, kind: Kind) -> Vec<(&'static str, String)> 
         .collect()
 }
 
+/// A RoPE model's settings as `poslab table`'s options (by clap id, as the command line
+/// writes them: dim, base, rotary width, layout, scaling and its parameters) and the attention
+/// factor its scaling multiplies cos and sin by; `None` for a model without RoPE.
+pub fn rope_settings(config: &ModelConfig) -> Option<(Vec<(&'static str, String)>, f64)> {
+    let PositionEncoding::Rope { freqs, .. } = &config.encoding else {
+        return None;
+    };
+    Some((encoding_options(config), freqs.attention_factor()))
+}
+
 /// `poslab config`.
 pub fn run_config(args: &ConfigArgs) -> Result<(), CliError> {
     let config = read_config(&args.file)?;
