@@ -461,7 +461,11 @@ def assert_rope(
         out = fn(given, ids)
         in_function = time.perf_counter() - before
         if _is_torch(out):
-            out = out.detach().float().cpu().numpy() if out.dtype != __import__("torch").float64 else out.detach().cpu().numpy()
+            import torch
+
+            out = out.detach().cpu()
+            # NumPy has no bfloat16: narrow floats widen exactly to float32 first.
+            out = (out if out.dtype == torch.float64 else out.float()).numpy()
         out = np.asarray(out)
         if out.shape != x.shape:
             raise ValueError(

@@ -236,11 +236,11 @@ pub fn check_rotation(
     let mut args = rotation_args(keywords, &positions)?;
     let all: Vec<usize> = (0..rows).collect();
     let judged = judged(&mut args, case, &all, 1.0)?;
-    let first_head = case.x.slice(ndarray::s![0..1, .., ..]).to_owned();
-    let (spec, _) = expected(&mut args, &first_head, &all)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| CliError::usage("no heads to rotate"))?;
+    // Every head's rotation has the same frequencies and pairing: the first head's says them.
+    let spec = &judged
+        .first()
+        .ok_or_else(|| CliError::usage("no heads to rotate"))?
+        .spec;
     let (_, rotary, attention) = spec
         .rope_frequencies()
         .ok_or_else(|| CliError::usage("not a RoPE rotation"))?;
@@ -708,8 +708,7 @@ fn mixed_causes(
             "layout",
             Value::Text(layout.rope_name().to_owned()),
         );
-        let mut args = rotation_args_of(kind, &keywords, &positions)?;
-        args.handed_input = None;
+        let args = rotation_args_of(kind, &keywords, &positions)?;
         let spec = table_spec(&args)?;
         let table = cpu::compute(&spec).map_err(engine_error)?.into_real();
         table
