@@ -71,10 +71,10 @@ fn poslab_config_says_what_the_model_cards_say() {
             "llama-3.1-8b.json",
             vec![
                 "head dim: 128",
-                "rotary dim: 128\n",
+                "rotary dim: 128  (default: the whole head)",
                 "base: 500000",
                 "scaling: llama3 (factor 8, low freq factor 1, high freq factor 4, original max position embeddings 8192)",
-                "attention factor: 1\n",
+                "attention factor: 1  (",
                 "context: 131072",
             ],
         ),
@@ -94,7 +94,7 @@ fn poslab_config_says_what_the_model_cards_say() {
                 "head dim: 64",
                 "scaling: yarn (factor 40",
                 "mscale 0.707, mscale all dim 0.707",
-                "attention factor: 1\n",
+                "attention factor: 1  (",
                 "context: 163840",
             ],
         ),
@@ -228,7 +228,7 @@ fn config_fills_the_options_the_command_line_leaves_out() {
         ),
         (
             vec!["table", "rope-inv-freq", "--config", &unknown],
-            "rope type \"magic\"",
+            "is \"magic\", a rope type poslab does not compute",
         ),
         (
             vec!["table", "rope-inv-freq", "--config", &folder],
@@ -324,11 +324,11 @@ fn wrong_typed_or_impossible_fields_are_refused_naming_the_field() {
                 &["rope_scaling"],
                 json!({"rope_type": "linear", "factor": "4"}),
             ),
-            "\"factor\" is \"4\"",
+            "\"rope_scaling.factor\" is \"4\"",
         ),
         (
             with(&llama, &["rope_scaling"], json!({"rope_type": 3})),
-            "\"rope_type\" is 3",
+            "\"rope_scaling.rope_type\" is 3",
         ),
         (
             with(&mpt, &["attn_config", "alibi"], json!("yes")),

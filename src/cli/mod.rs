@@ -123,7 +123,7 @@ fn run_command(command: Command, matches: &ArgMatches) -> i32 {
             }
             return finish(check::run_check(&args, check_matches));
         }
-        Command::Config(args) => config::run_config(&args),
+        Command::Config(args) => return finish(config::run_config(&args)),
         Command::Identify(args) => {
             let identify_matches = matches
                 .subcommand_matches("identify")

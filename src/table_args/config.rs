@@ -9,7 +9,7 @@ use clap::{ArgMatches, Args};
 
 use super::{CliError, Kind, TableArgs, flag, kind_name, options_of};
 use crate::encoding::rope_scaling::{RopeScaling, ScalingKind};
-use crate::import::model_config::{AlibiForm, ModelConfig, PositionEncoding};
+use crate::import::model_config::{AlibiForm, ModelConfig, PositionEncoding, RopeLayer};
 
 /// Options of `poslab config`.
 #[derive(Debug, Args)]
@@ -17,6 +17,11 @@ pub struct ConfigArgs {
     /// A Hugging Face config.json (or one of poslab's assets/models files)
     #[arg(value_name = "FILE.json")]
     pub file: PathBuf,
+
+    /// Exit with status 1 when the config has a warning (a field ignored, conflicting or
+    /// missing), not only print it
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Configs are small; a larger file is not one.
@@ -129,6 +134,9 @@ fn encoding_options(config: &ModelConfig) -> Vec<(&'static str, String)> {
             if let Some(rotary) = freqs.rotary_dim {
                 options.push(("rotary_dim", rotary.to_string()));
             }
+            if let Some(given) = &freqs.given {
+                options.push(("inv_freq", list(given)));
+            }
             options.push((
                 "layout",
                 match layout {
@@ -208,18 +216,39 @@ pub fn rope_settings(config: &ModelConfig) -> Option<(Vec<(&'static str, String)
     Some((encoding_options(config), freqs.attention_factor()))
 }
 
-/// `poslab config`.
-pub fn run_config(args: &ConfigArgs) -> Result<(), CliError> {
+/// `poslab config`: its exit status is 0, or 1 under `--strict` when there is a warning.
+pub fn run_config(args: &ConfigArgs) -> Result<i32, CliError> {
     let config = read_config(&args.file)?;
     super::output::print(&describe(&config, &args.file))?;
-    // What `poslab table --config` would refuse is an error here too (exit 2), in its words.
-    match config_problem(&config) {
-        Some(problem) => Err(CliError::usage(format!(
+    // What `poslab table --config` would refuse is an error here too (exit 2), in its words,
+    // but for what a warning already says (a factor below 1, which transformers only warns of).
+    for layer in &config.rope_layers {
+        let one = ModelConfig {
+            encoding: layer.encoding(),
+            ..config.clone()
+        };
+        if let Some(problem) = config_problem(&one)
+            && !layer.freqs.scaling.factor.is_some_and(|f| f < 1.0)
+        {
+            return Err(CliError::usage(format!(
+                "{}: {problem}; poslab table --config refuses it",
+                args.file.display()
+            )));
+        }
+    }
+    if config.rope_layers.is_empty()
+        && let Some(problem) = config_problem(&config)
+    {
+        return Err(CliError::usage(format!(
             "{}: {problem}; poslab table --config refuses it",
             args.file.display()
-        ))),
-        None => Ok(()),
+        )));
     }
+    Ok(if args.strict && !config.lints.is_empty() {
+        1
+    } else {
+        0
+    })
 }
 
 /// Why no table can be made as the config says (a scaling factor below 1, a Llama 3 scaling
@@ -254,56 +283,35 @@ pub fn describe(config: &ModelConfig, path: &Path) -> String {
         .context
         .map_or_else(|| "not given".to_owned(), |n| n.to_string());
     match &config.encoding {
-        PositionEncoding::Rope {
-            head_dim,
-            base,
-            freqs,
-            layout,
-        } => {
-            lines.push("encoding: RoPE".to_owned());
-            lines.push(format!("head dim: {head_dim}"));
-            let rotary = freqs.rotary(*head_dim);
-            lines.push(format!(
-                "rotary dim: {rotary}{}",
-                if rotary < *head_dim {
-                    format!(" (partial: the last {} dimensions pass through)", head_dim - rotary)
-                } else {
-                    String::new()
-                }
-            ));
-            lines.push(format!("base: {base}"));
-            lines.push(format!(
-                "pairs: {}",
-                match layout {
-                    PairLayout::Half => "halves (i, i + R/2), Hugging Face rotate_half",
-                    PairLayout::Interleaved => "interleaved (2i, 2i+1), GPT-J rotate_every_two",
-                }
-            ));
-            let scaling = &freqs.scaling;
-            let parameters: Vec<String> = scaling_options(scaling)
-                .into_iter()
-                .filter(|(id, _)| *id != "scaling")
-                .map(|(id, value)| {
-                    let shown = if value.len() > 40 {
-                        format!("[{} values]", value.split(',').count())
-                    } else {
-                        value
-                    };
-                    format!("{} {shown}", id.replace('_', " "))
-                })
-                .collect();
-            lines.push(format!(
-                "scaling: {}{}",
-                scaling.kind.name(),
-                if parameters.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", parameters.join(", "))
-                }
-            ));
-            match freqs.validate(*head_dim, *base) {
-                Ok(()) => lines.push(format!("attention factor: {}", freqs.attention_factor())),
-                Err(e) => lines.push(format!("problem: {e}")),
+        PositionEncoding::Rope { .. } => {
+            let typed = config.rope_layers.iter().any(|l| l.layer_type.is_some());
+            lines.push(if typed {
+                format!(
+                    "encoding: RoPE, one per layer type ({})",
+                    config
+                        .rope_layers
+                        .iter()
+                        .filter_map(|l| l.layer_type.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            } else {
+                "encoding: RoPE".to_owned()
+            });
+            for layer in &config.rope_layers {
+                let indent = match &layer.layer_type {
+                    Some(name) => {
+                        lines.push(format!(
+                            "layer type {name}{}:",
+                            layer.layers.map_or_else(String::new, |(n, of)| format!(
+                                " ({n} of {of} layers)"
+                            ))
+                        ));
+                        "  "
+                    }
+                    None => "",
+                };
+                lines.extend(describe_rope(layer).into_iter().map(|l| format!("{indent}{l}")));
             }
         }
         PositionEncoding::Alibi { heads, form } => {
@@ -332,40 +340,192 @@ pub fn describe(config: &ModelConfig, path: &Path) -> String {
             "encoding: learned absolute positions, a [{positions}, {dim}] table of trained vectors: no formula reproduces it (open the weights in the app to look at it)"
         )),
     }
-    lines.push(format!("context: {context}"));
+    lines.push(format!(
+        "context: {context}{}",
+        config
+            .rope_layers
+            .first()
+            .and_then(|l| l.sources.iter().find(|(id, _)| *id == "context"))
+            .filter(|_| config.context.is_some())
+            .map_or_else(String::new, |(_, source)| format!("  ({source})"))
+    ));
+    for lint in &config.lints {
+        lines.push(format!("warning: {lint}"));
+    }
     let kinds = reproducing_kinds(config);
     if !kinds.is_empty() {
         lines.push("tables:".to_owned());
         let seq = config.context.unwrap_or(4096).min(8192).to_string();
-        for (kind, what) in kinds {
-            let mut words = vec!["poslab".to_owned(), "table".to_owned(), kind_name(kind)];
-            let accepted = options_of(kind);
-            // The length only where the table has one row per position.
-            if accepted.contains(&"seq") && !matches!(kind, Kind::RopeInvFreq | Kind::AlibiSlopes) {
-                words.push("--seq".to_owned());
-                words.push(seq.clone());
-            }
-            let options = options_for(config, kind);
-            // A factor list of thousands of numbers makes a command no one types: the config
-            // itself then gives the options (`--config`), as poslab table reads it.
-            if options.iter().map(|(_, v)| v.len()).sum::<usize>() > LONGEST_OPTIONS {
-                words.push("--config".to_owned());
-                words.push(crate::import::printable(&shell_word(
-                    &path.display().to_string(),
-                )));
-            } else {
-                for (id, value) in options {
-                    words.push(flag(id));
-                    words.push(value);
+        // A model with a RoPE per layer type: each layer type's tables, named by --layer-type.
+        let typed: Vec<Option<&str>> = if config.differs_by_layer_type() {
+            config
+                .rope_layers
+                .iter()
+                .map(|l| l.layer_type.as_deref())
+                .collect()
+        } else {
+            vec![None]
+        };
+        let config_words = || {
+            vec![
+                "--config".to_owned(),
+                crate::import::printable(&shell_word(&path.display().to_string())),
+            ]
+        };
+        for layer_type in typed {
+            let Ok(one) = config.layer(layer_type) else {
+                continue;
+            };
+            for &(kind, what) in &kinds {
+                let mut words = vec!["poslab".to_owned(), "table".to_owned(), kind_name(kind)];
+                let accepted = options_of(kind);
+                // The length only where the table has one row per position.
+                if accepted.contains(&"seq")
+                    && !matches!(kind, Kind::RopeInvFreq | Kind::AlibiSlopes)
+                {
+                    words.push("--seq".to_owned());
+                    words.push(seq.clone());
                 }
+                let options = options_for(&one, kind);
+                // A factor list of thousands of numbers makes a command no one types: the
+                // config itself then gives the options (`--config`), as poslab table reads it.
+                if let Some(name) = layer_type {
+                    words.extend(config_words());
+                    words.push("--layer-type".to_owned());
+                    words.push(shell_word(name));
+                } else if options.iter().map(|(_, v)| v.len()).sum::<usize>() > LONGEST_OPTIONS {
+                    words.extend(config_words());
+                } else {
+                    for (id, value) in options {
+                        words.push(flag(id));
+                        words.push(value);
+                    }
+                }
+                let file = kind_name(kind).replace('-', "_");
+                words.push("-o".to_owned());
+                words.push(match layer_type {
+                    Some(name) => format!("{}_{file}.npy", shell_word(name)),
+                    None => format!("{file}.npy"),
+                });
+                lines.push(match layer_type {
+                    Some(name) => format!("  # {name}: {what}"),
+                    None => format!("  # {what}"),
+                });
+                lines.push(format!("  {}", words.join(" ")));
             }
-            words.push("-o".to_owned());
-            words.push(format!("{}.npy", kind_name(kind).replace('-', "_")));
-            lines.push(format!("  # {what}"));
-            lines.push(format!("  {}", words.join(" ")));
         }
     }
     lines.join("\n") + "\n"
+}
+
+/// One RoPE's lines: each setting in force with the field it came from.
+fn describe_rope(layer: &RopeLayer) -> Vec<String> {
+    let source = |id: &str| {
+        layer
+            .sources
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map_or_else(String::new, |(_, s)| format!("  ({s})"))
+    };
+    let (head_dim, freqs) = (layer.head_dim, &layer.freqs);
+    let mut lines = vec![format!("head dim: {head_dim}{}", source("dim"))];
+    let rotary = freqs.rotary(head_dim);
+    lines.push(format!(
+        "rotary dim: {rotary}{}{}",
+        if rotary < head_dim {
+            format!(
+                " (partial: the last {} dimensions pass through)",
+                head_dim - rotary
+            )
+        } else {
+            String::new()
+        },
+        source("rotary_dim")
+    ));
+    lines.push(format!("base: {}{}", layer.base, source("base")));
+    if let Some(given) = &freqs.given {
+        lines.push(format!(
+            "inverse frequencies: {} given as transformers computes them (not base^(-2i/R))",
+            given.len()
+        ));
+    }
+    lines.push(format!(
+        "pairs: {}{}",
+        match layer.layout {
+            PairLayout::Half => "halves (i, i + R/2), Hugging Face rotate_half",
+            PairLayout::Interleaved => "interleaved (2i, 2i+1), GPT-J rotate_every_two",
+        },
+        source("layout")
+    ));
+    let scaling = &freqs.scaling;
+    let parameters: Vec<String> = scaling_options(scaling)
+        .into_iter()
+        .filter(|(id, _)| *id != "scaling")
+        .map(|(id, value)| {
+            let shown = if value.len() > 40 {
+                format!("[{} values]", value.split(',').count())
+            } else {
+                value
+            };
+            format!("{} {shown}", id.replace('_', " "))
+        })
+        .collect();
+    let parameter_sources: Vec<String> = scaling
+        .kind
+        .options()
+        .iter()
+        .filter_map(|id| {
+            layer
+                .sources
+                .iter()
+                .find(|(i, _)| i == id)
+                .map(|(_, s)| format!("{}: {s}", id.replace('_', " ")))
+        })
+        .collect();
+    lines.push(format!(
+        "scaling: {}{}{}",
+        scaling.kind.name(),
+        if parameters.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parameters.join(", "))
+        },
+        source("scaling")
+    ));
+    if !parameter_sources.is_empty() {
+        lines.push(format!("  from: {}", parameter_sources.join("; ")));
+    }
+    match freqs.validate(head_dim, layer.base) {
+        Ok(()) => lines.push(format!(
+            "attention factor: {}{}",
+            freqs.attention_factor(),
+            source("attention_factor")
+        )),
+        Err(e) => lines.push(format!("problem: {e}")),
+    }
+    if let Some(mrope) = &layer.mrope {
+        let sum: usize = mrope.section.iter().sum();
+        lines.push(format!(
+            "M-RoPE: pairs per position axis (time, height, width) {}{}  ({}); a text token has the same position on every axis, so its cos and sin are the tables below; image and video tokens: poslab table rope-axes --mrope-section {} --dim {} with their --ids{}",
+            mrope
+                .section
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            if mrope.interleaved { ", interleaved (Qwen3-VL's mrope_interleaved: the axes take turns pair by pair)" } else { "" },
+            mrope.source,
+            mrope
+                .section
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            2 * sum,
+            if mrope.interleaved { " (contiguous sections only: poslab does not compute the interleaved order)" } else { "" }
+        ));
+    }
+    lines
 }
 
 /// The most characters of option values a printed command spells out; beyond it the command
@@ -390,7 +550,9 @@ pub fn apply_config(args: &mut TableArgs, matches: &ArgMatches) -> Result<(), Cl
     let Some(path) = args.config.clone() else {
         return Ok(());
     };
-    let config = read_config(&path)?;
+    let config = read_config(&path)?
+        .layer(args.layer_type.as_deref())
+        .map_err(|e| CliError::usage(format!("--config {}: {e}", path.display())))?;
     let kind = args.kind;
     let options = options_for(&config, kind);
     let fits = reproducing_kinds(&config).iter().any(|(k, _)| *k == kind)
@@ -464,6 +626,7 @@ fn set_option(args: &mut TableArgs, id: &str, value: &str) -> Result<(), CliErro
         "attention_factor" => args.scaled.attention_factor = Some(float()?),
         "truncate" => args.scaled.truncate = Some(value == "true"),
         "long_factor" => args.scaled.long_factor = Some(value.to_owned()),
+        "inv_freq" => args.rope.inv_freq = Some(value.to_owned()),
         "short_factor" => args.scaled.short_factor = Some(value.to_owned()),
         "heads" => args.sizes.heads = Some(int()?),
         "num_buckets" => args.relative.num_buckets = Some(int()?),

@@ -148,6 +148,11 @@ pub struct TableArgs {
     #[arg(long, value_name = "FILE.json")]
     pub config: Option<PathBuf>,
 
+    /// With --config: the layer type whose RoPE to use, for a model with one per layer type
+    /// (Gemma 3, ModernBERT: full_attention or sliding_attention; poslab config lists them)
+    #[arg(long, value_name = "NAME", requires = "config")]
+    pub layer_type: Option<String>,
+
     #[command(flatten)]
     pub sizes: crate::options::SizeOptions,
 
@@ -337,7 +342,16 @@ const RESAMPLED_SINCOS_OPTIONS: &[&str] = &["dim", "base", "order", "raster"];
 pub(crate) fn check_options_apply(args: &TableArgs, matches: &ArgMatches) -> Result<(), CliError> {
     let kind = args.kind;
     const EVERY_KIND: &[&str] = &[
-        "kind", "output", "backend", "verbose", "size", "repeats", "config", "zero_row", "yes",
+        "kind",
+        "output",
+        "backend",
+        "verbose",
+        "size",
+        "repeats",
+        "config",
+        "layer_type",
+        "zero_row",
+        "yes",
         "quiet",
     ];
     let accepted = options_of(kind);

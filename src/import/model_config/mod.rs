@@ -6,7 +6,10 @@
 use crate::encoding::PairLayout;
 use serde_json::{Map, Value};
 
-use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
+use crate::encoding::rope_scaling::RopeFrequencies;
+
+mod rope;
+pub use rope::{DEFAULT, Lint, Mrope, RopeLayer, attention_formula};
 
 // MODEL_CONFIGS: every file of assets/models, embedded by build.rs.
 include!(concat!(env!("OUT_DIR"), "/models.rs"));
@@ -69,7 +72,14 @@ pub struct ModelConfig {
     pub context: Option<usize>,
     /// Attention heads (`num_attention_heads` or the model's own name for it).
     pub heads: Option<usize>,
+    /// The encoding; for a RoPE model with a RoPE per layer type, the first layer type's
+    /// ([`ModelConfig::layer`] chooses one and refuses to guess).
     pub encoding: PositionEncoding,
+    /// A RoPE model's RoPE per layer type (one, without a layer type, for most models); empty
+    /// for the other encodings.
+    pub rope_layers: Vec<RopeLayer>,
+    /// What in the config is ignored, conflicting or missing: warnings, the model still loads.
+    pub lints: Vec<Lint>,
 }
 
 /// What went wrong reading a config.
@@ -175,84 +185,6 @@ fn first_count(map: &Map<String, Value>, keys: &[&str]) -> Result<Option<usize>,
     Ok(None)
 }
 
-fn factor_list(map: &Map<String, Value>, key: &str) -> Result<Option<Vec<f64>>, ConfigError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| {
-                v.as_f64().ok_or_else(|| {
-                    ConfigError(format!("\"{key}\" holds {}, not a number", shown_value(v)))
-                })
-            })
-            .collect::<Result<Vec<f64>, _>>()
-            .map(Some),
-        Some(other) => Err(ConfigError(format!(
-            "\"{key}\" is {}; it must be a list of numbers",
-            shown_value(other)
-        ))),
-    }
-}
-
-/// The scaling of a `rope_scaling` (old: `type`) or `rope_parameters` (new: `rope_type`)
-/// object; `top` is the whole config, whose `max_position_embeddings` and (Phi-3)
-/// `original_max_position_embeddings` the scalings read too.
-fn scaling(
-    object: Option<&Map<String, Value>>,
-    top: &Map<String, Value>,
-) -> Result<RopeScaling, ConfigError> {
-    let Some(object) = object else {
-        return Ok(RopeScaling::default());
-    };
-    let name = match string(object, "rope_type")? {
-        Some(name) => name,
-        None => string(object, "type")?.unwrap_or("default"),
-    };
-    let kind = match name {
-        "default" => ScalingKind::None,
-        "linear" => ScalingKind::Linear,
-        "ntk" => ScalingKind::Ntk,
-        "dynamic" => ScalingKind::Dynamic,
-        "yarn" => ScalingKind::Yarn,
-        "llama3" => ScalingKind::Llama3,
-        // Phi-3's first configs call LongRoPE "su".
-        "longrope" | "su" => ScalingKind::Longrope,
-        // Qwen2-VL's M-RoPE rotates by three position axes: a table of its own kind.
-        "mrope" => {
-            return Err(ConfigError(
-                "rope type \"mrope\" (Qwen2-VL's multimodal RoPE) takes each token's time, height and width positions: poslab table rope-axes --mrope-section S0,S1,S2 --dim D computes it; a config alone does not set it up"
-                    .to_owned(),
-            ));
-        }
-        other => {
-            return Err(ConfigError(format!(
-                "rope type \"{}\" is not one poslab computes: default, linear, ntk, dynamic, yarn, llama3, longrope (su), or mrope through rope-axes",
-                crate::import::printable(other)
-            )));
-        }
-    };
-    let original = match count(object, "original_max_position_embeddings")? {
-        Some(n) => Some(n),
-        None => count(top, "original_max_position_embeddings")?,
-    };
-    Ok(RopeScaling {
-        kind,
-        factor: number(object, "factor")?,
-        original_max_position_embeddings: original,
-        max_position_embeddings: count(top, "max_position_embeddings")?,
-        low_freq_factor: number(object, "low_freq_factor")?,
-        high_freq_factor: number(object, "high_freq_factor")?,
-        beta_fast: number(object, "beta_fast")?,
-        beta_slow: number(object, "beta_slow")?,
-        mscale: number(object, "mscale")?,
-        mscale_all_dim: number(object, "mscale_all_dim")?,
-        attention_factor: number(object, "attention_factor")?,
-        truncate: flag(object, "truncate")?,
-        long_factor: factor_list(object, "long_factor")?,
-        short_factor: factor_list(object, "short_factor")?,
-    })
-}
-
 impl ModelConfig {
     /// Parses a `config.json`'s text.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
@@ -269,6 +201,25 @@ impl ModelConfig {
         let name = string(&top, "_name_or_path")?
             .filter(|n| !n.is_empty())
             .map_or_else(|| model_type.clone(), crate::import::printable);
+        // A multimodal model (Gemma 3, LLaVA, Qwen2-VL in transformers 5) keeps its language
+        // model's settings in text_config.
+        if let Some(text) = object(&top, "text_config")?
+            && !TEXT_KEYS.iter().any(|k| top.contains_key(*k))
+        {
+            let mut config = Self::read(text, "text_config.")?;
+            config.name = name;
+            return Ok(config);
+        }
+        let mut config = Self::read(&top, "")?;
+        config.name = name;
+        Ok(config)
+    }
+
+    /// The config of `top`, which sits at `prefix` in the file.
+    fn read(top: &Map<String, Value>, prefix: &str) -> Result<Self, ConfigError> {
+        let model_type = string(top, "model_type")?.unwrap_or("").to_owned();
+        let top = top.clone();
+        let name = model_type.clone();
         let context = first_count(
             &top,
             &["max_position_embeddings", "n_positions", "max_seq_len"],
@@ -296,6 +247,8 @@ impl ModelConfig {
                 "has no {keys}, which the {model_type:?} encoding needs"
             ))),
         };
+        let mut rope_layers = Vec::new();
+        let mut lints = Vec::new();
         let encoding = if is_alibi {
             PositionEncoding::Alibi {
                 heads: need(heads, "num_attention_heads (n_head, n_heads)")?,
@@ -334,7 +287,17 @@ impl ModelConfig {
                 dim: need(hidden, "hidden_size (n_embd)")?,
             }
         } else {
-            self::rope(&top, &model_type, heads, hidden)?
+            let (layers, found) = rope::read(&top, prefix, &model_type, heads, hidden)?;
+            rope_layers = layers;
+            lints = found;
+            match rope_layers.first() {
+                Some(first) => first.encoding(),
+                None => {
+                    return Err(ConfigError(format!(
+                        "names no layer type with a RoPE: every entry of {prefix}rope_parameters is null"
+                    )));
+                }
+            }
         };
         Ok(Self {
             name,
@@ -342,117 +305,84 @@ impl ModelConfig {
             context,
             heads,
             encoding,
+            rope_layers,
+            lints,
         })
+    }
+
+    /// The config with one RoPE: the layer type named, or the only one. A model whose layer
+    /// types differ and no layer type named is refused, naming them, rather than read as one
+    /// of them.
+    pub fn layer(&self, layer_type: Option<&str>) -> Result<Self, ConfigError> {
+        let names = || {
+            self.rope_layers
+                .iter()
+                .filter_map(|l| l.layer_type.as_deref())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let chosen = match layer_type {
+            None => {
+                let first = self.rope_layers.first();
+                if self.rope_layers.iter().any(|l| Some(&l.encoding()) != first.map(RopeLayer::encoding).as_ref()) {
+                    return Err(ConfigError(format!(
+                        "has a different RoPE per layer type ({}); choose one with --layer-type (layer_type= in Python)",
+                        names()
+                    )));
+                }
+                return Ok(self.clone());
+            }
+            Some(name) => self
+                .rope_layers
+                .iter()
+                .find(|l| l.layer_type.as_deref() == Some(name))
+                .ok_or_else(|| {
+                    ConfigError(if self.rope_layers.iter().any(|l| l.layer_type.is_some()) {
+                        format!(
+                            "has no layer type \"{}\" with a RoPE; its layer types are {}",
+                            crate::import::printable(name),
+                            names()
+                        )
+                    } else {
+                        format!(
+                            "has one RoPE for every layer, so --layer-type {} names nothing; leave it out",
+                            crate::import::printable(name)
+                        )
+                    })
+                })?,
+        };
+        Ok(Self {
+            encoding: chosen.encoding(),
+            rope_layers: vec![chosen.clone()],
+            ..self.clone()
+        })
+    }
+
+    /// Whether the model runs more than one RoPE (layer types that differ).
+    pub fn differs_by_layer_type(&self) -> bool {
+        self.layer(None).is_err()
     }
 }
 
-/// A RoPE model's encoding: every spelling of base, head width, rotary width and scaling.
-fn rope(
-    top: &Map<String, Value>,
-    model_type: &str,
-    heads: Option<usize>,
-    hidden: Option<usize>,
-) -> Result<PositionEncoding, ConfigError> {
-    // transformers v5 gathers everything under rope_parameters; older configs keep rope_theta
-    // at the top and the scaling in rope_scaling.
-    let parameters = object(top, "rope_parameters")?;
-    let old_scaling = object(top, "rope_scaling")?;
-    // A base given as null is no base: Hugging Face's code would fail on it, not use 10000.
-    for (map, key) in [(parameters, "rope_theta"), (Some(top), "rope_theta")] {
-        if let Some(Value::Null) = map.and_then(|m| m.get(key)) {
-            return Err(ConfigError(format!(
-                "\"{key}\" is null; it must be a number (the base of the frequencies)"
-            )));
+/// Keys that put a model's own settings at the top of the file, so that its `text_config` (a
+/// multimodal model's language part) is not where they are.
+const TEXT_KEYS: &[&str] = &[
+    "rope_theta",
+    "rope_scaling",
+    "rope_parameters",
+    "hidden_size",
+    "head_dim",
+    "num_attention_heads",
+];
+
+impl RopeLayer {
+    /// This layer type's RoPE as an encoding.
+    pub fn encoding(&self) -> PositionEncoding {
+        PositionEncoding::Rope {
+            head_dim: self.head_dim,
+            base: self.base,
+            freqs: self.freqs.clone(),
+            layout: self.layout,
         }
     }
-    let base = match parameters
-        .map(|p| number(p, "rope_theta"))
-        .transpose()?
-        .flatten()
-    {
-        Some(base) => base,
-        None => match number(top, "rope_theta")? {
-            Some(base) => base,
-            None => number(top, "rotary_emb_base")?.unwrap_or(10_000.0),
-        },
-    };
-    crate::encoding::check_base("rope_theta", base).map_err(|_| {
-        ConfigError(format!(
-            "\"rope_theta\" is {base}; it must be a finite number greater than 1"
-        ))
-    })?;
-    // DeepSeek's MLA rotates a separate qk_rope_head_dim.
-    let head_dim = match first_count(top, &["qk_rope_head_dim", "head_dim"])? {
-        Some(d) => d,
-        None => match (hidden, heads) {
-            (Some(hidden), Some(heads)) if heads > 0 => hidden / heads,
-            (Some(_), Some(0)) => {
-                return Err(ConfigError(
-                    "has \"num_attention_heads\": 0 and no head_dim: the head width is hidden_size over the heads, and there are none; it must be 1 or more"
-                        .to_owned(),
-                ));
-            }
-            _ => {
-                return Err(ConfigError(
-                    "has neither head_dim nor hidden_size and num_attention_heads: the head width is unknown"
-                        .to_owned(),
-                ));
-            }
-        },
-    };
-    let max_dim = *crate::encoding::DIM_RANGE.end();
-    if head_dim < 2 || head_dim % 2 != 0 || head_dim > max_dim {
-        return Err(ConfigError(format!(
-            "has a head width of {head_dim}: RoPE needs an even width from 2 to {}",
-            crate::numbers::thousands(max_dim as u64)
-        )));
-    }
-    let mut partial = None;
-    for (map, key) in [
-        (parameters, "partial_rotary_factor"),
-        (Some(top), "partial_rotary_factor"),
-        (Some(top), "rotary_pct"),
-    ] {
-        if partial.is_none()
-            && let Some(map) = map
-        {
-            partial = number(map, key)?.map(|f| (key, f));
-        }
-    }
-    let rotary_dim = match (count(top, "rotary_dim")?, partial) {
-        (Some(r), _) => Some(r),
-        (None, Some((key, f))) if !(f > 0.0 && f <= 1.0) => {
-            return Err(ConfigError(format!(
-                "\"{key}\" is {f}; it must be a fraction of the head, above 0 and at most 1"
-            )));
-        }
-        // Python's int(head_dim * factor).
-        (None, Some((_, f))) if f < 1.0 => Some((head_dim as f64 * f) as usize),
-        _ => None,
-    };
-    if let Some(r) = rotary_dim
-        && (r < 2 || r % 2 != 0 || r > head_dim)
-    {
-        return Err(ConfigError(format!(
-            "rotates {r} of a head of {head_dim}: the rotary width must be even, from 2 to the head's width"
-        )));
-    }
-    let scaling = scaling(parameters.or(old_scaling), top)?;
-    // GPT-J rotates every two dimensions; the weights of every other RoPE model on the Hub
-    // are laid out for rotate_half.
-    let layout = if model_type == "gptj" {
-        PairLayout::Interleaved
-    } else {
-        PairLayout::Half
-    };
-    Ok(PositionEncoding::Rope {
-        head_dim,
-        base,
-        freqs: Box::new(RopeFrequencies {
-            rotary_dim,
-            scaling,
-            ..Default::default()
-        }),
-        layout,
-    })
 }
