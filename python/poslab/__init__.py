@@ -41,6 +41,7 @@ __all__ = [
     "assert_rope",
     "RopeReport",
     "rope_config",
+    "rope_configs",
     "RopeConfig",
 ]
 
@@ -481,38 +482,64 @@ def assert_rope(
 
 
 class RopeConfig:
-    """A RoPE model's settings, as ``poslab config`` reads its ``config.json``.
+    """A RoPE model's settings (one layer type's, where it has several), as ``poslab config``
+    reads its ``config.json``.
 
     - ``options``: the options of the RoPE kinds (``dim``, ``base``, ``rotary_dim``,
       ``layout``, ``scaling`` and its parameters) such that ``poslab.table("rope-cos", seq=N,
       **config.options)`` gives the model's cos cache, and ``assert_rope(fn,
       **config.options)`` checks its rotation.
     - ``attention_factor``: what its scaling multiplies cos and sin by (1 without one).
+    - ``sources``: each setting (``dim``, ``rotary_dim``, ``base``, ``layout``, ``scaling``
+      and its parameters, ``attention_factor``, ``context``) to the config field it was read
+      from (``"rope_parameters.full_attention.rope_theta"``), or ``"default: ..."``.
+    - ``warnings``: the config's fields that are ignored, conflicting or missing, in words
+      (``"rope_scaling.mscale: is ignored: attention_factor beside it ..."``).
+    - ``layer_type``: the layer type this RoPE is (``None`` for a model with one RoPE);
+      ``layer_types``: the layer types it covers.
     - ``model``: its name; ``text``: what ``poslab config`` prints.
     """
 
     def __init__(self, fields: Dict[str, Any]) -> None:
         self.options: Dict[str, Any] = fields["options"]
         self.attention_factor: float = fields["attention_factor"]
+        self.sources: Dict[str, str] = fields["sources"]
+        self.warnings: List[str] = fields["warnings"]
+        self.layer_type: Optional[str] = fields["layer_type"]
+        self.layer_types: List[str] = fields["layer_types"]
         self.model: str = fields["model"]
         self.text: str = fields["text"]
 
     def __repr__(self) -> str:
-        return f"<poslab.RopeConfig {self.model}: {self.options}>"
+        layer = f" [{self.layer_type}]" if self.layer_type else ""
+        return f"<poslab.RopeConfig {self.model}{layer}: {self.options}>"
 
     def __str__(self) -> str:
         return self.text
 
 
-def rope_config(config: Any) -> RopeConfig:
+def rope_config(config: Any, layer_type: Optional[str] = None) -> RopeConfig:
     """A RoPE model's settings from its ``config.json``: ``config`` is a path, a dict, or any
     object with ``to_dict()`` (a transformers ``PretrainedConfig``). Both of transformers'
     dialects are read (``rope_scaling`` with a top-level ``rope_theta``, and
-    ``rope_parameters``). A config without RoPE, or one no table can be made from (a Llama 3
-    scaling without its original context, a factor below 1), raises ``ValueError`` in the
-    command line's words; a file that cannot be read raises ``OSError``.
+    ``rope_parameters``, flat or one per layer type). A model with a different RoPE per layer
+    type (Gemma 3, ModernBERT) needs ``layer_type=`` (``"full_attention"``,
+    ``"sliding_attention"``): without it, ``ValueError`` names them. A config without RoPE, or
+    one no table can be made from (a factor below 1), raises ``ValueError`` in the command
+    line's words; a file that cannot be read raises ``OSError``.
     """
     with _Files() as files:
         path = files.options({"config": config})["config"]
-        fields = _poslab.rope_config(path)
+        fields = _poslab.rope_config(path, layer_type)
     return RopeConfig(fields)
+
+
+def rope_configs(config: Any) -> Dict[Optional[str], RopeConfig]:
+    """Every RoPE of a model's ``config.json``, by layer type: ``{"full_attention": ...,
+    "sliding_attention": ...}`` for a model with one per layer type, ``{None: ...}`` for a
+    model with one RoPE. ``config`` as for :func:`rope_config`.
+    """
+    with _Files() as files:
+        path = files.options({"config": config})["config"]
+        every = _poslab.rope_configs(path)
+    return {fields["layer_type"]: RopeConfig(fields) for fields in every}

@@ -98,8 +98,15 @@ class RopeConfig:
 
     options: Dict[str, Any]
     attention_factor: float
+    sources: Dict[str, str]
+    warnings: List[str]
+    layer_type: Optional[str]
+    layer_types: List[str]
     model: str
     text: str
 
-def rope_config(config: Any) -> RopeConfig:
+def rope_config(config: Any, layer_type: Optional[str] = None) -> RopeConfig:
     """A RoPE model's settings from its ``config.json`` (a path, a dict, or a transformers config)."""
+
+def rope_configs(config: Any) -> Dict[Optional[str], RopeConfig]:
+    """Every RoPE of a model's ``config.json``, by layer type (``None`` for a model with one)."""

@@ -310,20 +310,55 @@ fn python_value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAn
     })
 }
 
-/// `poslab config FILE` of a RoPE model: its fields as a dict.
-#[pyfunction]
-fn rope_config<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Bound<'py, PyDict>> {
-    let config = run(py, move |_| keywords::rope_config(&path))?;
+/// One RoPE of a config as a dict of fields.
+fn rope_config_dict<'py>(
+    py: Python<'py>,
+    config: keywords::RopeConfig,
+) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     let options = PyDict::new(py);
     for (key, value) in &config.options {
         options.set_item(key, python_value(py, value)?)?;
     }
+    let sources = PyDict::new(py);
+    for (key, source) in &config.sources {
+        sources.set_item(key, source)?;
+    }
     dict.set_item("model", config.model)?;
     dict.set_item("options", options)?;
     dict.set_item("attention_factor", config.attention_factor)?;
+    dict.set_item("sources", sources)?;
+    dict.set_item("warnings", config.warnings)?;
+    dict.set_item("layer_type", config.layer_type)?;
+    dict.set_item("layer_types", config.layer_types)?;
     dict.set_item("text", config.text)?;
     Ok(dict)
+}
+
+/// `poslab config FILE` of a RoPE model (the layer type named, or its one RoPE): its fields
+/// as a dict.
+#[pyfunction]
+#[pyo3(signature = (path, layer_type=None))]
+fn rope_config<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    layer_type: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let config = run(py, move |_| keywords::rope_config(&path, layer_type.as_deref()))?;
+    rope_config_dict(py, config)
+}
+
+/// Every RoPE of a config, one dict per layer type.
+#[pyfunction]
+fn rope_configs<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let configs = run(py, move |_| keywords::rope_configs(&path))?;
+    configs
+        .into_iter()
+        .map(|config| rope_config_dict(py, config))
+        .collect()
 }
 
 /// The head width and default positions of `assert_rope`.
@@ -448,6 +483,7 @@ fn _poslab(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(rotation_setup, module)?)?;
     module.add_function(wrap_pyfunction!(rotation, module)?)?;
     module.add_function(wrap_pyfunction!(rope_config, module)?)?;
+    module.add_function(wrap_pyfunction!(rope_configs, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_for_test, module)?)?;
     module.add_function(wrap_pyfunction!(_wait_for_test, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;

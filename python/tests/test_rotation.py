@@ -260,3 +260,61 @@ def test_rope_config_reads_both_dialects_into_the_tables_options():
         poslab.rope_config(os.path.join(ROOT, "assets", "models", "bloom-560m.json"))
     with pytest.raises(OSError):
         poslab.rope_config("/nonexistent/config.json")
+
+
+def test_a_rope_per_layer_type_gives_each_layer_types_tables():
+    from transformers import Gemma3TextConfig
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+
+    # The Gemma 3 config of the issue: a scaled global RoPE, a local one with its own base.
+    gemma = Gemma3TextConfig(
+        head_dim=64,
+        num_hidden_layers=6,
+        rope_parameters={
+            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+        },
+    )
+    every = poslab.rope_configs(gemma)
+    assert set(every) == {"full_attention", "sliding_attention"}
+    full, sliding = every["full_attention"], every["sliding_attention"]
+    assert full.options["scaling"] == "linear" and full.options["base"] == 1e6
+    assert sliding.options["base"] == 1e4 and "scaling" not in sliding.options
+    assert full.sources["base"] == "rope_parameters.full_attention.rope_theta"
+    assert full.layer_type == "full_attention" and full.layer_types == ["full_attention"]
+    assert full.warnings == []
+    # Each layer type's options give the cos cache transformers computes for those layers.
+    rope = Gemma3RotaryEmbedding(gemma)
+    seq = 64
+    for layer_type, config in every.items():
+        cos, _ = rope(torch.zeros(1, 1, seq, 64), torch.arange(seq)[None], layer_type)
+        assert poslab.check(cos[0], "rope-cos", seq=seq, **config.options), layer_type
+        assert poslab.rope_config(gemma, layer_type=layer_type).options == config.options
+    with pytest.raises(ValueError, match="full_attention, sliding_attention"):
+        poslab.rope_config(gemma)
+    # A model with one RoPE is keyed by None.
+    _, qwen = qwen_yarn()
+    assert list(poslab.rope_configs(qwen)) == [None]
+
+
+def test_rope_config_names_each_fields_source_and_warns_of_ignored_ones():
+    llama = {
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "max_position_embeddings": 131072,
+        "rope_theta": 1e6,
+        "rope_scaling": {
+            "rope_type": "yarn",
+            "factor": 4.0,
+            "original_max_position_embeddings": 32768,
+            "attention_factor": 1.2,
+            "mscale": 0.7,
+        },
+    }
+    config = poslab.rope_config(llama)
+    assert config.attention_factor == 1.2
+    assert config.sources["attention_factor"] == "rope_scaling.attention_factor"
+    assert config.sources["base"] == "rope_theta"
+    assert config.sources["beta_fast"] == "default"
+    assert any(w.startswith("rope_scaling.mscale: is ignored") for w in config.warnings)

@@ -254,7 +254,8 @@ pub fn identify(
     super::check::identify_table(&args, &matches, handed)
 }
 
-/// A RoPE model's configuration as the Python package returns it.
+/// A RoPE model's configuration (one layer type's, where it has several) as the Python
+/// package returns it.
 pub struct RopeConfig {
     /// The model's name (`_name_or_path`, or its type).
     pub model: String,
@@ -262,19 +263,60 @@ pub struct RopeConfig {
     pub options: Vec<(String, Value)>,
     /// What its scaling multiplies cos and sin by.
     pub attention_factor: f64,
+    /// Each setting (by keyword, and `attention_factor`, `context`) to the config field it was
+    /// read from, or "default: ...".
+    pub sources: Vec<(String, String)>,
+    /// The config's warnings: fields ignored, conflicting or missing, each "field: message".
+    pub warnings: Vec<String>,
+    /// The layer type this RoPE is (`None` for a model with one RoPE).
+    pub layer_type: Option<String>,
+    /// The layer types it covers, as the config's `layer_types` names them (empty when the
+    /// config names none).
+    pub layer_types: Vec<String>,
     /// What `poslab config` prints.
     pub text: String,
 }
 
 /// `poslab config FILE` for a RoPE model: its options as keywords (`poslab.table(kind,
-/// **options)` gives its tables). A config without RoPE, or one no table can be made from, is
-/// refused in the command line's words.
-pub fn rope_config(path: &std::path::Path) -> Result<RopeConfig, CliError> {
-    let config = crate::table_args::config::read_config(path)?;
-    if let Some(problem) = crate::table_args::config::config_problem(&config) {
+/// **options)` gives its tables), for the layer type named or the one RoPE it has. A config
+/// without RoPE, one no table can be made from, or one with a RoPE per layer type and none
+/// named is refused in the command line's words.
+pub fn rope_config(path: &std::path::Path, layer_type: Option<&str>) -> Result<RopeConfig, CliError> {
+    let whole = crate::table_args::config::read_config(path)?;
+    let config = whole
+        .layer(layer_type)
+        .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
+    one_rope_config(&whole, &config, path)
+}
+
+/// Every RoPE of a config, one per layer type (one for a model with one RoPE).
+pub fn rope_configs(path: &std::path::Path) -> Result<Vec<RopeConfig>, CliError> {
+    let whole = crate::table_args::config::read_config(path)?;
+    if whole.rope_layers.is_empty() {
+        return rope_config(path, None).map(|one| vec![one]);
+    }
+    whole
+        .rope_layers
+        .iter()
+        .map(|layer| {
+            let config = whole
+                .layer(layer.layer_type.as_deref())
+                .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
+            one_rope_config(&whole, &config, path)
+        })
+        .collect()
+}
+
+/// One RoPE (`config`, chosen from `whole`) as Python's `RopeConfig`.
+fn one_rope_config(
+    whole: &crate::import::model_config::ModelConfig,
+    config: &crate::import::model_config::ModelConfig,
+    path: &std::path::Path,
+) -> Result<RopeConfig, CliError> {
+    if let Some(problem) = crate::table_args::config::config_problem(config) {
         return Err(CliError::usage(format!("{}: {problem}", path.display())));
     }
-    let (options, attention_factor) = crate::table_args::config::rope_settings(&config)
+    let (options, attention_factor) = crate::table_args::config::rope_settings(config)
         .ok_or_else(|| {
             CliError::usage(format!(
                 "{}: {} does not use RoPE (poslab config {} says what it uses)",
@@ -287,11 +329,34 @@ pub fn rope_config(path: &std::path::Path) -> Result<RopeConfig, CliError> {
         .into_iter()
         .map(|(id, text)| (id.to_owned(), typed_value(&text)))
         .collect();
+    let layer = config.rope_layers.first();
+    let layer_type = layer.and_then(|l| l.layer_type.clone());
+    let typed = whole.rope_layers.iter().any(|l| l.layer_type.is_some());
+    let layer_types = match (&layer_type, typed) {
+        (Some(name), _) => vec![name.clone()],
+        (None, true) => whole
+            .rope_layers
+            .iter()
+            .filter_map(|l| l.layer_type.clone())
+            .collect(),
+        (None, false) => Vec::new(),
+    };
     Ok(RopeConfig {
-        text: crate::table_args::config::describe(&config, path),
-        model: config.name,
+        text: crate::table_args::config::describe(whole, path),
+        model: config.name.clone(),
         options,
         attention_factor,
+        sources: layer
+            .map(|l| {
+                l.sources
+                    .iter()
+                    .map(|(id, source)| ((*id).to_owned(), source.clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        warnings: whole.lints.iter().map(|l| l.to_string()).collect(),
+        layer_type,
+        layer_types,
     })
 }
 
