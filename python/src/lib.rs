@@ -344,7 +344,9 @@ fn rope_config<'py>(
     path: std::path::PathBuf,
     layer_type: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let config = run(py, move |_| keywords::rope_config(&path, layer_type.as_deref()))?;
+    let config = run(py, move |_| {
+        keywords::rope_config(&path, layer_type.as_deref())
+    })?;
     rope_config_dict(py, config)
 }
 

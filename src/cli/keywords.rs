@@ -281,7 +281,10 @@ pub struct RopeConfig {
 /// **options)` gives its tables), for the layer type named or the one RoPE it has. A config
 /// without RoPE, one no table can be made from, or one with a RoPE per layer type and none
 /// named is refused in the command line's words.
-pub fn rope_config(path: &std::path::Path, layer_type: Option<&str>) -> Result<RopeConfig, CliError> {
+pub fn rope_config(
+    path: &std::path::Path,
+    layer_type: Option<&str>,
+) -> Result<RopeConfig, CliError> {
     let whole = crate::table_args::config::read_config(path)?;
     let config = whole
         .layer(layer_type)
@@ -316,8 +319,8 @@ fn one_rope_config(
     if let Some(problem) = crate::table_args::config::config_problem(config) {
         return Err(CliError::usage(format!("{}: {problem}", path.display())));
     }
-    let (options, attention_factor) = crate::table_args::config::rope_settings(config)
-        .ok_or_else(|| {
+    let (options, attention_factor) =
+        crate::table_args::config::rope_settings(config).ok_or_else(|| {
             CliError::usage(format!(
                 "{}: {} does not use RoPE (poslab config {} says what it uses)",
                 path.display(),

@@ -470,9 +470,7 @@ pub(super) fn read(
             _ => None,
         };
         layers.push(layer(
-            top,
-            prefix,
-            model_type,
+            (top, prefix, model_type),
             (heads, hidden),
             (name, counted),
             (params, &object_path),
@@ -518,9 +516,7 @@ fn scaling_kind(name: &str) -> Option<ScalingKind> {
 
 /// One layer type's RoPE from its merged parameters.
 fn layer(
-    top: &Map<String, Value>,
-    prefix: &str,
-    model_type: &str,
+    (top, prefix, model_type): (&Map<String, Value>, &str, &str),
     (heads, hidden): (Option<usize>, Option<usize>),
     (layer_type, layers): (Option<String>, Option<(usize, usize)>),
     (params, object_path): (Params, &str),
