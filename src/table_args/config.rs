@@ -505,24 +505,24 @@ fn describe_rope(layer: &RopeLayer) -> Vec<String> {
     }
     if let Some(mrope) = &layer.mrope {
         let sum: usize = mrope.section.iter().sum();
+        let section = mrope
+            .section
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let (order, caveat) = if mrope.interleaved {
+            (
+                ", interleaved (Qwen3-VL's mrope_interleaved: the axes take turns pair by pair)",
+                " (contiguous sections only: poslab does not compute the interleaved order)",
+            )
+        } else {
+            ("", "")
+        };
         lines.push(format!(
-            "M-RoPE: pairs per position axis (time, height, width) {}{}  ({}); a text token has the same position on every axis, so its cos and sin are the tables below; image and video tokens: poslab table rope-axes --mrope-section {} --dim {} with their --ids{}",
-            mrope
-                .section
-                .iter()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-            if mrope.interleaved { ", interleaved (Qwen3-VL's mrope_interleaved: the axes take turns pair by pair)" } else { "" },
+            "M-RoPE: pairs per position axis (time, height, width) {section}{order}  ({}); a text token has the same position on every axis, so its cos and sin are the tables below; image and video tokens: poslab table rope-axes --mrope-section {section} --dim {} with their --ids{caveat}",
             mrope.source,
-            mrope
-                .section
-                .iter()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
             2 * sum,
-            if mrope.interleaved { " (contiguous sections only: poslab does not compute the interleaved order)" } else { "" }
         ));
     }
     lines
