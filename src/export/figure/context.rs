@@ -98,7 +98,10 @@ impl FigureKind for ContextFigure {
             Some((stem, model)) => (ContextModelSource::Shipped(stem.clone()), model.clone()),
             None if name.ends_with(".json") || name.contains('/') => {
                 let path = PathBuf::from(&name);
-                let config = crate::table_args::config::read_config(&path)?;
+                // A model with a RoPE per layer type is refused naming them, not read as one.
+                let config = crate::table_args::config::read_config(&path)?
+                    .layer(None)
+                    .map_err(|e| CliError::usage(format!("--model {name}: {e}")))?;
                 let model = RopeModel::of(&config).ok_or_else(|| {
                     CliError::usage(format!(
                         "--model {name}: {} does not use RoPE (or gives no trained length)",

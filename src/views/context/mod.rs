@@ -527,7 +527,12 @@ impl ContextView {
     /// Reads a config file as the model; a file that is not a RoPE model's config is refused
     /// with its reason and the view keeps its model.
     pub fn open_config(&mut self, path: &std::path::Path) {
-        match crate::table_args::config::read_config(path) {
+        // A model with a RoPE per layer type is refused naming them, not read as one.
+        let config = crate::table_args::config::read_config(path).and_then(|c| {
+            c.layer(None)
+                .map_err(|e| crate::table_args::CliError::usage(e.to_string()))
+        });
+        match config {
             Ok(config) => match RopeModel::of(&config) {
                 Some(model) if let Err(problem) = model.validate() => {
                     self.file_error = Some(format!("{}: {problem}", path.display()));
