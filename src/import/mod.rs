@@ -5,6 +5,7 @@
 //! it claims, so a truncated or hostile file gets a message, never a crash or a huge
 //! allocation; the values then stream from the file into their array ([`stream`]).
 
+pub mod gguf;
 pub mod handed_over;
 pub mod model_config;
 mod stream;

@@ -9,6 +9,7 @@ use clap::{ArgMatches, Args};
 
 use super::{CliError, Kind, TableArgs, flag, kind_name, options_of};
 use crate::encoding::rope_scaling::{RopeScaling, ScalingKind};
+use crate::import::model_config::gguf::{RopeTensors, from_gguf};
 use crate::import::model_config::{AlibiForm, ModelConfig, PositionEncoding, RopeLayer};
 
 /// Options of `poslab config`.
@@ -22,19 +23,40 @@ pub struct ConfigArgs {
     /// missing), not only print it
     #[arg(long)]
     pub strict: bool,
+
+    /// Compare with another config of the same model (a .gguf with its config.json, or the
+    /// reverse): the inverse frequency of every pair, the attention factor, the rotary width
+    /// and the pair layout, per layer type; exit status 1 when they differ
+    #[arg(long, value_name = "FILE")]
+    pub against: Option<PathBuf>,
 }
 
-/// Configs are small; a larger file is not one.
+/// Configs are small; a larger file is not one (a GGUF file is read in part, at any size).
 const MAX_CONFIG_BYTES: u64 = 16 << 20;
 
-/// Reads and parses a model config, with one-line errors naming the file.
+/// Reads and parses a model's config (`config.json`) or a `.gguf` file's RoPE, with one-line
+/// errors naming the file.
 pub fn read_config(path: &Path) -> Result<ModelConfig, CliError> {
     let problem = |what: String| CliError::usage(format!("{} {what}", path.display()));
+    if let Some(bytes) = crate::import::handed_over::get(path) {
+        let bytes = bytes.as_ref();
+        if bytes.starts_with(b"GGUF") {
+            let header = crate::import::gguf::read_header_bytes(bytes)
+                .map_err(|e| problem(e.to_string()))?;
+            let tensors = gguf_tensors(|name| header.read_tensor_bytes(bytes, name))
+                .map_err(|e| problem(e.to_string()))?;
+            return from_gguf(&header, &tensors).map_err(|e| problem(e.to_string()));
+        }
+    } else if cfg!(target_arch = "wasm32") {
+        return Err(problem(crate::import::handed_over::NOT_HELD.to_owned()));
+    } else if is_gguf(path) {
+        let header = crate::import::gguf::read_header(path).map_err(|e| problem(e.to_string()))?;
+        let tensors = gguf_tensors(|name| header.read_tensor(path, name))
+            .map_err(|e| problem(e.to_string()))?;
+        return from_gguf(&header, &tensors).map_err(|e| problem(e.to_string()));
+    }
     let size = match crate::import::handed_over::get(path) {
         Some(bytes) => bytes.as_ref().len() as u64,
-        None if cfg!(target_arch = "wasm32") => {
-            return Err(problem(crate::import::handed_over::NOT_HELD.to_owned()));
-        }
         None => {
             let metadata =
                 std::fs::metadata(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
@@ -46,12 +68,33 @@ pub fn read_config(path: &Path) -> Result<ModelConfig, CliError> {
     };
     if size > MAX_CONFIG_BYTES {
         return Err(problem(format!(
-            "is {size} bytes; a model config is at most {MAX_CONFIG_BYTES}"
+            "is {size} bytes; a model config is at most {MAX_CONFIG_BYTES} (a .gguf file starts with the bytes GGUF)"
         )));
     }
     let text = crate::import::handed_over::read_to_string(path)
         .map_err(|e| problem(format!("cannot be read: {e}")))?;
     ModelConfig::parse(&text).map_err(|e| problem(e.to_string()))
+}
+
+/// Whether the file starts with GGUF's magic bytes.
+fn is_gguf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == b"GGUF"
+}
+
+/// The RoPE tensors of a GGUF file, each read by `read`.
+fn gguf_tensors(
+    read: impl Fn(&str) -> Result<Option<Vec<f64>>, crate::import::gguf::GgufError>,
+) -> Result<RopeTensors, crate::import::gguf::GgufError> {
+    Ok(RopeTensors {
+        freqs: read("rope_freqs.weight")?,
+        long: read("rope_factors_long.weight")?,
+        short: read("rope_factors_short.weight")?,
+    })
 }
 
 fn number(value: f64) -> String {
@@ -244,11 +287,16 @@ pub fn run_config(args: &ConfigArgs) -> Result<i32, CliError> {
             args.file.display()
         )));
     }
-    Ok(if args.strict && !config.lints.is_empty() {
-        1
-    } else {
-        0
-    })
+    let mut status = i32::from(args.strict && !config.lints.is_empty());
+    if let Some(other_path) = &args.against {
+        let other = read_config(other_path)?;
+        let (lines, agree) = super::against::compare(&config, &other, other_path);
+        super::output::print(&(lines.join("\n") + "\n"))?;
+        if !agree {
+            status = 1;
+        }
+    }
+    Ok(status)
 }
 
 /// Why no table can be made as the config says (a scaling factor below 1, a Llama 3 scaling
@@ -279,6 +327,9 @@ pub fn describe(config: &ModelConfig, path: &Path) -> String {
             format!(" ({})", config.model_type)
         }
     )];
+    if let Some(format) = &config.format {
+        lines.push(format!("file: {format}"));
+    }
     let context = config
         .context
         .map_or_else(|| "not given".to_owned(), |n| n.to_string());
@@ -445,8 +496,9 @@ fn describe_rope(layer: &RopeLayer) -> Vec<String> {
     lines.push(format!("base: {}{}", layer.base, source("base")));
     if let Some(given) = &freqs.given {
         lines.push(format!(
-            "inverse frequencies: {} given as transformers computes them (not base^(-2i/R))",
-            given.len()
+            "inverse frequencies: {} given outright, not base^(-2i/R){}",
+            given.len(),
+            source("inv_freq")
         ));
     }
     lines.push(format!(

@@ -27,6 +27,7 @@ use crate::import;
 use crate::options::ArithmeticArg;
 use crate::scene::context::{RopeModel, UnseenParams};
 
+pub mod against;
 pub mod config;
 mod kinds;
 pub(crate) use kinds::options_of;

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::encoding::rope_scaling::RopeFrequencies;
 
+pub mod gguf;
 mod rope;
 pub use rope::{DEFAULT, Lint, Mrope, RopeLayer, attention_formula};
 
@@ -80,6 +81,8 @@ pub struct ModelConfig {
     pub rope_layers: Vec<RopeLayer>,
     /// What in the config is ignored, conflicting or missing: warnings, the model still loads.
     pub lints: Vec<Lint>,
+    /// The file's format and what of it was read, where it is not a config.json (GGUF).
+    pub format: Option<String>,
 }
 
 /// What went wrong reading a config.
@@ -307,6 +310,7 @@ impl ModelConfig {
             encoding,
             rope_layers,
             lints,
+            format: None,
         })
     }
 

@@ -632,6 +632,10 @@ fn layer(
                         kind.name()
                     )));
                 }
+                sources.push((
+                    "inv_freq",
+                    format!("transformers' base^(-2i/{width}) for the odd width {width}"),
+                ));
                 given = Some(
                     (0..pairs)
                         .map(|i| base.powf(-((2 * i) as f64) / width as f64))
