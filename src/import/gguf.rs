@@ -420,7 +420,10 @@ fn read_from<R: Read + Seek>(cursor: &mut Cursor<R>) -> Result<GgufHeader, GgufE
         Some(MetaValue::Unsigned(a)) if *a > 0 && a.is_power_of_two() && *a <= 1 << 20 => *a,
         Some(other) => {
             return Err(GgufError(format!(
-                "has general.alignment {other:?}; it must be a power of two"
+                "has general.alignment {}; it must be a power of two, at most 1048576",
+                other
+                    .number()
+                    .map_or_else(|| other.kind(), |n| n.to_string())
             )));
         }
     };

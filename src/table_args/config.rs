@@ -173,12 +173,14 @@ fn encoding_options(config: &ModelConfig) -> Vec<(&'static str, String)> {
             freqs,
             layout,
         } => {
-            let mut options = vec![("dim", head_dim.to_string()), ("base", number(*base))];
+            let mut options = vec![("dim", head_dim.to_string())];
+            // Frequencies given outright take no base (poslab table refuses the two together).
+            match &freqs.given {
+                Some(given) => options.push(("inv_freq", list(given))),
+                None => options.push(("base", number(*base))),
+            }
             if let Some(rotary) = freqs.rotary_dim {
                 options.push(("rotary_dim", rotary.to_string()));
-            }
-            if let Some(given) = &freqs.given {
-                options.push(("inv_freq", list(given)));
             }
             options.push((
                 "layout",
