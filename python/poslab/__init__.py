@@ -519,9 +519,10 @@ class RopeConfig:
 
 
 def rope_config(config: Any, layer_type: Optional[str] = None) -> RopeConfig:
-    """A RoPE model's settings from its ``config.json``: ``config`` is a path, a dict, or any
-    object with ``to_dict()`` (a transformers ``PretrainedConfig``). Both of transformers'
-    dialects are read (``rope_scaling`` with a top-level ``rope_theta``, and
+    """A RoPE model's settings from its ``config.json`` or ``.gguf`` file: ``config`` is a
+    path, a dict, or any object with ``to_dict()`` (a transformers ``PretrainedConfig``). A
+    ``.gguf`` gives the RoPE llama.cpp runs (its metadata and RoPE tensors; the pair layout
+    from llama.cpp's table of architectures). Both of transformers' dialects are read (``rope_scaling`` with a top-level ``rope_theta``, and
     ``rope_parameters``, flat or one per layer type). A model with a different RoPE per layer
     type (Gemma 3, ModernBERT) needs ``layer_type=`` (``"full_attention"``,
     ``"sliding_attention"``): without it, ``ValueError`` names them. A config without RoPE, or

@@ -318,3 +318,21 @@ def test_rope_config_names_each_fields_source_and_warns_of_ignored_ones():
     assert config.sources["base"] == "rope_theta"
     assert config.sources["beta_fast"] == "default"
     assert any(w.startswith("rope_scaling.mscale: is ignored") for w in config.warnings)
+
+
+def test_a_gguf_file_gives_llama_cpps_rope():
+    path = os.path.join(ROOT, "tests", "data", "gguf", "llama31.gguf")
+    config = poslab.rope_config(path)
+    # llama.cpp runs interleaved pairs on rows its converter permuted; the frequencies are
+    # the Llama 3 scaling's, from the rope_freqs tensor.
+    assert config.options["layout"] == "interleaved"
+    assert config.sources["inv_freq"].startswith("base^(-2i/R) / rope_freqs.weight")
+    options = {k: v for k, v in config.options.items() if k != "layout"}
+    inv_freq = poslab.table("rope-inv-freq", **options)
+    expected = poslab.table(
+        "rope-inv-freq", dim=128, base=500000, scaling="llama3", factor=8,
+        low_freq_factor=1, high_freq_factor=4, original_max_position_embeddings=8192,
+    )
+    assert np.allclose(inv_freq, expected, rtol=1e-6, atol=0)
+    gemma = poslab.rope_configs(os.path.join(ROOT, "tests", "data", "gguf", "gemma3.gguf"))
+    assert gemma["sliding_attention"].options["base"] == 10000
