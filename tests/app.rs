@@ -1854,3 +1854,74 @@ fn a_learned_position_table_is_resampled_and_exported_as_the_command_line_draws_
     assert!(words.contains(&good.display().to_string()), "{words:?}");
     common::assert_command_line_figure_equals_export(&export, &style, folder.path(), "learned");
 }
+
+/// A model's config opened in the Check view draws its RoPE per layer type (off the UI
+/// thread) and says every setting with its field, without the table comparison's controls.
+#[test]
+fn the_check_view_draws_a_model_files_rope_per_layer_type() {
+    let mut harness = harness();
+    harness.run();
+    harness.get_by_label("Check a table").click();
+    harness.run();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/configs/gemma3_layer_types.json");
+    harness.state_mut().check_view_mut().load(&path, None);
+    for _ in 0..500 {
+        harness.step();
+        if harness.state().check_view().model_file().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    harness.run();
+    let model = harness
+        .state()
+        .check_view()
+        .model_file()
+        .expect("the model file is shown");
+    let names: Vec<&str> = model.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["full_attention", "sliding_attention"]);
+    // The global layers' linear factor 8 stretches every wavelength eightfold.
+    let full = &model.layers[0];
+    assert!(full.is_scaled && !model.layers[1].is_scaled);
+    assert!((full.scaled[5] / full.unscaled[5] - 8.0).abs() < 1e-9);
+    assert!(
+        harness
+            .query_by_label("layer type full_attention (1 of 6 layers):")
+            .is_some()
+    );
+    assert!(
+        harness
+            .query_by_label_contains("base: 10000  (rope_parameters.sliding_attention.rope_theta)")
+            .is_some()
+    );
+    assert!(harness.query_by_label("Compare with").is_none());
+    let placements = poslab::widgets::layout::plot_placements(&harness.ctx);
+    assert!(
+        placements
+            .iter()
+            .any(|(name, _, _)| name == "check_model_wavelengths"),
+        "{placements:?}"
+    );
+    // A table opened next replaces it.
+    let table = std::path::Path::new("target/check_view_test");
+    std::fs::create_dir_all(table).unwrap();
+    let table = table.join("after_model.npy");
+    assert_eq!(
+        poslab::cli::run([
+            "poslab",
+            "table",
+            "sinusoidal",
+            "--seq",
+            "8",
+            "--dim",
+            "8",
+            "-o",
+            table.to_str().unwrap(),
+        ]),
+        0
+    );
+    harness.state_mut().check_view_mut().load(&table, None);
+    settle_check(&mut harness);
+    assert!(harness.state().check_view().model_file().is_none());
+}

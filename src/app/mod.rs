@@ -681,6 +681,17 @@ impl eframe::App for PoslabApp {
         if dropped_table && !takes_tables {
             self.state.view = ViewKind::Check;
         }
+        // A model's config or .gguf file opens in the Check view too, but for one dropped on
+        // the context lab, which takes it as the model to extend.
+        let dropped_model = ui.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .any(|f| crate::scene::model_file::is_model_file(f.path()))
+        });
+        if dropped_model && self.state.view != ViewKind::Context {
+            self.state.view = ViewKind::Check;
+        }
         // What was pending at the end of the last frame: the views say again below.
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar_ui(ui));
         if !self.state.appearance.controls_hidden {

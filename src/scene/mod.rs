@@ -9,6 +9,7 @@ pub mod context;
 pub mod corkscrew;
 pub mod dot_decay;
 pub mod learned;
+pub mod model_file;
 pub mod precision;
 pub mod relative;
 pub mod tour;

@@ -261,8 +261,10 @@ pub fn from_gguf(header: &GgufHeader, tensors: &RopeTensors) -> Result<ModelConf
     let context = keys.count("context_length")?.map(|(n, _)| n);
     let heads = keys.count("attention.head_count")?.map(|(n, _)| n);
     let format = format!(
-        "GGUF version {}, {} tensors; read: the metadata and the RoPE tensors, not the weights",
-        header.version, header.tensor_count
+        "GGUF version {}, {} tensor{}; read: the metadata and the RoPE tensors, not the weights",
+        header.version,
+        header.tensor_count,
+        if header.tensor_count == 1 { "" } else { "s" }
     );
     let rope = llama_cpp_rope(&arch).ok_or_else(|| {
         ConfigError(format!(

@@ -3,7 +3,9 @@
 //! identify it, and see the reference, the loaded table and their difference as three aligned
 //! heatmaps, with the largest errors, where they are, and a verdict; for a file that does not
 //! match, a map of every element outside the tolerance, the worst listed, and the error curves.
+//! A model's `config.json` or `.gguf` opened here shows the RoPE it runs per layer type.
 
+mod model;
 mod outcome;
 mod where_ui;
 
@@ -142,6 +144,10 @@ pub struct CheckView {
     load_job: crate::jobs::Latest<(PathBuf, Option<String>), Result<Loaded, String>>,
     /// egui's context, to wake the app when a file read outside a frame arrives.
     egui_ctx: Option<egui::Context>,
+    /// A model's config.json or .gguf opened here: its RoPE per layer type, drawn.
+    model: Option<crate::scene::model_file::ModelFile>,
+    /// The model file being read on a worker thread.
+    model_job: crate::jobs::Latest<PathBuf, Result<crate::scene::model_file::ModelFile, String>>,
 }
 
 impl Default for CheckView {
@@ -170,6 +176,8 @@ impl Default for CheckView {
             job_pending: None,
             load_job: crate::jobs::Latest::default(),
             egui_ctx: None,
+            model: None,
+            model_job: crate::jobs::Latest::default(),
         }
     }
 }
@@ -185,6 +193,21 @@ impl CheckView {
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
+        // A model's config or GGUF file: its RoPE is drawn, not compared as a table.
+        if crate::scene::model_file::is_model_file(path) {
+            self.model_job.forget();
+            self.model_job.request(
+                self.egui_ctx.as_ref(),
+                job_path.clone(),
+                format!("reading {name}"),
+                move |_| Ok(crate::scene::model_file::read(&job_path)),
+            );
+            self.path_text = path.display().to_string();
+            if let Some(ctx) = &self.egui_ctx {
+                ctx.request_repaint();
+            }
+            return;
+        }
         // Loading the same file again reads it again (it may have changed on disk).
         self.load_job.forget();
         self.load_job.request(
@@ -205,6 +228,7 @@ impl CheckView {
         for update in self.load_job.poll(Some(ctx)) {
             match update {
                 crate::jobs::Update::Done(Ok(read), _) => {
+                    self.model = None;
                     self.path_text = read.path.display().to_string();
                     self.loads += 1;
                     self.loaded = Some(Loaded {
@@ -224,6 +248,31 @@ impl CheckView {
             status.pending(pending.clone());
             ctx.request_repaint();
         }
+        for update in self.model_job.poll(Some(ctx)) {
+            match update {
+                crate::jobs::Update::Done(Ok(model), _) => {
+                    self.path_text = model.path.display().to_string();
+                    self.model = Some(model);
+                    self.loaded = None;
+                    self.outcome = None;
+                    self.pictures = None;
+                    self.error = None;
+                }
+                crate::jobs::Update::Done(Err(error), _) | crate::jobs::Update::Failed(error) => {
+                    self.error = Some(error);
+                }
+                crate::jobs::Update::Preview(_) => {}
+            }
+        }
+        if let Some(pending) = self.model_job.pending() {
+            status.pending(pending.clone());
+            ctx.request_repaint();
+        }
+    }
+
+    /// The model file opened here, if the last file was one.
+    pub fn model_file(&self) -> Option<&crate::scene::model_file::ModelFile> {
+        self.model.as_ref()
     }
 
     fn file_ui(&mut self, ui: &mut egui::Ui) {
@@ -250,7 +299,10 @@ impl CheckView {
                 .dropped_files
                 .iter()
                 .map(|f| f.path().to_path_buf())
-                .find(|p| TableFormat::from_path(p).is_some())
+                .find(|p| {
+                    TableFormat::from_path(p).is_some()
+                        || crate::scene::model_file::is_model_file(p)
+                })
         });
         if let Some(path) = dropped {
             self.load(&path, None);
@@ -259,16 +311,11 @@ impl CheckView {
             if ui
                 .add_enabled(self.pending_dialog.is_none(), egui::Button::new("Open…"))
                 .on_hover_text(
-                    "Open a .npy, .csv or .safetensors table (or drop one on the window)",
+                    "Open a .npy, .csv or .safetensors table to compare or identify, or a model's config.json or .gguf file to see the RoPE it runs per layer type (or drop one on the window)",
                 )
                 .clicked()
             {
-                self.pending_dialog = Some(PendingDialog::open_file(
-                    ui.ctx(),
-                    "Table to check",
-                    "Tables",
-                    &["npy", "csv", "safetensors"],
-                ));
+                self.open_dialog(ui.ctx());
             }
             let label = ui.label("or file:");
             let field = ui
@@ -310,6 +357,10 @@ impl CheckView {
                 self.load(&path, Some(tensor));
             }
         });
+        // A model file shown: nothing to compare it with.
+        if self.loaded.is_none() && self.model.is_some() {
+            return;
+        }
         ui.horizontal_wrapped(|ui| {
             egui::ComboBox::from_label("Compare with")
                 .selected_text(self.expected.label())
@@ -378,9 +429,9 @@ impl CheckView {
         if self.pending_dialog.is_none() {
             self.pending_dialog = Some(PendingDialog::open_file(
                 ctx,
-                "Table to check",
-                "Tables",
-                &["npy", "csv", "safetensors"],
+                "Table or model file to check",
+                "Tables and model files",
+                &["npy", "csv", "safetensors", "json", "gguf"],
             ));
         }
     }
@@ -480,7 +531,7 @@ impl CheckView {
 
     /// Whether an identification or comparison is running.
     pub fn busy(&self) -> bool {
-        self.job.is_some() || self.load_job.is_pending()
+        self.job.is_some() || self.load_job.is_pending() || self.model_job.is_pending()
     }
 
     fn outcome_key(&self) -> Option<OutcomeKey> {
@@ -762,8 +813,12 @@ impl View for CheckView {
             ui.colored_label(ui.visuals().error_fg_color, error);
         }
         if self.loaded.is_none() {
+            if let Some(model) = &self.model {
+                model::model_ui(ui, model);
+                return;
+            }
             ui.add_space(20.0);
-            ui.label("Open a table computed elsewhere (.npy, .csv or .safetensors), or drop one on the window: poslab compares it with its own, or finds what it is.");
+            ui.label("Open a table computed elsewhere (.npy, .csv or .safetensors), or drop one on the window: poslab compares it with its own, or finds what it is. Open a model's config.json or .gguf file to see the RoPE it runs, layer type by layer type.");
             return;
         }
         self.shared = *ctx.shared;
@@ -913,21 +968,25 @@ fn picture_ui(
 /// unused.
 pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     label: "Check a table",
-    hint: "Open (Ctrl+O) or drop a .npy, .csv or .safetensors table · Identify it, or compare it with a kind",
+    hint: "Open (Ctrl+O) or drop a .npy, .csv or .safetensors table · Identify it, or compare it with a kind · or a config.json or .gguf: its RoPE",
     explanation: crate::widgets::explainer::Explanation {
         formula: "difference = loaded − reference; a file matches when |loaded − reference| ≤ atol + rtol·|reference| everywhere \
               (or, for float32, when it equals PyTorch's own float32 computation to the contract's ulps)",
         reading: "Three aligned heatmaps on the same axes: poslab's reference, the loaded table, and their difference, \
               with the largest errors and where they are. Identify tries every kind and convention and names the closest. \
               When the file does not match, a fourth map lights every block holding an element outside the tolerance, the worst elements are listed \
-              (click one to zoom to it), a diagnosis names the pattern, and two curves give the largest error of each row and column against what is allowed.",
+              (click one to zoom to it), a diagnosis names the pattern, and two curves give the largest error of each row and column against what is allowed. \
+              A model file draws each layer type's wavelength per pair (solid, as the model runs it; dashed, the same RoPE unscaled) against its context (dotted): \
+              pairs below the line turn at least once within the context, pairs above it never complete a turn; under the curves, every setting with the field it came from, and the warnings.",
         convention: "The references are the table contract's: Hugging Face transformers and Meta's Llama for RoPE (scaling and partial rotary included), \
-                 ofirpress for ALiBi (and BLOOM's and MPT's stored forms), MAE for 2D sin-cos, tensor2tensor for t2t spacing.",
+                 ofirpress for ALiBi (and BLOOM's and MPT's stored forms), MAE for 2D sin-cos, tensor2tensor for t2t spacing. \
+                 A model's config.json is read as transformers 5 reads it (both dialects, one RoPE per layer type); a .gguf as llama.cpp runs it.",
         try_these: &[
             "Write a table with poslab table sinusoidal --layout split -o t.npy, open it and press Identify.",
             "Open a cos cache saved from a transformers model: Identify names its scaling and rotary width.",
             "Compare a table with the wrong layout on purpose and read where the errors sit.",
             "Compare a float32 table made with a slightly wrong base: the error curve climbs with position, past the float32 angle line.",
+            "Open a Gemma 3 config.json: each layer type's wavelengths, the scaled global layers' above their unscaled curve, the local layers' far below the context line.",
         ],
     },
     unused: crate::views::uses_every_control,

@@ -760,7 +760,7 @@ impl ContextView {
                 .dropped_files
                 .iter()
                 .map(|f| f.path().to_path_buf())
-                .find(|path| path.extension().is_some_and(|e| e == "json"))
+                .find(|path| crate::scene::model_file::is_model_file(path))
         });
         if let Some(path) = dropped {
             self.open_config(&path);
