@@ -318,3 +318,29 @@ fn clean_configs_raise_no_lint() {
         assert_eq!(code, Some(0), "{}: {out}", path.display());
     }
 }
+
+/// The pair layout is how the model's transformers code pairs the weights' dims: halves
+/// (rotate_half) for most; interleaved for GPT-J, DeepSeek-V2 and Llama 4 (view_as_complex),
+/// and for DeepSeek-V3's kin unless `rope_interleave` is false.
+#[test]
+fn the_pair_layout_follows_each_models_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (json!({"model_type": "llama"}), "halves"),
+        (json!({"model_type": "gptj"}), "interleaved"),
+        (json!({"model_type": "deepseek_v2"}), "interleaved"),
+        (json!({"model_type": "llama4_text"}), "interleaved"),
+        (json!({"model_type": "deepseek_v3"}), "interleaved"),
+        (json!({"model_type": "deepseek_v3", "rope_interleave": false}), "halves"),
+        (json!({"model_type": "mistral4", "rope_interleave": true}), "interleaved"),
+    ];
+    for (k, (mut config, pairs)) in cases.into_iter().enumerate() {
+        config["hidden_size"] = json!(1024);
+        config["num_attention_heads"] = json!(8);
+        let path = write(&dir, &format!("layout{k}.json"), &config);
+        let (code, out, err) = poslab(&["config", &path]);
+        assert_eq!(code, Some(0), "{config}: {err}");
+        let line = out.lines().find(|l| l.starts_with("pairs: ")).unwrap();
+        assert!(line.starts_with(&format!("pairs: {pairs}")), "{config}: {line}");
+    }
+}

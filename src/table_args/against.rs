@@ -212,7 +212,7 @@ fn compare_layouts(ours: &RopeLayer, theirs: &RopeLayer) -> (String, bool) {
     let permuted = |l: &RopeLayer| {
         l.sources
             .iter()
-            .any(|(id, s)| *id == "layout" && s.contains("its converter permuted"))
+            .any(|(id, s)| *id == "layout" && s.contains("converter permuted"))
     };
     match (ours.layout, theirs.layout) {
         (x, y) if x == y => (format!("pair layout: agree ({})", layout_name(x)), true),

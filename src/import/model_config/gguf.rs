@@ -515,7 +515,7 @@ pub fn from_gguf(header: &GgufHeader, tensors: &RopeTensors) -> Result<ModelConf
         LlamaCppRope::Normal => (
             PairLayout::Interleaved,
             format!(
-                "llama.cpp's table: {arch} runs normal RoPE, pairs (2i, 2i+1), on q and k rows its converter permuted from Hugging Face's halves"
+                "llama.cpp's table: {arch} runs normal RoPE, pairs (2i, 2i+1); where Hugging Face's model rotates halves, the converter permuted the q and k rows into these pairs"
             ),
         ),
         _ => (

@@ -106,7 +106,7 @@ fn number(map: &Map<String, Value>, key: &str) -> Result<Option<f64>, ConfigErro
 }
 
 /// A field that must be `true` or `false` when present.
-fn flag(map: &Map<String, Value>, key: &str) -> Result<Option<bool>, ConfigError> {
+pub(super) fn flag(map: &Map<String, Value>, key: &str) -> Result<Option<bool>, ConfigError> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),

@@ -499,6 +499,56 @@ fn v4_beside_v5(top: &Map<String, Value>, params: &Params, prefix: &str, lints: 
     }
 }
 
+/// The models whose transformers code rotates interleaved pairs `(2i, 2i+1)` of the weights
+/// as stored: GPT-J (`rotate_every_two`), DeepSeek-V2 and Llama 4 (`view_as_complex`).
+const INTERLEAVED_MODELS: &[&str] = &["gptj", "deepseek_v2", "llama4", "llama4_text"];
+
+/// The models with a `rope_interleave` switch (DeepSeek-V3's MLA and its kin), on by default.
+const ROPE_INTERLEAVE_MODELS: &[&str] = &[
+    "deepseek_v3",
+    "axk1",
+    "glm4_moe_lite",
+    "mistral4",
+    "sarvam_mla",
+    "youtu",
+];
+
+/// How the model's transformers code pairs the dims of its weights, and why.
+fn pair_layout(
+    top: &Map<String, Value>,
+    prefix: &str,
+    model_type: &str,
+) -> Result<(PairLayout, String), ConfigError> {
+    if let Some(interleave) = super::flag(top, "rope_interleave")? {
+        return Ok((
+            if interleave {
+                PairLayout::Interleaved
+            } else {
+                PairLayout::Half
+            },
+            format!("{prefix}rope_interleave"),
+        ));
+    }
+    Ok(if ROPE_INTERLEAVE_MODELS.contains(&model_type) {
+        (
+            PairLayout::Interleaved,
+            format!("{DEFAULT}: {model_type}'s rope_interleave, true unless given"),
+        )
+    } else if INTERLEAVED_MODELS.contains(&model_type) {
+        (
+            PairLayout::Interleaved,
+            format!("{prefix}model_type ({model_type}: transformers rotates pairs (2i, 2i+1))"),
+        )
+    } else {
+        (
+            PairLayout::Half,
+            format!(
+                "{DEFAULT}: transformers' rotate_half, as every RoPE model but GPT-J, DeepSeek's and Llama 4"
+            ),
+        )
+    })
+}
+
 /// The scaling a RoPE object's `rope_type` (or old `type`) names.
 fn scaling_kind(name: &str) -> Option<ScalingKind> {
     Some(match name {
@@ -658,21 +708,8 @@ fn layer(
     }
     sources.push(("rotary_dim", rotary_source));
 
-    // GPT-J rotates every two dimensions; the weights of every other RoPE model on the Hub are
-    // laid out for rotate_half.
-    let layout = if model_type == "gptj" {
-        sources.push((
-            "layout",
-            format!("{}model_type (gptj: rotate_every_two)", prefix),
-        ));
-        PairLayout::Interleaved
-    } else {
-        sources.push((
-            "layout",
-            format!("{DEFAULT}: transformers' rotate_half, as every RoPE model but GPT-J"),
-        ));
-        PairLayout::Half
-    };
+    let (layout, layout_source) = pair_layout(top, prefix, model_type)?;
+    sources.push(("layout", layout_source));
     sources.push(("scaling", type_source));
 
     // The scaling's parameters.
