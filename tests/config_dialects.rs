@@ -331,8 +331,14 @@ fn the_pair_layout_follows_each_models_code() {
         (json!({"model_type": "deepseek_v2"}), "interleaved"),
         (json!({"model_type": "llama4_text"}), "interleaved"),
         (json!({"model_type": "deepseek_v3"}), "interleaved"),
-        (json!({"model_type": "deepseek_v3", "rope_interleave": false}), "halves"),
-        (json!({"model_type": "mistral4", "rope_interleave": true}), "interleaved"),
+        (
+            json!({"model_type": "deepseek_v3", "rope_interleave": false}),
+            "halves",
+        ),
+        (
+            json!({"model_type": "mistral4", "rope_interleave": true}),
+            "interleaved",
+        ),
     ];
     for (k, (mut config, pairs)) in cases.into_iter().enumerate() {
         config["hidden_size"] = json!(1024);
@@ -341,6 +347,9 @@ fn the_pair_layout_follows_each_models_code() {
         let (code, out, err) = poslab(&["config", &path]);
         assert_eq!(code, Some(0), "{config}: {err}");
         let line = out.lines().find(|l| l.starts_with("pairs: ")).unwrap();
-        assert!(line.starts_with(&format!("pairs: {pairs}")), "{config}: {line}");
+        assert!(
+            line.starts_with(&format!("pairs: {pairs}")),
+            "{config}: {line}"
+        );
     }
 }

@@ -421,3 +421,26 @@ fn a_large_sparse_file_is_read_without_its_weights() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("GGUF version 3, 1 tensor;"), "{out}");
 }
+
+/// A BLOOM GGUF (no RoPE in llama.cpp, ALiBi from its max bias) reads as ALiBi; a model
+/// llama.cpp runs without either is said to.
+#[test]
+fn alibi_and_ropeless_architectures_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Writer::new(0, 3);
+    w.key_text("general.architecture", "bloom")
+        .key_u32("bloom.attention.head_count", 16)
+        .key_f32("bloom.attention.max_alibi_bias", 8.0);
+    let path = dir.path().join("bloom.gguf");
+    std::fs::write(&path, &w.0).unwrap();
+    let (code, out) = common::run_poslab(&["config", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("ALiBi, 16 heads"), "{out}");
+    let mut w = Writer::new(0, 1);
+    w.key_text("general.architecture", "gpt2");
+    let path = dir.path().join("gpt2.gguf");
+    std::fs::write(&path, &w.0).unwrap();
+    let (code, out) = common::run_poslab(&["config", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("which llama.cpp runs without RoPE"), "{out}");
+}

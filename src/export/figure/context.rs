@@ -100,7 +100,7 @@ impl FigureKind for ContextFigure {
                 let path = PathBuf::from(&name);
                 // A model with a RoPE per layer type is refused naming them, not read as one.
                 let config = crate::table_args::config::read_config(&path)?
-                    .layer(None)
+                    .one_rope()
                     .map_err(|e| CliError::usage(format!("--model {name}: {e}")))?;
                 let model = RopeModel::of(&config).ok_or_else(|| {
                     CliError::usage(format!(

@@ -318,13 +318,7 @@ impl ModelConfig {
     /// types differ and no layer type named is refused, naming them, rather than read as one
     /// of them.
     pub fn layer(&self, layer_type: Option<&str>) -> Result<Self, ConfigError> {
-        let names = || {
-            self.rope_layers
-                .iter()
-                .filter_map(|l| l.layer_type.as_deref())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let names = || self.layer_type_names();
         let chosen = match layer_type {
             None => {
                 let first = self.rope_layers.first();
@@ -359,6 +353,26 @@ impl ModelConfig {
             encoding: chosen.encoding(),
             rope_layers: vec![chosen.clone()],
             ..self.clone()
+        })
+    }
+
+    /// The layer types with a RoPE, as a comma list.
+    pub fn layer_type_names(&self) -> String {
+        self.rope_layers
+            .iter()
+            .filter_map(|l| l.layer_type.as_deref())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The config with its one RoPE, for the places that extend one (the context lab and its
+    /// figure); a model with a RoPE per layer type is refused naming them.
+    pub fn one_rope(&self) -> Result<Self, ConfigError> {
+        self.layer(None).map_err(|_| {
+            ConfigError(format!(
+                "has a different RoPE per layer type ({}), and the context lab extends one: the Check view and poslab config show each",
+                self.layer_type_names()
+            ))
         })
     }
 

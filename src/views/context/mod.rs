@@ -529,8 +529,8 @@ impl ContextView {
     pub fn open_config(&mut self, path: &std::path::Path) {
         // A model with a RoPE per layer type is refused naming them, not read as one.
         let config = crate::table_args::config::read_config(path).and_then(|c| {
-            c.layer(None)
-                .map_err(|e| crate::table_args::CliError::usage(e.to_string()))
+            c.one_rope()
+                .map_err(|e| crate::table_args::CliError::usage(format!("{} {e}", path.display())))
         });
         match config {
             Ok(config) => match RopeModel::of(&config) {
