@@ -687,7 +687,7 @@ impl eframe::App for PoslabApp {
             i.raw
                 .dropped_files
                 .iter()
-                .any(|f| crate::scene::model_file::is_model_file(f.path()))
+                .any(|f| crate::table_args::model_file::is_model_file(f.path()))
         });
         if dropped_model && self.state.view != ViewKind::Context {
             self.state.view = ViewKind::Check;

@@ -9,7 +9,6 @@ pub mod context;
 pub mod corkscrew;
 pub mod dot_decay;
 pub mod learned;
-pub mod model_file;
 pub mod precision;
 pub mod relative;
 pub mod tour;

@@ -30,6 +30,7 @@ use crate::scene::context::{RopeModel, UnseenParams};
 pub mod against;
 pub mod config;
 mod kinds;
+pub mod model_file;
 pub(crate) use kinds::options_of;
 pub mod output;
 mod reader;

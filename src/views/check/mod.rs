@@ -145,9 +145,10 @@ pub struct CheckView {
     /// egui's context, to wake the app when a file read outside a frame arrives.
     egui_ctx: Option<egui::Context>,
     /// A model's config.json or .gguf opened here: its RoPE per layer type, drawn.
-    model: Option<crate::scene::model_file::ModelFile>,
+    model: Option<crate::table_args::model_file::ModelFile>,
     /// The model file being read on a worker thread.
-    model_job: crate::jobs::Latest<PathBuf, Result<crate::scene::model_file::ModelFile, String>>,
+    model_job:
+        crate::jobs::Latest<PathBuf, Result<crate::table_args::model_file::ModelFile, String>>,
 }
 
 impl Default for CheckView {
@@ -194,13 +195,13 @@ impl CheckView {
             |n| n.to_string_lossy().into_owned(),
         );
         // A model's config or GGUF file: its RoPE is drawn, not compared as a table.
-        if crate::scene::model_file::is_model_file(path) {
+        if crate::table_args::model_file::is_model_file(path) {
             self.model_job.forget();
             self.model_job.request(
                 self.egui_ctx.as_ref(),
                 job_path.clone(),
                 format!("reading {name}"),
-                move |_| Ok(crate::scene::model_file::read(&job_path)),
+                move |_| Ok(crate::table_args::model_file::read(&job_path)),
             );
             self.path_text = path.display().to_string();
             if let Some(ctx) = &self.egui_ctx {
@@ -271,7 +272,7 @@ impl CheckView {
     }
 
     /// The model file opened here, if the last file was one.
-    pub fn model_file(&self) -> Option<&crate::scene::model_file::ModelFile> {
+    pub fn model_file(&self) -> Option<&crate::table_args::model_file::ModelFile> {
         self.model.as_ref()
     }
 
@@ -301,7 +302,7 @@ impl CheckView {
                 .map(|f| f.path().to_path_buf())
                 .find(|p| {
                     TableFormat::from_path(p).is_some()
-                        || crate::scene::model_file::is_model_file(p)
+                        || crate::table_args::model_file::is_model_file(p)
                 })
         });
         if let Some(path) = dropped {

@@ -4,7 +4,7 @@
 
 use egui_plot::{HLine, Line, Plot, PlotPoints};
 
-use crate::scene::model_file::ModelFile;
+use crate::table_args::model_file::ModelFile;
 
 fn series(k: usize, n: usize) -> egui::Color32 {
     let [r, g, b] = crate::scene::series_color(k, n);

@@ -760,7 +760,7 @@ impl ContextView {
                 .dropped_files
                 .iter()
                 .map(|f| f.path().to_path_buf())
-                .find(|path| crate::scene::model_file::is_model_file(path))
+                .find(|path| crate::table_args::model_file::is_model_file(path))
         });
         if let Some(path) = dropped {
             self.open_config(&path);
