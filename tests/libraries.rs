@@ -1768,6 +1768,16 @@ fn caches_of_a_window_that_does_not_start_at_zero_are_read_with_their_start() {
         "--original-max-position-embeddings",
         "64",
     ];
+    let dynamic = [
+        "--layout",
+        "half",
+        "--scaling",
+        "dynamic",
+        "--factor",
+        "2",
+        "--max-position-embeddings",
+        "2048",
+    ];
     for (file, kind, dim, more, start, says) in [
         (
             "hf_rope_cos_from_1000.npy",
@@ -1792,6 +1802,20 @@ fn caches_of_a_window_that_does_not_start_at_zero_are_read_with_their_start() {
                 "sin cache",
                 "positions 5000..5063 (--start 5000)",
                 "base 500000, Llama 3 scaling, factor 8, original context 8192",
+            ],
+        ),
+        // Dynamic NTK from position 4000 of a model trained on 2048: transformers grows the
+        // base from the largest position + 1 (4064), which identify now reads too (it read the
+        // 64 rows and found only "a base that is not round").
+        (
+            "hf_dynamic_cos_from_4000.npy",
+            "rope-cos",
+            "64",
+            &dynamic[..],
+            "4000",
+            &[
+                "positions 4000..4063 (--start 4000)",
+                "dynamic NTK scaling, factor 2, max_position_embeddings 2048 (at length 4064)",
             ],
         ),
         (

@@ -70,6 +70,7 @@ pub(super) fn inverse_frequencies(search: &mut Search, values: &[f64]) {
         orient: &|table| table,
         plain: true,
         rows: 0,
+        length: 0,
         base_pair: n - 1,
         amplitude: None,
         layout: None,
@@ -98,6 +99,10 @@ pub(super) struct FrequencyTarget<'a> {
     pub(super) plain: bool,
     /// Rows (positions) of `table`; 0 for a table of the frequencies themselves.
     pub(super) rows: usize,
+    /// The current length the length-dependent scalings (dynamic NTK, LongRoPE) see, as Hugging
+    /// Face reads it from the position ids: the largest position + 1 (`rows` for a table from
+    /// position 0, more for one starting later); 0 for a table of the frequencies themselves.
+    pub(super) length: usize,
     /// The pair whose frequency pins a plain base best (the table read it most precisely).
     pub(super) base_pair: usize,
     /// The factor a cache's values are multiplied by, as read off it.
@@ -237,7 +242,7 @@ impl Readings<'_, '_> {
         let attention = freqs.attention_factor();
         let whole = self.whole_of.as_deref() == Some(description.as_str());
         let (reference, comparison, partial) = self.evaluate(
-            &freqs.inv_freq(self.rotary, base, self.target.rows),
+            &freqs.inv_freq(self.rotary, base, self.target.length),
             attention,
             false,
             needed,
@@ -283,7 +288,7 @@ impl Readings<'_, '_> {
             // the user's loosened tolerance admits; outside it, a miss like any other (of
             // misses as close as a fit, the rounded one is named).
             let (reference, comparison, partial) = self.evaluate(
-                &freqs.inv_freq(self.rotary, base, self.target.rows),
+                &freqs.inv_freq(self.rotary, base, self.target.length),
                 attention,
                 false,
                 self.tolerance,
@@ -318,7 +323,7 @@ impl Readings<'_, '_> {
         {
             for mode in TorchMode::all() {
                 let theta: Vec<f64> = freqs
-                    .inv_freq_torch(self.rotary, base, self.target.rows, mode)
+                    .inv_freq_torch(self.rotary, base, self.target.length, mode)
                     .into_iter()
                     .map(f64::from)
                     .collect();
@@ -348,11 +353,11 @@ impl Readings<'_, '_> {
         // Frequencies another library's exp or pow formed: searched on the probe rows, then
         // confirmed on the whole table.
         {
-            let exact = freqs.inv_freq(self.rotary, base, self.target.rows);
+            let exact = freqs.inv_freq(self.rotary, base, self.target.length);
             let centers: Vec<Vec<f64>> = std::iter::once(exact)
                 .chain(TorchMode::all().into_iter().map(|mode| {
                     freqs
-                        .inv_freq_torch(self.rotary, base, self.target.rows, mode)
+                        .inv_freq_torch(self.rotary, base, self.target.length, mode)
                         .into_iter()
                         .map(f64::from)
                         .collect()
@@ -581,7 +586,7 @@ fn plain_readings(r: &mut Readings, values: &[f64]) -> Option<f64> {
                     break 'ntk;
                 }
             }
-            let seq = target.rows as f64;
+            let seq = target.length as f64;
             for factor in [2.0, 4.0, 8.0, 16.0, 32.0, 64.0] {
                 for trained in TRAINED_LENGTHS {
                     if seq <= trained as f64
@@ -596,8 +601,8 @@ fn plain_readings(r: &mut Readings, values: &[f64]) -> Option<f64> {
                         ..Default::default()
                     });
                     let description = format!(
-                        "{label}, base {base}, dynamic NTK scaling, factor {factor}, max_position_embeddings {trained} (at {} positions)",
-                        target.rows
+                        "{label}, base {base}, dynamic NTK scaling, factor {factor}, max_position_embeddings {trained} (at length {})",
+                        target.length
                     );
                     if r.consider(description, &freqs, base, true) {
                         break 'ntk;

@@ -101,6 +101,9 @@ pub(super) fn rope_tables(
                 orient: &layout,
                 plain: false,
                 rows: seq,
+                length: usize::try_from(first)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(seq),
                 base_pair: width - 1,
                 amplitude: None,
                 torch: search.float32,
@@ -239,6 +242,9 @@ pub(super) fn rope_cache(
         orient: &layout_of,
         plain: true,
         rows: seq,
+        length: usize::try_from(first)
+            .unwrap_or(usize::MAX)
+            .saturating_add(seq),
         base_pair: reading.base_pair,
         amplitude: Some(reading.amplitude),
         torch: search.float32,
@@ -915,6 +921,7 @@ fn scalings_at_positions(
         orient: &orient,
         plain: false,
         rows,
+        length: positions.current_length(),
         base_pair,
         amplitude: kind.map(|_| amplitude),
         torch: search.float32,

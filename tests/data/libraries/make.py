@@ -373,6 +373,24 @@ def offset_caches():
     save("packed_far_position_ids", ids.numpy())
     _, sin = LlamaRotaryEmbedding(config)(torch.zeros(1, 64, 64), ids)
     save("hf_llama31_sin_packed_far", sin[0].numpy())
+    dynamic_from_4000()
+
+
+def dynamic_from_4000():
+    """Dynamic NTK at position_ids 4000..4063 of a model trained on 2048: transformers grows
+    the base from the largest position + 1 (4064), not from the 64 rows of the window."""
+    import torch
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    config = LlamaConfig(
+        hidden_size=256,
+        num_attention_heads=4,
+        max_position_embeddings=2048,
+        rope_scaling={"rope_type": "dynamic", "factor": 2.0},
+    )
+    cos, _ = LlamaRotaryEmbedding(config)(torch.zeros(1, 64, 64), torch.arange(4000, 4064)[None])
+    save("hf_dynamic_cos_from_4000", cos[0].numpy())
 
 
 def longrope():
