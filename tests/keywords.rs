@@ -124,3 +124,62 @@ fn a_bad_keyword_is_refused_in_the_command_lines_words() {
         .unwrap_err();
     assert!(unknown.contains("--colour"), "{unknown}");
 }
+
+/// Identify names a RoPE table as `poslab table` words that `poslab check` confirms make it:
+/// transformers' caches from a start, its dynamic NTK cache, vLLM's cos-sin rows and
+/// LongRoPE's inverse frequencies, each made by the library itself (tests/data/libraries).
+#[test]
+fn identify_names_rope_tables_as_words_that_make_them() {
+    let data = |name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/libraries")
+            .join(name)
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    for (file, kind, says) in [
+        (
+            "hf_llama31_sin_from_5000.npy",
+            "rope-sin",
+            &[("start", "5000"), ("scaling", "llama3")][..],
+        ),
+        (
+            "hf_rope_cos_from_1000.npy",
+            "rope-cos",
+            &[("start", "1000"), ("base", "10000")][..],
+        ),
+        (
+            "hf_dynamic_cos_from_4000.npy",
+            "rope-cos",
+            &[("scaling", "dynamic"), ("max_position_embeddings", "2048")][..],
+        ),
+        (
+            "vllm_yarn_cos_sin_rows_100.npy",
+            "rope-cos-sin",
+            &[("format", "vllm"), ("scaling", "yarn")][..],
+        ),
+        ("hf_longrope_inv_freq_long.npy", "rope-inv-freq", &[][..]),
+    ] {
+        let found = poslab::cli::keywords::identify(&data(file), None, &[])
+            .unwrap_or_else(|e| panic!("{file}: {}", e.message));
+        assert!(found.identification.found(), "{file}");
+        let (found_kind, options) = found.table.unwrap_or_else(|| {
+            panic!(
+                "{file}: no words for {:?}",
+                found.identification.best().map(|b| &b.description)
+            )
+        });
+        assert_eq!(found_kind, kind, "{file}");
+        for (id, value) in says {
+            let given = options
+                .iter()
+                .find(|(k, _)| k == id)
+                .map(|(_, v)| format!("{v:?}"));
+            assert!(
+                given.as_deref().is_some_and(|g| g.contains(value)),
+                "{file}: {id} = {given:?}, {options:?}"
+            );
+        }
+    }
+}

@@ -265,6 +265,11 @@ class Identification:
     - ``max_abs_error``: of the closest reading.
     - ``text``: the command line's ``identified:`` (or ``no match``) line; ``notes``: its
       lines before it; ``report``: all it prints.
+    - ``kind`` and ``options``: the table as ``poslab.table`` makes it,
+      ``poslab.table(r.kind, **r.options)``, confirmed by ``poslab check`` against the array;
+      for RoPE's inverse frequencies, angles and cos, sin and cos-sin caches (from position 0
+      or a start), at every base and scaling identify reads. ``None`` for the other readings
+      (their words are not written yet), and without a match.
     - ``runner_up``: the next reading (an ``Identification``), or ``None``.
     - ``command``: the command line.
     """
@@ -279,6 +284,8 @@ class Identification:
         report: str,
         runner_up: Optional["Identification"],
         command: str,
+        kind: Optional[str] = None,
+        options: Optional[Dict[str, Any]] = None,
     ) -> None:
         self.matches = matches
         self.description = description
@@ -288,6 +295,8 @@ class Identification:
         self.report = report
         self.runner_up = runner_up
         self.command = command
+        self.kind = kind
+        self.options = options
 
     def __bool__(self) -> bool:
         return self.matches
@@ -327,6 +336,8 @@ def identify(array: Any, **options: Any) -> Identification:
         fields["text"],
         runner_up,
         command,
+        fields["kind"],
+        fields["options"],
     )
 
 

@@ -59,6 +59,8 @@ class Identification:
     report: str
     runner_up: Optional["Identification"]
     command: str
+    kind: Optional[str]
+    options: Optional[Dict[str, Any]]
     def __bool__(self) -> bool: ...
 
 def identify(array: TableSource, **options: OptionValue) -> Identification:

@@ -256,8 +256,23 @@ fn identify<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let keywords = keywords_of(options)?;
     let handed = handed(values, stored)?;
-    let identification = run(py, move |_| keywords::identify(&name, handed, &keywords))?;
-    identification_dict(py, &identification)
+    let identified = run(py, move |_| keywords::identify(&name, handed, &keywords))?;
+    let dict = identification_dict(py, &identified.identification)?;
+    match identified.table {
+        Some((kind, options)) => {
+            let keywords = PyDict::new(py);
+            for (key, value) in &options {
+                keywords.set_item(key, python_value(py, value)?)?;
+            }
+            dict.set_item("kind", kind)?;
+            dict.set_item("options", keywords)?;
+        }
+        None => {
+            dict.set_item("kind", py.None())?;
+            dict.set_item("options", py.None())?;
+        }
+    }
+    Ok(dict)
 }
 
 fn identification_dict<'py>(

@@ -156,3 +156,38 @@ def test_hostile_values_get_one_clear_error_each():
 def test_a_function_that_returns_nan_fails():
     with pytest.raises(AssertionError, match=r"outputs are NaN"):
         poslab.assert_rope(lambda x, p: x * np.nan, dim=8, layout="half")
+
+
+def test_identify_names_the_table_as_kind_and_options():
+    import torch
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    # transformers' Llama 3.1 cos cache at positions 5000..5063 (a chunk after a KV cache).
+    config = LlamaConfig(
+        hidden_size=256,
+        num_attention_heads=4,
+        rope_theta=500000.0,
+        max_position_embeddings=131072,
+        rope_scaling={
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+    )
+    _, sin = LlamaRotaryEmbedding(config)(torch.zeros(1, 64, 64), torch.arange(5000, 5064)[None])
+    found = poslab.identify(sin[0])
+    assert found and found.kind == "rope-sin"
+    assert found.options["start"] == 5000 and found.options["scaling"] == "llama3"
+    assert found.options["layout"] == "half" and found.options["base"] == 500000
+    # The words make the table: checked here again, as a user would.
+    assert poslab.check(sin[0], found.kind, **found.options)
+    # The exact table; torch's float32 angles at position 5000 are off by up to about 1e-4.
+    table = poslab.table(found.kind, **found.options)
+    assert np.allclose(table, sin[0].numpy(), atol=1e-3)
+    # A reading identify has no words for yet says so.
+    alibi = poslab.table("alibi", heads=4, seq=16)
+    found = poslab.identify(alibi)
+    assert found and found.kind is None and found.options is None

@@ -241,17 +241,63 @@ pub fn check(
     super::check::check_table(&args, &matches, handed)
 }
 
+/// What `poslab identify` found, and the table it names as keywords where identify can say
+/// them and `poslab check` confirms that they make the file's table.
+pub struct Identified {
+    pub identification: Identification,
+    /// `(kind, options)` such that `poslab table kind options` gives the file's table.
+    pub table: Option<(String, Vec<(String, Value)>)>,
+}
+
 /// `poslab identify FILE [keywords]`, as [`check`] reads `file` and `handed`.
 pub fn identify(
     file: &str,
     handed: Option<Handed>,
     keywords: &[(String, Value)],
-) -> Result<Identification, CliError> {
+) -> Result<Identified, CliError> {
     let (command, matches) = parse("identify", &[file], keywords)?;
     let Command::Identify(args) = command else {
         return Err(CliError::usage("not an identify"));
     };
-    super::check::identify_table(&args, &matches, handed)
+    // The words are checked against the file as `poslab check` would: kept only where they
+    // give its table (they cannot say an amplitude no scaling gives, for one).
+    let again = handed.as_ref().map(|h| Handed {
+        values: h.values.clone(),
+        stored: h.stored,
+    });
+    let identification = super::check::identify_table(&args, &matches, handed)?;
+    let table = identification
+        .best()
+        .filter(|_| identification.found())
+        .and_then(|best| best.table.clone())
+        .map(|words| {
+            (
+                words.kind.to_owned(),
+                words
+                    .options
+                    .iter()
+                    .map(|(id, text)| ((*id).to_owned(), typed_value(text)))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .filter(|(kind, options)| {
+            // The tolerance the identification used, if the caller gave one.
+            let tolerances: Vec<(String, Value)> = keywords
+                .iter()
+                .filter(|(key, _)| key == "atol" || key == "rtol")
+                .cloned()
+                .collect();
+            let all: Vec<(String, Value)> = options.iter().cloned().chain(tolerances).collect();
+            let handed = again.as_ref().map(|h| Handed {
+                values: h.values.clone(),
+                stored: h.stored,
+            });
+            check(file, handed, kind, &all).is_ok_and(|report| report.verdict.matches)
+        });
+    Ok(Identified {
+        identification,
+        table,
+    })
 }
 
 /// A RoPE model's configuration (one layer type's, where it has several) as the Python

@@ -111,6 +111,77 @@ pub struct RopeScaling {
     pub short_factor: Option<Vec<f64>>,
 }
 
+/// Numbers as a comma list, each written so that it reads back as the same f64.
+pub fn number_list(values: &[f64]) -> String {
+    values
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl RopeScaling {
+    /// The scaling and its parameters as `poslab table`'s options (by clap id, with the
+    /// values as the command line writes them): only the parameters this scaling reads;
+    /// nothing for no scaling.
+    pub fn as_options(&self) -> Vec<(&'static str, String)> {
+        let scaling = self;
+        let number = |v: f64| format!("{v}");
+        let list = number_list;
+        let mut options = Vec::new();
+        if scaling.kind == ScalingKind::None {
+            return options;
+        }
+        options.push(("scaling", scaling.kind.name().to_owned()));
+        let numbers = [
+            ("factor", scaling.factor),
+            ("low_freq_factor", scaling.low_freq_factor),
+            ("high_freq_factor", scaling.high_freq_factor),
+            ("beta_fast", scaling.beta_fast),
+            ("beta_slow", scaling.beta_slow),
+            ("mscale", scaling.mscale),
+            ("mscale_all_dim", scaling.mscale_all_dim),
+            ("attention_factor", scaling.attention_factor),
+        ];
+        let counts = [
+            (
+                "original_max_position_embeddings",
+                scaling.original_max_position_embeddings,
+            ),
+            ("max_position_embeddings", scaling.max_position_embeddings),
+        ];
+        let own = scaling.kind.options();
+        for (id, value) in numbers {
+            if let Some(v) = value
+                && own.contains(&id)
+            {
+                options.push((id, number(v)));
+            }
+        }
+        for (id, value) in counts {
+            if let Some(v) = value
+                && own.contains(&id)
+            {
+                options.push((id, v.to_string()));
+            }
+        }
+        if let Some(truncate) = scaling.truncate
+            && own.contains(&"truncate")
+        {
+            options.push(("truncate", truncate.to_string()));
+        }
+        for (id, value) in [
+            ("long_factor", &scaling.long_factor),
+            ("short_factor", &scaling.short_factor),
+        ] {
+            if let Some(values) = value {
+                options.push((id, list(values)));
+            }
+        }
+        options
+    }
+}
+
 /// Everything that decides a model's RoPE frequencies besides the head width and the base.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RopeFrequencies {

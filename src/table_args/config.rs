@@ -101,67 +101,9 @@ fn number(value: f64) -> String {
     format!("{value}")
 }
 
-fn list(values: &[f64]) -> String {
-    values
-        .iter()
-        .map(|v| v.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// The scaling's options, by clap id, as the command line spells them.
 fn scaling_options(scaling: &RopeScaling) -> Vec<(&'static str, String)> {
-    let mut options = Vec::new();
-    if scaling.kind == ScalingKind::None {
-        return options;
-    }
-    options.push(("scaling", scaling.kind.name().to_owned()));
-    let numbers = [
-        ("factor", scaling.factor),
-        ("low_freq_factor", scaling.low_freq_factor),
-        ("high_freq_factor", scaling.high_freq_factor),
-        ("beta_fast", scaling.beta_fast),
-        ("beta_slow", scaling.beta_slow),
-        ("mscale", scaling.mscale),
-        ("mscale_all_dim", scaling.mscale_all_dim),
-        ("attention_factor", scaling.attention_factor),
-    ];
-    let counts = [
-        (
-            "original_max_position_embeddings",
-            scaling.original_max_position_embeddings,
-        ),
-        ("max_position_embeddings", scaling.max_position_embeddings),
-    ];
-    let own = scaling.kind.options();
-    for (id, value) in numbers {
-        if let Some(v) = value
-            && own.contains(&id)
-        {
-            options.push((id, number(v)));
-        }
-    }
-    for (id, value) in counts {
-        if let Some(v) = value
-            && own.contains(&id)
-        {
-            options.push((id, v.to_string()));
-        }
-    }
-    if let Some(truncate) = scaling.truncate
-        && own.contains(&"truncate")
-    {
-        options.push(("truncate", truncate.to_string()));
-    }
-    for (id, value) in [
-        ("long_factor", &scaling.long_factor),
-        ("short_factor", &scaling.short_factor),
-    ] {
-        if let Some(values) = value {
-            options.push((id, list(values)));
-        }
-    }
-    options
+    scaling.as_options()
 }
 
 /// Every option (by clap id, with its value) the config sets for the tables of its encoding.
@@ -176,7 +118,10 @@ fn encoding_options(config: &ModelConfig) -> Vec<(&'static str, String)> {
             let mut options = vec![("dim", head_dim.to_string())];
             // Frequencies given outright take no base (poslab table refuses the two together).
             match &freqs.given {
-                Some(given) => options.push(("inv_freq", list(given))),
+                Some(given) => options.push((
+                    "inv_freq",
+                    crate::encoding::rope_scaling::number_list(given),
+                )),
                 None => options.push(("base", number(*base))),
             }
             if let Some(rotary) = freqs.rotary_dim {

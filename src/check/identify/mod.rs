@@ -62,9 +62,20 @@ const PROBE_ROWS: usize = 32;
 /// 4e-3 rad): beyond it no float32 reading of that base is tried.
 const FLOAT32_PROBE_MISS: f64 = 0.02;
 
+/// The `poslab table` kind and options (by clap id, each value as the command line writes
+/// it) that make a hypothesis's table, where identify can say them (RoPE's frequency, angle
+/// and cache readings).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableWords {
+    pub kind: &'static str,
+    pub options: Vec<(&'static str, String)>,
+}
+
 /// One hypothesis and how well it fits.
 #[derive(Debug, Clone)]
 pub struct Candidate {
+    /// The table this hypothesis makes, as `poslab table` words, where identify can say them.
+    pub table: Option<TableWords>,
     /// The kind and convention, without the fitted parameters: one candidate per hypothesis.
     pub hypothesis: String,
     pub description: String,
@@ -99,6 +110,7 @@ impl Candidate {
         let fitted = description.contains("a base that is not round");
         let departures = departures(&description);
         Self {
+            table: None,
             hypothesis,
             description,
             reference,

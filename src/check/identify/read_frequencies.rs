@@ -71,6 +71,10 @@ pub(super) fn inverse_frequencies(search: &mut Search, values: &[f64]) {
         plain: true,
         rows: 0,
         length: 0,
+        words: Some(super::TableWords {
+            kind: "rope-inv-freq",
+            options: vec![("dim", (2 * n).to_string())],
+        }),
         base_pair: n - 1,
         amplitude: None,
         layout: None,
@@ -112,6 +116,10 @@ pub(super) struct FrequencyTarget<'a> {
     /// How a cos or sin cache pairs its columns, which a model's code fixes: only models that
     /// pair them so are named ("as configured for"). `None` where the table does not say.
     pub(super) layout: Option<PairLayout>,
+    /// The `poslab table` kind and shape options (length, start, width, layout) whose table
+    /// this is, the frequencies' options left to each reading; `None` where no options say
+    /// it (a table at positions given by a file).
+    pub(super) words: Option<super::TableWords>,
 }
 
 /// How a float32 file's sin/cos table may have been computed.
@@ -221,11 +229,45 @@ impl Readings<'_, '_> {
         base: f64,
         rounded: bool,
     ) -> bool {
+        let (tried, misses) = (self.tried.len(), self.round_misses.len());
         let matched = self.consider_once(description, freqs, base, rounded);
         if matched {
             self.explained = true;
         }
+        // The candidate this reading added (tried, or a rounded miss kept aside) says the
+        // table's words.
+        let words = self.words_for(freqs, base);
+        // (A rounded miss moved over from aside keeps the words of its own reading.)
+        if self.tried.len() > tried
+            && let Some(candidate) = self.tried.last_mut()
+            && candidate.table.is_none()
+        {
+            candidate.table = words.clone();
+        }
+        if self.round_misses.len() > misses
+            && let Some(candidate) = self.round_misses.last_mut()
+            && candidate.table.is_none()
+        {
+            candidate.table = words;
+        }
         matched
+    }
+
+    /// The target's words with the reading's frequencies: its base and scaling, or the
+    /// frequencies themselves where they are given outright.
+    fn words_for(&self, freqs: &RopeFrequencies, base: f64) -> Option<super::TableWords> {
+        let mut words = self.target.words.clone()?;
+        match &freqs.given {
+            Some(given) => words.options.push((
+                "inv_freq",
+                crate::encoding::rope_scaling::number_list(given),
+            )),
+            None => {
+                words.options.push(("base", format!("{base}")));
+                words.options.extend(freqs.scaling.as_options());
+            }
+        }
+        Some(words)
     }
 
     fn consider_once(

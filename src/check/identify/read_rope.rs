@@ -104,6 +104,14 @@ pub(super) fn rope_tables(
                 length: usize::try_from(first)
                     .unwrap_or(usize::MAX)
                     .saturating_add(seq),
+                words: Some(super::TableWords {
+                    kind: "rope-angles",
+                    options: vec![
+                        ("seq", seq.to_string()),
+                        ("dim", (2 * width).to_string()),
+                        ("start", first.to_string()),
+                    ],
+                }),
                 base_pair: width - 1,
                 amplitude: None,
                 torch: search.float32,
@@ -147,6 +155,40 @@ fn halves_as_vllm(view: &Array2<f64>) -> Option<Array2<f64>> {
 
 /// A cos or sin cache `[seq, R]` of positions `0..seq` in `layout`, read as its amplitude (the
 /// attention factor it was multiplied by) and each pair's frequency, then identified through
+/// The `poslab table` words of a cache's shape: its kind, format or layout, length, width and
+/// start.
+fn cache_words(
+    part: CachePart,
+    layout: PairLayout,
+    seq: usize,
+    rotary: usize,
+    first: u64,
+) -> super::TableWords {
+    let (kind, format) = match part {
+        CachePart::Cos => ("rope-cos", None),
+        CachePart::Sin => ("rope-sin", None),
+        CachePart::CosSin if part.is_pairs(layout) => ("rope-cos-sin", Some("pairs")),
+        CachePart::CosSin => ("rope-cos-sin", Some("vllm")),
+        CachePart::CosSinHalves => ("rope-cos-sin", Some("halves")),
+    };
+    let mut options = vec![("seq", seq.to_string()), ("dim", rotary.to_string())];
+    match format {
+        Some(format) => options.push(("format", format.to_owned())),
+        None => options.push((
+            "layout",
+            match layout {
+                PairLayout::Half => "half",
+                PairLayout::Interleaved => "interleaved",
+            }
+            .to_owned(),
+        )),
+    }
+    if first > 0 {
+        options.push(("start", first.to_string()));
+    }
+    super::TableWords { kind, options }
+}
+
 /// those frequencies: plain at any base (NTK-aware and dynamic NTK give unround bases), or
 /// linear, Llama 3 or YaRN scaling, each exactly or as PyTorch computes it in float32.
 pub(super) fn rope_cache(
@@ -245,6 +287,7 @@ pub(super) fn rope_cache(
         length: usize::try_from(first)
             .unwrap_or(usize::MAX)
             .saturating_add(seq),
+        words: Some(cache_words(part, layout, seq, rotary, first)),
         base_pair: reading.base_pair,
         amplitude: Some(reading.amplitude),
         torch: search.float32,
@@ -922,6 +965,7 @@ fn scalings_at_positions(
         plain: false,
         rows,
         length: positions.current_length(),
+        words: None,
         base_pair,
         amplitude: kind.map(|_| amplitude),
         torch: search.float32,
