@@ -170,28 +170,10 @@ fn tables_take_a_gguf_as_config() {
         from_file.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{out}");
-    let (code, out) = common::run_poslab(&[
-        "table",
-        "rope-inv-freq",
-        "--dim",
-        "128",
-        "--base",
-        "500000",
-        "--scaling",
-        "llama3",
-        "--factor",
-        "8",
-        "--low-freq-factor",
-        "1",
-        "--high-freq-factor",
-        "4",
-        "--original-max-position-embeddings",
-        "8192",
-        "--dtype",
-        "f64",
-        "-o",
-        from_options.to_str().unwrap(),
-    ]);
+    let mut words = vec!["table", "rope-inv-freq", "--dim", "128"];
+    words.extend(common::LLAMA31_ROPE);
+    words.extend(["--dtype", "f64", "-o", from_options.to_str().unwrap()]);
+    let (code, out) = common::run_poslab(&words);
     assert_eq!(code, 0, "{out}");
     let a: ndarray::ArrayD<f64> = ndarray_npy::read_npy(&from_file).unwrap();
     let b: ndarray::ArrayD<f64> = ndarray_npy::read_npy(&from_options).unwrap();

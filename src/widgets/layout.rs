@@ -231,3 +231,15 @@ mod tests {
         assert_eq!(tick_label(mark(2.5, 0.5)), "2.5");
     }
 }
+
+/// A plot of wavelengths per pair: pairs along x, wavelengths in positions on a log scale
+/// along y (the values given as `log10`), with the axes' ticks and labels.
+pub fn wavelength_plot(id: impl egui::AsIdSalt) -> egui_plot::Plot<'static> {
+    egui_plot::Plot::new(id)
+        .x_axis_label("pair i")
+        .x_grid_spacer(nice_ticks)
+        .x_axis_formatter(|mark, _| tick_label(mark))
+        .y_grid_spacer(decade_ticks)
+        .y_axis_formatter(|mark, _| power_label(10, mark))
+        .y_axis_label("wavelength 2π/θ_i (positions, log)")
+}

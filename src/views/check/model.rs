@@ -2,7 +2,7 @@
 //! pair (solid) beside the unscaled RoPE of the same base (dashed), the context as a line, and
 //! what `poslab config` says of the file (each setting with its field, the warnings).
 
-use egui_plot::{HLine, Line, Plot, PlotPoints};
+use egui_plot::{HLine, Line, PlotPoints};
 
 use crate::table_args::model_file::ModelFile;
 
@@ -63,49 +63,44 @@ pub(super) fn model_ui(ui: &mut egui::Ui, model: &ModelFile) {
     let legend_height = crate::widgets::layout::legend_row(ui, &entries);
     let height = (ui.available_height() * 0.55).clamp(160.0, 480.0) - legend_height;
     let context_color = ui.visuals().weak_text_color();
-    let response = Plot::new(("check_model_wavelengths", model.path.clone()))
-        .height(height)
-        .x_axis_label("pair i")
-        .x_grid_spacer(crate::widgets::layout::nice_ticks)
-        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
-        .y_grid_spacer(crate::widgets::layout::decade_ticks)
-        .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
-        .y_axis_label("wavelength 2π/θ_i (positions, log)")
-        .show(ui, |plot_ui| {
-            if let Some(context) = model.context {
-                plot_ui.hline(
-                    HLine::new(format!("context {context}"), log10(context as f64))
-                        .color(context_color)
-                        .style(egui_plot::LineStyle::dotted_dense()),
-                );
-            }
-            for (k, layer) in model.layers.iter().enumerate() {
-                let points = |values: &[f64]| -> Vec<[f64; 2]> {
-                    values
-                        .iter()
-                        .enumerate()
-                        .map(|(i, w)| [i as f64, log10(*w)])
-                        .collect()
-                };
-                if layer.is_scaled {
-                    plot_ui.line(
-                        Line::new(
-                            format!("{} unscaled", layer.name),
-                            PlotPoints::from(points(&layer.unscaled)),
-                        )
-                        .color(series(k, n))
-                        .style(egui_plot::LineStyle::dashed_loose())
-                        .width(1.0),
+    let response =
+        crate::widgets::layout::wavelength_plot(("check_model_wavelengths", model.path.clone()))
+            .height(height)
+            .show(ui, |plot_ui| {
+                if let Some(context) = model.context {
+                    plot_ui.hline(
+                        HLine::new(format!("context {context}"), log10(context as f64))
+                            .color(context_color)
+                            .style(egui_plot::LineStyle::dotted_dense()),
                     );
                 }
-                plot_ui.line(
-                    Line::new(layer.name.clone(), PlotPoints::from(points(&layer.scaled)))
-                        .color(series(k, n))
-                        .width(2.0),
-                );
-            }
-            plot_ui.pointer_coordinate()
-        });
+                for (k, layer) in model.layers.iter().enumerate() {
+                    let points = |values: &[f64]| -> Vec<[f64; 2]> {
+                        values
+                            .iter()
+                            .enumerate()
+                            .map(|(i, w)| [i as f64, log10(*w)])
+                            .collect()
+                    };
+                    if layer.is_scaled {
+                        plot_ui.line(
+                            Line::new(
+                                format!("{} unscaled", layer.name),
+                                PlotPoints::from(points(&layer.unscaled)),
+                            )
+                            .color(series(k, n))
+                            .style(egui_plot::LineStyle::dashed_loose())
+                            .width(1.0),
+                        );
+                    }
+                    plot_ui.line(
+                        Line::new(layer.name.clone(), PlotPoints::from(points(&layer.scaled)))
+                            .color(series(k, n))
+                            .width(2.0),
+                    );
+                }
+                plot_ui.pointer_coordinate()
+            });
     crate::widgets::layout::record_plot(ui.ctx(), "check_model_wavelengths", &response.transform);
     if response.response.hovered()
         && let Some(pointer) = response.inner

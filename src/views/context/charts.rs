@@ -44,14 +44,8 @@ pub(super) fn wavelength_ui(
             }),
     );
     let legend_height = crate::widgets::layout::legend_row(ui, &entries);
-    let response = Plot::new("context_wavelengths")
+    let response = crate::widgets::layout::wavelength_plot("context_wavelengths")
         .height(height - legend_height)
-        .x_axis_label("pair i")
-        .x_grid_spacer(crate::widgets::layout::nice_ticks)
-        .x_axis_formatter(|mark, _| crate::widgets::layout::tick_label(mark))
-        .y_grid_spacer(crate::widgets::layout::decade_ticks)
-        .y_axis_formatter(|mark, _| crate::widgets::layout::power_label(10, mark))
-        .y_axis_label("wavelength 2π/θ_i (positions, log)")
         .show(ui, |plot_ui| {
             plot_ui.hline(
                 HLine::new(
