@@ -172,6 +172,18 @@ pub fn legend_row(ui: &mut egui::Ui, entries: &[(egui::Color32, String)]) -> f32
     ui.cursor().top() - top
 }
 
+/// A plot of wavelengths per pair: pairs along x, wavelengths in positions on a log scale
+/// along y (the values given as `log10`), with the axes' ticks and labels.
+pub fn wavelength_plot(id: impl egui::AsIdSalt) -> egui_plot::Plot<'static> {
+    egui_plot::Plot::new(id)
+        .x_axis_label("pair i")
+        .x_grid_spacer(nice_ticks)
+        .x_axis_formatter(|mark, _| tick_label(mark))
+        .y_grid_spacer(decade_ticks)
+        .y_axis_formatter(|mark, _| power_label(10, mark))
+        .y_axis_label("wavelength 2π/θ_i (positions, log)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,16 +242,4 @@ mod tests {
         assert_eq!(tick_label(mark(-0.0, 1.0)), "0");
         assert_eq!(tick_label(mark(2.5, 0.5)), "2.5");
     }
-}
-
-/// A plot of wavelengths per pair: pairs along x, wavelengths in positions on a log scale
-/// along y (the values given as `log10`), with the axes' ticks and labels.
-pub fn wavelength_plot(id: impl egui::AsIdSalt) -> egui_plot::Plot<'static> {
-    egui_plot::Plot::new(id)
-        .x_axis_label("pair i")
-        .x_grid_spacer(nice_ticks)
-        .x_axis_formatter(|mark, _| tick_label(mark))
-        .y_grid_spacer(decade_ticks)
-        .y_axis_formatter(|mark, _| power_label(10, mark))
-        .y_axis_label("wavelength 2π/θ_i (positions, log)")
 }
