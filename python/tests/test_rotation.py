@@ -336,3 +336,36 @@ def test_a_gguf_file_gives_llama_cpps_rope():
     assert np.allclose(inv_freq, expected, rtol=1e-6, atol=0)
     gemma = poslab.rope_configs(os.path.join(ROOT, "tests", "data", "gguf", "gemma3.gguf"))
     assert gemma["sliding_attention"].options["base"] == 10000
+
+
+def test_assert_rope_checks_each_layer_type_of_gemma3():
+    from transformers import Gemma3TextConfig
+    from transformers.models.gemma3.modeling_gemma3 import (
+        Gemma3RotaryEmbedding,
+        apply_rotary_pos_emb as gemma_apply,
+    )
+
+    gemma = Gemma3TextConfig(
+        head_dim=64,
+        num_hidden_layers=6,
+        rope_parameters={
+            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+        },
+    )
+    rope = Gemma3RotaryEmbedding(gemma)
+
+    def rotation(layer_type):
+        return lambda x, p: gemma_apply(x, x, *rope(x, p, layer_type))[0]
+
+    for layer_type in ("full_attention", "sliding_attention"):
+        assert poslab.assert_rope(
+            rotation(layer_type), config=gemma, layer_type=layer_type, framework="torch"
+        )
+    # The sliding layers' RoPE where the full layers' is expected is caught.
+    with pytest.raises(AssertionError):
+        poslab.assert_rope(
+            rotation("sliding_attention"), config=gemma, layer_type="full_attention", framework="torch"
+        )
+    with pytest.raises(ValueError, match="full_attention, sliding_attention"):
+        poslab.assert_rope(rotation("sliding_attention"), config=gemma, framework="torch")
