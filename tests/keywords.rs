@@ -160,6 +160,27 @@ fn identify_names_rope_tables_as_words_that_make_them() {
             &[("format", "vllm"), ("scaling", "yarn")][..],
         ),
         ("hf_longrope_inv_freq_long.npy", "rope-inv-freq", &[][..]),
+        (
+            "diffusers_timestep_flip.npy",
+            "sinusoidal",
+            &[("first", "cos"), ("layout", "split")][..],
+        ),
+        (
+            "xtransformers_scaled.npy",
+            "sinusoidal",
+            &[("scale", "0.17677")][..],
+        ),
+        (
+            "mlx_sinusoidal_cos_first.npy",
+            "sinusoidal",
+            &[("spacing", "t2t"), ("scale", "0.25")][..],
+        ),
+        (
+            "mlx_alibi_offset.npy",
+            "alibi",
+            &[("queries", "4"), ("mode", "symmetric")][..],
+        ),
+        ("bloom_full_causal_alibi.npy", "alibi", &[][..]),
     ] {
         let found = poslab::cli::keywords::identify(&data(file), None, &[])
             .unwrap_or_else(|e| panic!("{file}: {}", e.message));

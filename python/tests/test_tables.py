@@ -187,7 +187,11 @@ def test_identify_names_the_table_as_kind_and_options():
     # The exact table; torch's float32 angles at position 5000 are off by up to about 1e-4.
     table = poslab.table(found.kind, **found.options)
     assert np.allclose(table, sin[0].numpy(), atol=1e-3)
-    # A reading identify has no words for yet says so.
-    alibi = poslab.table("alibi", heads=4, seq=16)
+    # ALiBi's and sinusoidal tables are named too; a reading identify has no words for yet
+    # (a 2D table) says so.
+    alibi = poslab.table("alibi", heads=4, seq=16, mode="symmetric")
     found = poslab.identify(alibi)
+    assert found and found.kind == "alibi" and found.options["mode"] == "symmetric"
+    grid = poslab.table("sincos-2d", grid_h=4, grid_w=4, dim=16)
+    found = poslab.identify(grid)
     assert found and found.kind is None and found.options is None

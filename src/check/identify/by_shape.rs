@@ -23,14 +23,19 @@ fn one_dimensional(search: &mut Search) {
         inverse_frequencies(search, values.as_slice().unwrap_or(&[]));
     }
     if let Ok(slopes) = alibi::slopes(n) {
-        search.consider(
-            if n == 1 {
-                "ALiBi slope of 1 head (2^-8)".to_owned()
-            } else {
-                format!("ALiBi slopes of {n} heads")
+        let description = if n == 1 {
+            "ALiBi slope of 1 head (2^-8)".to_owned()
+        } else {
+            format!("ALiBi slopes of {n} heads")
+        };
+        search.name_words(
+            description.clone(),
+            TableWords {
+                kind: "alibi-slopes",
+                options: vec![("heads", n.to_string())],
             },
-            ndarray::Array1::from(slopes).into_dyn(),
         );
+        search.consider(description, ndarray::Array1::from(slopes).into_dyn());
     }
 }
 
@@ -83,16 +88,23 @@ fn three_dimensional(search: &mut Search) {
     for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
         let params = AlibiParams { heads, seq, mode };
         if let Some(reference) = noted(cpu::compute(&TableSpec::Alibi { params, head: None })) {
-            search.consider(
-                format!(
-                    "ALiBi biases, {heads} heads, {seq} positions, {}",
-                    match mode {
-                        AlibiMode::Causal => "causal",
-                        AlibiMode::Symmetric => "symmetric",
-                    }
-                ),
-                reference.into_real(),
+            let mode_name = match mode {
+                AlibiMode::Causal => "causal",
+                AlibiMode::Symmetric => "symmetric",
+            };
+            let description = format!("ALiBi biases, {heads} heads, {seq} positions, {mode_name}");
+            search.name_words(
+                description.clone(),
+                TableWords {
+                    kind: "alibi",
+                    options: vec![
+                        ("heads", heads.to_string()),
+                        ("seq", seq.to_string()),
+                        ("mode", mode_name.to_owned()),
+                    ],
+                },
             );
+            search.consider(description, reference.into_real());
         }
     }
     alibi_broadcast_causal(search, &table);

@@ -341,9 +341,17 @@ struct Search {
     /// The description of the one hypothesis computed whole even where its first rows miss:
     /// the closest miss of a first search, made whole so that its maps and diagnosis show.
     whole_of: Option<String>,
+    /// The `poslab table` words of hypotheses, by description, where a reading says them
+    /// beside its description (a reading that fits its parameters names them as it goes).
+    words: std::collections::HashMap<String, TableWords>,
 }
 
 impl Search {
+    /// Records the words that make the table `description` names.
+    fn name_words(&mut self, description: String, words: TableWords) {
+        self.words.insert(description, words);
+    }
+
     fn consider(&mut self, description: String, reference: ArrayD<f64>) {
         let comparison = compare(&reference, &self.table, self.tolerance);
         if comparison.shapes_match() {
@@ -698,6 +706,7 @@ fn search_once(
         float32: stored == Some(StoredFloat::F32),
         candidates: Vec::new(),
         whole_of,
+        words: std::collections::HashMap::new(),
     };
     if let Some(given) = given {
         if search.table.len() <= MAX_ELEMENTS {
@@ -850,6 +859,16 @@ fn finished(
     let shape = search.table.shape().to_vec();
     let strict = search.strict;
     let mut candidates = search.candidates;
+    // Words recorded by description: the reading's own, or the one it extends (a float32
+    // reading's description adds how it was computed to its reading's).
+    for candidate in candidates.iter_mut().filter(|c| c.table.is_none()) {
+        candidate.table = search
+            .words
+            .iter()
+            .filter(|(description, _)| candidate.description.starts_with(description.as_str()))
+            .max_by_key(|(description, _)| description.len())
+            .map(|(_, words)| words.clone());
+    }
     // Matches first; among them, round parameters before fitted ones, then the closest; then
     // the misses, closest first.
     candidates.sort_by(|a, b| {

@@ -234,10 +234,27 @@ pub(super) fn alibi_window(search: &mut Search, table: &ndarray::Array3<f64>) {
                 keys - 1
             )
         };
-        search.consider(
-            format!("ALiBi biases, {sloped} sloped heads{zeros}, {positions}, {mode_name}"),
-            reference.into_real(),
+        let description =
+            format!("ALiBi biases, {sloped} sloped heads{zeros}, {positions}, {mode_name}");
+        let mut options = vec![
+            ("heads", sloped.to_string()),
+            ("seq", keys.to_string()),
+            ("mode", mode_name.to_owned()),
+        ];
+        if queries != keys {
+            options.push(("queries", queries.to_string()));
+        }
+        if zero_heads > 0 {
+            options.push(("zero_heads", zero_heads.to_string()));
+        }
+        search.name_words(
+            description.clone(),
+            TableWords {
+                kind: "alibi",
+                options,
+            },
         );
+        search.consider(description, reference.into_real());
     }
 }
 

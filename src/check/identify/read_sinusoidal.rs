@@ -82,10 +82,14 @@ pub(super) fn sinusoidal(
                     Spacing::Vaswani => "Vaswani",
                     Spacing::T2t => "tensor2tensor",
                 };
+                // Each description's table as `poslab table` words (a transposed or
+                // reshaped reading's are dropped by the check that confirms them).
+                let named = std::cell::RefCell::new(Vec::new());
                 search.consider_bases(
                     base,
                     |b| {
-                        let positions = match start_for(b) {
+                        let start = start_for(b);
+                        let positions = match start {
                             Some(start) => format!("{start}..{}", start + seq as u64 - 1),
                             None => "unknown".to_owned(),
                         };
@@ -94,10 +98,17 @@ pub(super) fn sinusoidal(
                         } else {
                             format!("base {b}")
                         };
-                        format!(
+                        let description = format!(
                             "sinusoidal, {layout_name} layout, {order}, {spacing_name} spacing, {base}, {}d = {dim}, positions {positions}{suffix}",
                             amplitude_name
-                        )
+                        );
+                        if let Some(start) = start {
+                            named.borrow_mut().push((
+                                description.clone(),
+                                sinusoidal_words(seq, b, start, amplitude, (layout, first, spacing), dim),
+                            ));
+                        }
+                        description
                     },
                     view,
                     orient,
@@ -126,8 +137,51 @@ pub(super) fn sinusoidal(
                             .ok()
                     }),
                 );
+                for (description, words) in named.into_inner() {
+                    search.name_words(description, words);
+                }
             }
         }
+    }
+}
+
+/// A sinusoidal table's `poslab table` words.
+fn sinusoidal_words(
+    seq: usize,
+    base: f64,
+    start: u64,
+    amplitude: f64,
+    (layout, first, spacing): (PairLayout, FirstOfPair, Spacing),
+    dim: usize,
+) -> TableWords {
+    let mut options = vec![
+        ("seq", seq.to_string()),
+        ("dim", dim.to_string()),
+        ("base", format!("{base}")),
+        (
+            "layout",
+            match layout {
+                PairLayout::Interleaved => "interleaved",
+                PairLayout::Half => "split",
+            }
+            .to_owned(),
+        ),
+    ];
+    if first == FirstOfPair::Cos {
+        options.push(("first", "cos".to_owned()));
+    }
+    if spacing == Spacing::T2t {
+        options.push(("spacing", "t2t".to_owned()));
+    }
+    if start > 0 {
+        options.push(("start", start.to_string()));
+    }
+    if amplitude != 1.0 {
+        options.push(("scale", format!("{amplitude}")));
+    }
+    TableWords {
+        kind: "sinusoidal",
+        options,
     }
 }
 
