@@ -188,10 +188,13 @@ def test_identify_names_the_table_as_kind_and_options():
     table = poslab.table(found.kind, **found.options)
     assert np.allclose(table, sin[0].numpy(), atol=1e-3)
     # ALiBi's and sinusoidal tables are named too; a reading identify has no words for yet
-    # (a 2D table) says so.
+    # (T5's buckets) says so.
     alibi = poslab.table("alibi", heads=4, seq=16, mode="symmetric")
     found = poslab.identify(alibi)
     assert found and found.kind == "alibi" and found.options["mode"] == "symmetric"
-    grid = poslab.table("sincos-2d", grid_h=4, grid_w=4, dim=16)
+    grid = poslab.table("sincos-2d", grid_h=4, grid_w=6, dim=16, order="sin-y,sin-x,cos-y,cos-x")
     found = poslab.identify(grid)
+    assert found and found.kind == "sincos-2d" and found.options["order"] == "sin-y,sin-x,cos-y,cos-x"
+    buckets = poslab.table("t5-buckets", seq=16)
+    found = poslab.identify(buckets)
     assert found and found.kind is None and found.options is None

@@ -77,6 +77,7 @@ pub(super) fn sincos_2d_tables(search: &mut Search, table: &Array2<f64>) {
                         "2D sin-cos, {} x {} grid, dim {dim}, base 10000, {order_name}, {raster_name}{cls}",
                         grid.grid_h, grid.grid_w
                     );
+                    search.name_words(description.clone(), sincos_2d_words(&params));
                     // timm computes in float32: on a large grid its angles move the values by
                     // more than the tolerance, never by much.
                     let near = compare(&reference, &search.table, search.tolerance);
@@ -112,6 +113,35 @@ pub(super) fn sincos_2d_tables(search: &mut Search, table: &Array2<f64>) {
                 }
             }
         }
+    }
+}
+
+/// A 2D sin-cos table's `poslab table` words.
+fn sincos_2d_words(params: &crate::encoding::grid::SinCos2dParams) -> TableWords {
+    let mut options = vec![
+        ("grid_h", params.grid.grid_h.to_string()),
+        ("grid_w", params.grid.grid_w.to_string()),
+        ("dim", params.dim.to_string()),
+        ("base", format!("{}", params.base)),
+        (
+            "order",
+            params
+                .order
+                .iter()
+                .map(|b| b.name())
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+    ];
+    if params.raster == crate::encoding::grid::Raster::Columns {
+        options.push(("raster", "columns".to_owned()));
+    }
+    if params.prefix_rows > 0 {
+        options.push(("prefix_rows", params.prefix_rows.to_string()));
+    }
+    TableWords {
+        kind: "sincos-2d",
+        options,
     }
 }
 
