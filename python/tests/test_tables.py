@@ -187,14 +187,17 @@ def test_identify_names_the_table_as_kind_and_options():
     # The exact table; torch's float32 angles at position 5000 are off by up to about 1e-4.
     table = poslab.table(found.kind, **found.options)
     assert np.allclose(table, sin[0].numpy(), atol=1e-3)
-    # ALiBi's and sinusoidal tables are named too; a reading identify has no words for yet
-    # (T5's buckets) says so.
+    # ALiBi's, sinusoidal and T5's tables are named too; a reading identify has no words for
+    # yet (patch distances) says so.
     alibi = poslab.table("alibi", heads=4, seq=16, mode="symmetric")
     found = poslab.identify(alibi)
     assert found and found.kind == "alibi" and found.options["mode"] == "symmetric"
     grid = poslab.table("sincos-2d", grid_h=4, grid_w=6, dim=16, order="sin-y,sin-x,cos-y,cos-x")
     found = poslab.identify(grid)
     assert found and found.kind == "sincos-2d" and found.options["order"] == "sin-y,sin-x,cos-y,cos-x"
-    buckets = poslab.table("t5-buckets", seq=16)
+    buckets = poslab.table("t5-buckets", seq=16, bidirectional=False)
     found = poslab.identify(buckets)
+    assert found and found.kind == "t5-buckets" and found.options["bidirectional"] is False
+    distances = poslab.table("patch-distance", grid_h=3, grid_w=4)
+    found = poslab.identify(distances)
     assert found and found.kind is None and found.options is None

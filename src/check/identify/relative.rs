@@ -110,11 +110,19 @@ fn clipped_offsets(
     } else {
         String::new()
     };
+    let description = format!(
+        "clipped relative offsets (Shaw et al.), clip(j - i, -{k}, {k}) + {k}, \
+         --max-relative {k}, {seq} positions{unclipped}{suffix}"
+    );
+    search.name_words(
+        description.clone(),
+        super::TableWords {
+            kind: "relative-clip",
+            options: vec![("seq", seq.to_string()), ("max_relative", k.to_string())],
+        },
+    );
     search.consider_probed(
-        format!(
-            "clipped relative offsets (Shaw et al.), clip(j - i, -{k}, {k}) + {k}, \
-             --max-relative {k}, {seq} positions{unclipped}{suffix}"
-        ),
+        description,
         first_rows(seq, offsets.transposed, |offset| {
             f64::from(params.index(offset))
         }),
@@ -250,13 +258,31 @@ fn t5_buckets(
             alike.join(", and with ")
         )
     };
+    let description = described(&params, &note);
+    search.name_words(description.clone(), t5_words(&params));
     search.consider_probed(
-        described(&params, &note),
+        description,
         first_rows(seq, offsets.transposed, |offset| {
             f64::from(params.bucket(offset))
         }),
         || computed(TableSpec::T5Buckets(params)).map(orient),
     );
+}
+
+/// T5's bucket table as `poslab table` words.
+fn t5_words(params: &T5BucketParams) -> super::TableWords {
+    let mut options = vec![
+        ("seq", params.seq.to_string()),
+        ("num_buckets", params.num_buckets.to_string()),
+        ("max_distance", params.max_distance.to_string()),
+    ];
+    if !params.bidirectional {
+        options.push(("bidirectional", "false".to_owned()));
+    }
+    super::TableWords {
+        kind: "t5-buckets",
+        options,
+    }
 }
 
 fn max_distance_limit() -> usize {
