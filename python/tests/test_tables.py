@@ -187,8 +187,8 @@ def test_identify_names_the_table_as_kind_and_options():
     # The exact table; torch's float32 angles at position 5000 are off by up to about 1e-4.
     table = poslab.table(found.kind, **found.options)
     assert np.allclose(table, sin[0].numpy(), atol=1e-3)
-    # ALiBi's, sinusoidal and T5's tables are named too; a reading identify has no words for
-    # yet (patch distances) says so.
+    # ALiBi's, sinusoidal, T5's and grid tables are named too; a reading identify has no
+    # words for yet (CROMA's 2D ALiBi) says so.
     alibi = poslab.table("alibi", heads=4, seq=16, mode="symmetric")
     found = poslab.identify(alibi)
     assert found and found.kind == "alibi" and found.options["mode"] == "symmetric"
@@ -198,6 +198,12 @@ def test_identify_names_the_table_as_kind_and_options():
     buckets = poslab.table("t5-buckets", seq=16, bidirectional=False)
     found = poslab.identify(buckets)
     assert found and found.kind == "t5-buckets" and found.options["bidirectional"] is False
-    distances = poslab.table("patch-distance", grid_h=3, grid_w=4)
+    distances = poslab.table("patch-distance", grid_h=3, grid_w=4, metric="manhattan")
     found = poslab.identify(distances)
+    assert found and found.kind == "patch-distance" and found.options["metric"] == "manhattan"
+    per_key = poslab.table("alibi", heads=4, seq=12, form="mpt")
+    found = poslab.identify(per_key)
+    assert found and found.kind == "alibi" and found.options["form"] == "mpt"
+    croma = poslab.table("alibi-2d", heads=4, grid_h=3, grid_w=3)
+    found = poslab.identify(croma)
     assert found and found.kind is None and found.options is None

@@ -25,16 +25,24 @@ pub(super) fn alibi_per_key(search: &mut Search, table: &Array2<f64>) {
         let reference = Array2::from_shape_fn((heads, seq), |(h, j)| {
             alibi::key_bias(slopes[h], form, j, seq)
         });
-        search.consider(
-            format!(
-                "ALiBi as {name} per key, {heads} heads, {seq} keys (--form {})",
-                match form {
-                    alibi::AlibiForm::Bloom => "bloom",
-                    _ => "mpt",
-                }
-            ),
-            reference.into_dyn(),
+        let form_name = match form {
+            alibi::AlibiForm::Bloom => "bloom",
+            _ => "mpt",
+        };
+        let description =
+            format!("ALiBi as {name} per key, {heads} heads, {seq} keys (--form {form_name})");
+        search.name_words(
+            description.clone(),
+            TableWords {
+                kind: "alibi",
+                options: vec![
+                    ("heads", heads.to_string()),
+                    ("seq", seq.to_string()),
+                    ("form", form_name.to_owned()),
+                ],
+            },
         );
+        search.consider(description, reference.into_dyn());
     }
 }
 

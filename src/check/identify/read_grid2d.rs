@@ -283,17 +283,25 @@ pub(super) fn patch_distances(search: &mut Search, patches: usize) {
             let probe = patches.min(PROBE_ROWS);
             let first_rows =
                 Array2::from_shape_fn((probe, patches), |(a, b)| grid.distance(a, b, metric));
-            search.consider_probed(
-                format!(
-                    "{metric:?} distance between patches of a {grid_h} x {} grid",
-                    grid.grid_w
-                ),
-                first_rows.into_dyn(),
-                || {
-                    super::noted(cpu::compute(&TableSpec::PatchDistance { grid, metric }))
-                        .map(|table| table.into_real())
+            let description = format!(
+                "{metric:?} distance between patches of a {grid_h} x {} grid",
+                grid.grid_w
+            );
+            search.name_words(
+                description.clone(),
+                TableWords {
+                    kind: "patch-distance",
+                    options: vec![
+                        ("grid_h", grid_h.to_string()),
+                        ("grid_w", grid.grid_w.to_string()),
+                        ("metric", format!("{metric:?}").to_lowercase()),
+                    ],
                 },
             );
+            search.consider_probed(description, first_rows.into_dyn(), || {
+                super::noted(cpu::compute(&TableSpec::PatchDistance { grid, metric }))
+                    .map(|table| table.into_real())
+            });
         }
     }
 }
