@@ -181,6 +181,26 @@ fn identify_names_rope_tables_as_words_that_make_them() {
             &[("queries", "4"), ("mode", "symmetric")][..],
         ),
         ("bloom_full_causal_alibi.npy", "alibi", &[][..]),
+        (
+            "hunyuandit_rope_cos.npy",
+            "rope-2d-axial",
+            &[("values", "cos")][..],
+        ),
+        (
+            "timm_axial_rope_cos_xy_half.npy",
+            "rope-2d-axial",
+            &[("layout", "half"), ("axis_order", "xy")][..],
+        ),
+        (
+            "timm_sincos2d_48x40.npy",
+            "sincos-2d",
+            &[("grid_h", "48")][..],
+        ),
+        (
+            "hunyuandit_crop_rope_sin.npy",
+            "rope-2d-axial",
+            &[("position_scale", "2/3")][..],
+        ),
     ] {
         let found = poslab::cli::keywords::identify(&data(file), None, &[])
             .unwrap_or_else(|e| panic!("{file}: {}", e.message));

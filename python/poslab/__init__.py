@@ -270,11 +270,12 @@ class Identification:
       for RoPE's inverse frequencies, angles and cos, sin and cos-sin caches (from position 0
       or a start, at every base and scaling identify reads), sinusoidal tables (any layout,
       order, spacing, start and amplitude), ALiBi's slopes and biases (causal or symmetric,
-      a window of the last queries, heads of slope 0, BLOOM's and MPT's per-key forms), 2D
-      sin-cos tables (block order, raster, CLS rows), patch distances, T5's buckets and
-      clipped relative offsets. ``None`` for the other readings (2D RoPE and 2D ALiBi, scaled
-      grids, tables at given positions: their words are not written yet), and without a
-      match.
+      a window of the last queries, heads of slope 0, BLOOM's and MPT's per-key forms, CROMA's
+      2D biases), 2D sin-cos tables (block order, raster, CLS rows), axial 2D RoPE (timm,
+      HunyuanDiT, scaled coordinates too), patch distances, T5's buckets and clipped relative
+      offsets. ``None`` for the other readings (one head's biases of a fitted slope, scaled
+      2D sin-cos grids, RoPE over several axes, tables at given positions: their words are
+      not written yet), and without a match.
     - ``runner_up``: the next reading (an ``Identification``), or ``None``.
     - ``command``: the command line.
     """

@@ -188,7 +188,7 @@ def test_identify_names_the_table_as_kind_and_options():
     table = poslab.table(found.kind, **found.options)
     assert np.allclose(table, sin[0].numpy(), atol=1e-3)
     # ALiBi's, sinusoidal, T5's and grid tables are named too; a reading identify has no
-    # words for yet (CROMA's 2D ALiBi) says so.
+    # words for yet (one head of ALiBi, its slope read off it) says so.
     alibi = poslab.table("alibi", heads=4, seq=16, mode="symmetric")
     found = poslab.identify(alibi)
     assert found and found.kind == "alibi" and found.options["mode"] == "symmetric"
@@ -206,4 +206,7 @@ def test_identify_names_the_table_as_kind_and_options():
     assert found and found.kind == "alibi" and found.options["form"] == "mpt"
     croma = poslab.table("alibi-2d", heads=4, grid_h=3, grid_w=3)
     found = poslab.identify(croma)
+    assert found and found.kind == "alibi-2d" and found.options["grid_w"] == 3
+    one_head = poslab.table("alibi", heads=4, seq=8, head=1)
+    found = poslab.identify(one_head)
     assert found and found.kind is None and found.options is None

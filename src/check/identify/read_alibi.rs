@@ -179,6 +179,17 @@ pub(super) fn alibi_2d(search: &mut Search, table: &ndarray::Array3<f64>) {
             alibi::bias_2d_value(slopes[0], &grid, q, k)
         });
         let params = Alibi2dParams { heads, grid };
+        search.name_words(
+            description.clone(),
+            TableWords {
+                kind: "alibi-2d",
+                options: vec![
+                    ("heads", heads.to_string()),
+                    ("grid_h", grid_h.to_string()),
+                    ("grid_w", grid.grid_w.to_string()),
+                ],
+            },
+        );
         search.consider_probed(description, first_head.into_dyn(), || {
             super::noted(cpu::compute(&TableSpec::Alibi2d { params, head: None }))
                 .map(|reference| reference.into_real())

@@ -308,6 +308,56 @@ pub(super) fn patch_distances(search: &mut Search, patches: usize) {
 
 /// How an axial RoPE reading is said: its values, which axis's angles come first, how each
 /// is repeated, and the library that makes it.
+/// An axial 2D RoPE table's `poslab table` words at base `theta`, its coordinate scales as
+/// the description writes them (`2/3`).
+fn axial_table_words(
+    shape: &crate::encoding::rope2d::AxialParams,
+    theta: f64,
+    [sy, sx]: [&str; 2],
+) -> TableWords {
+    use crate::encoding::rope_axes::AxesValues;
+    let mut options = vec![
+        ("grid_h", shape.grid.grid_h.to_string()),
+        ("grid_w", shape.grid.grid_w.to_string()),
+        ("dim", shape.dim.to_string()),
+        ("theta", format!("{theta}")),
+        (
+            "values",
+            match shape.values {
+                AxesValues::Angles => "angles",
+                AxesValues::Cos => "cos",
+                AxesValues::Sin => "sin",
+            }
+            .to_owned(),
+        ),
+        (
+            "axis_order",
+            match shape.axis_order {
+                crate::encoding::rope2d::AxisOrder::Xy => "xy",
+                crate::encoding::rope2d::AxisOrder::Yx => "yx",
+            }
+            .to_owned(),
+        ),
+    ];
+    if let Some(layout) = shape.layout {
+        options.push((
+            "layout",
+            match layout {
+                PairLayout::Half => "half",
+                PairLayout::Interleaved => "interleaved",
+            }
+            .to_owned(),
+        ));
+    }
+    if (sy, sx) != ("1", "1") {
+        options.push(("position_scale", format!("{sy},{sx}")));
+    }
+    TableWords {
+        kind: "rope-2d-axial",
+        options,
+    }
+}
+
 fn axial_words(
     values: crate::encoding::rope_axes::AxesValues,
     layout: Option<PairLayout>,
@@ -452,13 +502,18 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
                         ),
                     };
                     let [what, order, repeat, library] = axial_words(values, layout, axis_order);
+                    let named = std::cell::RefCell::new(Vec::new());
                     search.consider_bases(
                         theta,
                         |b| {
-                            format!(
+                            let description = format!(
                                 "2D axial RoPE {what}, {} x {} grid, dim {dim}, {order}, {repeat}{library}{scaled}, base {b} (--theta)",
                                 grid.grid_h, grid.grid_w
-                            )
+                            );
+                            named
+                                .borrow_mut()
+                                .push((description.clone(), axial_table_words(&shape, b, [&sy.1, &sx.1])));
+                            description
                         },
                         table,
                         &|reference| reference.into_dyn(),
@@ -473,6 +528,9 @@ pub(super) fn axial_rope_tables(search: &mut Search, table: &Array2<f64>) {
                         },
                         None,
                     );
+                    for (description, words) in named.into_inner() {
+                        search.name_words(description, words);
+                    }
                 }
             }
         }
