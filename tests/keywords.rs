@@ -197,6 +197,11 @@ fn identify_names_rope_tables_as_words_that_make_them() {
             &[("grid_h", "48")][..],
         ),
         (
+            "diffusers_sincos2d_6x10.npy",
+            "sincos-2d",
+            &[("position_scale", "2/3,2/5")][..],
+        ),
+        (
             "hunyuandit_crop_rope_sin.npy",
             "rope-2d-axial",
             &[("position_scale", "2/3")][..],

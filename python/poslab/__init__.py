@@ -273,9 +273,9 @@ class Identification:
       a window of the last queries, heads of slope 0, BLOOM's and MPT's per-key forms, CROMA's
       2D biases), 2D sin-cos tables (block order, raster, CLS rows), axial 2D RoPE (timm,
       HunyuanDiT, scaled coordinates too), patch distances, T5's buckets and clipped relative
-      offsets. ``None`` for the other readings (one head's biases of a fitted slope, scaled
-      2D sin-cos grids, RoPE over several axes, tables at given positions: their words are
-      not written yet), and without a match.
+      offsets, and diffusers' scaled 2D sin-cos grids. ``None`` for the other readings (one
+      head's biases of a fitted slope, RoPE over several axes, tables at given positions:
+      their words are not written yet), and without a match.
     - ``runner_up``: the next reading (an ``Identification``), or ``None``.
     - ``command``: the command line.
     """

@@ -255,13 +255,14 @@ fn scaled_grid_readings(
             continue;
         };
         let reference = reference.into_real();
-        search.consider(
-            format!(
-                "{description}, coordinates scaled by --position-scale {option} (diffusers' \
-                 get_2d_sincos_pos_embed: base_size / grid / interpolation_scale per axis){how}"
-            ),
-            reference,
+        let scaled_description = format!(
+            "{description}, coordinates scaled by --position-scale {option} (diffusers' \
+             get_2d_sincos_pos_embed: base_size / grid / interpolation_scale per axis){how}"
         );
+        let mut words = sincos_2d_words(params);
+        words.options.push(("position_scale", option.clone()));
+        search.name_words(scaled_description.clone(), words);
+        search.consider(scaled_description, reference);
     }
 }
 
