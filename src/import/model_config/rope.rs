@@ -876,14 +876,17 @@ fn lint_scaling(
         }
         lints.push(Lint {
             field: source.clone(),
-            message: format!(
-                "is ignored: {} scaling does not read it{}",
-                kind.name(),
-                match kind {
-                    ScalingKind::None => " (no scaling is in force)".to_owned(),
-                    _ => format!(" (it reads {})", used.join(", ")),
+            message: match kind {
+                ScalingKind::None => {
+                    "is ignored: no scaling is in force (rope_type default), so nothing reads it"
+                        .to_owned()
                 }
-            ),
+                _ => format!(
+                    "is ignored: {} scaling does not read it (it reads {})",
+                    kind.name(),
+                    used.join(", ")
+                ),
+            },
         });
     }
     if kind == ScalingKind::Yarn
