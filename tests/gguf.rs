@@ -426,3 +426,20 @@ fn alibi_and_ropeless_architectures_are_named() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("which llama.cpp runs without RoPE"), "{out}");
 }
+
+/// A FIFO given as a config is refused at once, not waited on (its open would block until a
+/// writer came).
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("config.gguf");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let (code, out) = common::run_poslab(&["config", fifo.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("is not a regular file"), "{out}");
+}

@@ -76,9 +76,13 @@ pub fn read_config(path: &Path) -> Result<ModelConfig, CliError> {
     ModelConfig::parse(&text).map_err(|e| problem(e.to_string()))
 }
 
-/// Whether the file starts with GGUF's magic bytes.
+/// Whether the file starts with GGUF's magic bytes. Only a regular file is opened: a FIFO or
+/// a device would make the open or the read wait (the caller then says what it is).
 fn is_gguf(path: &Path) -> bool {
     use std::io::Read;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let mut magic = [0u8; 4];
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut magic))
