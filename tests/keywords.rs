@@ -229,3 +229,71 @@ fn identify_names_rope_tables_as_words_that_make_them() {
         }
     }
 }
+
+/// At the positions given to identify, the words hold those positions: transformers' cache of
+/// two packed sequences and diffusers' embedding of float timesteps.
+#[test]
+fn identify_at_given_positions_names_them_in_its_words() {
+    let data = |name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/libraries")
+            .join(name)
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    // Qwen2-VL's M-RoPE and Flux's per-axis RoPE at the token ids given.
+    for (file, ids, split) in [
+        (
+            "qwen2vl_mrope_cos.npy",
+            "qwen2vl_position_ids.npy",
+            "mrope_section",
+        ),
+        ("flux_rope_sin.npy", "flux_ids.npy", "axes_dim"),
+    ] {
+        let keywords = vec![("ids".to_owned(), Value::Text(data(ids)))];
+        let found = poslab::cli::keywords::identify(&data(file), None, &keywords)
+            .unwrap_or_else(|e| panic!("{file}: {}", e.message));
+        let (kind, options) = found.table.unwrap_or_else(|| panic!("{file}: no words"));
+        assert_eq!(kind, "rope-axes", "{file}");
+        assert!(
+            options.iter().any(|(k, _)| k == split),
+            "{file}: {options:?}"
+        );
+        assert!(
+            options
+                .iter()
+                .any(|(k, v)| k == "ids" && *v == Value::Text(data(ids))),
+            "{file}: {options:?}"
+        );
+    }
+    for (file, positions, kind) in [
+        (
+            "llama_packed_rope_cos.npy",
+            "llama_packed_position_ids.npy",
+            "rope-cos",
+        ),
+        (
+            "diffusers_float_timestep_embedding.npy",
+            "diffusers_float_timesteps.npy",
+            "sinusoidal",
+        ),
+    ] {
+        let keywords = vec![("positions".to_owned(), Value::Text(data(positions)))];
+        let found = poslab::cli::keywords::identify(&data(file), None, &keywords)
+            .unwrap_or_else(|e| panic!("{file}: {}", e.message));
+        let (found_kind, options) = found.table.unwrap_or_else(|| {
+            panic!(
+                "{file}: no words for {:?}",
+                found.identification.best().map(|b| &b.description)
+            )
+        });
+        assert_eq!(found_kind, kind, "{file}");
+        assert!(
+            options
+                .iter()
+                .any(|(k, v)| k == "positions" && *v == Value::Text(data(positions))),
+            "{file}: {options:?}"
+        );
+    }
+}

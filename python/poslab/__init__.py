@@ -273,9 +273,10 @@ class Identification:
       a window of the last queries, heads of slope 0, BLOOM's and MPT's per-key forms, CROMA's
       2D biases), 2D sin-cos tables (block order, raster, CLS rows), axial 2D RoPE (timm,
       HunyuanDiT, scaled coordinates too), patch distances, T5's buckets and clipped relative
-      offsets, and diffusers' scaled 2D sin-cos grids. ``None`` for the other readings (one
-      head's biases of a fitted slope, RoPE over several axes, tables at given positions:
-      their words are not written yet), and without a match.
+      offsets, and diffusers' scaled 2D sin-cos grids; RoPE and sinusoidal tables at the
+      ``positions`` given, and RoPE over several axes at the ``ids`` or ``grid`` given (which
+      ``options`` holds as given). ``None`` for one head's ALiBi biases of a fitted slope,
+      and without a match.
     - ``runner_up``: the next reading (an ``Identification``), or ``None``.
     - ``command``: the command line.
     """
@@ -322,9 +323,16 @@ def identify(array: Any, **options: Any) -> Identification:
     ``grid`` (``"T,H,W"``), ``atol``, ``rtol``, ``rows``, ``cols``, ``tensor``.
     """
     name, values, stored = _as_table(array)
+    given = dict(options)
     with _Files() as files:
         options = files.options(options)
         fields = _poslab.identify(name, values, stored, options)
+    table_options = fields["options"]
+    if table_options is not None:
+        # The positions the call gave come back as given (not as the temporary file).
+        for key in ("positions", "position_scale", "ids", "grid"):
+            if key in table_options and key in given:
+                table_options[key] = given[key]
     shown = name if values is None else "ARRAY.npy"
     command = _command("identify", [shown], options)
     runner_up = None
@@ -343,7 +351,7 @@ def identify(array: Any, **options: Any) -> Identification:
         runner_up,
         command,
         fields["kind"],
-        fields["options"],
+        table_options,
     )
 
 

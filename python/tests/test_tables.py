@@ -210,3 +210,14 @@ def test_identify_names_the_table_as_kind_and_options():
     one_head = poslab.table("alibi", heads=4, seq=8, head=1)
     found = poslab.identify(one_head)
     assert found and found.kind is None and found.options is None
+
+
+def test_identify_at_given_positions_names_the_table_with_those_positions():
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tests", "data", "libraries")
+    # transformers' Llama cos cache of two packed sequences (make.py's positions()).
+    cos = np.load(os.path.join(here, "llama_packed_rope_cos.npy"))
+    ids = np.load(os.path.join(here, "llama_packed_position_ids.npy"))[0]
+    found = poslab.identify(cos, positions=ids)
+    assert found and found.kind == "rope-cos" and found.options["base"] == 500000
+    assert found.options["positions"] is ids
+    assert poslab.check(cos, found.kind, **found.options)

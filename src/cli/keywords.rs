@@ -270,15 +270,30 @@ pub fn identify(
         .best()
         .filter(|_| identification.found())
         .and_then(|best| best.table.clone())
-        .map(|words| {
-            (
-                words.kind.to_owned(),
-                words
-                    .options
-                    .iter()
-                    .map(|(id, text)| ((*id).to_owned(), typed_value(text)))
-                    .collect::<Vec<_>>(),
-            )
+        .and_then(|words| {
+            // The options that are the call's own (the positions it was given) take the
+            // call's values; without them the words say nothing.
+            let options = words
+                .options
+                .iter()
+                .map(|(id, text)| {
+                    if text == crate::check::identify::FROM_THE_CALL {
+                        // A token grid stands in for the ids it gives.
+                        let accepted: &[&str] = if *id == "ids" {
+                            &["ids", "grid"]
+                        } else {
+                            &[id]
+                        };
+                        keywords
+                            .iter()
+                            .find(|(key, _)| accepted.contains(&key.as_str()))
+                            .map(|(key, value)| (key.clone(), value.clone()))
+                    } else {
+                        Some(((*id).to_owned(), typed_value(text)))
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some((words.kind.to_owned(), options))
         })
         .filter(|(kind, options)| {
             // The tolerance the identification used, if the caller gave one.

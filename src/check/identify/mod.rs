@@ -62,6 +62,10 @@ const PROBE_ROWS: usize = 32;
 /// 4e-3 rad): beyond it no float32 reading of that base is tried.
 const FLOAT32_PROBE_MISS: f64 = 0.02;
 
+/// The value of an option that is the identification's own (`--positions`, `--position-scale`
+/// given to identify): whoever passes the words on puts the call's value in its place.
+pub const FROM_THE_CALL: &str = "@call";
+
 /// The `poslab table` kind and options (by clap id, each value as the command line writes
 /// it) that make a hypothesis's table, where identify can say them (RoPE's frequency, angle
 /// and cache readings).

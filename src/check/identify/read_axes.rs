@@ -321,6 +321,7 @@ fn consider_axes(search: &mut Search, params: RopeAxesParams) {
         params.theta,
         turned.join(", ")
     );
+    search.name_words(description.clone(), axes_words(&params));
     let spec = TableSpec::RopeAxes(Box::new(params));
     if let Some(table) = noted(cpu::compute(&spec)) {
         search.consider(description.clone(), table.into_real());
@@ -336,6 +337,40 @@ fn consider_axes(search: &mut Search, params: RopeAxesParams) {
             format!("{description}, as PyTorch computes it in float32 (--arith torch-f32)"),
             table.into_real(),
         );
+    }
+}
+
+/// A `rope-axes` table's `poslab table` words, its positions the call's own (`--ids`, or the
+/// `--grid` it was given in their place).
+fn axes_words(params: &RopeAxesParams) -> TableWords {
+    let mut options = match &params.split {
+        AxesSplit::AxesDim(dims) => vec![("axes_dim", joined(dims))],
+        AxesSplit::MropeSection { dim, sections } => vec![
+            ("mrope_section", joined(sections)),
+            ("dim", dim.to_string()),
+        ],
+    };
+    options.push(("theta", format!("{}", params.theta)));
+    let values = match params.values {
+        AxesValues::Angles => "angles",
+        AxesValues::Cos => "cos",
+        AxesValues::Sin => "sin",
+    };
+    options.push(("values", values.to_owned()));
+    if params.values != AxesValues::Angles {
+        options.push((
+            "layout",
+            match params.layout {
+                PairLayout::Interleaved => "interleaved",
+                PairLayout::Half => "half",
+            }
+            .to_owned(),
+        ));
+    }
+    options.push(("ids", FROM_THE_CALL.to_owned()));
+    TableWords {
+        kind: "rope-axes",
+        options,
     }
 }
 

@@ -155,6 +155,35 @@ fn halves_as_vllm(view: &Array2<f64>) -> Option<Array2<f64>> {
 
 /// A cos or sin cache `[seq, R]` of positions `0..seq` in `layout`, read as its amplitude (the
 /// attention factor it was multiplied by) and each pair's frequency, then identified through
+/// The `poslab table` words of a table at the positions the identification was given: its
+/// kind, width and layout or format, the positions (and their scale) the call's own.
+fn positioned_words(
+    kind: Option<(PairLayout, CachePart)>,
+    rotary: usize,
+    positions: &crate::encoding::positions::Positions,
+) -> super::TableWords {
+    let mut words = match kind {
+        None => super::TableWords {
+            kind: "rope-angles",
+            options: vec![("dim", rotary.to_string())],
+        },
+        Some((layout, part)) => {
+            let mut words = cache_words(part, layout, 1, rotary, 0);
+            words.options.retain(|(id, _)| *id != "seq");
+            words
+        }
+    };
+    words
+        .options
+        .push(("positions", super::FROM_THE_CALL.to_owned()));
+    if positions.scale != 1.0 {
+        words
+            .options
+            .push(("position_scale", super::FROM_THE_CALL.to_owned()));
+    }
+    words
+}
+
 /// The `poslab table` words of a cache's shape: its kind, format or layout, length, width and
 /// start.
 fn cache_words(
@@ -813,13 +842,18 @@ pub(super) fn rope_at_positions(
                 }
             ),
         };
+        let named = std::cell::RefCell::new(Vec::new());
         search.consider_bases(
             base,
             |b| {
-                format!(
+                let description = format!(
                     "{what}, dim {rotary}, base {b}, at the {}",
                     positions.describe()
-                )
+                );
+                let mut words = positioned_words(kind, rotary, positions);
+                words.options.push(("base", format!("{b}")));
+                named.borrow_mut().push((description.clone(), words));
+                description
             },
             &view,
             &|reference| reference.into_dyn(),
@@ -834,6 +868,9 @@ pub(super) fn rope_at_positions(
                     .ok()
             }),
         );
+        for (description, words) in named.into_inner() {
+            search.name_words(description, words);
+        }
         scalings_at_positions(search, &view, positions, kind, rotary, &what);
     }
 }
@@ -965,7 +1002,7 @@ fn scalings_at_positions(
         plain: false,
         rows,
         length: positions.current_length(),
-        words: None,
+        words: Some(positioned_words(kind, rotary, positions)),
         base_pair,
         amplitude: kind.map(|_| amplitude),
         torch: search.float32,

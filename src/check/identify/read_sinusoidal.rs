@@ -345,13 +345,27 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
                 } else {
                     vec![ScaleAt::Position, ScaleAt::Angle]
                 };
+                let named = std::cell::RefCell::new(Vec::new());
                 search.consider_bases(
                     base,
                     |b| {
-                        format!(
+                        let description = format!(
                             "sinusoidal, {layout_name} layout, {order_name}, {spacing_name} spacing, base {b}, {amplitude_name}d = {dim}, at the {}",
                             positions.describe()
-                        )
+                        );
+                        let mut words =
+                            sinusoidal_words(rows, b, 0, amplitude, (layout, first, spacing), dim);
+                        words.options.retain(|(id, _)| *id != "seq");
+                        words
+                            .options
+                            .push(("positions", super::FROM_THE_CALL.to_owned()));
+                        if positions.scale != 1.0 {
+                            words
+                                .options
+                                .push(("position_scale", super::FROM_THE_CALL.to_owned()));
+                        }
+                        named.borrow_mut().push((description.clone(), words));
+                        description
                     },
                     &view,
                     &|reference| reference.into_dyn(),
@@ -373,6 +387,9 @@ pub(super) fn sinusoidal_at_positions(search: &mut Search, positions: &Positions
                         table.into_dimensionality::<Ix2>().ok()
                     }),
                 );
+                for (description, words) in named.into_inner() {
+                    search.name_words(description, words);
+                }
             }
         }
     }
