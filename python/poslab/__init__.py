@@ -275,8 +275,8 @@ class Identification:
       HunyuanDiT, scaled coordinates too), patch distances, T5's buckets and clipped relative
       offsets, and diffusers' scaled 2D sin-cos grids; RoPE and sinusoidal tables at the
       ``positions`` given, and RoPE over several axes at the ``ids`` or ``grid`` given (which
-      ``options`` holds as given). ``None`` for one head's ALiBi biases of a fitted slope,
-      and without a match.
+      ``options`` holds as given). ``None`` where no options make the table (an ALiBi head of
+      a slope no head count gives, a table no kind reproduces), and without a match.
     - ``runner_up``: the next reading (an ``Identification``), or ``None``.
     - ``command``: the command line.
     """

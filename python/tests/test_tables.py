@@ -187,8 +187,7 @@ def test_identify_names_the_table_as_kind_and_options():
     # The exact table; torch's float32 angles at position 5000 are off by up to about 1e-4.
     table = poslab.table(found.kind, **found.options)
     assert np.allclose(table, sin[0].numpy(), atol=1e-3)
-    # ALiBi's, sinusoidal, T5's and grid tables are named too; a reading identify has no
-    # words for yet (one head of ALiBi, its slope read off it) says so.
+    # ALiBi's, sinusoidal, T5's and grid tables are named too.
     alibi = poslab.table("alibi", heads=4, seq=16, mode="symmetric")
     found = poslab.identify(alibi)
     assert found and found.kind == "alibi" and found.options["mode"] == "symmetric"
@@ -209,7 +208,14 @@ def test_identify_names_the_table_as_kind_and_options():
     assert found and found.kind == "alibi-2d" and found.options["grid_w"] == 3
     one_head = poslab.table("alibi", heads=4, seq=8, head=1)
     found = poslab.identify(one_head)
-    assert found and found.kind is None and found.options is None
+    # Slope 1/16 is head 1 of 4, and head 0 of 2 too: identify names the fewest heads.
+    assert found and found.kind == "alibi" and found.options["head"] == 0
+    assert poslab.check(one_head, found.kind, **found.options)
+    # A reading identify has no table for (an ALiBi head of a slope no head count gives)
+    # says so.
+    odd = one_head * 0.3
+    found = poslab.identify(odd)
+    assert found.kind is None and found.options is None
 
 
 def test_identify_at_given_positions_names_the_table_with_those_positions():

@@ -57,7 +57,7 @@ pub(super) fn alibi_head(search: &mut Search, table: &Array2<f64>) {
     let Some(fitted) = fitted_slope(below_diagonal) else {
         return;
     };
-    let (slope, owners) = named_slope(fitted);
+    let (slope, owners, owner) = named_slope(fitted);
     for mode in [AlibiMode::Causal, AlibiMode::Symmetric] {
         let reference =
             Array2::from_shape_fn((seq, seq), |(i, j)| alibi::bias_value(slope, mode, i, j));
@@ -65,13 +65,25 @@ pub(super) fn alibi_head(search: &mut Search, table: &Array2<f64>) {
             AlibiMode::Causal => "causal",
             AlibiMode::Symmetric => "symmetric",
         };
-        search.consider(
-            format!(
-                "ALiBi bias of one head, {mode_name}, slope {slope} = 2^{:.3} ({owners}), {seq} positions",
-                slope.log2()
-            ),
-            reference.into_dyn(),
+        let description = format!(
+            "ALiBi bias of one head, {mode_name}, slope {slope} = 2^{:.3} ({owners}), {seq} positions",
+            slope.log2()
         );
+        if let Some((heads, head)) = owner {
+            search.name_words(
+                description.clone(),
+                TableWords {
+                    kind: "alibi",
+                    options: vec![
+                        ("heads", heads.to_string()),
+                        ("head", head.to_string()),
+                        ("seq", seq.to_string()),
+                        ("mode", mode_name.to_owned()),
+                    ],
+                },
+            );
+        }
+        search.consider(description, reference.into_dyn());
     }
 }
 
@@ -96,15 +108,30 @@ pub(super) fn alibi_2d_head(search: &mut Search, table: &Array2<f64>) {
         let Some(fitted) = fitted_slope(first_row) else {
             continue;
         };
-        let (slope, owners) = named_slope(fitted);
+        let (slope, owners, owner) = named_slope(fitted);
         let bias = |query: usize, key: usize| alibi::bias_2d_value(slope, &grid, query, key);
+        let description = format!(
+            "2D ALiBi bias of one head (CROMA), slope {slope} = 2^{:.3} ({owners}), \
+             {grid_h} x {} grid, -m · Euclidean distance between patches",
+            slope.log2(),
+            grid.grid_w
+        );
+        if let Some((heads, head)) = owner {
+            search.name_words(
+                description.clone(),
+                TableWords {
+                    kind: "alibi-2d",
+                    options: vec![
+                        ("heads", heads.to_string()),
+                        ("head", head.to_string()),
+                        ("grid_h", grid_h.to_string()),
+                        ("grid_w", grid.grid_w.to_string()),
+                    ],
+                },
+            );
+        }
         search.consider_probed(
-            format!(
-                "2D ALiBi bias of one head (CROMA), slope {slope} = 2^{:.3} ({owners}), \
-                 {grid_h} x {} grid, -m · Euclidean distance between patches",
-                slope.log2(),
-                grid.grid_w
-            ),
+            description,
             Array2::from_shape_fn((patches.min(PROBE_ROWS), patches), |(q, k)| bias(q, k))
                 .into_dyn(),
             || Some(Array2::from_shape_fn((patches, patches), |(q, k)| bias(q, k)).into_dyn()),
@@ -126,9 +153,10 @@ pub(super) fn fitted_slope(points: impl Iterator<Item = (f64, f64)>) -> Option<f
 
 /// The reference rule's slope nearest `fitted` and the (heads, head) that have it, as the
 /// rule assigns them ("head 3 of 8, or head 1 of 4"); `fitted` itself when no head count
-/// up to 128 gives a slope within 1e-4 of it.
-pub(super) fn named_slope(fitted: f64) -> (f64, String) {
+/// up to 128 gives a slope within 1e-4 of it; and the first (heads, head), the fewest heads.
+fn named_slope(fitted: f64) -> (f64, String, Option<(usize, usize)>) {
     let mut slope = None;
+    let mut first_owner = None;
     // Powers of two first: the head counts models use.
     let counts = (0..8)
         .map(|k| 1usize << k)
@@ -140,6 +168,7 @@ pub(super) fn named_slope(fitted: f64) -> (f64, String) {
                 .iter()
                 .position(|&m| (m - fitted).abs() <= 1e-4 * fitted)?;
             slope.get_or_insert(slopes[head]);
+            first_owner.get_or_insert((heads, head));
             Some(format!("head {head} of {heads}"))
         })
         .take(3)
@@ -150,7 +179,7 @@ pub(super) fn named_slope(fitted: f64) -> (f64, String) {
     } else {
         owners.join(", or ")
     };
-    (slope, owners)
+    (slope, owners, first_owner)
 }
 
 /// CROMA's 2D ALiBi of every head, `[heads, P, P]`: `-m_h` times the Euclidean distance
