@@ -95,14 +95,7 @@ fn three_dimensional(search: &mut Search) {
             let description = format!("ALiBi biases, {heads} heads, {seq} positions, {mode_name}");
             search.name_words(
                 description.clone(),
-                TableWords {
-                    kind: "alibi",
-                    options: vec![
-                        ("heads", heads.to_string()),
-                        ("seq", seq.to_string()),
-                        ("mode", mode_name.to_owned()),
-                    ],
-                },
+                alibi_words(heads, seq, &[("mode", mode_name.to_owned())]),
             );
             search.consider(description, reference.into_real());
         }

@@ -33,14 +33,7 @@ pub(super) fn alibi_per_key(search: &mut Search, table: &Array2<f64>) {
             format!("ALiBi as {name} per key, {heads} heads, {seq} keys (--form {form_name})");
         search.name_words(
             description.clone(),
-            TableWords {
-                kind: "alibi",
-                options: vec![
-                    ("heads", heads.to_string()),
-                    ("seq", seq.to_string()),
-                    ("form", form_name.to_owned()),
-                ],
-            },
+            alibi_words(heads, seq, &[("form", form_name.to_owned())]),
         );
         search.consider(description, reference.into_dyn());
     }
@@ -72,15 +65,11 @@ pub(super) fn alibi_head(search: &mut Search, table: &Array2<f64>) {
         if let Some((heads, head)) = owner {
             search.name_words(
                 description.clone(),
-                TableWords {
-                    kind: "alibi",
-                    options: vec![
-                        ("heads", heads.to_string()),
-                        ("head", head.to_string()),
-                        ("seq", seq.to_string()),
-                        ("mode", mode_name.to_owned()),
-                    ],
-                },
+                alibi_words(
+                    heads,
+                    seq,
+                    &[("head", head.to_string()), ("mode", mode_name.to_owned())],
+                ),
             );
         }
         search.consider(description, reference.into_dyn());
@@ -154,6 +143,16 @@ pub(super) fn fitted_slope(points: impl Iterator<Item = (f64, f64)>) -> Option<f
 /// The reference rule's slope nearest `fitted` and the (heads, head) that have it, as the
 /// rule assigns them ("head 3 of 8, or head 1 of 4"); `fitted` itself when no head count
 /// up to 128 gives a slope within 1e-4 of it; and the first (heads, head), the fewest heads.
+/// An `alibi` table's `poslab table` words: its heads and length, then `more`.
+pub(super) fn alibi_words(heads: usize, seq: usize, more: &[(&'static str, String)]) -> TableWords {
+    let mut options = vec![("heads", heads.to_string()), ("seq", seq.to_string())];
+    options.extend(more.iter().cloned());
+    TableWords {
+        kind: "alibi",
+        options,
+    }
+}
+
 fn named_slope(fitted: f64) -> (f64, String, Option<(usize, usize)>) {
     let mut slope = None;
     let mut first_owner = None;
@@ -284,24 +283,14 @@ pub(super) fn alibi_window(search: &mut Search, table: &ndarray::Array3<f64>) {
         };
         let description =
             format!("ALiBi biases, {sloped} sloped heads{zeros}, {positions}, {mode_name}");
-        let mut options = vec![
-            ("heads", sloped.to_string()),
-            ("seq", keys.to_string()),
-            ("mode", mode_name.to_owned()),
-        ];
+        let mut more = vec![("mode", mode_name.to_owned())];
         if queries != keys {
-            options.push(("queries", queries.to_string()));
+            more.push(("queries", queries.to_string()));
         }
         if zero_heads > 0 {
-            options.push(("zero_heads", zero_heads.to_string()));
+            more.push(("zero_heads", zero_heads.to_string()));
         }
-        search.name_words(
-            description.clone(),
-            TableWords {
-                kind: "alibi",
-                options,
-            },
-        );
+        search.name_words(description.clone(), alibi_words(sloped, keys, &more));
         search.consider(description, reference.into_real());
     }
 }
