@@ -4,6 +4,7 @@
 
 pub mod identify;
 pub mod locate;
+pub mod permutation;
 pub mod rotation;
 pub mod verdict;
 

@@ -304,6 +304,8 @@ columns swapped), every row shifted (the start), an error growing with position,
 Examples:
   poslab check inv_freq.npy --as rope-inv-freq --dim 128 --base 500000
   poslab check model.safetensors --tensor alibi --as alibi --heads 8 --seq 512
+  poslab check k_hf.npy --as permuted-from k_meta.npy --heads 32 --kv-heads 8
+      (a weight permuted between the pair layouts: poslab check --as permuted-from --help)
   poslab identify pe.npy";
 
 /// `poslab check`.

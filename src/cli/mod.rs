@@ -26,6 +26,7 @@ pub mod app;
 pub mod check;
 pub mod figure;
 pub mod keywords;
+mod permuted;
 mod progress;
 pub mod rotation;
 
@@ -86,6 +87,11 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
 /// Parses `args` (the program name first) and runs the command they name, or says that they
 /// name none.
 pub fn dispatch(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Outcome {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // A weight checked against another is not a table kind: its own options.
+    if permuted::asks_for_it(&args) {
+        return Outcome::Exit(permuted::run(args));
+    }
     let matches = match command().try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(error) => return Outcome::Exit(report_clap_error(&error)),

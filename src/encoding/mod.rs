@@ -19,6 +19,7 @@ pub mod exact_angle;
 pub mod grid;
 pub mod guesses;
 pub mod learned;
+pub mod pair_permutation;
 pub mod pairs;
 pub mod positions;
 pub mod precision;

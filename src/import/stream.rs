@@ -270,6 +270,100 @@ fn refused(value: f64, accepted: Values) -> bool {
     }
 }
 
+/// A 128-bit fingerprint of each row of `table` (its first axis; each value of a one-axis
+/// table), read a chunk at a time so a file of any size costs 16 bytes a row. Values are
+/// rounded to `round_to` first when given, so a tensor and its copy cast to a narrower type
+/// have the same rows. Two rows have one fingerprint only when they hold the same values
+/// (two independent 64-bit mixes: a chance collision of distinct rows is below 2^-100 for
+/// any file that fits on a disk).
+pub(crate) fn row_prints<R: Read + Seek>(
+    reader: &mut R,
+    table: &StoredTable,
+    round_to: Option<StoredFloat>,
+) -> Result<Vec<u128>, String> {
+    if table.fortran && table.shape.len() >= 2 {
+        return Err(
+            "is stored column-major (fortran_order): save it row-major \
+             (numpy.ascontiguousarray) to compare its rows"
+                .to_owned(),
+        );
+    }
+    let rows = table.shape.first().copied().unwrap_or(1);
+    let row_len = if table.shape.len() >= 2 {
+        table.shape[1..].iter().product()
+    } else {
+        1
+    };
+    let width = table.element.width();
+    reader
+        .seek(SeekFrom::Start(table.offset))
+        .map_err(|e| e.to_string())?;
+    let mut prints = Vec::new();
+    prints
+        .try_reserve_exact(rows)
+        .map_err(|_| format!("has {rows} rows, more than memory holds"))?;
+    let chunk = CHUNK_VALUES.min(row_len.max(1));
+    let mut raw = vec![0u8; chunk * width];
+    let mut decoded = Vec::with_capacity(chunk);
+    for _ in 0..rows {
+        let mut print = RowPrint::default();
+        let mut done = 0;
+        while done < row_len {
+            let n = chunk.min(row_len - done);
+            let bytes = &mut raw[..n * width];
+            reader.read_exact(bytes).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    "is truncated: it ended while its values were read (did it shrink?)".to_owned()
+                } else {
+                    e.to_string()
+                }
+            })?;
+            decoded.clear();
+            table.element.decode(bytes, &mut decoded);
+            for &value in &decoded {
+                print.add(rounded(value, round_to));
+            }
+            done += n;
+        }
+        prints.push(print.finish());
+    }
+    Ok(prints)
+}
+
+/// `value` rounded to the nearest of `to`'s values, ties to even, through float32 as PyTorch
+/// casts (c10's half types are made from a float).
+fn rounded(value: f64, to: Option<StoredFloat>) -> f64 {
+    match to {
+        None | Some(StoredFloat::F64) => value,
+        Some(StoredFloat::F32) => f64::from(value as f32),
+        Some(StoredFloat::F16) => half::f16::from_f32(value as f32).to_f64(),
+        Some(StoredFloat::Bf16) => half::bf16::from_f32(value as f32).to_f64(),
+    }
+}
+
+/// Two running 64-bit mixes of a row's values.
+#[derive(Default)]
+struct RowPrint(u64, u64);
+
+impl RowPrint {
+    fn add(&mut self, value: f64) {
+        // One NaN, whatever its payload; -0 stays apart from +0 (a permutation keeps signs).
+        let bits = if value.is_nan() { f64::NAN.to_bits() } else { value.to_bits() };
+        self.0 = (self.0 ^ bits).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        self.1 = (self.1.rotate_left(17) ^ bits.wrapping_mul(0xff51_afd7_ed55_8ccd))
+            .wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    }
+
+    fn finish(self) -> u128 {
+        fn avalanche(mut z: u64) -> u64 {
+            z = (z ^ (z >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+            z = (z ^ (z >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+            z ^ (z >> 33)
+        }
+        (u128::from(avalanche(self.0)) << 64) | u128::from(avalanche(self.1))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

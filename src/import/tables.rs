@@ -127,6 +127,24 @@ impl OpenedTable {
     }
 }
 
+impl OpenedTable {
+    /// A fingerprint of each row (its first axis), values rounded to `round_to` when given:
+    /// two files' rows compared without holding either (see [`super::stream::row_prints`]).
+    pub fn row_prints(self, round_to: Option<StoredFloat>) -> Result<Vec<u128>, ImportError> {
+        let path = self.path;
+        match self.source {
+            Source::File { mut reader, table } => {
+                super::stream::row_prints(&mut reader, &table, round_to)
+                    .map_err(|p| problem(&path, p))
+            }
+            Source::Parsed(_) => Err(problem(
+                &path,
+                "is a .csv: weights are compared from .npy or .safetensors files, which say how they store their values",
+            )),
+        }
+    }
+}
+
 /// Reads a table from `path` (its format from the extension); `tensor` names the tensor of a
 /// `.safetensors` file holding several.
 pub fn read_table(

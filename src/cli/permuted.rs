@@ -1,0 +1,209 @@
+//! `poslab check FILE --as permuted-from ORIGINAL --heads H [--kv-heads K]`: is FILE's weight
+//! ORIGINAL's with the rows of each head reordered from one RoPE pair layout to the other, as
+//! conversion scripts do for q_proj and k_proj? Both files are read a chunk at a time into a
+//! fingerprint per row (16 bytes a row, whatever the file's size), and the rows compared
+//! exactly; a mismatch names the heads and the cause ([`crate::check::permutation`]).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
+
+use crate::check::permutation::{RowVerdict, judge_rows};
+use crate::encoding::pair_permutation::Question;
+use crate::import::StoredFloat;
+use crate::import::tables::OpenedTable;
+use crate::options::{CliError, FileOptions, PermutationOptions, SizeOptions, flag};
+
+const NOTES: &str = "\
+FILE holds ORIGINAL's rows reordered within each head, so that a model written for one pair
+layout computes the same scores under the other (Meta's interleaved weights to Hugging Face's
+rotate_half: interleaved-to-half). Each row is compared exactly; where the files store
+different float types, both are compared in the narrower one (a cast, as conversion scripts
+make). Exit status 0: every row is where it should be; 1: a mismatch, with the heads that
+differ and the cause where one is known; 2: bad input.
+
+--tensor given once names the tensor of both files; given twice, FILE's then ORIGINAL's.
+
+Examples:
+  poslab check hf.safetensors --tensor model.layers.0.self_attn.q_proj.weight \\
+      --as permuted-from consolidated.safetensors --tensor layers.0.attention.wq.weight --heads 32
+  poslab check k_hf.npy --as permuted-from k_meta.npy --heads 32 --kv-heads 8";
+
+/// `poslab check FILE --as permuted-from ORIGINAL`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "check",
+    bin_name = "poslab check",
+    about = "Check a weight permuted between RoPE's pair layouts against the original, row by row",
+    after_help = NOTES,
+    allow_negative_numbers = true,
+    mut_arg("tensor", |a| a.action(clap::ArgAction::Append)
+        .help("The tensor of a .safetensors file; twice: FILE's, then ORIGINAL's")),
+    mut_arg("atol", |a| a.hide(true)),
+    mut_arg("rtol", |a| a.hide(true)),
+    mut_arg("seq", |a| a.hide(true)),
+    mut_arg("dim", |a| a.hide(true)),
+    mut_arg("head", |a| a.hide(true)),
+    mut_arg("grid_h", |a| a.hide(true)),
+    mut_arg("grid_w", |a| a.hide(true)),
+    mut_arg("heads", |a| a.help("The model's query heads (num_attention_heads), 1 to 65536")),
+)]
+pub struct PermutedArgs {
+    /// The permuted weight: .npy or .safetensors, [rows, columns] or a bias [rows]
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// permuted-from: FILE is ORIGINAL's rows permuted between the pair layouts
+    #[arg(long = "as", value_name = "permuted-from", value_parser = ["permuted-from"])]
+    pub relation: String,
+
+    /// The original weight
+    #[arg(value_name = "ORIGINAL")]
+    pub original: PathBuf,
+
+    #[command(flatten)]
+    pub reading: FileOptions,
+
+    #[command(flatten)]
+    pub sizes: SizeOptions,
+
+    #[command(flatten)]
+    pub permutation: PermutationOptions,
+}
+
+/// Whether `args` (the program name first) ask for this check: `check ... --as permuted-from`.
+pub(super) fn asks_for_it(args: &[OsString]) -> bool {
+    args.get(1).is_some_and(|a| a == "check")
+        && (args.windows(2).any(|w| w[0] == "--as" && w[1] == "permuted-from")
+            || args.iter().any(|a| a == "--as=permuted-from"))
+}
+
+/// Parses and runs the check; returns its exit status.
+pub(super) fn run(args: Vec<OsString>) -> i32 {
+    let matches = match PermutedArgs::command().try_get_matches_from(&args[1..]) {
+        Ok(matches) => matches,
+        Err(error) => return super::report_clap_error(&error),
+    };
+    match PermutedArgs::from_arg_matches(&matches) {
+        Ok(parsed) => super::finish(check(&parsed, &matches)),
+        Err(error) => super::report_clap_error(&error),
+    }
+}
+
+/// The two files' tensors, and the verdict.
+fn check(args: &PermutedArgs, matches: &ArgMatches) -> Result<i32, CliError> {
+    for id in ["atol", "rtol", "seq", "dim", "head", "grid_h", "grid_w"] {
+        if matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
+            return Err(CliError::usage(format!(
+                "{} does not apply to --as permuted-from: rows are compared exactly; its options are --heads --kv-heads --head-dim --direction --tensor",
+                flag(id)
+            )));
+        }
+    }
+    let question = args.permutation.question(args.sizes.heads)?;
+    let tensors: Vec<&String> = matches
+        .get_many::<String>("tensor")
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    if tensors.len() > 2 {
+        return Err(CliError::usage(
+            "--tensor is given at most twice: FILE's tensor, then ORIGINAL's",
+        ));
+    }
+    let file_tensor = tensors.first().map(|t| t.as_str());
+    let original_tensor = tensors.get(1).or(tensors.first()).map(|t| t.as_str());
+    let open = |path: &PathBuf, tensor| {
+        OpenedTable::open(path, tensor, 0).map_err(|e| CliError::usage(e.to_string()))
+    };
+    let permuted = open(&args.file, file_tensor)?;
+    let original = open(&args.original, original_tensor)?;
+    let describe = |path: &PathBuf, tensor: Option<&str>, table: &OpenedTable| {
+        let kind = table.stored.map_or("integers", StoredFloat::name);
+        match tensor {
+            Some(name) => format!(
+                "{} ({name}, {:?}, {kind})",
+                path.display(),
+                table.shape
+            ),
+            None => format!("{} ({:?}, {kind})", path.display(), table.shape),
+        }
+    };
+    let permuted_name = describe(&args.file, file_tensor, &permuted);
+    let original_name = describe(&args.original, original_tensor, &original);
+    for (table, path) in [(&permuted, &args.file), (&original, &args.original)] {
+        if table.shape.is_empty() || table.shape.len() > 2 {
+            return Err(CliError::usage(format!(
+                "{} has shape {:?}: a projection's weight is [rows, columns], its bias [rows]",
+                path.display(),
+                table.shape
+            )));
+        }
+    }
+    if permuted.shape != original.shape {
+        return Err(CliError::usage(format!(
+            "{} has shape {:?} where {} has {:?}: a permutation reorders rows and keeps the shape",
+            args.file.display(),
+            permuted.shape,
+            args.original.display(),
+            original.shape
+        )));
+    }
+    let round_to = narrower(permuted.stored, original.stored);
+    let values = permuted.len() + original.len();
+    let working =
+        super::progress::Working::new(format!("reading {values} values"), values < 1 << 24);
+    let permuted_prints = permuted
+        .row_prints(round_to)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let original_prints = original
+        .row_prints(round_to)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    drop(working);
+    let verdict = judge_rows(&original_prints, &permuted_prints, &question)
+        .map_err(|e| CliError::usage(format!("{} {e}", args.file.display())))?;
+    let text = report(&verdict, &question, &permuted_name, &original_name, round_to);
+    crate::table_args::output::print(&text)?;
+    Ok(if verdict.matches { 0 } else { 1 })
+}
+
+/// The narrower of two stored float types, when they differ: the type a cast left.
+fn narrower(a: Option<StoredFloat>, b: Option<StoredFloat>) -> Option<StoredFloat> {
+    match (a, b) {
+        (Some(a), Some(b)) if a != b => Some(if a.fraction_bits() < b.fraction_bits() {
+            a
+        } else {
+            b
+        }),
+        _ => None,
+    }
+}
+
+/// The verdict as printed.
+fn report(
+    verdict: &RowVerdict,
+    question: &Question,
+    permuted: &str,
+    original: &str,
+    round_to: Option<StoredFloat>,
+) -> String {
+    let mut text = if verdict.matches {
+        format!(
+            "MATCH: {permuted} is {original} permuted {}\n",
+            question.direction.name()
+        )
+    } else {
+        format!(
+            "MISMATCH: {permuted} is not {original} permuted {}\n",
+            question.direction.name()
+        )
+    };
+    text.push_str(&verdict.details(question));
+    if let Some(kind) = round_to {
+        text.push_str(&format!(
+            "  compared in {}: the wider file's values rounded to it, as a cast does\n",
+            kind.name()
+        ));
+    }
+    text
+}
