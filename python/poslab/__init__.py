@@ -40,6 +40,8 @@ __all__ = [
     "Identification",
     "assert_rope",
     "RopeReport",
+    "assert_permutation",
+    "PermutationReport",
     "rope_config",
     "rope_configs",
     "RopeConfig",
@@ -501,6 +503,117 @@ def assert_rope(
             exact_x[0], np.asarray(out, dtype=np.float64)[0], at.tolist(), dtype, atol, opts
         )
     report = RopeReport(fields, time.perf_counter() - started, in_function)
+    if not report.passes:
+        raise AssertionError(report.text)
+    return report
+
+
+class PermutationReport:
+    """What :func:`assert_permutation` found.
+
+    - ``passes``: every score of every query head kept, at every position pair tried.
+    - ``wrong_heads``: the query heads whose scores changed.
+    - ``largest_change``: the largest change of a score ``q·k``, as a part of ``|q| |k|``.
+    - ``positions``: the position pairs ``(m, n)`` of query and key tried, up to past 100,000.
+    - ``causes``: each cause the rows show, one sentence each (empty when it passes).
+    - ``text``: all of it, as the ``AssertionError`` says it.
+    """
+
+    def __init__(self, fields: Dict[str, Any]) -> None:
+        self.passes: bool = fields["passes"]
+        self.wrong_heads: List[int] = fields["wrong_heads"]
+        self.largest_change: float = fields["largest_change"]
+        self.positions: List[Tuple[int, int]] = [tuple(p) for p in fields["positions"]]
+        self.causes: List[str] = fields["causes"]
+        self.text: str = fields["text"]
+
+    def __bool__(self) -> bool:
+        return self.passes
+
+    def __repr__(self) -> str:
+        said = "MATCH" if self.passes else "MISMATCH"
+        return f"<poslab.PermutationReport {said}: largest change {self.largest_change:.1e}>"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def assert_permutation(
+    permute: Any,
+    *,
+    heads: int,
+    kv_heads: Optional[int] = None,
+    head_dim: int,
+    hidden: Optional[int] = None,
+    direction: str = "interleaved-to-half",
+    seed: int = 0,
+    framework: str = "numpy",
+) -> PermutationReport:
+    """Checks a function that reorders a projection's rows from one RoPE pair layout to the
+    other, as conversion scripts do for ``q_proj`` and ``k_proj``.
+
+    ``permute(w, n_heads)`` is the user's function: ``w`` a ``[n_heads * head_dim, hidden]``
+    weight (a NumPy array, or a torch tensor with ``framework="torch"``), ``n_heads`` its
+    heads; it returns the weight with its rows reordered. It is called on a random ``W_q`` of
+    ``heads`` heads and a random ``W_k`` of ``kv_heads`` heads (grouped-query attention;
+    default ``heads``). ``hidden`` is the model width (default ``heads * head_dim``).
+    ``direction``: ``"interleaved-to-half"`` (Meta's or a GGUF's weights to Hugging Face's
+    rotate_half; the default) or ``"half-to-interleaved"`` (Hugging Face's to llama.cpp's).
+
+    It passes when, for every query head and its kv head, the score ``RoPE(q, m) · RoPE(k,
+    n)`` with the original weights in the source layout equals the score with the permuted
+    weights in the target layout, at position pairs up to past 100,000 (to 1e-9 of
+    ``|q| |k|``; an exact permutation changes only the order of a sum). Then it returns a
+    :class:`PermutationReport`. Otherwise it raises ``AssertionError`` naming the query heads
+    whose scores differ and, from the rows each projection holds, the heads that are wrong and
+    the known cause: not permuted, the other direction, permuted twice, ``k`` permuted with the
+    query head count (the grouped-query bug), or heads of another size (a head dim split
+    across heads). Bad arguments raise ``ValueError``.
+    """
+    if framework not in ("numpy", "torch"):
+        raise ValueError(f"framework={framework!r} is not allowed: use 'numpy' or 'torch'")
+    for name, value in [("heads", heads), ("kv_heads", kv_heads), ("head_dim", head_dim), ("hidden", hidden), ("seed", seed)]:
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise ValueError(f"{name}={value!r} is not allowed: use a whole number")
+    _poslab.permutation_setup(heads, kv_heads, head_dim, direction)
+    kv = heads if kv_heads is None else kv_heads
+    width = heads * head_dim if hidden is None else hidden
+    if not 1 <= width <= 1 << 16:
+        raise ValueError(f"hidden={width} is not allowed: use 1 to 65536")
+    if not 1 <= heads * head_dim <= 1 << 20 or not 1 <= kv * head_dim <= 1 << 20:
+        raise ValueError(
+            f"heads={heads}, kv_heads={kv}, head_dim={head_dim} give more than 1048576 rows (or none): use a smaller model"
+        )
+    if seed < 0:
+        raise ValueError(f"seed={seed} is not allowed: use 0 or more")
+    rng = np.random.default_rng(seed)
+    wq = rng.standard_normal((heads * head_dim, width)).astype(np.float32)
+    wk = rng.standard_normal((kv * head_dim, width)).astype(np.float32)
+
+    def call(w: np.ndarray, n: int) -> np.ndarray:
+        given: Any = w.copy()
+        if framework == "torch":
+            import torch
+
+            given = torch.from_numpy(given)
+        out = permute(given, n)
+        if _is_torch(out):
+            out = out.detach().cpu()
+            out = (out if str(out.dtype) == "torch.float64" else out.float()).numpy()
+        return np.asarray(out, dtype=np.float64)
+
+    fields = _poslab.permutation(
+        wq.astype(np.float64),
+        wk.astype(np.float64),
+        call(wq, heads),
+        call(wk, kv),
+        heads,
+        kv_heads,
+        head_dim,
+        direction,
+        seed,
+    )
+    report = PermutationReport(fields)
     if not report.passes:
         raise AssertionError(report.text)
     return report

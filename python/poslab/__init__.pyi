@@ -95,6 +95,30 @@ def assert_rope(
 ) -> RopeReport:
     """Checks a RoPE rotation function at long positions, and names what is wrong with it."""
 
+class PermutationReport:
+    """What :func:`assert_permutation` found."""
+
+    passes: bool
+    wrong_heads: List[int]
+    largest_change: float
+    positions: List[Tuple[int, int]]
+    causes: List[str]
+    text: str
+    def __bool__(self) -> bool: ...
+
+def assert_permutation(
+    permute: Callable[[Any, int], Any],
+    *,
+    heads: int,
+    kv_heads: Optional[int] = ...,
+    head_dim: int,
+    hidden: Optional[int] = ...,
+    direction: str = ...,
+    seed: int = ...,
+    framework: str = ...,
+) -> PermutationReport:
+    """Checks a function that reorders a projection's rows from one RoPE pair layout to the other."""
+
 class RopeConfig:
     """A RoPE model's settings, as ``poslab config`` reads its ``config.json``."""
 

@@ -20,6 +20,7 @@ use pyo3::types::{PyDict, PyList};
 use poslab::check::identify::Identification;
 use poslab::cli::check::{CheckReport, Handed};
 use poslab::cli::keywords::{self, TableValues, Value};
+use poslab::cli::permuted as permuted_check;
 use poslab::cli::rotation as rotation_check;
 use poslab::import::StoredFloat;
 use poslab::table_args::CliError;
@@ -464,6 +465,62 @@ fn rotation<'py>(
     Ok(dict)
 }
 
+/// `assert_permutation`'s arguments checked before any weight is made.
+#[pyfunction]
+fn permutation_setup(heads: i64, kv_heads: Option<i64>, head_dim: i64, direction: &str) -> PyResult<()> {
+    permuted_check::question_of(heads, kv_heads, head_dim, direction)
+        .map(|_| ())
+        .map_err(to_python)
+}
+
+/// `assert_permutation`'s check of what the user's permute function returned.
+#[pyfunction]
+#[pyo3(signature = (query, key, permuted_query, permuted_key, heads, kv_heads, head_dim, direction, seed))]
+#[allow(clippy::too_many_arguments)]
+fn permutation<'py>(
+    py: Python<'py>,
+    query: PyReadonlyArrayDyn<'py, f64>,
+    key: PyReadonlyArrayDyn<'py, f64>,
+    permuted_query: PyReadonlyArrayDyn<'py, f64>,
+    permuted_key: PyReadonlyArrayDyn<'py, f64>,
+    heads: i64,
+    kv_heads: Option<i64>,
+    head_dim: i64,
+    direction: String,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let two = |a: PyReadonlyArrayDyn<'py, f64>, what: &str| {
+        a.as_array()
+            .to_owned()
+            .into_dimensionality::<ndarray::Ix2>()
+            .map_err(|_| {
+                PyValueError::new_err(format!(
+                    "{what} must be [rows, columns]: the function returns the weight it was given, its rows reordered"
+                ))
+            })
+    };
+    let case = permuted_check::PermuteCase {
+        query: two(query, "W_q")?,
+        key: two(key, "W_k")?,
+        permuted_query: two(permuted_query, "what the function returned for W_q")?,
+        permuted_key: two(permuted_key, "what the function returned for W_k")?,
+        heads,
+        kv_heads,
+        head_dim,
+        direction,
+        seed,
+    };
+    let report = run(py, move |_| permuted_check::check_permute_function(&case))?;
+    let dict = PyDict::new(py);
+    dict.set_item("passes", report.passes)?;
+    dict.set_item("wrong_heads", report.wrong_heads)?;
+    dict.set_item("largest_change", report.largest_change)?;
+    dict.set_item("positions", report.positions)?;
+    dict.set_item("causes", report.causes)?;
+    dict.set_item("text", report.text)?;
+    Ok(dict)
+}
+
 /// The command line's words for `options` of `subcommand`, to show the command a call is.
 #[pyfunction]
 #[pyo3(signature = (subcommand, options=None))]
@@ -499,6 +556,8 @@ fn _poslab(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(words, module)?)?;
     module.add_function(wrap_pyfunction!(rotation_setup, module)?)?;
     module.add_function(wrap_pyfunction!(rotation, module)?)?;
+    module.add_function(wrap_pyfunction!(permutation, module)?)?;
+    module.add_function(wrap_pyfunction!(permutation_setup, module)?)?;
     module.add_function(wrap_pyfunction!(rope_config, module)?)?;
     module.add_function(wrap_pyfunction!(rope_configs, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_for_test, module)?)?;

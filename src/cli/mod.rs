@@ -26,7 +26,7 @@ pub mod app;
 pub mod check;
 pub mod figure;
 pub mod keywords;
-mod permuted;
+pub mod permuted;
 mod progress;
 pub mod rotation;
 

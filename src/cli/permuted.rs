@@ -207,3 +207,181 @@ fn report(
     }
     text
 }
+
+/// A user's permute function's outputs on random weights (Python's `assert_permutation`).
+pub struct PermuteCase {
+    pub query: ndarray::Array2<f64>,
+    pub key: ndarray::Array2<f64>,
+    pub permuted_query: ndarray::Array2<f64>,
+    pub permuted_key: ndarray::Array2<f64>,
+    pub heads: i64,
+    pub kv_heads: Option<i64>,
+    pub head_dim: i64,
+    pub direction: String,
+    pub seed: u64,
+}
+
+/// What `assert_permutation` found.
+#[derive(Debug, Clone)]
+pub struct PermuteReport {
+    pub passes: bool,
+    /// Query heads whose scores changed.
+    pub wrong_heads: Vec<usize>,
+    /// The largest change of a score, relative to |q_h| |k_g|.
+    pub largest_change: f64,
+    /// The position pairs (m, n) tried.
+    pub positions: Vec<(u64, u64)>,
+    /// Each cause the rows show, in words.
+    pub causes: Vec<String>,
+    pub text: String,
+}
+
+/// A score that changes by more than this part of |q| |k| is another score: an exact
+/// permutation changes only the order of a sum (about 1e-16).
+const SCORE_TOLERANCE: f64 = 1e-9;
+
+/// The position pairs the scores are compared at: short, and past 100,000 (where a
+/// permutation that swaps a slow pair with a fast one shows even when short prompts agree).
+pub const SCORE_POSITIONS: [(u64, u64); 12] = [
+    (0, 0),
+    (1, 0),
+    (7, 3),
+    (31, 30),
+    (127, 0),
+    (1000, 999),
+    (4095, 17),
+    (8192, 8000),
+    (65_536, 1),
+    (100_000, 99_990),
+    (100_001, 3),
+    (131_071, 65_536),
+];
+
+/// The question `assert_permutation`'s arguments ask, each in its range (the options' own
+/// refusals).
+pub fn question_of(
+    heads: i64,
+    kv_heads: Option<i64>,
+    head_dim: i64,
+    direction: &str,
+) -> Result<Question, CliError> {
+    let direction = crate::encoding::pair_permutation::Direction::from_name(direction)
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "direction={direction:?} is not allowed: use \"interleaved-to-half\" or \"half-to-interleaved\""
+            ))
+        })?;
+    PermutationOptions {
+        kv_heads,
+        head_dim: Some(head_dim),
+        direction,
+    }
+    .question(Some(heads))
+}
+
+/// Checks what a permute function returned: the scores under RoPE, original weights in the
+/// direction's source layout against the permuted ones in its target layout, and, where they
+/// differ, the rows of each projection for the cause.
+pub fn check_permute_function(case: &PermuteCase) -> Result<PermuteReport, CliError> {
+    let question = question_of(case.heads, case.kv_heads, case.head_dim, &case.direction)?;
+    let direction = question.direction;
+    let query_question = Question {
+        kv_heads: None,
+        ..question
+    };
+    for (given, returned, what) in [
+        (&case.query, &case.permuted_query, "W_q"),
+        (&case.key, &case.permuted_key, "W_k"),
+    ] {
+        if given.dim() != returned.dim() {
+            return Err(CliError::usage(format!(
+                "the function returned shape {:?} for {what} of shape {:?}: it must return the weight with its rows reordered",
+                returned.shape(),
+                given.shape()
+            )));
+        }
+    }
+    let mut random = crate::encoding::random::SplitMix64::new(case.seed);
+    let hidden: Vec<f64> = (0..case.query.ncols())
+        .map(|_| random.next_unit() * 2.0 - 1.0)
+        .collect();
+    let original = crate::check::permutation::Projections {
+        query: case.query.view(),
+        key: case.key.view(),
+    };
+    let permuted = crate::check::permutation::Projections {
+        query: case.permuted_query.view(),
+        key: case.permuted_key.view(),
+    };
+    let scores = crate::check::permutation::compare_scores(
+        &original,
+        &permuted,
+        &question,
+        &hidden,
+        &SCORE_POSITIONS,
+    )
+    .map_err(CliError::usage)?;
+    let wrong_heads: Vec<usize> = (0..scores.worst_per_head.len())
+        .filter(|&h| scores.worst_per_head[h].is_nan() || scores.worst_per_head[h] > SCORE_TOLERANCE)
+        .collect();
+    let largest_change = scores.worst_per_head.iter().copied().fold(0.0, f64::max);
+    let passes = wrong_heads.is_empty();
+    let heads = question.query_heads;
+    let kv = question.heads();
+    let head_dim = question.head_dim_of(case.key.nrows()).map_err(CliError::usage)?;
+    let farthest = SCORE_POSITIONS.iter().map(|&(m, _)| m).max().unwrap_or(0);
+    let mut text = if passes {
+        format!(
+            "the permutation keeps every score: {heads} query heads and {kv} kv heads of {head_dim}, {}, at {} position pairs up to {farthest} (largest change {largest_change:.1e} of |q||k|)\n",
+            direction.name(),
+            SCORE_POSITIONS.len()
+        )
+    } else {
+        let mut line = format!(
+            "the permutation changes the scores: query heads {} of {heads} differ",
+            crate::check::permutation::ranges(&wrong_heads)
+        );
+        if let Some((h, m, n, before, after)) = scores.worst {
+            line.push_str(&format!(
+                " (head {h} at m = {m}, n = {n}: q·k {before:.6} in the {} layout with the original weights, {after:.6} in the {} layout with the permuted ones)",
+                direction.from_layout().rope_name(),
+                direction.to_layout().rope_name()
+            ));
+        }
+        line.push('\n');
+        line
+    };
+    let mut causes = Vec::new();
+    if !passes {
+        let prints = crate::import::prints_of_rows;
+        for (given, returned, asked, what) in [
+            (&case.query, &case.permuted_query, &query_question, "W_q"),
+            (&case.key, &case.permuted_key, &question, "W_k"),
+        ] {
+            let verdict = judge_rows(&prints(given.view()), &prints(returned.view()), asked)
+                .map_err(|e| CliError::usage(format!("{what} {e}")))?;
+            if verdict.matches {
+                text.push_str(&format!(
+                    "  {what} ({} heads of {head_dim}): its rows are right\n",
+                    asked.heads()
+                ));
+            } else {
+                text.push_str(&format!("  {what}:\n"));
+                for line in verdict.details(asked).lines() {
+                    text.push_str(&format!("  {line}\n"));
+                }
+                if let Some(cause) = &verdict.cause {
+                    causes.push(format!("{what}: {}", cause.sentence(asked, head_dim)));
+                }
+            }
+        }
+    }
+    Ok(PermuteReport {
+        passes,
+        wrong_heads,
+        largest_change,
+        positions: SCORE_POSITIONS.to_vec(),
+        causes,
+        text,
+    })
+}

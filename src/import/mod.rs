@@ -9,6 +9,7 @@ pub mod gguf;
 pub mod handed_over;
 pub mod model_config;
 mod stream;
+pub use stream::prints_of_rows;
 pub mod tables;
 
 pub use stream::Selection;

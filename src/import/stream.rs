@@ -330,6 +330,19 @@ pub(crate) fn row_prints<R: Read + Seek>(
     Ok(prints)
 }
 
+/// [`row_prints`] of a matrix in memory.
+pub fn prints_of_rows(matrix: ndarray::ArrayView2<f64>) -> Vec<u128> {
+    matrix
+        .rows()
+        .into_iter()
+        .map(|row| {
+            let mut print = RowPrint::default();
+            row.iter().for_each(|&v| print.add(v));
+            print.finish()
+        })
+        .collect()
+}
+
 /// `value` rounded to the nearest of `to`'s values, ties to even, through float32 as PyTorch
 /// casts (c10's half types are made from a float).
 fn rounded(value: f64, to: Option<StoredFloat>) -> f64 {
