@@ -67,7 +67,8 @@ pub struct ArithmeticOptions {
     pub positions_in: Option<ComputeType>,
 
     /// rope-score-drift and the precision figure: the offset D between query and key (the
-    /// query at n + D), 0 to 2^24 - seq (the figure's default 16)
+    /// query at n + D), 0 to 2^24 - seq (the figure's default 16); the layouts figure: the
+    /// offset Δ, 0 to 1000000 (default 3)
     #[arg(long, value_name = "D")]
     pub offset: Option<i64>,
 

@@ -8,6 +8,7 @@ pub mod camera;
 pub mod context;
 pub mod corkscrew;
 pub mod dot_decay;
+pub mod layouts;
 pub mod learned;
 pub mod precision;
 pub mod relative;

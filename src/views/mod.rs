@@ -6,6 +6,7 @@ pub mod check;
 pub mod context;
 pub mod corkscrew;
 pub mod dot_decay;
+pub mod layouts;
 pub mod learned;
 pub mod patches;
 pub mod precision;
@@ -163,6 +164,8 @@ pub enum ViewKind {
     Precision,
     /// RoPE over time, height and width: 1D, M-RoPE (Qwen2-VL) and per-axis (Flux)
     Axes,
+    /// RoPE's two pair layouts, the row permutation between them, and the grouped-query bug
+    Layouts,
 }
 
 impl ViewKind {
@@ -259,6 +262,7 @@ pub const VIEWS: &[ViewClass] = &[
     ViewClass::saved::<relative::RelativeView>(ViewKind::Relative, &relative::INFO),
     ViewClass::saved::<alibi::AlibiView>(ViewKind::Alibi, &alibi::INFO),
     ViewClass::saved::<corkscrew::CorkscrewView>(ViewKind::Corkscrew, &corkscrew::INFO),
+    ViewClass::saved::<layouts::LayoutsView>(ViewKind::Layouts, &layouts::INFO),
     ViewClass::saved::<patches::PatchView>(ViewKind::Patches, &patches::INFO),
     ViewClass::saved::<learned::LearnedView>(ViewKind::Learned, &learned::INFO),
     ViewClass::saved::<context::ContextView>(ViewKind::Context, &context::INFO),

@@ -252,7 +252,9 @@ fn draw_cell(
 fn numbers_ui(painter: &egui::Painter, board: &Board, layout: &BoardLayout, color: egui::Color32) {
     let every = (16.0 / layout.cell.min_elem()).ceil().max(1.0) as usize;
     let font = egui::FontId::proportional(11.0);
-    for row in (0..board.rows).step_by(every) {
+    // A strip's one row needs no number.
+    let rows = if board.rows == 1 { 0 } else { board.rows };
+    for row in (0..rows).step_by(every) {
         let r = layout.cell_rect(row, 0);
         painter.text(
             egui::pos2(r.left() - 4.0, r.center().y),

@@ -15,6 +15,7 @@ pub mod context;
 pub mod context_vision;
 pub mod corkscrew;
 pub mod dot_decay;
+pub mod layouts;
 pub mod learned;
 pub mod patches;
 pub mod precision;
@@ -47,6 +48,7 @@ use crate::table_args::CliError;
 use axes::AxesFigure;
 use context::ContextFigure;
 use context_vision::VisionFigure;
+use layouts::LayoutsFigure;
 use learned::LearnedFigure;
 use precision::PrecisionFigure;
 use relative::RelativeFigure;
@@ -63,6 +65,10 @@ figures! {
     Patches(PatchesFigure),
     /// RoPE helices in 3D, projected as vector lines
     Corkscrew(CorkscrewFigure),
+    /// RoPE's two pair layouts: one head's q and rotation in each, and a grouped-query model's
+    /// k rows and scores permuted right and with the query head count (--head-dim, --heads,
+    /// --kv-heads, --offset)
+    Layouts(LayoutsFigure),
     /// A table from a file (--file) next to poslab's reference and their difference
     Check(CheckFigure),
     /// Context extension: wavelengths per method, unseen angles, and a --chart

@@ -234,6 +234,9 @@ pub struct FigureArgs {
     #[command(flatten)]
     pub arithmetic: crate::options::ArithmeticOptions,
 
+    #[command(flatten)]
+    pub permutation: crate::options::PermutationOptions,
+
     /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
     /// and the point it looks at), as the app's export dialog prints it (default: framing the
     /// scene)
@@ -290,7 +293,8 @@ Examples:
   poslab figure relative --panel skew --tokens 5 --stage 5 -o skew.svg
   poslab figure relative --panel t5 --tokens 64 --bidirectional false -o t5.png
   poslab figure tour --step 8 --seq 256 --dim 128 --anchor 128 -o dot.svg
-  poslab figure axes --frames 2 --patch-rows 6 --patch-cols 8 --token 30 -o axes.svg";
+  poslab figure axes --frames 2 --patch-rows 6 --patch-cols 8 --token 30 -o axes.svg
+  poslab figure layouts --head-dim 8 --heads 8 --kv-heads 2 --offset 5 -o layouts.svg";
 
 /// A whole-number option, with the app's default when not given.
 pub(super) fn count(

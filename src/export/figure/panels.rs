@@ -113,3 +113,35 @@ pub(super) fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
         (0.0, 1.0)
     }
 }
+
+/// A board as a panel: a square grid with its colour bar, or a list with neither axes nor bar.
+/// A strip (one row) has its column numbers and neither row numbers nor a bar: its cells carry
+/// their labels.
+pub(super) fn board_panel(board: crate::scene::board::Board, style: &FigureStyle) -> Panel {
+    let list = board.cols == 1;
+    let strip = board.rows == 1 && !list;
+    let x = Axis::new(board.col_name.clone(), -0.5, board.cols as f64 - 0.5);
+    let y = Axis::new(board.row_name.clone(), -0.5, board.rows as f64 - 0.5).downwards();
+    let (low, high) = style.colormap.range(board.range.0, board.range.1);
+    Panel {
+        title: board.title.clone(),
+        equal_aspect: !list,
+        colorbar: (!list && !strip).then(|| ColorBar {
+            colormap: style.colormap,
+            min: low,
+            max: high,
+            label: board.value_name.clone(),
+        }),
+        x: if list || !board.numbered && board.col_name.is_empty() {
+            x.hidden()
+        } else {
+            x
+        },
+        y: if list || strip || !board.numbered {
+            y.hidden()
+        } else {
+            y
+        },
+        content: Content::Board(board),
+    }
+}

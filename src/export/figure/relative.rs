@@ -2,10 +2,10 @@
 //! stage), each with its own colour bar, lists without one.
 
 use super::options::{FigureArgs, Words, count, value_name};
-use super::{Axis, ColorBar, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel};
+use super::panels::board_panel;
+use super::{Drawn, FigureError, FigureKind, FigureStyle};
 use crate::encoding::alibi::AlibiMode;
 use crate::options::ModeArg;
-use crate::scene::board::Board;
 use crate::scene::relative::{self, RelativePanel, RelativeSettings};
 use crate::table_args::{CliError, flag};
 
@@ -199,33 +199,4 @@ fn draw(figure: &RelativeFigure, style: &FigureStyle) -> Result<Drawn, FigureErr
         _ => 1,
     };
     Ok(Drawn::new(title, panels).in_columns(columns))
-}
-
-/// A board as a panel: a square grid with its colour bar, or a list with neither axes nor bar.
-fn board_panel(board: Board, style: &FigureStyle) -> Panel {
-    let list = board.cols == 1;
-    let x = Axis::new(board.col_name.clone(), -0.5, board.cols as f64 - 0.5);
-    let y = Axis::new(board.row_name.clone(), -0.5, board.rows as f64 - 0.5).downwards();
-    let (low, high) = style.colormap.range(board.range.0, board.range.1);
-    Panel {
-        title: board.title.clone(),
-        equal_aspect: !list,
-        colorbar: (!list).then(|| ColorBar {
-            colormap: style.colormap,
-            min: low,
-            max: high,
-            label: board.value_name.clone(),
-        }),
-        x: if list || !board.numbered && board.col_name.is_empty() {
-            x.hidden()
-        } else {
-            x
-        },
-        y: if list || !board.numbered {
-            y.hidden()
-        } else {
-            y
-        },
-        content: Content::Board(board),
-    }
 }
