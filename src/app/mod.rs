@@ -288,6 +288,14 @@ impl PoslabApp {
         self.view::<crate::views::precision::PrecisionView>()
     }
 
+    pub fn layouts_view(&self) -> &crate::views::layouts::LayoutsView {
+        self.view::<crate::views::layouts::LayoutsView>()
+    }
+
+    pub fn layouts_view_mut(&mut self) -> &mut crate::views::layouts::LayoutsView {
+        self.view_mut::<crate::views::layouts::LayoutsView>()
+    }
+
     pub fn axes_view(&self) -> &crate::views::axes::AxesView {
         self.view::<crate::views::axes::AxesView>()
     }

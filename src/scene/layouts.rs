@@ -212,8 +212,8 @@ fn position_in(layout: PairLayout, row: usize, d: usize) -> usize {
 /// A layout's name and pairs, short enough for a board's title.
 pub fn layout_title(layout: PairLayout) -> &'static str {
     match layout {
-        PairLayout::Interleaved => "as stored, interleaved: pairs (2i, 2i+1)",
-        PairLayout::Half => "permuted, half: pairs (i, i + d/2)",
+        PairLayout::Interleaved => "q as stored: pairs (2i, 2i+1)",
+        PairLayout::Half => "q permuted: pairs (i, i + d/2)",
     }
 }
 
@@ -246,7 +246,7 @@ pub fn q_board(scene: &LayoutsScene, layout: PairLayout) -> Board {
     let mut cells = cells;
     cells.sort_by_key(|c| c.col);
     Board {
-        title: format!("q, {}", layout_title(layout)),
+        title: layout_title(layout).to_owned(),
         rows: 1,
         cols: d,
         cells,
@@ -304,10 +304,8 @@ pub fn rotation_board(scene: &LayoutsScene, layout: PairLayout) -> Board {
     cells.sort_by_key(|c| (c.row, c.col));
     Board {
         title: match layout {
-            PairLayout::Interleaved => {
-                format!("rotation by Δ = {}: 2x2 blocks on the diagonal", s.offset)
-            }
-            PairLayout::Half => "half: each block on the quadrant diagonals".to_owned(),
+            PairLayout::Interleaved => format!("rotation by Δ = {}, interleaved", s.offset),
+            PairLayout::Half => format!("rotation by Δ = {}, half", s.offset),
         },
         rows: d,
         cols: d,
@@ -461,7 +459,7 @@ pub fn scores_board(scene: &LayoutsScene) -> Board {
                 col: h,
                 value: Some(value),
                 label: number_label(value, 2),
-                short_label: String::new(),
+                short_label: number_label(value, 1),
                 detail: format!(
                     "query head {h} (kv head {}), {}: q·k at Δ = {} is {value:.6}{}",
                     h / group,

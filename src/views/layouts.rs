@@ -250,7 +250,8 @@ fn one_head_ui(
     let (left, right) = crate::widgets::layout::split_columns(rect, 0.36, 14.0);
     let q_interleaved = q_board(scene, PairLayout::Interleaved);
     let q_half = q_board(scene, PairLayout::Half);
-    let strip = (left.height() * 0.3).min(110.0);
+    // A strip needs its title, column numbers and caption beside a row of cells.
+    let strip = (left.height() * 0.36).clamp(96.0, 130.0);
     let upper = egui::Rect::from_min_size(left.min, egui::vec2(left.width(), strip));
     let lower = egui::Rect::from_min_size(
         egui::pos2(left.left(), left.bottom() - strip),
@@ -268,7 +269,10 @@ fn one_head_ui(
         // From under the upper strip's axis caption to over the lower strip's title and
         // column numbers.
         let start = above.layout.cell_rect(0, cell.col).center_bottom() + egui::vec2(0.0, 18.0);
-        let end = below.layout.cell_rect(0, to.col).center_top() - egui::vec2(0.0, 50.0);
+        let end = egui::pos2(below.layout.cell_rect(0, to.col).center().x, lower.top() - 6.0);
+        if end.y - start.y < 12.0 {
+            continue;
+        }
         let color = crate::colormap::cell_color(colormap, q_interleaved.range, cell.value);
         painter.arrow(
             start,
@@ -297,8 +301,8 @@ fn projection_ui(
     scene: &LayoutsScene,
     colormap: crate::colormap::Colormap,
 ) {
-    let (rows_rect, scores_rect) = crate::widgets::layout::split_columns(rect, 0.62, 14.0);
-    let caption = 150.0_f32.min(rows_rect.width() * 0.3);
+    let (rows_rect, scores_rect) = crate::widgets::layout::split_columns(rect, 0.7, 14.0);
+    let caption = 112.0_f32.min(rows_rect.width() * 0.25);
     let boards = [
         (
             k_rows_board(scene),
