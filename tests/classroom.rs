@@ -232,17 +232,18 @@ fn a_long_preset_name_neither_widens_the_panel_nor_breaks_its_label() {
     }
     harness.run();
     // The side panel from the preset row down, and the view beside it (not the view picker
-    // above, which a new view would change).
+    // above, which a new view would change: nor the crop's height, so a fixed one).
     let preset_top = harness
         .query_all_by_label("Preset")
         .map(|node| node.rect().top())
         .fold(f32::INFINITY, f32::min);
     let window = harness.ctx.content_rect();
-    common::region_snapshot(
-        &mut harness,
-        window.with_min_y(preset_top - 8.0),
-        "classroom/long_preset",
-    );
+    let crop = poslab::egui::Rect::from_min_size(
+        poslab::egui::pos2(window.left(), preset_top - 8.0),
+        poslab::egui::vec2(window.width(), 340.0),
+    )
+    .intersect(window);
+    common::region_snapshot(&mut harness, crop, "classroom/long_preset");
     assert_eq!(view_left(&harness), before, "the panel keeps its width");
     for node in harness.query_all_by_label("Preset") {
         let rect = node.rect();
