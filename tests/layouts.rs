@@ -54,8 +54,14 @@ fn the_half_board_is_the_conversion_scripts_row_order_and_the_scores_are_ropes()
         let expected = complex_score(&scene.q, &scene.k, settings.base, settings.offset as f64);
         let got = scene.heads[0];
         let tolerance = 1e-9 * (1.0 + expected.abs());
-        assert!((got.original - expected).abs() < tolerance, "{got:?} {expected}");
-        assert!((got.permuted - expected).abs() < tolerance, "{got:?} {expected}");
+        assert!(
+            (got.original - expected).abs() < tolerance,
+            "{got:?} {expected}"
+        );
+        assert!(
+            (got.permuted - expected).abs() < tolerance,
+            "{got:?} {expected}"
+        );
         // Every rotation entry is cos or ±sin of Δθ_i at the pair's two dims in each layout.
         let matrix = rotation_board(&scene, PairLayout::Half);
         for i in 0..d / 2 {
@@ -119,7 +125,10 @@ fn the_view_shows_the_bug_follows_its_controls_and_exports_its_figure() {
     let style = poslab::export::figure::FigureStyle::default();
     let svg =
         common::assert_command_line_figure_equals_export(&export, &style, folder.path(), "layouts");
-    assert!(svg.contains("8 query heads, 2 kv heads"), "the figure's title");
+    assert!(
+        svg.contains("8 query heads, 2 kv heads"),
+        "the figure's title"
+    );
 }
 
 #[test]

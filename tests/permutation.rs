@@ -56,7 +56,11 @@ fn transformers_gguf_loader_permutes_q_and_k_right_in_float32_and_bfloat16() {
             let (code, text) = check(file, key, &["--head-dim", "128"]);
             assert_eq!(code, 0, "{text}");
             assert!(text.starts_with("MATCH: "), "{text}");
-            let heads = if key { "8 heads of 128" } else { "32 heads of 128" };
+            let heads = if key {
+                "8 heads of 128"
+            } else {
+                "32 heads of 128"
+            };
             assert!(text.contains(heads), "{text}");
             assert_eq!(
                 text.contains("compared in bfloat16"),
@@ -127,14 +131,32 @@ fn a_loader_without_the_kv_head_count_leaves_the_rows_and_is_named() {
 #[test]
 fn bad_input_is_one_line_naming_what_is_allowed() {
     let cases: [(&[&str], &str); 8] = [
-        (&["--kv-heads", "3"], "--kv-heads 3 is not allowed with --heads 32"),
-        (&["--head-dim", "64"], "32 heads of --head-dim 64 would be 2048 rows"),
-        (&["--head-dim", "-2"], "--head-dim -2 is not allowed: use 2 to 1048576"),
-        (&["--atol", "1"], "--atol does not apply to --as permuted-from"),
-        (&["--seq", "4"], "--seq does not apply to --as permuted-from"),
+        (
+            &["--kv-heads", "3"],
+            "--kv-heads 3 is not allowed with --heads 32",
+        ),
+        (
+            &["--head-dim", "64"],
+            "32 heads of --head-dim 64 would be 2048 rows",
+        ),
+        (
+            &["--head-dim", "-2"],
+            "--head-dim -2 is not allowed: use 2 to 1048576",
+        ),
+        (
+            &["--atol", "1"],
+            "--atol does not apply to --as permuted-from",
+        ),
+        (
+            &["--seq", "4"],
+            "--seq does not apply to --as permuted-from",
+        ),
         (&["--tensor", "x"], "--tensor is given at most twice"),
         (&["--direction", "sideways"], "invalid value 'sideways'"),
-        (&["--kv-heads", "0"], "--kv-heads 0 is not allowed: use 1 to 65536"),
+        (
+            &["--kv-heads", "0"],
+            "--kv-heads 0 is not allowed: use 1 to 65536",
+        ),
     ];
     for (extra, message) in cases {
         let (code, text) = check("gguf_loader.safetensors", false, extra);
@@ -147,31 +169,73 @@ fn bad_input_is_one_line_naming_what_is_allowed() {
     let runs: [(Vec<&str>, &str); 5] = [
         (
             vec![
-                "check", &hf, "--tensor", Q, "--as", "permuted-from", &meta, "--heads", "32",
+                "check",
+                &hf,
+                "--tensor",
+                Q,
+                "--as",
+                "permuted-from",
+                &meta,
+                "--heads",
+                "32",
             ],
             "meta.safetensors: has no tensor 'model.layers.0.self_attn.q_proj.weight'; it holds",
         ),
         (
-            vec!["check", &hf, "--as", "permuted-from", &meta, "--heads", "32"],
+            vec![
+                "check",
+                &hf,
+                "--as",
+                "permuted-from",
+                &meta,
+                "--heads",
+                "32",
+            ],
             "holds 2 tensors",
         ),
         (
             vec![
-                "check", &hf, "--tensor", Q, "--as", "permuted-from", "/dev/zero", "--tensor",
-                META_Q, "--heads", "32",
+                "check",
+                &hf,
+                "--tensor",
+                Q,
+                "--as",
+                "permuted-from",
+                "/dev/zero",
+                "--tensor",
+                META_Q,
+                "--heads",
+                "32",
             ],
             "not a table poslab reads",
         ),
         (
             vec![
-                "check", &hf, "--tensor", K, "--as", "permuted-from", &meta, "--tensor", META_Q,
-                "--heads", "32",
+                "check",
+                &hf,
+                "--tensor",
+                K,
+                "--as",
+                "permuted-from",
+                &meta,
+                "--tensor",
+                META_Q,
+                "--heads",
+                "32",
             ],
             "has shape [1024, 8] where",
         ),
         (
             vec![
-                "check", &hf, "--tensor", Q, "--as", "permuted-from", &meta, "--tensor", META_Q,
+                "check",
+                &hf,
+                "--tensor",
+                Q,
+                "--as",
+                "permuted-from",
+                &meta,
+                "--tensor",
+                META_Q,
             ],
             "--heads is required",
         ),
@@ -208,7 +272,8 @@ fn weights_larger_than_memory_are_checked_a_row_at_a_time() {
         );
         let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
         use std::io::Write;
-        file.write_all(&(header.len() as u64).to_le_bytes()).unwrap();
+        file.write_all(&(header.len() as u64).to_le_bytes())
+            .unwrap();
         file.write_all(header.as_bytes()).unwrap();
         let mut line = vec![0u8; cols * 2];
         for r in 0..rows {

@@ -467,7 +467,12 @@ fn rotation<'py>(
 
 /// `assert_permutation`'s arguments checked before any weight is made.
 #[pyfunction]
-fn permutation_setup(heads: i64, kv_heads: Option<i64>, head_dim: i64, direction: &str) -> PyResult<()> {
+fn permutation_setup(
+    heads: i64,
+    kv_heads: Option<i64>,
+    head_dim: i64,
+    direction: &str,
+) -> PyResult<()> {
     permuted_check::question_of(heads, kv_heads, head_dim, direction)
         .map(|_| ())
         .map_err(to_python)

@@ -416,7 +416,13 @@ impl ExportWindow {
                     }
                 }
                 None => {
-                    ui.label("This view's data is the file you opened: there is no table to save.");
+                    use crate::export::figure::FigureSpec;
+                    ui.label(match export.figure {
+                        FigureSpec::Check(_) | FigureSpec::Learned(_) => {
+                            "This view's data is the file you opened: there is no table to save."
+                        }
+                        _ => "This view's boards are computed from its settings and drawn whole in the figure: there is no table to save.",
+                    });
                 }
             }
         }

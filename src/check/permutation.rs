@@ -211,7 +211,10 @@ fn known_orders(rows: usize, head_dim: usize, question: &Question) -> Vec<(Cause
             ));
         }
         // Heads of 2 rows are left as they are (one pair): that is "not permuted".
-        for size in (4..=rows).step_by(2).filter(|s| rows % s == 0 && *s != head_dim) {
+        for size in (4..=rows)
+            .step_by(2)
+            .filter(|s| rows % s == 0 && *s != head_dim)
+        {
             if let Some(order) = source_rows(rows, rows / size, way) {
                 orders.push((
                     Cause::OtherHeads {
@@ -405,7 +408,12 @@ mod tests {
             head_dim: Some(16),
             ..q
         };
-        assert!(stated.head_dim_of(32).unwrap_err().contains("--head-dim 16"));
+        assert!(
+            stated
+                .head_dim_of(32)
+                .unwrap_err()
+                .contains("--head-dim 16")
+        );
         assert_eq!(ranges(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7-8");
     }
 }

@@ -75,7 +75,9 @@ pub struct PermutedArgs {
 /// Whether `args` (the program name first) ask for this check: `check ... --as permuted-from`.
 pub(super) fn asks_for_it(args: &[OsString]) -> bool {
     args.get(1).is_some_and(|a| a == "check")
-        && (args.windows(2).any(|w| w[0] == "--as" && w[1] == "permuted-from")
+        && (args
+            .windows(2)
+            .any(|w| w[0] == "--as" && w[1] == "permuted-from")
             || args.iter().any(|a| a == "--as=permuted-from"))
 }
 
@@ -121,11 +123,7 @@ fn check(args: &PermutedArgs, matches: &ArgMatches) -> Result<i32, CliError> {
     let describe = |path: &PathBuf, tensor: Option<&str>, table: &OpenedTable| {
         let kind = table.stored.map_or("integers", StoredFloat::name);
         match tensor {
-            Some(name) => format!(
-                "{} ({name}, {:?}, {kind})",
-                path.display(),
-                table.shape
-            ),
+            Some(name) => format!("{} ({name}, {:?}, {kind})", path.display(), table.shape),
             None => format!("{} ({:?}, {kind})", path.display(), table.shape),
         }
     };
@@ -162,7 +160,13 @@ fn check(args: &PermutedArgs, matches: &ArgMatches) -> Result<i32, CliError> {
     drop(working);
     let verdict = judge_rows(&original_prints, &permuted_prints, &question)
         .map_err(|e| CliError::usage(format!("{} {e}", args.file.display())))?;
-    let text = report(&verdict, &question, &permuted_name, &original_name, round_to);
+    let text = report(
+        &verdict,
+        &question,
+        &permuted_name,
+        &original_name,
+        round_to,
+    );
     crate::table_args::output::print(&text)?;
     Ok(if verdict.matches { 0 } else { 1 })
 }
@@ -322,13 +326,17 @@ pub fn check_permute_function(case: &PermuteCase) -> Result<PermuteReport, CliEr
     )
     .map_err(CliError::usage)?;
     let wrong_heads: Vec<usize> = (0..scores.worst_per_head.len())
-        .filter(|&h| scores.worst_per_head[h].is_nan() || scores.worst_per_head[h] > SCORE_TOLERANCE)
+        .filter(|&h| {
+            scores.worst_per_head[h].is_nan() || scores.worst_per_head[h] > SCORE_TOLERANCE
+        })
         .collect();
     let largest_change = scores.worst_per_head.iter().copied().fold(0.0, f64::max);
     let passes = wrong_heads.is_empty();
     let heads = question.query_heads;
     let kv = question.heads();
-    let head_dim = question.head_dim_of(case.key.nrows()).map_err(CliError::usage)?;
+    let head_dim = question
+        .head_dim_of(case.key.nrows())
+        .map_err(CliError::usage)?;
     let farthest = SCORE_POSITIONS.iter().map(|&(m, _)| m).max().unwrap_or(0);
     let mut text = if passes {
         format!(

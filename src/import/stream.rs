@@ -282,11 +282,9 @@ pub(crate) fn row_prints<R: Read + Seek>(
     round_to: Option<StoredFloat>,
 ) -> Result<Vec<u128>, String> {
     if table.fortran && table.shape.len() >= 2 {
-        return Err(
-            "is stored column-major (fortran_order): save it row-major \
+        return Err("is stored column-major (fortran_order): save it row-major \
              (numpy.ascontiguousarray) to compare its rows"
-                .to_owned(),
-        );
+            .to_owned());
     }
     let rows = table.shape.first().copied().unwrap_or(1);
     let row_len = if table.shape.len() >= 2 {
@@ -361,8 +359,14 @@ struct RowPrint(u64, u64);
 impl RowPrint {
     fn add(&mut self, value: f64) {
         // One NaN, whatever its payload; -0 stays apart from +0 (a permutation keeps signs).
-        let bits = if value.is_nan() { f64::NAN.to_bits() } else { value.to_bits() };
-        self.0 = (self.0 ^ bits).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        let bits = if value.is_nan() {
+            f64::NAN.to_bits()
+        } else {
+            value.to_bits()
+        };
+        self.0 = (self.0 ^ bits)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
         self.1 = (self.1.rotate_left(17) ^ bits.wrapping_mul(0xff51_afd7_ed55_8ccd))
             .wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     }

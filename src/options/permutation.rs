@@ -42,9 +42,7 @@ impl PermutationOptions {
                 .ok()
                 .filter(|_| (min..=max).contains(&value))
                 .ok_or_else(|| {
-                    CliError::usage(format!(
-                        "{name} {value} is not allowed: use {min} to {max}"
-                    ))
+                    CliError::usage(format!("{name} {value} is not allowed: use {min} to {max}"))
                 })
         };
         let query_heads = in_range("--heads", heads, 1, MAX_HEADS)?;

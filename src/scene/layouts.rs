@@ -182,7 +182,14 @@ pub fn scene(settings: &LayoutsSettings) -> Result<LayoutsScene, String> {
             let head = |v: &[f64]| v[g * d..(g + 1) * d].to_vec();
             HeadScores {
                 original: score(&qs[h], &ks[g], PairLayout::Interleaved, s.base, s.offset, 0),
-                permuted: score(&q_half, &head(&k_right), PairLayout::Half, s.base, s.offset, 0),
+                permuted: score(
+                    &q_half,
+                    &head(&k_right),
+                    PairLayout::Half,
+                    s.base,
+                    s.offset,
+                    0,
+                ),
                 with_query_count: k_bug
                     .as_ref()
                     .map(|k| score(&q_half, &head(k), PairLayout::Half, s.base, s.offset, 0)),
@@ -264,7 +271,9 @@ pub fn q_board(scene: &LayoutsScene, layout: PairLayout) -> Board {
 pub fn rotation_board(scene: &LayoutsScene, layout: PairLayout) -> Board {
     let s = &scene.settings;
     let d = s.head_dim;
-    let thetas = crate::encoding::rope::inv_freq(d, s.base).map(|t| t.to_vec()).unwrap_or_default();
+    let thetas = crate::encoding::rope::inv_freq(d, s.base)
+        .map(|t| t.to_vec())
+        .unwrap_or_default();
     let mut cells = Vec::new();
     for pair in 0..d / 2 {
         let angle = s.offset as f64 * thetas.get(pair).copied().unwrap_or(0.0);
@@ -387,7 +396,9 @@ pub fn k_rows_board(scene: &LayoutsScene) -> Board {
     let ways = ways(scene);
     let mut cells = Vec::new();
     for (line, way) in ways.iter().enumerate() {
-        let Some(order) = way.k_order(scene) else { continue };
+        let Some(order) = way.k_order(scene) else {
+            continue;
+        };
         for (col, &source) in order.iter().enumerate() {
             let wrong = *way == Way::AsQueryHeads && source != scene.k_rows[col];
             cells.push(BoardCell {
@@ -451,7 +462,9 @@ pub fn scores_board(scene: &LayoutsScene) -> Board {
     let mut cells = Vec::new();
     for (line, way) in ways.iter().enumerate() {
         for (h, scores) in scene.heads.iter().enumerate() {
-            let Some(value) = way.score(scores) else { continue };
+            let Some(value) = way.score(scores) else {
+                continue;
+            };
             let wrong = differs(value, scores.original);
             cells.push(BoardCell {
                 id: line * s.heads + h,
@@ -521,7 +534,10 @@ mod tests {
         // 2 kv heads of 8 as 4 heads: groups of 4 rows, each head's rows 1 and 2 swapped
         // only within its halves: every head wrong.
         assert_eq!(scene.broken_heads(), (0..4).collect::<Vec<_>>());
-        assert_eq!(&scene.k_rows_bug.as_ref().unwrap()[..8], [0, 2, 1, 3, 4, 6, 5, 7]);
+        assert_eq!(
+            &scene.k_rows_bug.as_ref().unwrap()[..8],
+            [0, 2, 1, 3, 4, 6, 5, 7]
+        );
         let q = q_board(&scene, PairLayout::Half);
         let labels: Vec<&str> = q.cells.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(labels, ["q0", "q2", "q4", "q6", "q1", "q3", "q5", "q7"]);

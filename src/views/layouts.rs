@@ -269,7 +269,10 @@ fn one_head_ui(
         // From under the upper strip's axis caption to over the lower strip's title and
         // column numbers.
         let start = above.layout.cell_rect(0, cell.col).center_bottom() + egui::vec2(0.0, 18.0);
-        let end = egui::pos2(below.layout.cell_rect(0, to.col).center().x, lower.top() - 6.0);
+        let end = egui::pos2(
+            below.layout.cell_rect(0, to.col).center().x,
+            lower.top() - 6.0,
+        );
         if end.y - start.y < 12.0 {
             continue;
         }
@@ -306,10 +309,7 @@ fn projection_ui(
     let boards = [
         (
             k_rows_board(scene),
-            egui::Rect::from_min_max(
-                rows_rect.min + egui::vec2(caption, 0.0),
-                rows_rect.max,
-            ),
+            egui::Rect::from_min_max(rows_rect.min + egui::vec2(caption, 0.0), rows_rect.max),
         ),
         (scores_board(scene), scores_rect),
     ];
