@@ -213,7 +213,7 @@ fn known_orders(rows: usize, head_dim: usize, question: &Question) -> Vec<(Cause
         // Heads of 2 rows are left as they are (one pair): that is "not permuted".
         for size in (4..=rows)
             .step_by(2)
-            .filter(|s| rows % s == 0 && *s != head_dim)
+            .filter(|s| rows.is_multiple_of(*s) && *s != head_dim)
         {
             if let Some(order) = source_rows(rows, rows / size, way) {
                 orders.push((
@@ -278,7 +278,7 @@ pub fn compare_scores(
     let query_heads = question.query_heads;
     let kv_heads = question.heads();
     let head_dim = question.head_dim_of(original.key.nrows())?;
-    if kv_heads == 0 || query_heads % kv_heads != 0 {
+    if kv_heads == 0 || !query_heads.is_multiple_of(kv_heads) {
         return Err(format!(
             "kv_heads={kv_heads} does not divide heads={query_heads}: each kv head serves a whole group of query heads"
         ));

@@ -84,7 +84,7 @@ impl Question {
         } else {
             "--heads"
         };
-        if heads == 0 || rows % heads != 0 {
+        if heads == 0 || !rows.is_multiple_of(heads) {
             return Err(format!(
                 "has {rows} rows, which {whose} {heads} does not divide into heads"
             ));
@@ -98,7 +98,7 @@ impl Question {
                 heads as u128 * stated as u128
             ));
         }
-        if dim % 2 != 0 {
+        if !dim.is_multiple_of(2) {
             return Err(format!(
                 "has {rows} rows, {heads} heads of {dim}: a head's rows pair up, so its dim must be even"
             ));
@@ -122,7 +122,7 @@ pub fn source_in_group(row: usize, size: usize, direction: Direction) -> usize {
 /// For each row of a matrix of `rows` rows permuted as `groups` equal groups (heads), the row
 /// of the original it holds; `None` when the rows do not split into groups of an even size.
 pub fn source_rows(rows: usize, groups: usize, direction: Direction) -> Option<Vec<usize>> {
-    if groups == 0 || rows % groups != 0 || (rows / groups) % 2 != 0 {
+    if groups == 0 || !rows.is_multiple_of(groups) || !(rows / groups).is_multiple_of(2) {
         return None;
     }
     let size = rows / groups;

@@ -49,7 +49,7 @@ pub const OFFSET_MAX: u64 = 1_000_000;
 impl LayoutsSettings {
     /// Checks each setting against its range, naming the option.
     pub fn validate(&self) -> Result<(), String> {
-        if !HEAD_DIM_RANGE.contains(&self.head_dim) || self.head_dim % 2 != 0 {
+        if !HEAD_DIM_RANGE.contains(&self.head_dim) || !self.head_dim.is_multiple_of(2) {
             return Err(format!(
                 "--head-dim {} is not allowed: use an even number from {} to {}",
                 self.head_dim,
@@ -65,7 +65,10 @@ impl LayoutsSettings {
                 HEADS_RANGE.end()
             ));
         }
-        if self.kv_heads == 0 || self.kv_heads > self.heads || self.heads % self.kv_heads != 0 {
+        if self.kv_heads == 0
+            || self.kv_heads > self.heads
+            || !self.heads.is_multiple_of(self.kv_heads)
+        {
             return Err(format!(
                 "--kv-heads {} is not allowed with --heads {}: use a divisor of {}",
                 self.kv_heads, self.heads, self.heads
@@ -82,14 +85,15 @@ impl LayoutsSettings {
 
     /// The kv heads' divisors of H, for the control that picks K.
     pub fn kv_choices(heads: usize) -> Vec<usize> {
-        (1..=heads).filter(|k| heads % k == 0).collect()
+        (1..=heads).filter(|k| heads.is_multiple_of(*k)).collect()
     }
 
     /// The rows per group when k (K heads) is permuted as H heads: `None` where they do not
     /// split into groups of an even size (the reshape would fail).
     pub fn bug_group(&self) -> Option<usize> {
         let rows = self.kv_heads * self.head_dim;
-        (rows % self.heads == 0 && (rows / self.heads) % 2 == 0).then(|| rows / self.heads)
+        (rows.is_multiple_of(self.heads) && (rows / self.heads).is_multiple_of(2))
+            .then(|| rows / self.heads)
     }
 }
 
