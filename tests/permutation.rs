@@ -166,81 +166,37 @@ fn bad_input_is_one_line_naming_what_is_allowed() {
     }
     let meta = data("meta.safetensors");
     let hf = data("gguf_loader.safetensors");
-    let runs: [(Vec<&str>, &str); 5] = [
+    // Each: FILE and its tensor, ORIGINAL and its tensor, then the rest.
+    let words = |file: &str, tensor: &str, original: &str, theirs: &str, rest: &str| {
+        let mut words = vec!["check".to_owned(), file.to_owned()];
+        if !tensor.is_empty() {
+            words.extend(["--tensor".to_owned(), tensor.to_owned()]);
+        }
+        words.extend(["--as".into(), "permuted-from".into(), original.to_owned()]);
+        if !theirs.is_empty() {
+            words.extend(["--tensor".to_owned(), theirs.to_owned()]);
+        }
+        words.extend(rest.split_whitespace().map(str::to_owned));
+        words
+    };
+    let runs = [
         (
-            vec![
-                "check",
-                &hf,
-                "--tensor",
-                Q,
-                "--as",
-                "permuted-from",
-                &meta,
-                "--heads",
-                "32",
-            ],
+            words(&hf, Q, &meta, "", "--heads 32"),
             "meta.safetensors: has no tensor 'model.layers.0.self_attn.q_proj.weight'; it holds",
         ),
+        (words(&hf, "", &meta, "", "--heads 32"), "holds 2 tensors"),
         (
-            vec![
-                "check",
-                &hf,
-                "--as",
-                "permuted-from",
-                &meta,
-                "--heads",
-                "32",
-            ],
-            "holds 2 tensors",
-        ),
-        (
-            vec![
-                "check",
-                &hf,
-                "--tensor",
-                Q,
-                "--as",
-                "permuted-from",
-                "/dev/zero",
-                "--tensor",
-                META_Q,
-                "--heads",
-                "32",
-            ],
+            words(&hf, Q, "/dev/zero", META_Q, "--heads 32"),
             "not a table poslab reads",
         ),
         (
-            vec![
-                "check",
-                &hf,
-                "--tensor",
-                K,
-                "--as",
-                "permuted-from",
-                &meta,
-                "--tensor",
-                META_Q,
-                "--heads",
-                "32",
-            ],
+            words(&hf, K, &meta, META_Q, "--heads 32"),
             "has shape [1024, 8] where",
         ),
-        (
-            vec![
-                "check",
-                &hf,
-                "--tensor",
-                Q,
-                "--as",
-                "permuted-from",
-                &meta,
-                "--tensor",
-                META_Q,
-            ],
-            "--heads is required",
-        ),
+        (words(&hf, Q, &meta, META_Q, ""), "--heads is required"),
     ];
     for (args, message) in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (code, text) = run_poslab(&args);
         assert_eq!(code, 2, "{args:?}: {text}");
         assert_eq!(text.trim_end().lines().count(), 1, "{args:?}: {text}");

@@ -220,21 +220,8 @@ fn read_run<R: Read + Seek>(
         .seek(SeekFrom::Start(table.offset + (first * width) as u64))
         .map_err(|e| e.to_string())?;
     let last = table.shape.last().copied().unwrap_or(1).max(1);
-    let mut raw = vec![0u8; CHUNK_VALUES.min(count.max(1)) * width];
-    let mut decoded = Vec::with_capacity(CHUNK_VALUES.min(count.max(1)));
-    let mut done = 0;
-    while done < count {
-        let n = CHUNK_VALUES.min(count - done);
-        let bytes = &mut raw[..n * width];
-        reader.read_exact(bytes).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                "is truncated: it ended while its values were read (did it shrink?)".to_owned()
-            } else {
-                e.to_string()
-            }
-        })?;
-        decoded.clear();
-        table.element.decode(bytes, &mut decoded);
+    let mut chunks = Chunks::new(table.element, count);
+    chunks.read(reader, count, |done, decoded| {
         let start = first + done;
         if let Some(bad) = decoded.iter().position(|v| refused(*v, accepted)) {
             let flat = start + bad;
@@ -249,7 +236,7 @@ fn read_run<R: Read + Seek>(
             ));
         }
         match mask {
-            None => out.extend_from_slice(&decoded),
+            None => out.extend_from_slice(decoded),
             Some(mask) => out.extend(
                 decoded
                     .iter()
@@ -258,9 +245,56 @@ fn read_run<R: Read + Seek>(
                     .map(|(_, v)| *v),
             ),
         }
-        done += n;
+        Ok(())
+    })
+}
+
+/// A buffer that reads values of one element type a chunk at a time and decodes them.
+struct Chunks {
+    element: Element,
+    raw: Vec<u8>,
+    decoded: Vec<f64>,
+}
+
+impl Chunks {
+    /// Room for runs of up to `longest` values, a chunk at most.
+    fn new(element: Element, longest: usize) -> Self {
+        let chunk = CHUNK_VALUES.min(longest.max(1));
+        Self {
+            element,
+            raw: vec![0u8; chunk * element.width()],
+            decoded: Vec::with_capacity(chunk),
+        }
     }
-    Ok(())
+
+    /// Reads the next `count` values from `reader`, handing each chunk decoded to `each` with
+    /// how many values of the run came before it.
+    fn read<R: Read>(
+        &mut self,
+        reader: &mut R,
+        count: usize,
+        mut each: impl FnMut(usize, &[f64]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let width = self.element.width();
+        let chunk = self.raw.len() / width;
+        let mut done = 0;
+        while done < count {
+            let n = chunk.min(count - done);
+            let bytes = &mut self.raw[..n * width];
+            reader.read_exact(bytes).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    "is truncated: it ended while its values were read (did it shrink?)".to_owned()
+                } else {
+                    e.to_string()
+                }
+            })?;
+            self.decoded.clear();
+            self.element.decode(bytes, &mut self.decoded);
+            each(done, &self.decoded)?;
+            done += n;
+        }
+        Ok(())
+    }
 }
 
 fn refused(value: f64, accepted: Values) -> bool {
@@ -292,7 +326,6 @@ pub(crate) fn row_prints<R: Read + Seek>(
     } else {
         1
     };
-    let width = table.element.width();
     reader
         .seek(SeekFrom::Start(table.offset))
         .map_err(|e| e.to_string())?;
@@ -300,29 +333,15 @@ pub(crate) fn row_prints<R: Read + Seek>(
     prints
         .try_reserve_exact(rows)
         .map_err(|_| format!("has {rows} rows, more than memory holds"))?;
-    let chunk = CHUNK_VALUES.min(row_len.max(1));
-    let mut raw = vec![0u8; chunk * width];
-    let mut decoded = Vec::with_capacity(chunk);
+    let mut chunks = Chunks::new(table.element, row_len);
     for _ in 0..rows {
         let mut print = RowPrint::default();
-        let mut done = 0;
-        while done < row_len {
-            let n = chunk.min(row_len - done);
-            let bytes = &mut raw[..n * width];
-            reader.read_exact(bytes).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                    "is truncated: it ended while its values were read (did it shrink?)".to_owned()
-                } else {
-                    e.to_string()
-                }
-            })?;
-            decoded.clear();
-            table.element.decode(bytes, &mut decoded);
-            for &value in &decoded {
-                print.add(rounded(value, round_to));
-            }
-            done += n;
-        }
+        chunks.read(reader, row_len, |_, decoded| {
+            decoded
+                .iter()
+                .for_each(|&value| print.add(rounded(value, round_to)));
+            Ok(())
+        })?;
         prints.push(print.finish());
     }
     Ok(prints)
