@@ -269,3 +269,62 @@ fn weights_larger_than_memory_are_checked_a_row_at_a_time() {
     );
     assert!(stdout.starts_with("MATCH: "), "{stdout}");
 }
+
+/// A bias ([rows]) is a projection's too; an empty tensor is refused. Written here: the
+/// permuted bias by the conversion script's formula.
+#[test]
+fn a_bias_is_checked_and_an_empty_tensor_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let write = |name: &str, shape: &[usize], values: &[f32]| {
+        let path = folder.path().join(name);
+        let mut bytes = poslab::export::npy_header(shape, false, poslab::export::RealDtype::F32);
+        for v in values {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let (heads, d) = (4usize, 16usize);
+    let bias: Vec<f32> = (0..heads * d).map(|i| i as f32 * 0.25 - 3.0).collect();
+    let permuted: Vec<f32> = (0..heads * d)
+        .map(|r| {
+            let (h, within) = (r / d, r % d);
+            bias[h * d + 2 * (within % (d / 2)) + within / (d / 2)]
+        })
+        .collect();
+    let original = write("b.npy", &[heads * d], &bias);
+    let right = write("b_hf.npy", &[heads * d], &permuted);
+    let (code, text) = run_poslab(&[
+        "check",
+        &right,
+        "--as",
+        "permuted-from",
+        &original,
+        "--heads",
+        "4",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = run_poslab(&[
+        "check",
+        &original,
+        "--as",
+        "permuted-from",
+        &original,
+        "--heads",
+        "4",
+    ]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("it was not permuted"), "{text}");
+    let empty = write("empty.npy", &[0, 4], &[]);
+    let (code, text) = run_poslab(&[
+        "check",
+        &empty,
+        "--as",
+        "permuted-from",
+        &empty,
+        "--heads",
+        "4",
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("has no rows"), "{text}");
+}

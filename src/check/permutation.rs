@@ -97,6 +97,8 @@ pub struct RowVerdict {
     pub wrong_heads: Vec<usize>,
     /// Rows of the permuted projection that are a row of the original somewhere.
     pub rows_found: usize,
+    /// Rows of the original equal to another of its rows (whose places cannot be told apart).
+    pub repeated_rows: usize,
     pub rows: usize,
     pub cause: Option<Cause>,
 }
@@ -105,6 +107,13 @@ impl RowVerdict {
     /// The verdict's lines after its first: the heads that differ and the cause.
     pub fn details(&self, question: &Question) -> String {
         let mut text = String::new();
+        if self.repeated_rows > 0 {
+            let _ = writeln!(
+                text,
+                "  note: {} of the original's {} rows repeat another of its rows (zero rows?): where those stand cannot be told apart",
+                self.repeated_rows, self.rows
+            );
+        }
         let heads = question.heads();
         if self.matches {
             let _ = writeln!(
@@ -177,11 +186,13 @@ pub fn judge_rows(
             .map(|(cause, _)| cause)
     };
     let known: HashSet<u128> = original.iter().copied().collect();
+    let repeated_rows = rows - known.len();
     Ok(RowVerdict {
         matches,
         head_dim,
         wrong_heads,
         rows_found: permuted.iter().filter(|p| known.contains(p)).count(),
+        repeated_rows,
         rows,
         cause,
     })

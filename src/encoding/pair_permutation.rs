@@ -84,6 +84,9 @@ impl Question {
         } else {
             "--heads"
         };
+        if rows == 0 {
+            return Err("has no rows: there is nothing to permute".to_owned());
+        }
         if heads == 0 || !rows.is_multiple_of(heads) {
             return Err(format!(
                 "has {rows} rows, which {whose} {heads} does not divide into heads"
