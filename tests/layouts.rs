@@ -122,6 +122,13 @@ fn the_view_shows_the_bug_follows_its_controls_and_exports_its_figure() {
     harness.state_mut().layouts_view_mut().settings.kv_heads = 2;
     harness.run();
     let export = harness.state().view_export().expect("the view exports");
+    // Its data: k_proj's row order for its 2 kv heads of 16.
+    assert!(
+        matches!(&export.data, Some(poslab::engine::TableSpec::RopePermutation(p))
+            if p.heads == 2 && p.head_dim == 16),
+        "{:?}",
+        export.data
+    );
     let style = poslab::export::figure::FigureStyle::default();
     let svg =
         common::assert_command_line_figure_equals_export(&export, &style, folder.path(), "layouts");

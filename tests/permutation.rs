@@ -328,3 +328,47 @@ fn a_bias_is_checked_and_an_empty_tensor_refused() {
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("has no rows"), "{text}");
 }
+
+/// `poslab table rope-permutation` indexes Meta's weights into the ones transformers' GGUF
+/// loader made (q: 32 heads, k: 8 kv heads), and its inverse indexes them back.
+#[test]
+fn the_permutation_table_indexes_meta_weights_into_transformers_ones() {
+    let folder = tempfile::tempdir().unwrap();
+    for (heads, meta_name, hf_name) in [("32", META_Q, Q), ("8", META_K, K)] {
+        let read = |file: &str, tensor: &str| {
+            poslab::import::tables::read_table(Path::new(&data(file)), Some(tensor), u64::MAX)
+                .unwrap()
+        };
+        let (meta, hf) = (
+            read("meta.safetensors", meta_name),
+            read("gguf_loader.safetensors", hf_name),
+        );
+        for (direction, from, to) in [
+            ("interleaved-to-half", &meta, &hf),
+            ("half-to-interleaved", &hf, &meta),
+        ] {
+            let out = folder.path().join(format!("order_{heads}_{direction}.npy"));
+            let out = out.to_str().unwrap();
+            let (code, text) = run_poslab(&[
+                "table",
+                "rope-permutation",
+                "--heads",
+                heads,
+                "--head-dim",
+                "128",
+                "--direction",
+                direction,
+                "-o",
+                out,
+            ]);
+            assert_eq!(code, 0, "{text}");
+            let order = poslab::import::tables::read_table(Path::new(out), None, u64::MAX).unwrap();
+            assert_eq!(order.shape(), [from.shape()[0]]);
+            let indexed = from.select(
+                ndarray::Axis(0),
+                &order.iter().map(|&v| v as usize).collect::<Vec<_>>(),
+            );
+            assert_eq!(&indexed, to, "{heads} heads, {direction}");
+        }
+    }
+}

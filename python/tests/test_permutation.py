@@ -119,3 +119,18 @@ def test_bad_arguments_are_value_errors():
             poslab.assert_permutation(identity, **kwargs)
     with pytest.raises(ValueError, match="the function returned shape"):
         poslab.assert_permutation(lambda w, n: w[:-2], heads=2, head_dim=8)
+
+
+def test_the_permutation_table_is_the_gguf_loaders_row_order():
+    """poslab.table("rope-permutation") indexes a weight as transformers' GGUF loader permutes
+    it, for q (32 heads) and k (8 kv heads), and the inverse direction undoes it."""
+    rng = np.random.default_rng(3)
+    processor = LlamaTensorProcessor(config={})
+    for heads in (HEADS, KV_HEADS):
+        w = rng.standard_normal((heads * HEAD_DIM, 4)).astype(np.float32)
+        order = poslab.table("rope-permutation", heads=heads, head_dim=HEAD_DIM)
+        assert order.dtype == np.int32 and order.shape == (heads * HEAD_DIM,)
+        expected = processor._reverse_permute_weights(w, heads, heads)
+        assert np.array_equal(w[order], expected)
+        back = poslab.table("rope-permutation", heads=heads, head_dim=HEAD_DIM, direction="half-to-interleaved")
+        assert np.array_equal(expected[back], w)

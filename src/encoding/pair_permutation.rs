@@ -136,6 +136,45 @@ pub fn source_rows(rows: usize, groups: usize, direction: Direction) -> Option<V
     )
 }
 
+/// The row order of a projection permuted between the layouts, as a table (`poslab table
+/// rope-permutation`): `[heads * head_dim]` indices, entry `r` the original row that row `r` of
+/// the permuted projection holds, so that `w[table]` permutes `w` (NumPy, PyTorch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PermutationParams {
+    pub heads: usize,
+    pub head_dim: usize,
+    pub direction: Direction,
+}
+
+impl PermutationParams {
+    pub fn validate(&self) -> Result<(), super::ParamError> {
+        super::check_count("heads", self.heads, super::HEADS_RANGE)?;
+        super::check_even_dim("head_dim", self.head_dim)?;
+        let rows = self.heads as u128 * self.head_dim as u128;
+        if rows > i32::MAX as u128 {
+            return Err(super::ParamError::new(
+                "head_dim",
+                self.head_dim,
+                format!(
+                    "{} heads of it are {rows} rows, more than int32 indices hold (2147483647)",
+                    self.heads
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn rows(&self) -> usize {
+        self.heads * self.head_dim
+    }
+
+    /// The original row that row `row` of the permuted projection holds.
+    pub fn source(&self, row: usize) -> usize {
+        let d = self.head_dim;
+        (row / d) * d + source_in_group(row % d, d, self.direction)
+    }
+}
+
 /// One head's vector rotated by RoPE at `position` with pairs of `layout` and
 /// `theta_i = base^(-2i/d)`, the angles exact at any position.
 pub fn rotate(vector: &[f64], layout: PairLayout, base: f64, position: u64) -> Vec<f64> {

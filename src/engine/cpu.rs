@@ -70,6 +70,9 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         }
         TableSpec::T5Buckets(p) => Table::Index(relative::t5_buckets(p)?.into_dyn()),
         TableSpec::RelativeClip(p) => Table::Index(relative::relative_clip(p)?.into_dyn()),
+        TableSpec::RopePermutation(p) => {
+            Table::Index(Array1::from_iter((0..p.rows()).map(|r| p.source(r) as i32)).into_dyn())
+        }
         TableSpec::Binary(p) => real(binary::table(p)?.into_dyn()),
         TableSpec::PatchSimilarity(p) => real(similarity2d::table(p)?.into_dyn()),
     })
@@ -414,6 +417,7 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
         TableSpec::RelativeClip(p) => {
             Values::Index(Box::new(move |_, i, j| p.index(j as i64 - i as i64)))
         }
+        TableSpec::RopePermutation(p) => Values::Index(Box::new(move |_, _, r| p.source(r) as i32)),
         TableSpec::Binary(p) => real(Box::new(move |_, row, bit| p.value(row, bit))),
         TableSpec::PatchSimilarity(p) => {
             let offsets = crate::encoding::similarity2d::OffsetSimilarities::shared(p);

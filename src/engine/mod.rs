@@ -125,6 +125,9 @@ pub enum TableSpec {
     T5Buckets(T5BucketParams),
     RelativeClip(RelativeClipParams),
     Binary(BinaryParams),
+    /// `[heads * head_dim]` int32: the row order of a projection permuted between RoPE's
+    /// pair layouts (see [`encoding::pair_permutation`]).
+    RopePermutation(encoding::pair_permutation::PermutationParams),
     /// `[seq, pairs]` angles, or `[seq, 2 * pairs]` cos or sin, of RoPE over several position
     /// axes (Flux's per-axis RoPE, Qwen2-VL's M-RoPE): see [`encoding::rope_axes`].
     RopeAxes(Box<encoding::rope_axes::RopeAxesParams>),
@@ -281,6 +284,7 @@ impl TableSpec {
             TableSpec::T5Buckets(p) => p.validate(),
             TableSpec::RelativeClip(p) => p.validate(),
             TableSpec::Binary(p) => p.validate(),
+            TableSpec::RopePermutation(p) => p.validate(),
             TableSpec::PatchSimilarity(p) => p.validate(),
             TableSpec::RopeCacheError(p) => p.validate(),
             TableSpec::RopeScoreDrift(p) => p.validate_table(),
@@ -325,6 +329,7 @@ impl TableSpec {
             TableSpec::T5Buckets(_) => "t5-buckets",
             TableSpec::RelativeClip(_) => "relative-clip",
             TableSpec::Binary(_) => "binary",
+            TableSpec::RopePermutation(_) => "rope-permutation",
             TableSpec::PatchSimilarity(_) => "patch-similarity",
             TableSpec::RopeCacheError(_) => "rope-cache-error",
             TableSpec::RopeScoreDrift(_) => "rope-score-drift",
@@ -344,6 +349,7 @@ impl TableSpec {
                 Some("it emulates each float32, bfloat16 and float16 rounding step by step")
             }
             TableSpec::RopeAxes(_) => Some("each token's positions come from --ids or --grid"),
+            TableSpec::RopePermutation(_) => Some("it is a row order, a few integers a head"),
             TableSpec::AtPositions(_) => {
                 Some("its positions are given or scaled (--positions, --position-scale)")
             }
@@ -369,7 +375,9 @@ impl TableSpec {
 
     pub fn value_kind(&self) -> ValueKind {
         match self {
-            TableSpec::T5Buckets(_) | TableSpec::RelativeClip(_) => ValueKind::Index,
+            TableSpec::T5Buckets(_)
+            | TableSpec::RelativeClip(_)
+            | TableSpec::RopePermutation(_) => ValueKind::Index,
             _ => ValueKind::Real,
         }
     }
@@ -408,6 +416,7 @@ impl TableSpec {
             TableSpec::RopeApply { .. } => "the --input array",
             TableSpec::RopeAxes(_) => "the --ids array, --grid, --axes-dim or --dim",
             TableSpec::AlibiSlopes { .. } => "--heads",
+            TableSpec::RopePermutation(_) => "--heads or --head-dim",
             TableSpec::Alibi { .. } | TableSpec::AlibiKeys { .. } => {
                 "--seq or --heads (or pick one with --head)"
             }
@@ -525,6 +534,7 @@ impl TableSpec {
             TableSpec::T5Buckets(p) => square(p.seq),
             TableSpec::RelativeClip(p) => square(p.seq),
             TableSpec::Binary(p) => Some(vec![p.seq, p.dim]),
+            TableSpec::RopePermutation(p) => Some(vec![p.rows()]),
             TableSpec::PatchSimilarity(p) => square(patches(&p.grid)?),
             TableSpec::RopeCacheError(p) => Some(p.shape().to_vec()),
             TableSpec::RopeScoreDrift(p) => Some(vec![p.seq]),

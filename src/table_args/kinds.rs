@@ -229,6 +229,7 @@ const ROPE_CACHE_ERROR_OPTIONS: &[&str] = &[
     FACTOR,
     SCALING,
 ];
+const ROPE_PERMUTATION_OPTIONS: &[&str] = &["heads", "head_dim", "direction"];
 const ROPE_SCORE_DRIFT_OPTIONS: &[&str] =
     &["seq", "dim", "base", "offset", "arith", "seed", "dtype"];
 
@@ -260,6 +261,7 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
         Kind::Binary => BINARY_OPTIONS,
         Kind::RopeCacheError => ROPE_CACHE_ERROR_OPTIONS,
         Kind::RopeScoreDrift => ROPE_SCORE_DRIFT_OPTIONS,
+        Kind::RopePermutation => ROPE_PERMUTATION_OPTIONS,
     }
 }
 

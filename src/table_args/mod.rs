@@ -118,6 +118,9 @@ pub enum Kind {
     /// [seq] q_(n+D)·k_n computed in --arith f32, bf16 or f16 as a model does, minus the exact
     /// score at offset D = --offset (the precision lab)
     RopeScoreDrift,
+    /// [heads·head_dim] int32: the row of the original each row of q_proj or k_proj holds once
+    /// permuted --direction between the pair layouts (w[table] permutes w)
+    RopePermutation,
 }
 
 impl Kind {
@@ -198,6 +201,9 @@ pub struct TableArgs {
 
     #[command(flatten)]
     pub alibi: crate::options::AlibiOptions,
+
+    #[command(flatten)]
+    pub permutation: crate::options::PermutationOptions,
 
     #[command(flatten)]
     pub axes: crate::options::AxesOptions,

@@ -414,6 +414,18 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 "the clipping distance K, 0 to 1073741824",
             )?,
         }),
+        Kind::RopePermutation => {
+            TableSpec::RopePermutation(crate::encoding::pair_permutation::PermutationParams {
+                heads: r.heads()?,
+                head_dim: required(
+                    kind,
+                    "head_dim",
+                    args.permutation.head_dim,
+                    "the rows of one head, even, 2 to 1048576",
+                )?,
+                direction: args.permutation.direction,
+            })
+        }
         Kind::Binary => TableSpec::Binary(BinaryParams {
             seq: r.seq()?,
             dim: r.dim("the number of bits, 1 to 1048576")?,

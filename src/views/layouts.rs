@@ -177,10 +177,17 @@ impl View for LayoutsView {
             figure: crate::export::figure::FigureSpec::Layouts(
                 crate::export::figure::layouts::LayoutsFigure { settings },
             ),
-            data: None,
+            // The row order of k_proj's permutation: w[table] permutes w.
+            data: Some(crate::engine::TableSpec::RopePermutation(
+                crate::encoding::pair_permutation::PermutationParams {
+                    heads: settings.kv_heads,
+                    head_dim: settings.head_dim,
+                    direction: crate::encoding::pair_permutation::Direction::InterleavedToHalf,
+                },
+            )),
             name: format!(
-                "layouts_d{}_h{}_kv{}_offset{}",
-                settings.head_dim, settings.heads, settings.kv_heads, settings.offset
+                "layouts_k_rows_kv{}_d{}",
+                settings.kv_heads, settings.head_dim
             ),
         })
     }
