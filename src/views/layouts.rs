@@ -6,7 +6,6 @@
 //! head count, with every query head's score each way (wrong ones outlined).
 
 use crate::encoding::PairLayout;
-use crate::scene::board::Board;
 use crate::scene::layouts::{
     HEAD_DIM_RANGE, HEADS_RANGE, LayoutsScene, LayoutsSettings, OFFSET_MAX, Way, k_rows_board,
     q_board, rotation_board, scene, scores_board, ways,
@@ -121,17 +120,6 @@ impl LayoutsView {
             }
         });
     }
-}
-
-/// Draws `board` in `rect`, moving from `from` when given.
-fn draw(
-    ui: &mut egui::Ui,
-    rect: egui::Rect,
-    board: &Board,
-    colormap: crate::colormap::Colormap,
-    from: Option<(&Board, f32)>,
-) -> crate::widgets::board::BoardResponse {
-    board_ui(ui, rect, board, colormap, from)
 }
 
 impl View for LayoutsView {
@@ -265,8 +253,8 @@ fn one_head_ui(
         egui::vec2(left.width(), strip),
     );
     let from_q = progress.map(|t| (&q_interleaved, t));
-    let above = draw(ui, upper, &q_interleaved, colormap, None);
-    let below = draw(ui, lower, &q_half, colormap, from_q);
+    let above = board_ui(ui, upper, &q_interleaved, colormap, None);
+    let below = board_ui(ui, lower, &q_half, colormap, from_q);
     // The permutation: an arrow from each row's place in the interleaved layout to its place
     // in the half one, in its pair's colour.
     let painter = ui.painter_at(left);
@@ -293,8 +281,8 @@ fn one_head_ui(
     let (matrix_left, matrix_right) = crate::widgets::layout::split_columns(right, 0.5, 14.0);
     let interleaved = rotation_board(scene, PairLayout::Interleaved);
     let half = rotation_board(scene, PairLayout::Half);
-    draw(ui, matrix_left, &interleaved, colormap, None);
-    draw(
+    board_ui(ui, matrix_left, &interleaved, colormap, None);
+    board_ui(
         ui,
         matrix_right,
         &half,
@@ -322,7 +310,7 @@ fn projection_ui(
     ];
     let mut first_layout = None;
     for (board, rect) in &boards {
-        let response = draw(ui, *rect, board, colormap, None);
+        let response = board_ui(ui, *rect, board, colormap, None);
         first_layout.get_or_insert(response.layout);
     }
     if let Some(layout) = first_layout {
