@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds poslab as a static web page into target/web/: index.html, the JavaScript glue and the
-# .wasm. Installs what it needs when missing: the wasm32 target, and the wasm-bindgen CLI of
+# Builds poslab as a static web page into target/web/: index.html, the JavaScript glue, the
+# .wasm, and a README.md whose header makes the folder a Hugging Face static Space. Installs
+# what it needs when missing: the wasm32 target, and the wasm-bindgen CLI of
 # the version Cargo.lock pins (the two must match). Serve the folder with any static server:
 #   python3 -m http.server -d target/web 8080
 set -euo pipefail
@@ -29,6 +30,8 @@ mkdir -p "$out.tmp"
 wasm-bindgen --target web --no-typescript --remove-name-section --out-dir "$out.tmp" \
   target/wasm32-unknown-unknown/web/poslab_web.wasm
 cp web/index.html "$out.tmp/"
+# The folder is also a Hugging Face static Space as it is: its README's header says so.
+cp web/space.md "$out.tmp/README.md"
 rm -rf "$out"
 mv "$out.tmp" "$out"
 

@@ -209,6 +209,33 @@ async function run(name, flags, backend) {
       );
     }
 
+    // F5 presents, as on the desktop: the page keeps it from reloading; F5 again leaves.
+    await page.evaluate(() => {
+      window.poslabNotReloaded = true;
+      // In the capture phase, after the page's own listener (the app stops the key's bubbling).
+      window.poslabF5 = new Promise((resolve) => window.addEventListener("keydown", (event) => {
+        if (event.key === "F5") resolve(event.defaultPrevented);
+      }, { capture: true }));
+    });
+    await page.keyboard.press("F5");
+    const presenting = await waitForState(
+      page,
+      () => window.poslabState && window.poslabState.present,
+      "F5 presenting",
+    ).catch((error) => ({ failed: String(error) }));
+    const kept = await page.evaluate(() => Promise.race([
+      window.poslabF5.then((prevented) => window.poslabNotReloaded === true && prevented === true),
+      new Promise((resolve) => setTimeout(() => resolve("no keydown seen"), 5000)),
+    ]));
+    check(presenting.present === true && kept === true, `${name}: F5 presents and does not reload the page (${presenting.failed ?? "prevented: " + kept})`);
+    await page.keyboard.press("F5");
+    const desk = await waitForState(
+      page,
+      () => window.poslabState && !window.poslabState.present,
+      "F5 again",
+    ).catch((error) => ({ failed: String(error) }));
+    check(desk.present === false, `${name}: F5 again leaves presentation mode (${desk.failed ?? "ok"})`);
+
     // The settings persist in the browser's storage: saved when the page loses focus, they
     // are there after a reload.
     const lastView = await page.evaluate(() => window.poslabState.view);
@@ -248,6 +275,17 @@ async function run(name, flags, backend) {
     await context.close();
     rmSync(profile, { recursive: true, force: true });
   }
+}
+
+// The folder is a Hugging Face static Space as it is, and its files are served with the types
+// a browser needs.
+try {
+  const readme = await (await fetch(`${url}README.md`)).text();
+  check(/^---\n[\s\S]*\nsdk: static\n[\s\S]*\n---\n/.test(readme), "the folder's README.md has a static Space's header");
+  const wasm = await fetch(`${url}poslab_web_bg.wasm`);
+  check(wasm.headers.get("content-type") === "application/wasm", `the .wasm is served as application/wasm (${wasm.headers.get("content-type")})`);
+} catch (error) {
+  check(false, `the folder's files are served: ${error}`);
 }
 
 try {

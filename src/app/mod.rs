@@ -640,6 +640,7 @@ impl PoslabApp {
                 .notice
                 .clone()
                 .or_else(|| self.statuses[self.status_index()].error.clone()),
+            present: self.state.appearance.present,
             check: self
                 .check_view()
                 .outcome()

@@ -110,6 +110,8 @@ pub struct PageState {
     pub sinusoidal_drawn: bool,
     /// The status bar's error, if any.
     pub error: Option<String>,
+    /// Whether the app is in presentation mode.
+    pub present: bool,
     /// The Check view's outcome for the file it has open: its title, and whether it matched.
     pub check: Option<(String, bool)>,
     pub views: Vec<ViewButton>,
