@@ -124,8 +124,9 @@ fn the_view_shows_the_bug_follows_its_controls_and_exports_its_figure() {
     let export = harness.state().view_export().expect("the view exports");
     // Its data: k_proj's row order for its 2 kv heads of 16.
     assert!(
-        matches!(&export.data, Some(poslab::engine::TableSpec::RopePermutation(p))
-            if p.heads == 2 && p.head_dim == 16),
+        matches!(&export.data, Some(poslab::engine::TableSpec::Registered(table))
+            if table.downcast::<poslab::encoding::pair_permutation::PermutationParams>()
+                .is_some_and(|p| p.heads == 2 && p.head_dim == 16)),
         "{:?}",
         export.data
     );

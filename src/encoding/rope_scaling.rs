@@ -571,6 +571,24 @@ impl RopeFrequencies {
         }
     }
 
+    /// How many times slower each of the `R/2` pairs turns under the scaling than without it:
+    /// the unscaled inverse frequency over the scaled one, `theta_i / theta'_i` (so also how
+    /// many times longer its wavelength is). 1 for a pair the scaling leaves alone, the factor
+    /// for one it interpolates fully; LongRoPE's is its factor list. Call on validated
+    /// parameters without given frequencies.
+    pub fn stretch(&self, dim: usize, base: f64, seq: usize) -> Vec<f64> {
+        let unscaled = RopeFrequencies {
+            rotary_dim: self.rotary_dim,
+            ..Default::default()
+        };
+        unscaled
+            .exact_inv_freq(dim, base, seq)
+            .into_iter()
+            .zip(self.exact_inv_freq(dim, base, seq))
+            .map(|(plain, scaled)| (plain / scaled).to_f64())
+            .collect()
+    }
+
     pub fn inv_freq(&self, dim: usize, base: f64, seq: usize) -> Vec<f64> {
         if let Some(given) = &self.given {
             return given.clone();

@@ -5,6 +5,8 @@ use crate::encoding::exact_angle::{self, DoubleF64, TurnsPerStep};
 use ndarray::{Array1, ArrayD, IxDyn};
 use rayon::prelude::*;
 
+pub(super) use super::registered::Element;
+use super::registered::Values;
 use super::{EngineError, Table, TableSpec, Window};
 use crate::encoding::positions::Positions;
 use crate::encoding::sinusoidal::SinusoidalValues;
@@ -70,8 +72,13 @@ fn compute_validated(spec: &TableSpec) -> Result<Table, ParamError> {
         }
         TableSpec::T5Buckets(p) => Table::Index(relative::t5_buckets(p)?.into_dyn()),
         TableSpec::RelativeClip(p) => Table::Index(relative::relative_clip(p)?.into_dyn()),
-        TableSpec::RopePermutation(p) => {
-            Table::Index(Array1::from_iter((0..p.rows()).map(|r| p.source(r) as i32)).into_dyn())
+        TableSpec::Registered(_) => {
+            let window = Window::all(spec.matrix_shape());
+            let shape = window.output_shape(spec.ndim());
+            match element_values(spec, &window) {
+                Values::Real(value) => real(fill_window(&window, &shape, &value)),
+                Values::Index(value) => Table::Index(fill_window(&window, &shape, &value)),
+            }
         }
         TableSpec::Binary(p) => real(binary::table(p)?.into_dyn()),
         TableSpec::PatchSimilarity(p) => real(similarity2d::table(p)?.into_dyn()),
@@ -253,14 +260,6 @@ impl CpuSource<'_> {
     }
 }
 
-/// One element of a table as a function of its `[head, row, col]` index.
-pub(super) type Element<'a, T> = Box<dyn Fn(usize, usize, usize) -> T + Send + Sync + 'a>;
-
-enum Values<'a> {
-    Real(Element<'a, f64>),
-    Index(Element<'a, i32>),
-}
-
 /// A similarity table's element: `PE[i] . PE[j]` depends on `j - i` alone, so the sums are
 /// made once per offset the window meets.
 fn similarity_element<'a>(p: &sinusoidal::SinusoidalParams, window: &Window) -> Element<'a, f64> {
@@ -417,7 +416,7 @@ fn element_values<'a>(spec: &'a TableSpec, window: &Window) -> Values<'a> {
         TableSpec::RelativeClip(p) => {
             Values::Index(Box::new(move |_, i, j| p.index(j as i64 - i as i64)))
         }
-        TableSpec::RopePermutation(p) => Values::Index(Box::new(move |_, _, r| p.source(r) as i32)),
+        TableSpec::Registered(t) => t.kind().values(),
         TableSpec::Binary(p) => real(Box::new(move |_, row, bit| p.value(row, bit))),
         TableSpec::PatchSimilarity(p) => {
             let offsets = crate::encoding::similarity2d::OffsetSimilarities::shared(p);

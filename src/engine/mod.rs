@@ -10,6 +10,7 @@ mod memory;
 pub mod patch_maps;
 pub mod range;
 pub mod reduce;
+pub mod registered;
 pub mod window;
 
 use crate::encoding::PairLayout;
@@ -30,6 +31,7 @@ use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::encoding::{self, ParamError};
 
 pub use memory::{MemoryError, available_memory_bytes, human_bytes};
+pub use registered::{RegisteredKind, RegisteredTable};
 pub use window::{Strided, Window, WindowError};
 
 /// One table of the contract, with everything needed to compute it.
@@ -125,9 +127,8 @@ pub enum TableSpec {
     T5Buckets(T5BucketParams),
     RelativeClip(RelativeClipParams),
     Binary(BinaryParams),
-    /// `[heads * head_dim]` int32: the row order of a projection permuted between RoPE's
-    /// pair layouts (see [`encoding::pair_permutation`]).
-    RopePermutation(encoding::pair_permutation::PermutationParams),
+    /// A kind that lives in a module of its own (see [`registered`]).
+    Registered(registered::RegisteredTable),
     /// `[seq, pairs]` angles, or `[seq, 2 * pairs]` cos or sin, of RoPE over several position
     /// axes (Flux's per-axis RoPE, Qwen2-VL's M-RoPE): see [`encoding::rope_axes`].
     RopeAxes(Box<encoding::rope_axes::RopeAxesParams>),
@@ -196,6 +197,11 @@ pub enum ValueKind {
 }
 
 impl TableSpec {
+    /// A table of a kind that lives in a module of its own.
+    pub fn registered(kind: impl RegisteredKind) -> Self {
+        TableSpec::Registered(RegisteredTable::new(kind))
+    }
+
     /// Checks every parameter; the shape and the computation rely on it.
     pub fn validate(&self) -> Result<(), ParamError> {
         match self {
@@ -284,7 +290,7 @@ impl TableSpec {
             TableSpec::T5Buckets(p) => p.validate(),
             TableSpec::RelativeClip(p) => p.validate(),
             TableSpec::Binary(p) => p.validate(),
-            TableSpec::RopePermutation(p) => p.validate(),
+            TableSpec::Registered(t) => t.kind().validate(),
             TableSpec::PatchSimilarity(p) => p.validate(),
             TableSpec::RopeCacheError(p) => p.validate(),
             TableSpec::RopeScoreDrift(p) => p.validate_table(),
@@ -329,7 +335,7 @@ impl TableSpec {
             TableSpec::T5Buckets(_) => "t5-buckets",
             TableSpec::RelativeClip(_) => "relative-clip",
             TableSpec::Binary(_) => "binary",
-            TableSpec::RopePermutation(_) => "rope-permutation",
+            TableSpec::Registered(t) => t.kind().kind_name(),
             TableSpec::PatchSimilarity(_) => "patch-similarity",
             TableSpec::RopeCacheError(_) => "rope-cache-error",
             TableSpec::RopeScoreDrift(_) => "rope-score-drift",
@@ -349,7 +355,7 @@ impl TableSpec {
                 Some("it emulates each float32, bfloat16 and float16 rounding step by step")
             }
             TableSpec::RopeAxes(_) => Some("each token's positions come from --ids or --grid"),
-            TableSpec::RopePermutation(_) => Some("it is a row order, a few integers a head"),
+            TableSpec::Registered(t) => Some(t.kind().cpu_only_reason()),
             TableSpec::AtPositions(_) => {
                 Some("its positions are given or scaled (--positions, --position-scale)")
             }
@@ -375,9 +381,8 @@ impl TableSpec {
 
     pub fn value_kind(&self) -> ValueKind {
         match self {
-            TableSpec::T5Buckets(_)
-            | TableSpec::RelativeClip(_)
-            | TableSpec::RopePermutation(_) => ValueKind::Index,
+            TableSpec::T5Buckets(_) | TableSpec::RelativeClip(_) => ValueKind::Index,
+            TableSpec::Registered(t) => t.kind().value_kind(),
             _ => ValueKind::Real,
         }
     }
@@ -416,7 +421,7 @@ impl TableSpec {
             TableSpec::RopeApply { .. } => "the --input array",
             TableSpec::RopeAxes(_) => "the --ids array, --grid, --axes-dim or --dim",
             TableSpec::AlibiSlopes { .. } => "--heads",
-            TableSpec::RopePermutation(_) => "--heads or --head-dim",
+            TableSpec::Registered(t) => t.kind().size_options(),
             TableSpec::Alibi { .. } | TableSpec::AlibiKeys { .. } => {
                 "--seq or --heads (or pick one with --head)"
             }
@@ -534,7 +539,7 @@ impl TableSpec {
             TableSpec::T5Buckets(p) => square(p.seq),
             TableSpec::RelativeClip(p) => square(p.seq),
             TableSpec::Binary(p) => Some(vec![p.seq, p.dim]),
-            TableSpec::RopePermutation(p) => Some(vec![p.rows()]),
+            TableSpec::Registered(t) => t.kind().axes(),
             TableSpec::PatchSimilarity(p) => square(patches(&p.grid)?),
             TableSpec::RopeCacheError(p) => Some(p.shape().to_vec()),
             TableSpec::RopeScoreDrift(p) => Some(vec![p.seq]),

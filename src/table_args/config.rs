@@ -568,7 +568,9 @@ pub fn apply_config(args: &mut TableArgs, matches: &ArgMatches) -> Result<(), Cl
                 PositionEncoding::Alibi { .. },
                 Kind::AlibiSlopes | Kind::Alibi
             )
-        );
+        )
+        || super::kinds::registered(kind)
+            .is_some_and(|entry| (entry.fits_config)(&config.encoding));
     if !fits {
         return Err(CliError::usage(format!(
             "--config {}: {} does not use {} tables (poslab config {} says which tables reproduce it)",

@@ -31,6 +31,7 @@ pub mod against;
 pub mod config;
 mod kinds;
 pub mod model_file;
+pub use kinds::Kind;
 pub(crate) use kinds::options_of;
 pub mod output;
 mod reader;
@@ -50,84 +51,6 @@ pub enum CacheFormat {
     /// `[seq, 2R]`: the cos cache, then the sin cache, each in the half layout (torchtune's
     /// Qwen2 rotary embedding, `cat([emb.cos(), emb.sin()], -1)`).
     Halves,
-}
-
-/// Every table `poslab table` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Kind {
-    /// [seq, dim] sinusoidal encoding (Vaswani or tensor2tensor spacing)
-    Sinusoidal,
-    /// [seq] dot product PE[anchor]·PE[j] of sinusoidal rows
-    DotDecay,
-    /// [seq, seq] dot products PE[i]·PE[j] of sinusoidal rows
-    Similarity,
-    /// [dim/2] RoPE inverse frequencies theta_i = base^(-2i/dim)
-    RopeInvFreq,
-    /// [seq, dim/2] RoPE angles p·theta_i
-    RopeAngles,
-    /// [seq, dim] the --input array rotated by RoPE, row p at position start+p
-    RopeApply,
-    /// [seq, R/2] 1 where a context-extension --scaling turns pair i at distance p to an
-    /// angle a model trained on --train-len positions never saw, else 0
-    RopeUnseen,
-    /// [seq, R] RoPE cos cache as models store it (half: HF/GPT-NeoX, interleaved: GPT-J)
-    RopeCos,
-    /// [seq, R] RoPE sin cache as models store it (half: HF/GPT-NeoX, interleaved: GPT-J)
-    RopeSin,
-    /// [seq, pairs] RoPE over several position axes (Flux's --axes-dim, Qwen2-VL's
-    /// --mrope-section), positions from --ids or --grid; --values cos|sin [seq, 2*pairs]
-    RopeAxes,
-    /// [seq, R] vLLM's cos_sin_cache (the R/2 cosines, then the R/2 sines), or with --format
-    /// pairs [seq, R/2, 2] (cos, sin) pairs as torchtune and Meta's view_as_real store them,
-    /// or with --format halves [seq, 2R] the cos then the sin cache of the half layout
-    RopeCosSin,
-    /// [1] the factor a RoPE scaling multiplies cos and sin by (YaRN, LongRoPE; else 1)
-    RopeAttentionFactor,
-    /// [heads] ALiBi slopes, any head count (the reference rule)
-    AlibiSlopes,
-    /// [heads, seq, seq] ALiBi biases -m_h|i-j|, causal or symmetric
-    Alibi,
-    /// [heads, P, P] 2D ALiBi biases -m_h·distance between patches (CROMA)
-    #[value(name = "alibi-2d")]
-    Alibi2d,
-    /// [P, P] distance between patch centres (euclidean, manhattan, chebyshev)
-    PatchDistance,
-    /// [P, dim] MAE 2D sin-cos embedding
-    #[value(name = "sincos-2d")]
-    SinCos2d,
-    /// [prefix + P', dim] a position table (--input, or the sin-cos table at --from-grid)
-    /// resampled to another grid as timm's resample_abs_pos_embed does
-    #[value(name = "sincos-2d-resample")]
-    SinCos2dResample,
-    /// [P, dim/2] axial 2D RoPE angles (rope-vit)
-    #[value(name = "rope-2d-axial")]
-    Rope2dAxial,
-    /// [P, dim/2] mixed 2D RoPE angles from learned --freqs (rope-vit)
-    #[value(name = "rope-2d-mixed")]
-    Rope2dMixed,
-    /// [seq, seq] T5 relative position buckets (int32)
-    #[value(name = "t5-buckets")]
-    T5Buckets,
-    /// [seq, seq] Shaw et al. clipped distances clip(j-i, -K, K)+K (int32)
-    RelativeClip,
-    /// [seq, dim] binary position code, least significant bit first
-    Binary,
-    /// [seq, R/2] the cos cache as Hugging Face makes it in --arith f32, bf16 or f16, minus
-    /// the exact cache (the precision lab)
-    RopeCacheError,
-    /// [seq] q_(n+D)·k_n computed in --arith f32, bf16 or f16 as a model does, minus the exact
-    /// score at offset D = --offset (the precision lab)
-    RopeScoreDrift,
-    /// [heads·head_dim] int32: the row of the original each row of q_proj or k_proj holds once
-    /// permuted --direction between the pair layouts (w[table] permutes w)
-    RopePermutation,
-}
-
-impl Kind {
-    /// The precision lab's kinds: their --arith is a compute type (f32, bf16, f16).
-    pub fn is_precision_lab(self) -> bool {
-        matches!(self, Kind::RopeCacheError | Kind::RopeScoreDrift)
-    }
 }
 
 /// Options of `poslab table`. Which apply depends on the kind; giving one that does not is an

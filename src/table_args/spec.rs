@@ -309,8 +309,19 @@ pub(super) fn compute_type(
 /// Builds the table's specification from the options, checking each as it is read.
 pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
     let r = Reader::new(args)?;
-    let kind = r.kind;
-    let spec = match kind {
+    let spec = match super::kinds::registered(r.kind) {
+        Some(entry) => (entry.read)(&r)?,
+        None => builtin_spec(&r)?,
+    };
+    let spec = placed(spec, args, r.given_positions)?;
+    spec.validate()?;
+    Ok(spec)
+}
+
+/// The specification of a kind written into [`TableSpec`]'s own variants.
+fn builtin_spec(r: &Reader) -> Result<TableSpec, CliError> {
+    let (args, kind) = (r.args, r.kind);
+    Ok(match kind {
         Kind::Sinusoidal => TableSpec::Sinusoidal(r.sinusoidal()?),
         Kind::DotDecay => TableSpec::DotDecay {
             params: r.sinusoidal()?,
@@ -360,13 +371,13 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             CacheFormat::Pairs => r.rope_cache(PairLayout::Interleaved, CachePart::CosSin)?,
             CacheFormat::Halves => r.rope_cache(PairLayout::Half, CachePart::CosSinHalves)?,
         },
-        Kind::RopeCacheError => rope_cache_error(&r)?,
-        Kind::RopeScoreDrift => rope_score_drift(&r)?,
-        Kind::RopeUnseen => rope_unseen(&r)?,
-        Kind::RopeApply => rope_apply(&r)?,
+        Kind::RopeCacheError => rope_cache_error(r)?,
+        Kind::RopeScoreDrift => rope_score_drift(r)?,
+        Kind::RopeUnseen => rope_unseen(r)?,
+        Kind::RopeApply => rope_apply(r)?,
         Kind::AlibiSlopes => TableSpec::AlibiSlopes { heads: r.heads()? },
-        Kind::Alibi if args.alibi.form != AlibiForm::Relative => alibi_keys(&r)?,
-        Kind::Alibi => alibi(&r)?,
+        Kind::Alibi if args.alibi.form != AlibiForm::Relative => alibi_keys(r)?,
+        Kind::Alibi => alibi(r)?,
         Kind::Alibi2d => TableSpec::Alibi2d {
             params: Alibi2dParams {
                 heads: r.heads()?,
@@ -388,7 +399,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             position_scale: grid_position_scale(args)?,
             coordinates: Default::default(),
         }),
-        Kind::SinCos2dResample => sincos_2d_resample(&r)?,
+        Kind::SinCos2dResample => sincos_2d_resample(r)?,
         Kind::Rope2dAxial => TableSpec::Rope2dAxial(AxialParams {
             grid: r.grid()?,
             dim: r.dim_of_4()?,
@@ -398,7 +409,7 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
             axis_order: args.axes.axis_order,
             position_scale: grid_position_scale(args)?,
         }),
-        Kind::Rope2dMixed => rope_2d_mixed(&r)?,
+        Kind::Rope2dMixed => rope_2d_mixed(r)?,
         Kind::T5Buckets => TableSpec::T5Buckets(T5BucketParams {
             seq: r.seq()?,
             num_buckets: non_negative("num_buckets", args.relative.num_buckets())?,
@@ -414,27 +425,13 @@ pub(crate) fn table_spec(args: &TableArgs) -> Result<TableSpec, CliError> {
                 "the clipping distance K, 0 to 1073741824",
             )?,
         }),
-        Kind::RopePermutation => {
-            TableSpec::RopePermutation(crate::encoding::pair_permutation::PermutationParams {
-                heads: r.heads()?,
-                head_dim: required(
-                    kind,
-                    "head_dim",
-                    args.permutation.head_dim,
-                    "the rows of one head, even, 2 to 1048576",
-                )?,
-                direction: args.permutation.direction,
-            })
-        }
         Kind::Binary => TableSpec::Binary(BinaryParams {
             seq: r.seq()?,
             dim: r.dim("the number of bits, 1 to 1048576")?,
             start: r.start()?,
         }),
-    };
-    let spec = placed(spec, args, r.given_positions)?;
-    spec.validate()?;
-    Ok(spec)
+        _ => unreachable!("{kind:?} is a registered kind, read by its own module"),
+    })
 }
 
 /// `spec` at the positions `--positions` gives or `--position-scale` scales, when either was

@@ -166,7 +166,7 @@ impl View for LayoutsView {
                 crate::export::figure::layouts::LayoutsFigure { settings },
             ),
             // The row order of k_proj's permutation: w[table] permutes w.
-            data: Some(crate::engine::TableSpec::RopePermutation(
+            data: Some(crate::engine::TableSpec::registered(
                 crate::encoding::pair_permutation::PermutationParams {
                     heads: settings.kv_heads,
                     head_dim: settings.head_dim,

@@ -229,7 +229,7 @@ impl Plan {
             TableSpec::RopeCacheError(_)
             | TableSpec::RopeScoreDrift(_)
             | TableSpec::RopeAxes(_)
-            | TableSpec::RopePermutation(_)
+            | TableSpec::Registered(_)
             | TableSpec::AtPositions(_) => {
                 unreachable!("Plan::new refuses the kinds only the CPU engine computes")
             }

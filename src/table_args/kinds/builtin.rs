@@ -1,9 +1,10 @@
-//! What each table kind reads: the options it takes ([`options_of`]), and, for a kind whose
-//! reading is more than a few lines, the function that reads them (through [`Reader`]) into
-//! its table's specification.
+//! What each of the older table kinds reads (those written into [`TableSpec`]'s own
+//! variants): the options it takes ([`options_of`]), and, for a kind whose reading is more
+//! than a few lines, the function that reads them (through [`Reader`]) into its table's
+//! specification.
 
-use super::reader::Reader;
-use super::*;
+use super::super::reader::Reader;
+use super::super::*;
 
 // The RoPE kinds' options beyond the textbook ones; a scaling's own parameters (--factor
 // and the rest) are checked against the scaling chosen in check_options_apply.
@@ -229,7 +230,6 @@ const ROPE_CACHE_ERROR_OPTIONS: &[&str] = &[
     FACTOR,
     SCALING,
 ];
-const ROPE_PERMUTATION_OPTIONS: &[&str] = &["heads", "head_dim", "direction"];
 const ROPE_SCORE_DRIFT_OPTIONS: &[&str] =
     &["seq", "dim", "base", "offset", "arith", "seed", "dtype"];
 
@@ -261,12 +261,13 @@ pub(crate) fn options_of(kind: Kind) -> &'static [&'static str] {
         Kind::Binary => BINARY_OPTIONS,
         Kind::RopeCacheError => ROPE_CACHE_ERROR_OPTIONS,
         Kind::RopeScoreDrift => ROPE_SCORE_DRIFT_OPTIONS,
-        Kind::RopePermutation => ROPE_PERMUTATION_OPTIONS,
+        // A registered kind's list is in its own module.
+        _ => &[],
     }
 }
 
 /// rope-cache-error: the cos cache's error in a compute type.
-pub(super) fn rope_cache_error(r: &Reader) -> Result<TableSpec, CliError> {
+pub(in crate::table_args) fn rope_cache_error(r: &Reader) -> Result<TableSpec, CliError> {
     let args = r.args;
     let dim = r.even_dim()?;
     let (seq, start, arith) = (r.seq()?, r.start()?, compute_type(args)?);
@@ -292,7 +293,7 @@ pub(super) fn rope_cache_error(r: &Reader) -> Result<TableSpec, CliError> {
 }
 
 /// rope-score-drift: a score's drift in a compute type.
-pub(super) fn rope_score_drift(r: &Reader) -> Result<TableSpec, CliError> {
+pub(in crate::table_args) fn rope_score_drift(r: &Reader) -> Result<TableSpec, CliError> {
     let args = r.args;
     let (seq, arith) = (r.seq()?, compute_type(args)?);
     let offset = args
@@ -314,7 +315,7 @@ pub(super) fn rope_score_drift(r: &Reader) -> Result<TableSpec, CliError> {
 }
 
 /// rope-unseen: the angles a scaling turns beyond those seen in training.
-pub(super) fn rope_unseen(r: &Reader) -> Result<TableSpec, CliError> {
+pub(in crate::table_args) fn rope_unseen(r: &Reader) -> Result<TableSpec, CliError> {
     let args = r.args;
     let dim = r.even_dim()?;
     let freqs = rope_frequencies(args, dim)?;
@@ -344,7 +345,7 @@ pub(super) fn rope_unseen(r: &Reader) -> Result<TableSpec, CliError> {
 }
 
 /// rope-apply: the `--input` array rotated.
-pub(super) fn rope_apply(r: &Reader) -> Result<TableSpec, CliError> {
+pub(in crate::table_args) fn rope_apply(r: &Reader) -> Result<TableSpec, CliError> {
     let args = r.args;
     let layout = args.sinusoidal.layout.unwrap_or_default();
     // Check the cheap parameters before reading a possibly large file.
@@ -375,7 +376,7 @@ pub(super) fn rope_apply(r: &Reader) -> Result<TableSpec, CliError> {
 }
 
 /// alibi --form bloom|mpt: one bias per key, as BLOOM and MPT store it.
-pub(super) fn alibi_keys(r: &Reader) -> Result<TableSpec, CliError> {
+pub(in crate::table_args) fn alibi_keys(r: &Reader) -> Result<TableSpec, CliError> {
     let args = r.args;
     if args.alibi.queries.is_some() || args.alibi.zero_heads != 0 {
         return Err(CliError::usage(
@@ -396,7 +397,7 @@ pub(super) fn alibi_keys(r: &Reader) -> Result<TableSpec, CliError> {
 }
 
 /// alibi: the relative biases, whole or the last queries' (a step with a KV cache).
-pub(super) fn alibi(r: &Reader) -> Result<TableSpec, CliError> {
+pub(in crate::table_args) fn alibi(r: &Reader) -> Result<TableSpec, CliError> {
     let args = r.args;
     let params = AlibiParams {
         heads: r.heads()?,
@@ -424,7 +425,7 @@ pub(super) fn alibi(r: &Reader) -> Result<TableSpec, CliError> {
 }
 
 /// sincos-2d-resample: a position table resampled to another grid.
-pub(super) fn sincos_2d_resample(r: &Reader) -> Result<TableSpec, CliError> {
+pub(in crate::table_args) fn sincos_2d_resample(r: &Reader) -> Result<TableSpec, CliError> {
     let args = r.args;
     let to = r.grid()?;
     to.validate()?;
@@ -490,7 +491,7 @@ pub(super) fn sincos_2d_resample(r: &Reader) -> Result<TableSpec, CliError> {
 }
 
 /// rope-2d-mixed: angles from learned frequencies.
-pub(super) fn rope_2d_mixed(r: &Reader) -> Result<TableSpec, CliError> {
+pub(in crate::table_args) fn rope_2d_mixed(r: &Reader) -> Result<TableSpec, CliError> {
     let args = r.args;
     let grid = r.grid()?;
     grid.validate()?;
