@@ -1,6 +1,7 @@
 //! The ALiBi view's figure: one head's bias matrix, or every head as small multiples.
 
-use super::options::{self, FigureArgs, Words, count, value_name};
+use super::FigureArgs;
+use super::options::{self, Words, count, value_name};
 use super::panels::{MAX_CELLS, colorbar, heatmap_panel};
 use super::{Drawn, FigureError, FigureKind, FigureStyle};
 use crate::encoding::alibi::AlibiParams;

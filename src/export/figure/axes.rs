@@ -2,11 +2,50 @@
 //! flattened, Qwen2-VL's M-RoPE, Flux's per-axis RoPE), each token coloured by its similarity
 //! to the chosen one: the text tokens in a strip, then each frame's patches as a grid.
 
-use super::options::{FigureArgs, Words, count};
+use super::FigureArgs;
+use super::options::{Words, count};
 use super::panels::colorbar;
 use super::{Axis, ColorBar, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel};
 use crate::scene::axes::{SchemeMaps, Token, TokenLayout, all_schemes};
 use crate::table_args::CliError;
+
+/// The axes figure's own options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AxesOptions {
+    /// axes: text tokens before the image (0 to 16, default 4)
+    #[arg(long, value_name = "N")]
+    pub text_before: Option<i64>,
+
+    /// axes: text tokens after the image (0 to 16, default 3)
+    #[arg(long, value_name = "N")]
+    pub text_after: Option<i64>,
+
+    /// axes: frames of the video (1 to 4, default 1: an image)
+    #[arg(long, value_name = "N")]
+    pub frames: Option<i64>,
+
+    /// axes: rows of patch tokens in each frame (1 to 32, default 6)
+    #[arg(long, value_name = "N")]
+    pub patch_rows: Option<i64>,
+
+    /// axes: columns of patch tokens in each frame (1 to 32, default 8)
+    #[arg(long, value_name = "N")]
+    pub patch_cols: Option<i64>,
+
+    /// axes: the token the others are compared with, counted from 0 over text, patches and
+    /// text (default: the patch nearest the middle of the first frame)
+    #[arg(long, value_name = "K")]
+    pub token: Option<i64>,
+
+    /// axes: each scheme its own colour scale over its own patches, rather than one scale for
+    /// the three (the default, so that a colour is the same similarity in every column)
+    #[arg(long)]
+    pub own_scales: bool,
+
+    /// axes: one colour scale for the three schemes (the default; kept for older command lines)
+    #[arg(long, hide = true, conflicts_with = "own_scales")]
+    pub same_scale: bool,
+}
 
 /// The tokens, the head, the base and the token chosen, as the view has them.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,11 +88,11 @@ impl FigureKind for AxesFigure {
     fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
         let d = TokenLayout::default();
         let layout = TokenLayout {
-            text_before: count("text_before", args.text_before, d.text_before, 0..=16)?,
-            text_after: count("text_after", args.text_after, d.text_after, 0..=16)?,
-            frames: count("frames", args.frames, d.frames, 1..=4)?,
-            rows: count("patch_rows", args.patch_rows, d.rows, 1..=32)?,
-            cols: count("patch_cols", args.patch_cols, d.cols, 1..=32)?,
+            text_before: count("text_before", args.axes.text_before, d.text_before, 0..=16)?,
+            text_after: count("text_after", args.axes.text_after, d.text_after, 0..=16)?,
+            frames: count("frames", args.axes.frames, d.frames, 1..=4)?,
+            rows: count("patch_rows", args.axes.patch_rows, d.rows, 1..=32)?,
+            cols: count("patch_cols", args.axes.patch_cols, d.cols, 1..=32)?,
         };
         let dim = count("dim", args.sizes.dim, 64, 16..=256)?;
         if !dim.is_multiple_of(16) {
@@ -65,7 +104,7 @@ impl FigureKind for AxesFigure {
         crate::encoding::check_base("base", theta)?;
         let chosen = count(
             "token",
-            args.token,
+            args.axes.token,
             layout.middle_patch(),
             0..=layout.tokens() - 1,
         )?;
@@ -74,7 +113,7 @@ impl FigureKind for AxesFigure {
             dim,
             theta,
             chosen,
-            same_scale: !args.own_scales,
+            same_scale: !args.axes.own_scales,
         })
     }
 

@@ -1,12 +1,27 @@
 //! The Check view's figure: a table read from a file, poslab's reference for it, and their
 //! difference, with the verdict in the title.
 
-use super::options::{FigureArgs, Words};
+use super::FigureArgs;
+use super::options::Words;
 use super::panels::{MAX_CELLS, cell_axis, colorbar, finite_range};
 use super::{Content, Drawn, FigureError, FigureKind, FigureStyle, Panel};
 use crate::colormap::Colormap;
 use crate::engine::cpu;
 use crate::table_args::{CliError, table_spec_from_words, tolerance_option};
+
+/// The check figure's own options (`--file` and the reading options are shared).
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckOptions {
+    /// check: what the table should be, as poslab table's words in one argument, e.g.
+    /// --as "rope-angles --seq 4096 --dim 128" (default: identify it)
+    #[arg(
+        long = "as",
+        id = "expected",
+        value_name = "KIND OPTIONS",
+        allow_hyphen_values = true
+    )]
+    pub expected: Option<String>,
+}
 
 /// What the Check view shows: a file, what it is compared with, the tolerance.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +43,7 @@ impl FigureKind for CheckFigure {
             .ok_or_else(|| CliError::usage("--file is required for the check figure"))?;
         let tolerance = tolerance_option(args.reading.atol(), args.reading.rtol())?;
         let expected: Vec<String> = args
+            .check
             .expected
             .as_deref()
             .unwrap_or("")

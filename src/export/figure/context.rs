@@ -13,11 +13,43 @@ use crate::scene::context::{
 };
 use crate::table_args::CliError;
 
-use super::options::{FigureArgs, Words, count, value_name};
+use super::FigureArgs;
+use super::options::{Words, count, value_name};
 use super::panels::{MAX_CELLS, colorbar, heatmap_panel, span};
 use super::{
     Axis, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel, Series, SeriesStyle,
 };
+
+/// The context figure's own options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ContextOptions {
+    /// context: a RoPE model, by the name of a file of assets/models (llama-2-7b,
+    /// llama-3.1-8b, ...) or the path of a config.json
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// context: the target length L' (2 to 1048576; default 16384)
+    #[arg(long, value_name = "L'")]
+    pub target: Option<i64>,
+
+    /// context: the methods drawn, a list of none, linear, ntk, dynamic, yarn, llama3,
+    /// longrope (default none,linear,ntk,yarn)
+    #[arg(long, value_name = "LIST")]
+    pub methods: Option<String>,
+
+    /// context: the method whose unseen angles the map shows (default none)
+    #[arg(long, value_name = "METHOD")]
+    pub map: Option<String>,
+
+    /// context: method parameters over the method's own, as METHOD.NAME=VALUE items, e.g.
+    /// yarn.factor=8,llama3.low_freq_factor=2
+    #[arg(long, value_name = "LIST")]
+    pub set: Option<String>,
+
+    /// context: the lower chart
+    #[arg(long, value_enum, value_name = "CHART")]
+    pub chart: Option<crate::scene::context::ContextChart>,
+}
 
 pub use super::context_vision::{VIT_HEAD_DIM, VisionFigure};
 pub use crate::scene::context::{AlibiSettings, ContextChart};
@@ -88,6 +120,7 @@ impl FigureKind for ContextFigure {
 
     fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
         let name = args
+            .context
             .model
             .clone()
             .unwrap_or_else(|| "llama-2-7b".to_owned());
@@ -124,7 +157,7 @@ impl FigureKind for ContextFigure {
                 )));
             }
         };
-        let target = count("target", args.target, 16_384, 2..=1 << 20)?;
+        let target = count("target", args.context.target, 16_384, 2..=1 << 20)?;
         let method = |word: &str, option: &str| {
             METHODS
                 .iter()
@@ -138,7 +171,7 @@ impl FigureKind for ContextFigure {
                     ))
                 })
         };
-        let shown: Vec<ScalingKind> = match &args.methods {
+        let shown: Vec<ScalingKind> = match &args.context.methods {
             Some(list) => {
                 let mut kinds = list
                     .split(',')
@@ -156,17 +189,17 @@ impl FigureKind for ContextFigure {
                 ScalingKind::Yarn,
             ],
         };
-        let map = match &args.map {
+        let map = match &args.context.map {
             Some(word) => method(word, "map")?,
             None => ScalingKind::None,
         };
-        let overrides = match &args.set {
+        let overrides = match &args.context.set {
             Some(text) => {
                 context::parse_overrides(text).map_err(|e| CliError::usage(format!("--set {e}")))?
             }
             None => Vec::new(),
         };
-        let chart = args.chart.unwrap_or_default();
+        let chart = args.context.chart.unwrap_or_default();
         let defaults = AlibiSettings::default();
         let heads = count("heads", args.sizes.heads, defaults.heads, 1..=128)?;
         let alibi = AlibiSettings {

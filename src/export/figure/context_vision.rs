@@ -9,9 +9,26 @@ use crate::engine::TableSpec;
 use crate::scene::context;
 use crate::table_args::CliError;
 
-use super::options::{FigureArgs, Words, count, value_name};
+use super::FigureArgs;
+use super::options::{Words, count, value_name};
 use super::panels::{colorbar, span};
 use super::{Axis, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel};
+
+/// The context-vision figure's own options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VisionOptions {
+    /// context-vision: patches along a side of the grid the ViT was trained on (default 14)
+    #[arg(long, value_name = "N")]
+    pub trained_grid: Option<i64>,
+
+    /// context-vision: patches along a side of the larger grid (default 24)
+    #[arg(long, value_name = "N")]
+    pub grid: Option<i64>,
+
+    /// context-vision: how the table is resampled, as timm's resample_abs_pos_embed
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub resample: Option<crate::encoding::resample::ResampleMode>,
+}
 
 /// The vision half's figure: the MAE table resampled and made at the larger grid, their
 /// difference, and the 2D encodings that need no resampling, for one query patch.
@@ -76,11 +93,11 @@ impl FigureKind for VisionFigure {
         let defaults = crate::scene::context::VisionParams::default();
         let train_side = count(
             "trained_grid",
-            args.trained_grid,
+            args.vision.trained_grid,
             defaults.train_side,
             2..=64,
         )?;
-        let target_side = count("grid", args.grid, defaults.target_side, 2..=64)?;
+        let target_side = count("grid", args.vision.grid, defaults.target_side, 2..=64)?;
         let patches = target_side * target_side;
         let dim = count("dim", args.sizes.dim, defaults.dim, 4..=4096)?;
         if dim % 4 != 0 {
@@ -93,7 +110,7 @@ impl FigureKind for VisionFigure {
         // A learned table brings its own grid and width.
         let (learned, train_side, dim) = match &args.file {
             Some(file) => {
-                if args.trained_grid.is_some() || args.sizes.dim.is_some() {
+                if args.vision.trained_grid.is_some() || args.sizes.dim.is_some() {
                     return Err(CliError::usage(
                         "--trained-grid and --dim come from the --file table: leave them out",
                     ));
@@ -123,7 +140,7 @@ impl FigureKind for VisionFigure {
                 train_side,
                 target_side,
                 dim,
-                mode: args.resample.unwrap_or(defaults.mode),
+                mode: args.vision.resample.unwrap_or(defaults.mode),
                 antialias: args.grid2d.antialias.unwrap_or(defaults.antialias),
                 query: count(
                     "query",

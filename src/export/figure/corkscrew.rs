@@ -1,7 +1,8 @@
 //! The corkscrew's figure: RoPE's helices in 3D, projected by the view's camera into vector
 //! lines, with the query's and key's positions marked.
 
-use super::options::{self, FigureArgs, Words, count};
+use super::FigureArgs;
+use super::options::{self, Words, count};
 use super::{
     Axis, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel, ProjectedDot,
     ProjectedLabel, ProjectedLine,
@@ -13,6 +14,41 @@ use crate::scene::corkscrew::{
     self, CorkscrewParams, MAX_DRAWN_POSITIONS, PairSelection, ProbeVector, SceneLayout,
 };
 use crate::table_args::CliError;
+
+/// The corkscrew figure's own options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CorkscrewOptions {
+    /// corkscrew: the pairs to draw, as a list such as 0,4,8-12 or all (default: every 8th)
+    #[arg(long, value_name = "LIST")]
+    pub pairs: Option<String>,
+
+    /// corkscrew: positions drawn along the axis, from --start (1 to 65536, and at most --seq;
+    /// default 256 or --seq)
+    #[arg(long, value_name = "N")]
+    pub positions: Option<i64>,
+
+    /// corkscrew: the query position m, start to start+seq-1 (default start+12)
+    #[arg(long, value_name = "M")]
+    pub m: Option<i64>,
+
+    /// corkscrew: the key position n, start to start+seq-1 (default start+4)
+    #[arg(long, value_name = "N")]
+    pub n: Option<i64>,
+
+    /// corkscrew: the query vector: unit-pairs, ones or random:SEED
+    #[arg(long, value_name = "VECTOR", value_parser = crate::scene::corkscrew::parse_probe)]
+    pub query_vector: Option<ProbeVector>,
+
+    /// corkscrew: the key vector: unit-pairs, ones or random:SEED
+    #[arg(long, value_name = "VECTOR", value_parser = crate::scene::corkscrew::parse_probe)]
+    pub key_vector: Option<ProbeVector>,
+
+    /// corkscrew: the camera as YAW,PITCH,DISTANCE[,X,Y,Z] (degrees, degrees, world units,
+    /// and the point it looks at), as the app's export dialog prints it (default: framing the
+    /// scene)
+    #[arg(long, value_name = "YAW,PITCH,DIST", allow_hyphen_values = true)]
+    pub camera: Option<String>,
+}
 
 /// Helix points per projected line, at most.
 const MAX_LINE_POINTS: usize = 20_000;
@@ -63,7 +99,7 @@ impl FigureKind for CorkscrewFigure {
                 "--dim {dim} is not allowed: RoPE needs an even dimension"
             )));
         }
-        let selection = match args.pairs.as_deref() {
+        let selection = match args.corkscrew.pairs.as_deref() {
             None => PairSelection::EveryKth(8),
             Some("all") => PairSelection::All,
             Some(list) => PairSelection::List(list.to_owned()),
@@ -85,11 +121,21 @@ impl FigureKind for CorkscrewFigure {
             ));
         }
         let most = seq.min(MAX_DRAWN_POSITIONS);
-        let positions = count("positions", args.positions, most.min(256), 1..=most)?;
+        let positions = count(
+            "positions",
+            args.corkscrew.positions,
+            most.min(256),
+            1..=most,
+        )?;
         let (first, last) = (start as usize, start as usize + seq - 1);
-        let m = count("m", args.m, first + 12.min(seq - 1), first..=last)? as u64;
-        let n = count("n", args.n, first + 4.min(seq - 1), first..=last)? as u64;
-        let camera = args.camera.as_deref().map(parse_camera).transpose()?;
+        let m = count("m", args.corkscrew.m, first + 12.min(seq - 1), first..=last)? as u64;
+        let n = count("n", args.corkscrew.n, first + 4.min(seq - 1), first..=last)? as u64;
+        let camera = args
+            .corkscrew
+            .camera
+            .as_deref()
+            .map(parse_camera)
+            .transpose()?;
         Ok(Self {
             dim,
             base,
@@ -97,8 +143,11 @@ impl FigureKind for CorkscrewFigure {
             pairs,
             first_position: start,
             position_count: positions,
-            query: args.query_vector.unwrap_or(ProbeVector::UnitPairs),
-            key: args.key_vector.unwrap_or(ProbeVector::UnitPairs),
+            query: args
+                .corkscrew
+                .query_vector
+                .unwrap_or(ProbeVector::UnitPairs),
+            key: args.corkscrew.key_vector.unwrap_or(ProbeVector::UnitPairs),
             query_position: m,
             key_position: n,
             seq,

@@ -1,6 +1,7 @@
 //! The dot-product decay figure: `PE[a]·PE[a+k]` against the offset `k`, one curve.
 
-use super::options::{FigureArgs, Words, count};
+use super::FigureArgs;
+use super::options::{Words, count};
 use super::panels::{MAX_CELLS, finite_range, strided};
 use super::sinusoidal::{params_from, write_params};
 use super::{
@@ -9,6 +10,14 @@ use super::{
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::engine::cpu;
 use crate::table_args::CliError;
+
+/// The dot-decay figure's own options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DotDecayOptions {
+    /// dot-decay: divide by d/2 so that the curve starts at 1
+    #[arg(long)]
+    pub normalised: bool,
+}
 
 /// The table, the anchor row and whether the curve is divided by `d/2`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,7 +46,7 @@ impl FigureKind for DotDecayFigure {
         Ok(Self {
             params,
             anchor: count("anchor", args.sinusoidal.anchor, 0, 0..=params.seq - 1)?,
-            normalised: args.normalised,
+            normalised: args.dot_decay.normalised,
         })
     }
 

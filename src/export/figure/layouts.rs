@@ -2,7 +2,8 @@
 //! then k's rows and every query head's score as stored, permuted per kv head and permuted
 //! with the query head count, the boards the view draws.
 
-use super::options::{FigureArgs, Words, count};
+use super::FigureArgs;
+use super::options::{Words, count};
 use super::panels::board_panel;
 use super::{Drawn, FigureError, FigureKind, FigureStyle};
 use crate::encoding::PairLayout;

@@ -2,7 +2,8 @@
 //! size, the similarity matrix, the rows on their first two principal components and the
 //! chosen columns against position (the app's 3D projection is drawn in 2D here).
 
-use super::options::{FigureArgs, Words};
+use super::FigureArgs;
+use super::options::Words;
 use super::panels::{MAX_CELLS, span, strided};
 use super::{
     Axis, ColorBar, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel, Series,
@@ -11,6 +12,15 @@ use super::{
 use crate::engine::reduce::reduce_array;
 use crate::scene::learned::{self, COLUMN_COLORS, LearnedSource, TableAnalysis, TableFile};
 use crate::table_args::CliError;
+
+/// The learned figure's own options (`--file` and `--example` are shared with check and context-vision).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LearnedOptions {
+    /// learned: the columns drawn against position, such as 0,1,2,3 (default: four whose
+    /// sinusoidal periods are 1/8, 1/4, 1/2 and 1 times the table's length)
+    #[arg(long, value_name = "C,C,...")]
+    pub columns: Option<String>,
+}
 
 /// What the view shows: the file (and tensor) and the columns drawn.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +54,7 @@ impl FigureKind for LearnedFigure {
         let (table, tensor) =
             learned::read(&source).map_err(|e| CliError::usage(format!("{flag} {e}")))?;
         let (positions, dim) = table.dim();
-        let columns = match &args.columns {
+        let columns = match &args.learned.columns {
             Some(text) => learned::parse_columns(text, dim)
                 .map_err(|e| CliError::usage(format!("--columns {text}: {e}")))?,
             None => learned::default_columns(positions, dim),

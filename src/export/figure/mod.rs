@@ -30,19 +30,20 @@ mod panels;
 #[macro_use]
 mod registry;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use alibi::AlibiFigure;
 pub use check::CheckFigure;
 pub use command::{command_line, command_words};
 pub use corkscrew::{CorkscrewFigure, helix_color};
 pub use dot_decay::DotDecayFigure;
-pub use options::{FigureArgs, Words, value_name, view_name};
+pub use options::{Words, value_name, view_name};
 pub use patches::PatchesFigure;
 pub use registry::{Drawn, FigureKind};
 
 use crate::colormap::Colormap;
 use crate::encoding::sinusoidal::SinusoidalParams;
+use crate::engine::reduce::Reduce;
 use crate::export::AtomicFile;
 use crate::table_args::CliError;
 use axes::AxesFigure;
@@ -53,6 +54,160 @@ use learned::LearnedFigure;
 use precision::PrecisionFigure;
 use relative::RelativeFigure;
 use tour::TourFigure;
+
+/// Options of `poslab figure`: the style options every figure takes, then each figure's own,
+/// documented with the figures that read them.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_long_help = FIGURE_NOTES,
+    allow_negative_numbers = true,
+    mut_arg("output", |a| a.help("Output file: .svg (vector) or .png, chosen by the extension")),
+    mut_arg("max_period", |a| a.hide(true)),
+    mut_arg("metric", |a| a.hide(true)),
+    mut_arg("order", |a| a.hide(true)),
+    mut_arg("raster", |a| a.hide(true)),
+    mut_arg("prefix_rows", |a| a.hide(true)),
+    mut_arg("from_grid", |a| a.hide(true)),
+    mut_arg("queries", |a| a.hide(true)),
+    mut_arg("zero_heads", |a| a.hide(true)),
+    mut_arg("form", |a| a.hide(true)),
+    mut_arg("train_len", |a| a.hide(true)),
+    mut_arg("slope_scaling", |a| a.hide(true)),
+    mut_arg("arith", |a| a.hide(true)),
+    mut_arg("positions_in", |a| a.hide(true)),
+    mut_arg("freq_form", |a| a.hide(true)),
+)]
+pub struct FigureArgs {
+    /// Which view's figure
+    #[arg(value_enum, value_name = "VIEW")]
+    pub view: FigureView,
+
+    #[command(flatten)]
+    pub destination: crate::options::OutputFile,
+
+    /// Figure width in pixels (200 to 8000)
+    #[arg(long, value_name = "PX", default_value_t = 1000)]
+    pub width: i64,
+
+    /// Figure height in pixels (200 to 8000)
+    #[arg(long, value_name = "PX", default_value_t = 700)]
+    pub height: i64,
+
+    /// PNG only: pixels per figure pixel, 1 to 4 (2 for slides on high-density screens)
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 1.0,
+        allow_hyphen_values = true
+    )]
+    pub scale: f64,
+
+    /// Colour map of heatmaps
+    #[arg(long, value_enum, value_name = "MAP", default_value_t = Colormap::Viridis)]
+    pub colormap: Colormap,
+
+    /// Where a heatmap cell of the figure stands for several of the table's: show their mean,
+    /// or the min or max (the envelope)
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = Reduce::Mean)]
+    pub reduce: Reduce,
+
+    /// Title over the figure (default: what it shows and its parameters)
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+
+    #[command(flatten)]
+    pub consent: crate::options::Consent,
+
+    #[command(flatten)]
+    pub progress: crate::options::Progress,
+
+    #[command(flatten)]
+    pub sizes: crate::table_args::SizeOptions,
+
+    #[command(flatten)]
+    pub sinusoidal: crate::options::SinusoidalOptions,
+
+    /// sinusoidal, dot-decay: what every value is multiplied by (table's --scale: dim^-0.5 in
+    /// x-transformers, sqrt(2/dim) in MLX), a finite number above 0; 1 unless given
+    #[arg(long, value_name = "A")]
+    pub amplitude: Option<f64>,
+
+    #[command(flatten)]
+    pub dot_decay: dot_decay::DotDecayOptions,
+
+    #[command(flatten)]
+    pub alibi: crate::options::AlibiOptions,
+
+    /// patches: the query patch in raster order (default: the centre)
+    #[arg(long, value_name = "K")]
+    pub query: Option<i64>,
+
+    #[command(flatten)]
+    pub patches: patches::PatchesOptions,
+
+    #[command(flatten)]
+    pub grid2d: crate::options::Grid2dOptions,
+
+    #[command(flatten)]
+    pub corkscrew: corkscrew::CorkscrewOptions,
+
+    /// check: the table to check, .npy, .csv or .safetensors
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// learned: the example table poslab ships (all-MiniLM-L6-v2's 512 x 384 position
+    /// embeddings) instead of --file
+    #[arg(long)]
+    pub example: bool,
+
+    #[command(flatten)]
+    pub reading: crate::options::FileOptions,
+
+    #[command(flatten)]
+    pub check: check::CheckOptions,
+
+    #[command(flatten)]
+    pub context: context::ContextOptions,
+
+    #[command(flatten)]
+    pub vision: context_vision::VisionOptions,
+
+    #[command(flatten)]
+    pub relative: relative::RelativeFigureOptions,
+
+    #[command(flatten)]
+    pub learned: learned::LearnedOptions,
+
+    #[command(flatten)]
+    pub tour: tour::TourOptions,
+
+    #[command(flatten)]
+    pub arithmetic: crate::options::ArithmeticOptions,
+
+    #[command(flatten)]
+    pub permutation: crate::options::PermutationOptions,
+
+    #[command(flatten)]
+    pub axes: axes::AxesOptions,
+}
+
+const FIGURE_NOTES: &str = "\
+The defaults are the app's: the figure of a view whose controls were not touched. The app's
+export dialog prints the command that makes the figure it exports.
+
+Examples:
+  poslab figure sinusoidal --seq 2048 --dim 512 -o pe.svg
+  poslab figure alibi --heads 8 --seq 64 -o alibi_heads.png --scale 2
+  poslab figure patches --left mixed-rope --right sin-cos --query 0 -o patches.svg
+  poslab figure corkscrew --pairs 0,8,16 --m 40 --n 32 -o corkscrew.svg
+  poslab figure check --file cos.npy --as \"rope-angles --seq 4096 --dim 128\" -o check.png
+  poslab figure context --model llama-2-7b --target 16384 --methods none,linear,yarn --chart score -o ctx.svg
+  poslab figure context-vision --trained-grid 14 --grid 24 --query 0 -o vit.svg
+  poslab figure relative --panel skew --tokens 5 --stage 5 -o skew.svg
+  poslab figure relative --panel t5 --tokens 64 --bidirectional false -o t5.png
+  poslab figure tour --step 8 --seq 256 --dim 128 --anchor 128 -o dot.svg
+  poslab figure axes --frames 2 --patch-rows 6 --patch-cols 8 --token 30 -o axes.svg
+  poslab figure layouts --head-dim 8 --heads 8 --kv-heads 2 --offset 5 -o layouts.svg";
 
 figures! {
     /// The [seq, dim] sinusoidal table as a heatmap

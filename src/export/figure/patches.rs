@@ -1,13 +1,26 @@
 //! The Patches view's figure: two per-query patch maps side by side, and the `[P, P]` matrix
 //! of the first.
 
-use super::options::{self, FigureArgs, Words, count, value_name};
+use super::FigureArgs;
+use super::options::{self, Words, count, value_name};
 use super::panels::{MAX_CELLS, colorbar, finite_range, heatmap_panel};
 use super::{Axis, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel};
 use crate::encoding::grid::GridParams;
 use crate::engine::patch_maps::{PatchMapSettings, PatchMethod};
 use crate::engine::{Window, cpu};
 use crate::table_args::CliError;
+
+/// The patches figure's own options (`--query` is shared with context-vision).
+#[derive(Debug, Clone, clap::Args)]
+pub struct PatchesOptions {
+    /// patches: the left map's method
+    #[arg(long, value_enum, value_name = "METHOD")]
+    pub left: Option<PatchMethod>,
+
+    /// patches: the right map's method
+    #[arg(long, value_enum, value_name = "METHOD")]
+    pub right: Option<PatchMethod>,
+}
 
 /// Whether a map of `method` reads the option `id` (`loaded`: mixed RoPE's frequencies come
 /// from a file, so its seed and width are not read).
@@ -53,8 +66,8 @@ impl FigureKind for PatchesFigure {
 
     fn from_options(args: &FigureArgs) -> Result<Self, CliError> {
         let methods = [
-            args.left.unwrap_or(PatchMethod::Euclidean),
-            args.right.unwrap_or(PatchMethod::Alibi2d),
+            args.patches.left.unwrap_or(PatchMethod::Euclidean),
+            args.patches.right.unwrap_or(PatchMethod::Alibi2d),
         ];
         // An option neither map reads would be accepted and change nothing: refused, naming
         // the maps that read it.

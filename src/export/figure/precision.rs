@@ -1,7 +1,8 @@
 //! The precision lab's figure: the score drift and the cache error against position, one curve
 //! per compute type, on log axes, as the view draws them.
 
-use super::options::{FigureArgs, Words, count};
+use super::FigureArgs;
+use super::options::{Words, count};
 use super::panels::span;
 use super::{
     Axis, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel, Series, SeriesStyle,

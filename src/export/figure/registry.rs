@@ -3,7 +3,8 @@
 //! export dialog prints, and its drawing), and the `figures!` macro that makes the list of
 //! figures in `figure/mod.rs` into [`FigureView`] and [`FigureSpec`].
 
-use super::options::{FigureArgs, Words};
+use super::FigureArgs;
+use super::options::Words;
 use super::{ColorBar, FigureError, FigureStyle, Panel};
 use crate::table_args::CliError;
 

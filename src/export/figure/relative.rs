@@ -1,13 +1,34 @@
 //! The Relative positions view as a figure: the boards of one panel (for the skew trick, one
 //! stage), each with its own colour bar, lists without one.
 
-use super::options::{FigureArgs, Words, count, value_name};
+use super::FigureArgs;
+use super::options::{Words, count, value_name};
 use super::panels::board_panel;
 use super::{Drawn, FigureError, FigureKind, FigureStyle};
 use crate::encoding::alibi::AlibiMode;
 use crate::options::ModeArg;
 use crate::scene::relative::{self, RelativePanel, RelativeSettings};
 use crate::table_args::{CliError, flag};
+
+/// The relative figure's own options, with the relative encodings' group.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RelativeFigureOptions {
+    /// relative: which panel
+    #[arg(long, value_enum, value_name = "PANEL")]
+    pub panel: Option<crate::scene::relative::RelativePanel>,
+
+    /// relative: the sequence length L (offsets, shaw, alibi: 2 to 32, default 8; t5: 2 to 256,
+    /// default 48; skew: 2 to 12, default 5)
+    #[arg(long, value_name = "L")]
+    pub tokens: Option<i64>,
+
+    #[command(flatten)]
+    pub options: crate::options::RelativeOptions,
+
+    /// relative --panel skew: the step of the trick, 1 (relative logits) to 6 (sliced)
+    #[arg(long, value_name = "K")]
+    pub stage: Option<i64>,
+}
 
 /// What the view shows: the panel and its settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,17 +61,20 @@ impl FigureKind for RelativeFigure {
             DIM_RANGE, GRID_RANGE, HEADS_RANGE, MAX_DISTANCE_RANGE, NUM_BUCKETS_RANGE,
             RelativePanel, RelativeSettings, SKEW_TOKENS_RANGE, T5_TOKENS_RANGE, TOKENS_RANGE,
         };
-        let panel = args.panel.unwrap_or_default();
+        let panel = args.relative.panel.unwrap_or_default();
         let given: Vec<(&str, bool)> = vec![
-            ("tokens", args.tokens.is_some()),
-            ("max_relative", args.relative.max_relative.is_some()),
-            ("num_buckets", args.relative.num_buckets.is_some()),
-            ("max_distance", args.relative.max_distance.is_some()),
-            ("bidirectional", args.relative.bidirectional.is_some()),
+            ("tokens", args.relative.tokens.is_some()),
+            ("max_relative", args.relative.options.max_relative.is_some()),
+            ("num_buckets", args.relative.options.num_buckets.is_some()),
+            ("max_distance", args.relative.options.max_distance.is_some()),
+            (
+                "bidirectional",
+                args.relative.options.bidirectional.is_some(),
+            ),
             ("heads", args.sizes.heads.is_some()),
             ("head", args.sizes.head.is_some()),
             ("mode", args.alibi.mode.is_some()),
-            ("stage", args.stage.is_some()),
+            ("stage", args.relative.stage.is_some()),
             ("dim", args.sizes.dim.is_some()),
             ("grid_h", args.sizes.grid_h.is_some()),
             ("grid_w", args.sizes.grid_w.is_some()),
@@ -81,41 +105,50 @@ impl FigureKind for RelativeFigure {
         let mut s = d;
         match panel {
             RelativePanel::Offsets | RelativePanel::Shaw | RelativePanel::Alibi => {
-                s.tokens = count("tokens", args.tokens, d.tokens, TOKENS_RANGE)?;
+                s.tokens = count("tokens", args.relative.tokens, d.tokens, TOKENS_RANGE)?;
             }
             RelativePanel::T5 => {
-                s.t5_tokens = count("tokens", args.tokens, d.t5_tokens, T5_TOKENS_RANGE)?
+                s.t5_tokens = count("tokens", args.relative.tokens, d.t5_tokens, T5_TOKENS_RANGE)?
             }
             RelativePanel::Skew => {
-                s.skew_tokens = count("tokens", args.tokens, d.skew_tokens, SKEW_TOKENS_RANGE)?
+                s.skew_tokens = count(
+                    "tokens",
+                    args.relative.tokens,
+                    d.skew_tokens,
+                    SKEW_TOKENS_RANGE,
+                )?
             }
             RelativePanel::TwoD => {}
         }
         s.max_relative = count(
             "max_relative",
-            args.relative.max_relative,
+            args.relative.options.max_relative,
             d.max_relative,
             0..=TOKENS_RANGE.end() - 1,
         )?;
         s.num_buckets = count(
             "num_buckets",
-            args.relative.num_buckets,
+            args.relative.options.num_buckets,
             d.num_buckets,
             NUM_BUCKETS_RANGE,
         )?;
         s.max_distance = count(
             "max_distance",
-            args.relative.max_distance,
+            args.relative.options.max_distance,
             d.max_distance,
             MAX_DISTANCE_RANGE,
         )?;
-        s.bidirectional = args.relative.bidirectional.unwrap_or(d.bidirectional);
+        s.bidirectional = args
+            .relative
+            .options
+            .bidirectional
+            .unwrap_or(d.bidirectional);
         s.heads = count("heads", args.sizes.heads, d.heads, HEADS_RANGE)?;
         s.head = count("head", args.sizes.head, d.head, 0..=s.heads - 1)?;
         s.causal = ModeArg::alibi(args.alibi.mode, "the relative figure")
             .map_err(CliError::usage)?
             == AlibiMode::Causal;
-        s.stage = count("stage", args.stage, 1, 1..=6)? - 1;
+        s.stage = count("stage", args.relative.stage, 1, 1..=6)? - 1;
         s.dim = count("dim", args.sizes.dim, d.dim, DIM_RANGE)?;
         s.grid.grid_h = count("grid_h", args.sizes.grid_h, d.grid.grid_h, GRID_RANGE)?;
         s.grid.grid_w = count("grid_w", args.sizes.grid_w, d.grid.grid_w, GRID_RANGE)?;

@@ -1,6 +1,7 @@
 //! The Sinusoidal view's figure: the `[seq, dim]` table as one heatmap.
 
-use super::options::{self, FigureArgs, Words, value_name};
+use super::FigureArgs;
+use super::options::{self, Words, value_name};
 use super::panels::{MAX_CELLS, colorbar, heatmap_panel};
 use super::{Drawn, FigureError, FigureKind, FigureStyle};
 use crate::encoding::PairLayout;

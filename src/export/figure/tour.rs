@@ -2,7 +2,8 @@
 //! own colour bar (and the line over the cells where the step draws one), curves with their
 //! legend. Built from the same [`TourFrame`] the app draws.
 
-use super::options::{FigureArgs, Words, count};
+use super::FigureArgs;
+use super::options::{Words, count};
 use super::panels::{MAX_CELLS, finite_range, strided};
 use super::{
     Axis, ColorBar, Content, Drawn, FigureError, FigureKind, FigureStyle, Panel, Series,
@@ -11,6 +12,22 @@ use super::{
 use crate::engine::reduce::reduce_array;
 use crate::scene::tour::{self, TourCurves, TourHeatmap, TourPanel, TourSettings, TourStep};
 use crate::table_args::{CliError, flag};
+
+/// The tour figure's own options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TourOptions {
+    /// tour: the step, 1 (counting) to 9 (the dials that turn)
+    #[arg(long, value_name = "N")]
+    pub step: Option<i64>,
+
+    /// tour --step 7: the shift Δ of the translation matrix T(Δ), 0 to 10000 (default 10)
+    #[arg(long, value_name = "Δ")]
+    pub delta: Option<i64>,
+
+    /// tour --step 6: the pair whose circle is drawn (default 8)
+    #[arg(long, value_name = "I")]
+    pub pair: Option<i64>,
+}
 
 /// What the view shows: the step and the settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,16 +44,16 @@ impl FigureKind for TourFigure {
         use crate::scene::tour::{
             BASE_RANGE, DELTA_RANGE, DIM_RANGE, LENGTH_RANGE, TourSettings, TourStep,
         };
-        let number = count("step", args.step, 1, 1..=TourStep::ALL.len())?;
+        let number = count("step", args.tour.step, 1, 1..=TourStep::ALL.len())?;
         let step = TourStep::from_number(number)
             .ok_or_else(|| CliError::usage(format!("--step {number}: use 1 to 9")))?;
         let uses = step.uses();
         let given = [
             ("dim", args.sizes.dim.is_some(), uses.dim),
             ("base", args.sinusoidal.base.is_some(), uses.base),
-            ("delta", args.delta.is_some(), uses.delta),
+            ("delta", args.tour.delta.is_some(), uses.delta),
             ("anchor", args.sinusoidal.anchor.is_some(), uses.anchor),
-            ("pair", args.pair.is_some(), uses.pair),
+            ("pair", args.tour.pair.is_some(), uses.pair),
         ];
         if let Some((id, _, _)) = given.iter().find(|(_, given, used)| *given && !*used) {
             return Err(CliError::usage(format!(
@@ -63,7 +80,7 @@ impl FigureKind for TourFigure {
         }
         let delta = count(
             "delta",
-            args.delta,
+            args.tour.delta,
             d.delta as usize,
             *DELTA_RANGE.start() as usize..=*DELTA_RANGE.end() as usize,
         )? as u64;
@@ -73,7 +90,12 @@ impl FigureKind for TourFigure {
             d.anchor.min(length - 1),
             0..=length - 1,
         )?;
-        let pair = count("pair", args.pair, d.pair.min(dim / 2 - 1), 0..=dim / 2 - 1)?;
+        let pair = count(
+            "pair",
+            args.tour.pair,
+            d.pair.min(dim / 2 - 1),
+            0..=dim / 2 - 1,
+        )?;
         Ok(Self {
             step,
             settings: TourSettings {
