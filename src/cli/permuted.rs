@@ -13,7 +13,9 @@ use crate::check::permutation::{RowVerdict, judge_rows};
 use crate::encoding::pair_permutation::Question;
 use crate::import::StoredFloat;
 use crate::import::tables::OpenedTable;
-use crate::options::{CliError, FileOptions, PermutationOptions, SizeOptions, flag};
+use crate::options::{
+    CliError, ExpectedOptions, FileOptions, PermutationOptions, SizeOptions, flag,
+};
 
 const NOTES: &str = "\
 FILE holds ORIGINAL's rows reordered within each head, so that a model written for one pair
@@ -48,15 +50,17 @@ Examples:
     mut_arg("grid_h", |a| a.hide(true)),
     mut_arg("grid_w", |a| a.hide(true)),
     mut_arg("heads", |a| a.help("The model's query heads (num_attention_heads), 1 to 65536")),
+    mut_arg("expected", |a| a.required(true).value_name("permuted-from")
+        .value_parser(["permuted-from"]).allow_hyphen_values(false)
+        .help("permuted-from: FILE is ORIGINAL's rows permuted between the pair layouts")),
 )]
 pub struct PermutedArgs {
     /// The permuted weight: .npy or .safetensors, [rows, columns] or a bias [rows]
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// permuted-from: FILE is ORIGINAL's rows permuted between the pair layouts
-    #[arg(long = "as", value_name = "permuted-from", value_parser = ["permuted-from"])]
-    pub relation: String,
+    #[command(flatten)]
+    pub relation: ExpectedOptions,
 
     /// The original weight
     #[arg(value_name = "ORIGINAL")]

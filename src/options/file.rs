@@ -1,5 +1,5 @@
-//! How a file is read and compared: the tensor of a `.safetensors` file, and the tolerances of
-//! a check.
+//! How a file is read and compared: the tensor of a `.safetensors` file, the tolerances of a
+//! check, and what the file should hold (`--as`).
 
 use clap::Args;
 
@@ -31,4 +31,19 @@ impl FileOptions {
     pub fn rtol(&self) -> f64 {
         self.rtol.unwrap_or(RTOL)
     }
+}
+
+/// What a file should hold: `--as`, as the check figure reads it (`poslab check` takes the
+/// kind and its options as words of their own, and `--as permuted-from` a second file).
+#[derive(Debug, Clone, Default, Args)]
+pub struct ExpectedOptions {
+    /// check: what the table should be, as poslab table's words in one argument, e.g.
+    /// --as "rope-angles --seq 4096 --dim 128" (default: identify it)
+    #[arg(
+        long = "as",
+        id = "expected",
+        value_name = "KIND OPTIONS",
+        allow_hyphen_values = true
+    )]
+    pub expected: Option<String>,
 }

@@ -26,7 +26,7 @@ pub mod sizes;
 pub use alibi::{AlibiOptions, ModeArg};
 pub use arithmetic::{ArithmeticArg, ArithmeticOptions};
 pub use axes::AxesOptions;
-pub use file::FileOptions;
+pub use file::{ExpectedOptions, FileOptions};
 pub use grid2d::Grid2dOptions;
 pub use permutation::PermutationOptions;
 pub use positions::PositionOptions;

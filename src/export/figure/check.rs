@@ -9,20 +9,6 @@ use crate::colormap::Colormap;
 use crate::engine::cpu;
 use crate::table_args::{CliError, table_spec_from_words, tolerance_option};
 
-/// The check figure's own options (`--file` and the reading options are shared).
-#[derive(Debug, Clone, clap::Args)]
-pub struct CheckOptions {
-    /// check: what the table should be, as poslab table's words in one argument, e.g.
-    /// --as "rope-angles --seq 4096 --dim 128" (default: identify it)
-    #[arg(
-        long = "as",
-        id = "expected",
-        value_name = "KIND OPTIONS",
-        allow_hyphen_values = true
-    )]
-    pub expected: Option<String>,
-}
-
 /// What the Check view shows: a file, what it is compared with, the tolerance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckFigure {

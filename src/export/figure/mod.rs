@@ -164,7 +164,7 @@ pub struct FigureArgs {
     pub reading: crate::options::FileOptions,
 
     #[command(flatten)]
-    pub check: check::CheckOptions,
+    pub check: crate::options::ExpectedOptions,
 
     #[command(flatten)]
     pub context: context::ContextOptions,
