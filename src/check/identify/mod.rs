@@ -38,6 +38,7 @@ mod read_frequencies;
 mod read_grid2d;
 mod read_longrope;
 mod read_rope;
+mod read_rope_positions;
 mod read_sinusoidal;
 mod relative;
 
@@ -48,6 +49,7 @@ use read_alibi::*;
 use read_frequencies::*;
 use read_grid2d::*;
 use read_rope::*;
+use read_rope_positions::*;
 use read_sinusoidal::*;
 
 /// The most elements a table may have to be identified (each hypothesis computes one).

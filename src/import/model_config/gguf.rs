@@ -233,23 +233,15 @@ impl Keys<'_> {
     }
 }
 
+/// A model's sources of its settings, by option id: what the config view shows beside them.
+type Sources = Vec<(&'static str, String)>;
+
+/// A found number and the key it came from.
+type Found<T> = Option<(T, String)>;
+
 /// The encoding llama.cpp runs for a GGUF file.
 pub fn from_gguf(header: &GgufHeader, tensors: &RopeTensors) -> Result<ModelConfig, ConfigError> {
-    let arch = match header.metadata.get("general.architecture") {
-        Some(MetaValue::Text(arch)) => arch.clone(),
-        Some(other) => {
-            return Err(ConfigError(format!(
-                "\"general.architecture\" is {}; it must be text",
-                other.kind()
-            )));
-        }
-        None => {
-            return Err(ConfigError(
-                "has no \"general.architecture\": the model's keys and RoPE layout are unknown"
-                    .to_owned(),
-            ));
-        }
-    };
+    let arch = architecture(header)?;
     let name = match header.metadata.get("general.name") {
         Some(MetaValue::Text(name)) if !name.is_empty() => name.clone(),
         _ => arch.clone(),
@@ -273,277 +265,26 @@ pub fn from_gguf(header: &GgufHeader, tensors: &RopeTensors) -> Result<ModelConf
         ))
     })?;
     if rope == LlamaCppRope::None {
-        let bias = keys.number("attention.max_alibi_bias")?;
-        return match (bias, heads) {
-            (Some((bias, _)), Some(heads)) if bias > 0.0 => Ok(ModelConfig {
-                name,
-                model_type: arch.clone(),
-                context,
-                heads: Some(heads),
-                encoding: PositionEncoding::Alibi {
-                    heads,
-                    form: if arch == "bloom" {
-                        super::AlibiForm::Bloom
-                    } else {
-                        super::AlibiForm::Mpt
-                    },
-                },
-                rope_layers: Vec::new(),
-                lints: Vec::new(),
-                format: Some(format),
-            }),
-            _ => Err(ConfigError(format!(
-                "is a {arch} model, which llama.cpp runs without RoPE"
-            ))),
-        };
+        let encoding = alibi_of(&keys, heads)?;
+        return Ok(ModelConfig {
+            name,
+            model_type: arch.clone(),
+            context,
+            heads,
+            encoding,
+            rope_layers: Vec::new(),
+            lints: Vec::new(),
+            format: Some(format),
+        });
     }
-    let (head_dim, dim_source) = match keys.count("attention.key_length")? {
-        Some(found) => found,
-        None => match (keys.count("embedding_length")?, heads) {
-            (Some((hidden, _)), Some(heads)) if heads > 0 => (
-                hidden / heads,
-                format!("{arch}.embedding_length / {arch}.attention.head_count"),
-            ),
-            _ => {
-                return Err(ConfigError(format!(
-                    "has neither {arch}.attention.key_length nor {arch}.embedding_length and {arch}.attention.head_count: the head width is unknown"
-                )));
-            }
-        },
-    };
-    let (rotary, rotary_source) = keys
-        .count("rope.dimension_count")?
-        .unwrap_or((head_dim, "default: the whole head".to_owned()));
-    let (base, base_source) = keys
-        .number("rope.freq_base")?
-        .unwrap_or((10_000.0, "default: 10000 (llama.cpp's)".to_owned()));
-    let max_dim = *crate::encoding::DIM_RANGE.end();
-    if head_dim < 2 || head_dim % 2 != 0 || head_dim > max_dim {
-        return Err(ConfigError(format!(
-            "has a head width of {head_dim} ({dim_source}): RoPE needs an even width from 2 to {max_dim}"
-        )));
-    }
-    if rotary < 2 || rotary % 2 != 0 || rotary > head_dim {
-        return Err(ConfigError(format!(
-            "rotates {rotary} ({rotary_source}) of a head of {head_dim}: the rotary width must be even, from 2 to the head's width"
-        )));
-    }
-    crate::encoding::check_base("freq_base", base).map_err(|_| {
-        ConfigError(format!(
-            "\"{base_source}\" is {base}; it must be a finite number greater than 1"
-        ))
-    })?;
-
-    // The scaling: llama.cpp reads "linear" when no type is given, and a factor of 0 as 1.
-    let (kind_name, kind_source) = keys.text("rope.scaling.type")?.unwrap_or((
-        "linear".to_owned(),
-        "default: linear (llama.cpp's)".to_owned(),
-    ));
-    let factor = match keys.number("rope.scaling.factor")? {
-        Some(found) => Some(found),
-        None => keys.number("rope.scale_linear")?,
-    }
-    .filter(|(f, _)| *f != 0.0);
-    let original = keys.count("rope.scaling.original_context_length")?;
-    let attn = match keys.number("rope.scaling.yarn_attn_factor")? {
-        Some(found) => Some(found),
-        None => keys.number("rope.scaling.attn_factor")?,
-    };
-    let mut sources: Vec<(&'static str, String)> = vec![
-        ("dim", dim_source),
-        ("rotary_dim", rotary_source),
-        ("base", base_source.clone()),
+    let widths = Widths::read(&keys, heads)?;
+    let mut sources: Sources = vec![
+        ("dim", widths.dim_source.clone()),
+        ("rotary_dim", widths.rotary_source.clone()),
+        ("base", widths.base_source.clone()),
     ];
-    let mut scaling = RopeScaling {
-        max_position_embeddings: context,
-        ..Default::default()
-    };
-    let mut given = None;
-    let pairs = rotary / 2;
-    let check_len = |values: &Vec<f64>, tensor: &str| {
-        if values.len() != pairs {
-            return Err(ConfigError(format!(
-                "has {tensor} of {} values; a rotary width of {rotary} has {pairs} pairs",
-                values.len()
-            )));
-        }
-        if let Some(bad) = values.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
-            return Err(ConfigError(format!(
-                "has {tensor} holding {bad}; every factor must be a finite number greater than 0"
-            )));
-        }
-        Ok(())
-    };
-    match kind_name.as_str() {
-        "none" => {}
-        "linear" => {
-            if let Some((f, source)) = &factor
-                && *f != 1.0
-            {
-                scaling.kind = ScalingKind::Linear;
-                scaling.factor = Some(*f);
-                sources.push(("factor", source.clone()));
-            }
-        }
-        "yarn" => {
-            scaling.kind = ScalingKind::Yarn;
-            scaling.factor = factor.as_ref().map(|(f, _)| *f);
-            sources.push((
-                "factor",
-                factor
-                    .as_ref()
-                    .map_or_else(|| "default".to_owned(), |(_, s)| s.clone()),
-            ));
-            let (orig, orig_source) = original
-                .clone()
-                .or(context.map(|n| (n, format!("{arch}.context_length"))))
-                .unzip();
-            scaling.original_max_position_embeddings = orig;
-            sources.push((
-                "original_max_position_embeddings",
-                orig_source.unwrap_or_else(|| "default".to_owned()),
-            ));
-            for (id, suffix) in [
-                ("beta_fast", "rope.scaling.yarn_beta_fast"),
-                ("beta_slow", "rope.scaling.yarn_beta_slow"),
-            ] {
-                let found = keys.number(suffix)?;
-                if id == "beta_fast" {
-                    scaling.beta_fast = found.as_ref().map(|(v, _)| *v);
-                } else {
-                    scaling.beta_slow = found.as_ref().map(|(v, _)| *v);
-                }
-                sources.push((id, found.map_or_else(|| "default".to_owned(), |(_, s)| s)));
-            }
-            let f = scaling.factor.unwrap_or(1.0);
-            let yarn = if f > 1.0 { 0.1 * f.ln() + 1.0 } else { 1.0 };
-            if keys.number("rope.scaling.yarn_log_multiplier")?.is_some() {
-                // DeepSeek-V2's graph divides YaRN's factor back out of cos and sin and puts
-                // mscale^2 on the attention's softmax instead.
-                scaling.attention_factor = Some(1.0);
-                sources.push((
-                    "attention_factor",
-                    format!("llama.cpp's {arch} graph: cos and sin unscaled ({arch}.rope.scaling.yarn_log_multiplier scales the softmax instead)"),
-                ));
-            } else if let Some((a, source)) = &attn {
-                scaling.attention_factor = Some(a * yarn);
-                sources.push((
-                    "attention_factor",
-                    format!("{source} x (0.1 ln(factor) + 1)"),
-                ));
-            } else {
-                sources.push((
-                    "attention_factor",
-                    "formula: 0.1 ln(factor) + 1 (llama.cpp's YaRN)".to_owned(),
-                ));
-            }
-        }
-        "longrope" => {
-            let (Some(long), Some(short)) = (&tensors.long, &tensors.short) else {
-                return Err(ConfigError(
-                    "has rope.scaling.type longrope without the rope_factors_long and rope_factors_short tensors".to_owned(),
-                ));
-            };
-            check_len(long, "rope_factors_long.weight")?;
-            check_len(short, "rope_factors_short.weight")?;
-            scaling.kind = ScalingKind::Longrope;
-            scaling.long_factor = Some(long.clone());
-            scaling.short_factor = Some(short.clone());
-            scaling.factor = factor.as_ref().map(|(f, _)| *f);
-            let (orig, orig_source) = original.clone().ok_or_else(|| {
-                ConfigError(format!(
-                    "has LongRoPE without {arch}.rope.scaling.original_context_length"
-                ))
-            })?;
-            scaling.original_max_position_embeddings = Some(orig);
-            sources.push(("original_max_position_embeddings", orig_source));
-            sources.push((
-                "long_factor",
-                "rope_factors_long.weight (tensor)".to_owned(),
-            ));
-            sources.push((
-                "short_factor",
-                "rope_factors_short.weight (tensor)".to_owned(),
-            ));
-            if let Some((a, source)) = &attn {
-                scaling.attention_factor = Some(*a);
-                sources.push(("attention_factor", source.clone()));
-            }
-        }
-        other => {
-            return Err(ConfigError(format!(
-                "\"{kind_source}\" is \"{}\"; llama.cpp's scaling types are none, linear, yarn and longrope",
-                crate::import::printable(other)
-            )));
-        }
-    }
-    if let Some(freqs) = &tensors.freqs {
-        check_len(freqs, "rope_freqs.weight")?;
-        if !matches!(scaling.kind, ScalingKind::None | ScalingKind::Linear) {
-            return Err(ConfigError(format!(
-                "has rope_freqs beside {} scaling, which poslab does not combine",
-                scaling.kind.name()
-            )));
-        }
-        // llama.cpp divides each pair's angle by its factor (Llama 3.1's scaling, computed by
-        // the converter), after a linear scaling's.
-        let linear = scaling.factor.unwrap_or(1.0);
-        given = Some(
-            freqs
-                .iter()
-                .enumerate()
-                .map(|(i, f)| base.powf(-((2 * i) as f64) / rotary as f64) / f / linear)
-                .collect::<Vec<f64>>(),
-        );
-        scaling = RopeScaling {
-            max_position_embeddings: context,
-            ..Default::default()
-        };
-        sources.push((
-            "inv_freq",
-            "base^(-2i/R) / rope_freqs.weight (tensor)".to_owned(),
-        ));
-        sources.push((
-            "scaling",
-            "rope_freqs.weight (tensor): each pair's angle divided by its factor (Llama 3.1's scaling, as the converter computed it)".to_owned(),
-        ));
-    } else {
-        sources.push(("scaling", kind_source));
-    }
-
-    let (layout, layout_source) = match rope {
-        LlamaCppRope::Normal => (
-            PairLayout::Interleaved,
-            format!(
-                "llama.cpp's table: {arch} runs normal RoPE, pairs (2i, 2i+1); where Hugging Face's model rotates halves, the converter permuted the q and k rows into these pairs"
-            ),
-        ),
-        _ => (
-            PairLayout::Half,
-            format!(
-                "llama.cpp's table: {arch} runs NeoX RoPE, pairs (i, i + R/2), as Hugging Face's rotate_half"
-            ),
-        ),
-    };
-    sources.push(("layout", layout_source));
-    let mrope = match rope {
-        LlamaCppRope::Mrope | LlamaCppRope::Imrope => {
-            let key = keys.key("rope.dimension_sections");
-            match header.metadata.get(&key) {
-                Some(MetaValue::Numbers(sections)) => Some(Mrope {
-                    section: sections
-                        .iter()
-                        .filter(|n| **n > 0.0)
-                        .map(|n| *n as usize)
-                        .collect(),
-                    interleaved: rope == LlamaCppRope::Imrope,
-                    source: key,
-                }),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
+    let (scaling, given) = read_scaling(&keys, tensors, &widths, context, &mut sources)?;
+    sources.push(("layout", layout_source(rope, &arch)));
     sources.push((
         "context",
         context.map_or_else(
@@ -551,76 +292,26 @@ pub fn from_gguf(header: &GgufHeader, tensors: &RopeTensors) -> Result<ModelConf
             |_| format!("{arch}.context_length"),
         ),
     ));
-    let rotary_dim = (rotary < head_dim && given.is_none()).then_some(rotary);
+    let (head_dim, rotary) = (widths.head_dim, widths.rotary);
     let full = RopeLayer {
         layer_type: None,
         layers: None,
         head_dim,
-        base,
+        base: widths.base,
         freqs: Box::new(RopeFrequencies {
-            rotary_dim,
+            rotary_dim: (rotary < head_dim && given.is_none()).then_some(rotary),
             scaling,
             given,
         }),
-        layout,
-        sources: sources.clone(),
-        mrope,
+        layout: match rope {
+            LlamaCppRope::Normal => PairLayout::Interleaved,
+            _ => PairLayout::Half,
+        },
+        sources,
+        mrope: mrope_of(&keys, rope),
     };
     let mut rope_layers = vec![full];
-    // Gemma 3's sliding-window layers: their own base and width, and no scaling.
-    if let Some((swa_base, swa_source)) = keys.number("rope.freq_base_swa")? {
-        let (swa_rotary, swa_rotary_source) = keys.count("rope.dimension_count_swa")?.unwrap_or((
-            rotary,
-            format!("{arch}.rope.dimension_count (no _swa of its own)"),
-        ));
-        if swa_rotary < 2 || swa_rotary % 2 != 0 || swa_rotary > head_dim {
-            return Err(ConfigError(format!(
-                "rotates {swa_rotary} ({swa_rotary_source}) of a head of {head_dim} in its sliding-window layers"
-            )));
-        }
-        crate::encoding::check_base("freq_base_swa", swa_base).map_err(|_| {
-            ConfigError(format!(
-                "\"{swa_source}\" is {swa_base}; it must be a finite number greater than 1"
-            ))
-        })?;
-        rope_layers[0].layer_type = Some("full_attention".to_owned());
-        let mut sliding = rope_layers[0].clone();
-        sliding.layer_type = Some("sliding_attention".to_owned());
-        sliding.base = swa_base;
-        sliding.freqs = Box::new(RopeFrequencies {
-            rotary_dim: (swa_rotary < head_dim).then_some(swa_rotary),
-            scaling: RopeScaling {
-                max_position_embeddings: context,
-                ..Default::default()
-            },
-            given: None,
-        });
-        sliding.sources = sliding
-            .sources
-            .into_iter()
-            .filter(|(id, _)| {
-                !matches!(
-                    *id,
-                    "factor"
-                        | "inv_freq"
-                        | "original_max_position_embeddings"
-                        | "beta_fast"
-                        | "beta_slow"
-                        | "long_factor"
-                        | "short_factor"
-                        | "attention_factor"
-                )
-            })
-            .map(|(id, source)| match id {
-                "base" => (id, swa_source.clone()),
-                "rotary_dim" => (id, swa_rotary_source.clone()),
-                "scaling" => (
-                    id,
-                    "llama.cpp: no scaling on sliding-window layers".to_owned(),
-                ),
-                _ => (id, source),
-            })
-            .collect();
+    if let Some(sliding) = sliding_layer(&keys, &mut rope_layers[0], &widths, context)? {
         rope_layers.push(sliding);
     }
     Ok(ModelConfig {
@@ -633,4 +324,419 @@ pub fn from_gguf(header: &GgufHeader, tensors: &RopeTensors) -> Result<ModelConf
         lints: Vec::new(),
         format: Some(format),
     })
+}
+
+/// `general.architecture`: what llama.cpp reads every other key and the pair layout by.
+fn architecture(header: &GgufHeader) -> Result<String, ConfigError> {
+    match header.metadata.get("general.architecture") {
+        Some(MetaValue::Text(arch)) => Ok(arch.clone()),
+        Some(other) => Err(ConfigError(format!(
+            "\"general.architecture\" is {}; it must be text",
+            other.kind()
+        ))),
+        None => Err(ConfigError(
+            "has no \"general.architecture\": the model's keys and RoPE layout are unknown"
+                .to_owned(),
+        )),
+    }
+}
+
+/// A model llama.cpp runs without RoPE: ALiBi when it has a bias.
+fn alibi_of(keys: &Keys, heads: Option<usize>) -> Result<PositionEncoding, ConfigError> {
+    let arch = keys.arch;
+    match (keys.number("attention.max_alibi_bias")?, heads) {
+        (Some((bias, _)), Some(heads)) if bias > 0.0 => Ok(PositionEncoding::Alibi {
+            heads,
+            form: if arch == "bloom" {
+                super::AlibiForm::Bloom
+            } else {
+                super::AlibiForm::Mpt
+            },
+        }),
+        _ => Err(ConfigError(format!(
+            "is a {arch} model, which llama.cpp runs without RoPE"
+        ))),
+    }
+}
+
+/// The head width, rotary width and base, each checked, with where each came from.
+struct Widths {
+    head_dim: usize,
+    rotary: usize,
+    base: f64,
+    dim_source: String,
+    rotary_source: String,
+    base_source: String,
+}
+
+impl Widths {
+    fn read(keys: &Keys, heads: Option<usize>) -> Result<Self, ConfigError> {
+        let arch = keys.arch;
+        let (head_dim, dim_source) = match keys.count("attention.key_length")? {
+            Some(found) => found,
+            None => match (keys.count("embedding_length")?, heads) {
+                (Some((hidden, _)), Some(heads)) if heads > 0 => (
+                    hidden / heads,
+                    format!("{arch}.embedding_length / {arch}.attention.head_count"),
+                ),
+                _ => {
+                    return Err(ConfigError(format!(
+                        "has neither {arch}.attention.key_length nor {arch}.embedding_length and {arch}.attention.head_count: the head width is unknown"
+                    )));
+                }
+            },
+        };
+        let (rotary, rotary_source) = keys
+            .count("rope.dimension_count")?
+            .unwrap_or((head_dim, "default: the whole head".to_owned()));
+        let (base, base_source) = keys
+            .number("rope.freq_base")?
+            .unwrap_or((10_000.0, "default: 10000 (llama.cpp's)".to_owned()));
+        let max_dim = *crate::encoding::DIM_RANGE.end();
+        if head_dim < 2 || head_dim % 2 != 0 || head_dim > max_dim {
+            return Err(ConfigError(format!(
+                "has a head width of {head_dim} ({dim_source}): RoPE needs an even width from 2 to {max_dim}"
+            )));
+        }
+        if rotary < 2 || rotary % 2 != 0 || rotary > head_dim {
+            return Err(ConfigError(format!(
+                "rotates {rotary} ({rotary_source}) of a head of {head_dim}: the rotary width must be even, from 2 to the head's width"
+            )));
+        }
+        crate::encoding::check_base("freq_base", base).map_err(|_| {
+            ConfigError(format!(
+                "\"{base_source}\" is {base}; it must be a finite number greater than 1"
+            ))
+        })?;
+        Ok(Self {
+            head_dim,
+            rotary,
+            base,
+            dim_source,
+            rotary_source,
+            base_source,
+        })
+    }
+}
+
+/// A factor tensor of one value per pair, each finite and above 0.
+fn check_factors(values: &[f64], tensor: &str, rotary: usize) -> Result<(), ConfigError> {
+    let pairs = rotary / 2;
+    if values.len() != pairs {
+        return Err(ConfigError(format!(
+            "has {tensor} of {} values; a rotary width of {rotary} has {pairs} pairs",
+            values.len()
+        )));
+    }
+    if let Some(bad) = values.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
+        return Err(ConfigError(format!(
+            "has {tensor} holding {bad}; every factor must be a finite number greater than 0"
+        )));
+    }
+    Ok(())
+}
+
+/// The scaling llama.cpp applies, and the frequencies themselves where `rope_freqs` gives
+/// them (Llama 3.1's scaling, as the converter computed it).
+fn read_scaling(
+    keys: &Keys,
+    tensors: &RopeTensors,
+    widths: &Widths,
+    context: Option<usize>,
+    sources: &mut Sources,
+) -> Result<(RopeScaling, Option<Vec<f64>>), ConfigError> {
+    // llama.cpp reads "linear" when no type is given, and a factor of 0 as 1.
+    let (kind_name, kind_source) = keys.text("rope.scaling.type")?.unwrap_or((
+        "linear".to_owned(),
+        "default: linear (llama.cpp's)".to_owned(),
+    ));
+    let factor = match keys.number("rope.scaling.factor")? {
+        Some(found) => Some(found),
+        None => keys.number("rope.scale_linear")?,
+    }
+    .filter(|(f, _)| *f != 0.0);
+    let original = keys.count("rope.scaling.original_context_length")?;
+    let attn = attention_factor(keys)?;
+    let mut scaling = RopeScaling {
+        max_position_embeddings: context,
+        ..Default::default()
+    };
+    match kind_name.as_str() {
+        "none" => {}
+        "linear" => {
+            if let Some((f, source)) = &factor
+                && *f != 1.0
+            {
+                scaling.kind = ScalingKind::Linear;
+                scaling.factor = Some(*f);
+                sources.push(("factor", source.clone()));
+            }
+        }
+        "yarn" => yarn(
+            keys,
+            (factor, original, attn),
+            context,
+            &mut scaling,
+            sources,
+        )?,
+        "longrope" => longrope(
+            keys,
+            tensors,
+            widths.rotary,
+            (factor, original, attn),
+            &mut scaling,
+            sources,
+        )?,
+        other => {
+            return Err(ConfigError(format!(
+                "\"{kind_source}\" is \"{}\"; llama.cpp's scaling types are none, linear, yarn and longrope",
+                crate::import::printable(other)
+            )));
+        }
+    }
+    let Some(freqs) = &tensors.freqs else {
+        sources.push(("scaling", kind_source));
+        return Ok((scaling, None));
+    };
+    check_factors(freqs, "rope_freqs.weight", widths.rotary)?;
+    if !matches!(scaling.kind, ScalingKind::None | ScalingKind::Linear) {
+        return Err(ConfigError(format!(
+            "has rope_freqs beside {} scaling, which poslab does not combine",
+            scaling.kind.name()
+        )));
+    }
+    // llama.cpp divides each pair's angle by its factor (Llama 3.1's scaling, computed by
+    // the converter), after a linear scaling's.
+    let linear = scaling.factor.unwrap_or(1.0);
+    let (base, rotary) = (widths.base, widths.rotary);
+    let given = freqs
+        .iter()
+        .enumerate()
+        .map(|(i, f)| base.powf(-((2 * i) as f64) / rotary as f64) / f / linear)
+        .collect::<Vec<f64>>();
+    sources.push((
+        "inv_freq",
+        "base^(-2i/R) / rope_freqs.weight (tensor)".to_owned(),
+    ));
+    sources.push((
+        "scaling",
+        "rope_freqs.weight (tensor): each pair's angle divided by its factor (Llama 3.1's scaling, as the converter computed it)".to_owned(),
+    ));
+    let unscaled = RopeScaling {
+        max_position_embeddings: context,
+        ..Default::default()
+    };
+    Ok((unscaled, Some(given)))
+}
+
+/// YaRN's parameters and attention factor as llama.cpp reads them.
+fn yarn(
+    keys: &Keys,
+    (factor, original, attn): (Found<f64>, Found<usize>, Found<f64>),
+    context: Option<usize>,
+    scaling: &mut RopeScaling,
+    sources: &mut Sources,
+) -> Result<(), ConfigError> {
+    let arch = keys.arch;
+    scaling.kind = ScalingKind::Yarn;
+    scaling.factor = factor.as_ref().map(|(f, _)| *f);
+    sources.push((
+        "factor",
+        factor
+            .as_ref()
+            .map_or_else(|| "default".to_owned(), |(_, s)| s.clone()),
+    ));
+    let (orig, orig_source) = original
+        .or(context.map(|n| (n, format!("{arch}.context_length"))))
+        .unzip();
+    scaling.original_max_position_embeddings = orig;
+    sources.push((
+        "original_max_position_embeddings",
+        orig_source.unwrap_or_else(|| "default".to_owned()),
+    ));
+    for (id, suffix) in [
+        ("beta_fast", "rope.scaling.yarn_beta_fast"),
+        ("beta_slow", "rope.scaling.yarn_beta_slow"),
+    ] {
+        let found = keys.number(suffix)?;
+        if id == "beta_fast" {
+            scaling.beta_fast = found.as_ref().map(|(v, _)| *v);
+        } else {
+            scaling.beta_slow = found.as_ref().map(|(v, _)| *v);
+        }
+        sources.push((id, found.map_or_else(|| "default".to_owned(), |(_, s)| s)));
+    }
+    let f = scaling.factor.unwrap_or(1.0);
+    let formula = if f > 1.0 { 0.1 * f.ln() + 1.0 } else { 1.0 };
+    if keys.number("rope.scaling.yarn_log_multiplier")?.is_some() {
+        // DeepSeek-V2's graph divides YaRN's factor back out of cos and sin and puts
+        // mscale^2 on the attention's softmax instead.
+        scaling.attention_factor = Some(1.0);
+        sources.push((
+            "attention_factor",
+            format!("llama.cpp's {arch} graph: cos and sin unscaled ({arch}.rope.scaling.yarn_log_multiplier scales the softmax instead)"),
+        ));
+    } else if let Some((a, source)) = attn {
+        scaling.attention_factor = Some(a * formula);
+        sources.push((
+            "attention_factor",
+            format!("{source} x (0.1 ln(factor) + 1)"),
+        ));
+    } else {
+        sources.push((
+            "attention_factor",
+            "formula: 0.1 ln(factor) + 1 (llama.cpp's YaRN)".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// The attention factor a file states, under either of llama.cpp's keys.
+fn attention_factor(keys: &Keys) -> Result<Found<f64>, ConfigError> {
+    match keys.number("rope.scaling.yarn_attn_factor")? {
+        Some(found) => Ok(Some(found)),
+        None => keys.number("rope.scaling.attn_factor"),
+    }
+}
+
+/// LongRoPE: Phi-3's factor tensors and its original context.
+fn longrope(
+    keys: &Keys,
+    tensors: &RopeTensors,
+    rotary: usize,
+    (factor, original, attn): (Found<f64>, Found<usize>, Found<f64>),
+    scaling: &mut RopeScaling,
+    sources: &mut Sources,
+) -> Result<(), ConfigError> {
+    let (Some(long), Some(short)) = (&tensors.long, &tensors.short) else {
+        return Err(ConfigError(
+            "has rope.scaling.type longrope without the rope_factors_long and rope_factors_short tensors".to_owned(),
+        ));
+    };
+    check_factors(long, "rope_factors_long.weight", rotary)?;
+    check_factors(short, "rope_factors_short.weight", rotary)?;
+    scaling.kind = ScalingKind::Longrope;
+    scaling.long_factor = Some(long.clone());
+    scaling.short_factor = Some(short.clone());
+    scaling.factor = factor.as_ref().map(|(f, _)| *f);
+    let (orig, orig_source) = original.ok_or_else(|| {
+        ConfigError(format!(
+            "has LongRoPE without {}.rope.scaling.original_context_length",
+            keys.arch
+        ))
+    })?;
+    scaling.original_max_position_embeddings = Some(orig);
+    sources.push(("original_max_position_embeddings", orig_source));
+    sources.push((
+        "long_factor",
+        "rope_factors_long.weight (tensor)".to_owned(),
+    ));
+    sources.push((
+        "short_factor",
+        "rope_factors_short.weight (tensor)".to_owned(),
+    ));
+    if let Some((a, source)) = attn {
+        scaling.attention_factor = Some(a);
+        sources.push(("attention_factor", source));
+    }
+    Ok(())
+}
+
+/// Where the pair layout comes from: llama.cpp's table of architectures.
+fn layout_source(rope: LlamaCppRope, arch: &str) -> String {
+    match rope {
+        LlamaCppRope::Normal => format!(
+            "llama.cpp's table: {arch} runs normal RoPE, pairs (2i, 2i+1); where Hugging Face's model rotates halves, the converter permuted the q and k rows into these pairs"
+        ),
+        _ => format!(
+            "llama.cpp's table: {arch} runs NeoX RoPE, pairs (i, i + R/2), as Hugging Face's rotate_half"
+        ),
+    }
+}
+
+/// M-RoPE's sections, for the architectures that run it.
+fn mrope_of(keys: &Keys, rope: LlamaCppRope) -> Option<Mrope> {
+    if !matches!(rope, LlamaCppRope::Mrope | LlamaCppRope::Imrope) {
+        return None;
+    }
+    let key = keys.key("rope.dimension_sections");
+    match keys.metadata.get(&key) {
+        Some(MetaValue::Numbers(sections)) => Some(Mrope {
+            section: sections
+                .iter()
+                .filter(|n| **n > 0.0)
+                .map(|n| *n as usize)
+                .collect(),
+            interleaved: rope == LlamaCppRope::Imrope,
+            source: key,
+        }),
+        _ => None,
+    }
+}
+
+/// Gemma 3's sliding-window layers: their own base and width, and no scaling. `full` is then
+/// named as the full-attention layers.
+fn sliding_layer(
+    keys: &Keys,
+    full: &mut RopeLayer,
+    widths: &Widths,
+    context: Option<usize>,
+) -> Result<Option<RopeLayer>, ConfigError> {
+    let Some((swa_base, swa_source)) = keys.number("rope.freq_base_swa")? else {
+        return Ok(None);
+    };
+    let (rotary, head_dim) = (widths.rotary, widths.head_dim);
+    let (swa_rotary, swa_rotary_source) = keys.count("rope.dimension_count_swa")?.unwrap_or((
+        rotary,
+        format!("{}.rope.dimension_count (no _swa of its own)", keys.arch),
+    ));
+    if swa_rotary < 2 || swa_rotary % 2 != 0 || swa_rotary > head_dim {
+        return Err(ConfigError(format!(
+            "rotates {swa_rotary} ({swa_rotary_source}) of a head of {head_dim} in its sliding-window layers"
+        )));
+    }
+    crate::encoding::check_base("freq_base_swa", swa_base).map_err(|_| {
+        ConfigError(format!(
+            "\"{swa_source}\" is {swa_base}; it must be a finite number greater than 1"
+        ))
+    })?;
+    full.layer_type = Some("full_attention".to_owned());
+    let mut sliding = full.clone();
+    sliding.layer_type = Some("sliding_attention".to_owned());
+    sliding.base = swa_base;
+    sliding.freqs = Box::new(RopeFrequencies {
+        rotary_dim: (swa_rotary < head_dim).then_some(swa_rotary),
+        scaling: RopeScaling {
+            max_position_embeddings: context,
+            ..Default::default()
+        },
+        given: None,
+    });
+    sliding.sources = sliding
+        .sources
+        .into_iter()
+        .filter(|(id, _)| {
+            !matches!(
+                *id,
+                "factor"
+                    | "inv_freq"
+                    | "original_max_position_embeddings"
+                    | "beta_fast"
+                    | "beta_slow"
+                    | "long_factor"
+                    | "short_factor"
+                    | "attention_factor"
+            )
+        })
+        .map(|(id, source)| match id {
+            "base" => (id, swa_source.clone()),
+            "rotary_dim" => (id, swa_rotary_source.clone()),
+            "scaling" => (
+                id,
+                "llama.cpp: no scaling on sliding-window layers".to_owned(),
+            ),
+            _ => (id, source),
+        })
+        .collect();
+    Ok(Some(sliding))
 }
