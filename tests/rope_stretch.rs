@@ -30,22 +30,9 @@ fn assert_close(got: &[f64], expected: &[f64], rel: f64) {
 #[test]
 fn llama3_leaves_short_wavelengths_slows_long_ones_by_the_factor_and_blends_between() {
     let (dim, base, factor, original) = (128usize, 500_000.0f64, 8.0, 8192.0);
-    let got = stretch(&[
-        "--dim",
-        "128",
-        "--base",
-        "500000",
-        "--scaling",
-        "llama3",
-        "--factor",
-        "8",
-        "--low-freq-factor",
-        "1",
-        "--high-freq-factor",
-        "4",
-        "--original-max-position-embeddings",
-        "8192",
-    ]);
+    let mut args = vec!["--dim", "128"];
+    args.extend(common::LLAMA31_ROPE);
+    let got = stretch(&args);
     // Meta's rule, by wavelength: under original / 4 kept, over original / 1 divided by the
     // factor, between them a blend of the two frequencies.
     let expected: Vec<f64> = (0..dim / 2)

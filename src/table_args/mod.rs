@@ -351,20 +351,6 @@ pub(crate) fn check_options_apply(args: &TableArgs, matches: &ArgMatches) -> Res
             list.join(" ")
         )));
     }
-    // The inverse frequencies depend on the current length only under the scalings that
-    // read it: elsewhere --seq would change nothing.
-    if kind == Kind::RopeInvFreq
-        && matches.value_source("seq") == Some(ValueSource::CommandLine)
-        && !matches!(
-            args.scaled.scaling,
-            ScalingKind::Dynamic | ScalingKind::Longrope
-        )
-    {
-        return Err(CliError::usage(format!(
-            "--seq changes nothing for rope-inv-freq under --scaling {}: only dynamic and longrope read the current length",
-            args.scaled.scaling.name()
-        )));
-    }
     Ok(())
 }
 

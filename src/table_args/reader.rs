@@ -47,6 +47,24 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The current length of a table of frequencies (what dynamic NTK and LongRoPE read), 0
+    /// when none is given; refused under a scaling that does not read it, where it would
+    /// change nothing.
+    pub fn current_length(&self) -> Result<usize, CliError> {
+        let Some(seq) = self.args.sizes.seq else {
+            return Ok(0);
+        };
+        let scaling = self.args.scaled.scaling;
+        if !matches!(scaling, ScalingKind::Dynamic | ScalingKind::Longrope) {
+            return Err(CliError::usage(format!(
+                "--seq changes nothing for {} under --scaling {}: only dynamic and longrope read the current length",
+                kind_name(self.kind),
+                scaling.name()
+            )));
+        }
+        non_negative("seq", seq)
+    }
+
     pub fn dim(&self, meaning: &str) -> Result<usize, CliError> {
         required(self.kind, "dim", self.args.sizes.dim, meaning)
     }

@@ -329,17 +329,12 @@ fn builtin_spec(r: &Reader) -> Result<TableSpec, CliError> {
         },
         Kind::Similarity => TableSpec::Similarity(r.sinusoidal()?),
         Kind::RopeInvFreq => {
+            let seq = r.current_length()?;
             let dim = r.even_dim()?;
             TableSpec::RopeInvFreq {
                 dim,
                 base: args.sinusoidal.base(),
-                // The current length, for dynamic NTK and LongRoPE; 0 when not given.
-                seq: args
-                    .sizes
-                    .seq
-                    .map(|n| non_negative("seq", n))
-                    .transpose()?
-                    .unwrap_or(0),
+                seq,
                 freqs: rope_frequencies(args, dim)?,
             }
         }

@@ -3,9 +3,9 @@
 //! it interpolates fully). The maths is [`RopeFrequencies::stretch`].
 
 use super::super::reader::Reader;
-use super::super::{CliError, TableSpec, non_negative, rope_frequencies};
+use super::super::{CliError, TableSpec, rope_frequencies};
 use super::Entry;
-use crate::encoding::rope_scaling::{RopeFrequencies, ScalingKind};
+use crate::encoding::rope_scaling::RopeFrequencies;
 use crate::encoding::{self, ParamError};
 use crate::engine::RegisteredKind;
 use crate::engine::registered::Values;
@@ -36,25 +36,13 @@ struct Stretch {
 }
 
 fn read(r: &Reader) -> Result<TableSpec, CliError> {
-    let args = r.args;
+    let seq = r.current_length()?;
     let dim = r.even_dim()?;
-    let scaling = args.scaled.scaling;
-    if args.sizes.seq.is_some() && !matches!(scaling, ScalingKind::Dynamic | ScalingKind::Longrope)
-    {
-        return Err(CliError::usage(format!(
-            "--seq changes nothing for rope-stretch under --scaling {}: only dynamic and longrope read the current length",
-            scaling.name()
-        )));
-    }
+    let args = r.args;
     Ok(TableSpec::registered(Stretch {
         dim,
         base: args.sinusoidal.base(),
-        seq: args
-            .sizes
-            .seq
-            .map(|n| non_negative("seq", n))
-            .transpose()?
-            .unwrap_or(0),
+        seq,
         freqs: rope_frequencies(args, dim)?,
     }))
 }
