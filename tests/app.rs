@@ -556,6 +556,19 @@ fn the_export_window_saves_the_figure_and_the_data() {
     let bytes = std::fs::read(&npy).unwrap();
     let table = poslab::import::parse_npy_f64(&bytes).unwrap();
     assert_eq!(table.shape(), &[512, 128]);
+    // The dialog's command writes the same file.
+    let command = harness
+        .get_by_role_and_label(Role::MultilineTextInput, "The same table from a terminal:")
+        .value()
+        .expect("the command");
+    let words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+    assert_eq!(words[..3], ["poslab", "table", "sinusoidal"], "{command}");
+    assert_eq!(words.last(), Some(&npy.display().to_string()), "{command}");
+    let again = folder.path().join("again.npy");
+    let mut words = words;
+    *words.last_mut().unwrap() = again.display().to_string();
+    assert_eq!(poslab::cli::run(words), 0, "{command}");
+    assert_eq!(std::fs::read(&again).unwrap(), bytes, "{command}");
 
     // A folder that does not exist: a message, and no file.
     let missing = folder.path().join("nowhere").join("x.csv");

@@ -350,6 +350,33 @@ impl ExportWindow {
         }
     }
 
+    /// The `poslab table` command that writes the same table, where options describe it.
+    fn table_command_ui(&self, ui: &mut egui::Ui, export: &ViewExport) {
+        let Some(data) = &export.data else {
+            return;
+        };
+        let file = if self.path_text.trim().is_empty() {
+            format!("{}.{}", export.name, self.format.extension())
+        } else {
+            self.path_text.trim().to_owned()
+        };
+        let Some(mut command) = crate::export::figure::table_command_line(data, self.dtype, &file)
+        else {
+            return;
+        };
+        ui.separator();
+        let label = ui.label("The same table from a terminal:").on_hover_text(
+            "poslab table writes it; in Python, poslab.table with these options as keywords",
+        );
+        ui.add(
+            egui::TextEdit::multiline(&mut command)
+                .font(egui::TextStyle::Monospace)
+                .desired_rows(2)
+                .desired_width(420.0),
+        )
+        .labelled_by(label.id);
+    }
+
     fn contents_ui(&mut self, ui: &mut egui::Ui, export: &ViewExport, colormap: Colormap) {
         self.follow_view(export);
         ui.horizontal_wrapped(|ui| {
@@ -443,6 +470,9 @@ impl ExportWindow {
                 ui.colored_label(ui.visuals().error_fg_color, text);
             }
             None => {}
+        }
+        if !self.format.is_figure() {
+            self.table_command_ui(ui, export);
         }
         if self.format.is_figure() {
             let file = if self.path_text.trim().is_empty() {

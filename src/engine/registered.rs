@@ -36,6 +36,9 @@ pub trait RegisteredKind: fmt::Debug + SameAs + Send + Sync + 'static {
     fn cpu_only_reason(&self) -> &'static str;
     /// The element function of a validated table, with whatever it needs computed once.
     fn values(&self) -> Values<'_>;
+    /// The `poslab table` options that make this table, as words (`--heads`, `8`, ...);
+    /// `None` when no options describe it.
+    fn option_words(&self) -> Option<Vec<String>>;
 }
 
 /// Equality between two kinds behind the trait (the app compares specifications to know

@@ -2,25 +2,46 @@
 
 use std::io::Write;
 
-use ndarray_npy::{WriteNpyError, WriteNpyExt};
-
 use super::{ExportError, RealDtype};
 use crate::engine::Table;
+
+/// Bytes written at a time.
+const PIECE: usize = 1 << 16;
 
 pub(super) fn write(
     writer: &mut impl Write,
     table: &Table,
     dtype: RealDtype,
 ) -> Result<(), ExportError> {
-    let result = match (table, dtype) {
-        (Table::Real(values), RealDtype::F64) => values.write_npy(writer),
-        (Table::Real(values), RealDtype::F32) => values.mapv(|v| v as f32).write_npy(writer),
-        (Table::Index(values), _) => values.write_npy(writer),
+    // The header the streamed writer uses too, so that a table saved whole and the same
+    // table written block by block are the same bytes.
+    let descr = match (table, dtype) {
+        (Table::Index(_), _) => "<i4",
+        (Table::Real(_), RealDtype::F32) => "<f4",
+        (Table::Real(_), RealDtype::F64) => "<f8",
     };
-    result.map_err(|e| match e {
-        WriteNpyError::Io(io) => ExportError::Io(io),
-        other => ExportError::Io(std::io::Error::other(other.to_string())),
-    })
+    writer.write_all(&header(table.shape(), descr))?;
+    // In pieces, so that a large table is not held twice.
+    let mut piece = Vec::with_capacity(PIECE);
+    let mut put = |value: &[u8]| -> std::io::Result<()> {
+        piece.extend_from_slice(value);
+        if piece.len() >= PIECE {
+            writer.write_all(&piece)?;
+            piece.clear();
+        }
+        Ok(())
+    };
+    match (table, dtype) {
+        (Table::Real(values), RealDtype::F64) => {
+            values.iter().try_for_each(|v| put(&v.to_le_bytes()))?
+        }
+        (Table::Real(values), RealDtype::F32) => values
+            .iter()
+            .try_for_each(|v| put(&(*v as f32).to_le_bytes()))?,
+        (Table::Index(values), _) => values.iter().try_for_each(|v| put(&v.to_le_bytes()))?,
+    }
+    writer.write_all(&piece)?;
+    Ok(())
 }
 
 /// The NumPy 1.0 header of a C-order array of `shape` and type `descr` (`<f4`, `<f8`, `<i4`):

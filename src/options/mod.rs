@@ -22,6 +22,7 @@ pub mod run;
 pub mod scaling;
 pub mod sinusoidal;
 pub mod sizes;
+pub mod words;
 
 pub use alibi::{AlibiOptions, ModeArg};
 pub use arithmetic::{ArithmeticArg, ArithmeticOptions};
@@ -36,6 +37,7 @@ pub use run::{Consent, OutputFile, Progress};
 pub use scaling::ScalingOptions;
 pub use sinusoidal::SinusoidalOptions;
 pub use sizes::SizeOptions;
+pub use words::Words;
 
 use clap::ValueEnum;
 

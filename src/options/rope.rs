@@ -2,6 +2,9 @@
 
 use clap::Args;
 
+use crate::encoding::rope_scaling::{RopeFrequencies, number_list};
+use crate::options::Words;
+
 /// Which dims a RoPE table rotates, and at which frequencies.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RopeOptions {
@@ -20,4 +23,18 @@ pub struct RopeOptions {
     /// ones): a comma list or a 1-D .npy; the rotary width is twice their count
     #[arg(long, value_name = "LIST|F.npy", allow_hyphen_values = true)]
     pub inv_freq: Option<String>,
+}
+
+/// The frequencies of a RoPE of `base`, written back as options: the base (unless the
+/// frequencies are given outright), the rotary width, the given frequencies, and the scaling
+/// with the parameters it reads.
+pub fn write(freqs: &RopeFrequencies, base: f64, words: &mut Words) {
+    match &freqs.given {
+        Some(given) => words.option("inv-freq", number_list(given)),
+        None => words.option("base", base),
+    }
+    if let Some(rotary) = freqs.rotary_dim {
+        words.option("rotary-dim", rotary);
+    }
+    words.options(freqs.scaling.as_options());
 }

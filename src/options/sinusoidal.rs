@@ -5,7 +5,8 @@
 use clap::Args;
 
 use crate::encoding::PairLayout;
-use crate::encoding::sinusoidal::{FirstOfPair, Spacing};
+use crate::encoding::sinusoidal::{FirstOfPair, SinusoidalParams, Spacing};
+use crate::options::{Words, value_name};
 
 /// The base every frequency is a power of, unless given.
 pub const BASE: f64 = crate::encoding::defaults::BASE;
@@ -72,5 +73,18 @@ impl SinusoidalOptions {
 
     pub fn first(&self) -> FirstOfPair {
         self.first.unwrap_or_default()
+    }
+}
+
+/// The group's part of a sin/cos table's settings, written back as options: its base, first
+/// position, pairing and spacing, and the first of the pair where it is not the sine.
+pub fn write(params: &SinusoidalParams, words: &mut Words) {
+    words.option("base", params.base);
+    words.option("start", params.start);
+    words.option("layout", params.layout.sinusoidal_name());
+    words.option("spacing", value_name(params.spacing));
+    // The original transformer's order goes unsaid.
+    if params.first != FirstOfPair::Sin {
+        words.option("first", value_name(params.first));
     }
 }

@@ -36,6 +36,7 @@ pub(crate) use kinds::options_of;
 pub mod output;
 mod reader;
 mod spec;
+pub mod words;
 
 pub use crate::options::{CliError, SizeOptions, flag};
 pub use spec::*;

@@ -45,11 +45,34 @@ pub fn command_words(spec: &FigureSpec, style: &FigureStyle, output: &str) -> Ve
 }
 
 /// A word as a POSIX shell reads it back.
-fn shell_quote(word: &str) -> String {
+pub fn shell_quote(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,:/=+".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
         word.to_owned()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+/// The `poslab table` command that writes the table of `spec` to `output` (the app's export
+/// dialog shows it beside a saved table); `None` for a table no options describe.
+pub fn table_command_line(
+    spec: &crate::engine::TableSpec,
+    dtype: crate::engine::RealDtype,
+    output: &str,
+) -> Option<String> {
+    let mut words: Vec<String> = vec!["poslab".into(), "table".into()];
+    words.extend(crate::table_args::words::table_words(spec)?);
+    // An index table is int32 whatever the float width.
+    if spec.value_kind() == crate::engine::ValueKind::Real && dtype != Default::default() {
+        words.extend(["--dtype".into(), value_name(dtype)]);
+    }
+    words.extend(["-o".into(), output.to_owned()]);
+    Some(
+        words
+            .iter()
+            .map(|w| shell_quote(w))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 pub use alibi::AlibiFigure;
 pub use check::CheckFigure;
-pub use command::{command_line, command_words};
+pub use command::{command_line, command_words, table_command_line};
 pub use corkscrew::{CorkscrewFigure, helix_color};
 pub use dot_decay::DotDecayFigure;
 pub use options::{Words, value_name, view_name};

@@ -73,32 +73,7 @@ pub(super) fn heads(args: &FigureArgs) -> Result<usize, CliError> {
     )
 }
 
-/// A figure's settings as `poslab figure` options, in the order the figure's module writes
-/// them; the command's name, the view and the style options are added around them.
-#[derive(Debug, Default)]
-pub struct Words(Vec<String>);
-
-impl Words {
-    /// `--flag value`.
-    pub fn option(&mut self, flag: &str, value: impl ToString) {
-        self.0.push(format!("--{flag}"));
-        self.0.push(value.to_string());
-    }
-
-    /// `--flag` alone.
-    pub fn switch(&mut self, flag: &str) {
-        self.0.push(format!("--{flag}"));
-    }
-
-    /// `--flag=value` as one word, for a value that may start with `-` (a negative yaw).
-    pub fn joined(&mut self, flag: &str, value: impl std::fmt::Display) {
-        self.0.push(format!("--{flag}={value}"));
-    }
-
-    pub(super) fn into_vec(self) -> Vec<String> {
-        self.0
-    }
-}
+pub use crate::options::Words;
 
 pub use crate::options::value_name;
 

@@ -1,7 +1,7 @@
 //! The Sinusoidal view's figure: the `[seq, dim]` table as one heatmap.
 
 use super::FigureArgs;
-use super::options::{self, Words, value_name};
+use super::options::{self, Words};
 use super::panels::{MAX_CELLS, colorbar, heatmap_panel};
 use super::{Drawn, FigureError, FigureKind, FigureStyle};
 use crate::encoding::PairLayout;
@@ -39,14 +39,8 @@ pub(super) fn params_from(args: &FigureArgs) -> Result<SinusoidalParams, CliErro
 pub(super) fn write_params(params: &SinusoidalParams, words: &mut Words) {
     words.option("seq", params.seq);
     words.option("dim", params.dim);
-    words.option("base", params.base);
-    words.option("start", params.start);
-    words.option("layout", params.layout.sinusoidal_name());
-    words.option("spacing", value_name(params.spacing));
-    // The original transformer's order and amplitude go unsaid.
-    if params.first != FirstOfPair::Sin {
-        words.option("first", value_name(params.first));
-    }
+    crate::options::sinusoidal::write(params, words);
+    // The original transformer's amplitude goes unsaid.
     if params.amplitude != 1.0 {
         words.option("amplitude", params.amplitude);
     }

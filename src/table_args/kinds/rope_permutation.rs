@@ -8,6 +8,7 @@ use crate::encoding::ParamError;
 use crate::encoding::pair_permutation::PermutationParams;
 use crate::engine::registered::Values;
 use crate::engine::{RegisteredKind, ValueKind};
+use crate::options::Words;
 
 pub(super) const ENTRY: Entry = Entry {
     options: &["heads", "head_dim", "direction"],
@@ -51,6 +52,14 @@ impl RegisteredKind for PermutationParams {
 
     fn cpu_only_reason(&self) -> &'static str {
         "it is a row order, a few integers a head"
+    }
+
+    fn option_words(&self) -> Option<Vec<String>> {
+        let mut words = Words::default();
+        words.option("heads", self.heads);
+        words.option("head-dim", self.head_dim);
+        words.option("direction", self.direction.name());
+        Some(words.into_vec())
     }
 
     fn values(&self) -> Values<'_> {

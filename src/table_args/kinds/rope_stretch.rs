@@ -10,6 +10,7 @@ use crate::encoding::{self, ParamError};
 use crate::engine::RegisteredKind;
 use crate::engine::registered::Values;
 use crate::import::model_config::PositionEncoding;
+use crate::options::Words;
 
 pub(super) const ENTRY: Entry = Entry {
     options: &[
@@ -67,6 +68,16 @@ impl RegisteredKind for Stretch {
 
     fn cpu_only_reason(&self) -> &'static str {
         "it is one number a pair"
+    }
+
+    fn option_words(&self) -> Option<Vec<String>> {
+        let mut words = Words::default();
+        words.option("dim", self.dim);
+        crate::options::rope::write(&self.freqs, self.base, &mut words);
+        if self.seq > 0 {
+            words.option("seq", self.seq);
+        }
+        Some(words.into_vec())
     }
 
     fn values(&self) -> Values<'_> {
