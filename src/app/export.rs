@@ -355,26 +355,21 @@ impl ExportWindow {
         let Some(data) = &export.data else {
             return;
         };
-        let file = if self.path_text.trim().is_empty() {
+        let file = self.output_name(export);
+        if let Some(command) = crate::export::figure::table_command_line(data, self.dtype, &file) {
+            command_box(ui, "The same table from a terminal:", command).on_hover_text(
+                "poslab table writes it; in Python, poslab.table with these options as keywords",
+            );
+        }
+    }
+
+    /// The file the commands write: the one typed, or the view's name in the format chosen.
+    fn output_name(&self, export: &ViewExport) -> String {
+        if self.path_text.trim().is_empty() {
             format!("{}.{}", export.name, self.format.extension())
         } else {
             self.path_text.trim().to_owned()
-        };
-        let Some(mut command) = crate::export::figure::table_command_line(data, self.dtype, &file)
-        else {
-            return;
-        };
-        ui.separator();
-        let label = ui.label("The same table from a terminal:").on_hover_text(
-            "poslab table writes it; in Python, poslab.table with these options as keywords",
-        );
-        ui.add(
-            egui::TextEdit::multiline(&mut command)
-                .font(egui::TextStyle::Monospace)
-                .desired_rows(2)
-                .desired_width(420.0),
-        )
-        .labelled_by(label.id);
+        }
     }
 
     fn contents_ui(&mut self, ui: &mut egui::Ui, export: &ViewExport, colormap: Colormap) {
@@ -475,27 +470,29 @@ impl ExportWindow {
             self.table_command_ui(ui, export);
         }
         if self.format.is_figure() {
-            let file = if self.path_text.trim().is_empty() {
-                format!("{}.{}", export.name, self.format.extension())
-            } else {
-                self.path_text.trim().to_owned()
-            };
+            let file = self.output_name(export);
             let mut command =
                 crate::export::figure::command_line(&export.figure, &self.style(colormap), &file);
             if self.format == ExportFormat::Png {
                 command.push_str(&format!(" --scale {}", self.scale));
             }
-            ui.separator();
-            let label = ui.label("The same figure from a terminal:");
-            ui.add(
-                egui::TextEdit::multiline(&mut command)
-                    .font(egui::TextStyle::Monospace)
-                    .desired_rows(2)
-                    .desired_width(420.0),
-            )
-            .labelled_by(label.id);
+            command_box(ui, "The same figure from a terminal:", command);
         }
     }
+}
+
+/// A command to copy, under its label.
+fn command_box(ui: &mut egui::Ui, label: &str, mut command: String) -> egui::Response {
+    ui.separator();
+    let label = ui.label(label);
+    ui.add(
+        egui::TextEdit::multiline(&mut command)
+            .font(egui::TextStyle::Monospace)
+            .desired_rows(2)
+            .desired_width(420.0),
+    )
+    .labelled_by(label.id);
+    label
 }
 
 /// `path`, with `extension` added unless it already ends so.
