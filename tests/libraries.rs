@@ -1756,8 +1756,8 @@ fn keras_hub_sine_encoding_and_rotary_embedding_match() {
 
 #[test]
 fn caches_of_a_window_that_does_not_start_at_zero_are_read_with_their_start() {
-    // make.py's offset_caches: transformers' cos from position 1000, Llama 3.1's sin from
-    // 5000, and vLLM's YaRN cos_sin_cache rows 100..163. The wrong start is a mismatch.
+    // make.py's offset_caches: transformers' cos from position 1000, Llama 3.1's sin and cos
+    // from 5000, and vLLM's YaRN cos_sin_cache rows 100..163. The wrong start is a mismatch.
     let mut llama31 = vec!["--layout", "half"];
     llama31.extend(common::LLAMA31_ROPE);
     let yarn = [
@@ -1800,6 +1800,21 @@ fn caches_of_a_window_that_does_not_start_at_zero_are_read_with_their_start() {
             "5000",
             &[
                 "sin cache",
+                "positions 5000..5063 (--start 5000)",
+                "base 500000, Llama 3 scaling, factor 8, original context 8192",
+            ],
+        ),
+        // Its cos cache: flat on the slow pairs so far out, so the slowest frequency (and the
+        // factor fitted from it alone) is pinned loosely; it was read as LongRoPE's factors.
+        (
+            "hf_llama31_cos_from_5000.npy",
+            "rope-cos",
+            "64",
+            &llama31[..],
+            "5000",
+            &[
+                "cos cache",
+                "half layout",
                 "positions 5000..5063 (--start 5000)",
                 "base 500000, Llama 3 scaling, factor 8, original context 8192",
             ],

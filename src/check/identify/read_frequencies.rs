@@ -48,6 +48,10 @@ pub(super) const ROUND_BASES: [f64; 8] = [
 pub(super) const TRAINED_LENGTHS: [usize; 8] =
     [8192, 4096, 32_768, 2048, 16_384, 65_536, 131_072, 1024];
 
+/// Factors of Llama 3 and YaRN scaling in released models (Llama 3.1 and 3.2: 8 and 32;
+/// Qwen2.5 and DeepSeek: 4 and 40), tried where the fitted factor does not reproduce a file.
+const MODEL_FACTORS: [f64; 5] = [8.0, 32.0, 4.0, 40.0, 2.0];
+
 /// Original contexts of Llama 3 and YaRN scaling tried after [`TRAINED_LENGTHS`]: the short
 /// ones of small models and tests (vLLM's YaRN from 64 positions).
 pub(super) const SHORT_ORIGINALS: [usize; 5] = [512, 256, 128, 64, 32];
@@ -705,7 +709,18 @@ fn scaled_readings(r: &mut Readings, values: &[f64], plain_match: Option<f64>) {
             if factor_fit <= 1.0 + 1e-6 {
                 continue;
             }
-            for factor in round_choices(factor_fit) {
+            // The slowest pair of a cache at late positions turns too little to pin its
+            // frequency (a cos cache is flat there), so the fit can miss the factor: the
+            // models' own factors are tried after it.
+            let mut factors = round_choices(factor_fit);
+            if pass == 0 {
+                for factor in MODEL_FACTORS {
+                    if !factors.contains(&factor) {
+                        factors.push(factor);
+                    }
+                }
+            }
+            for factor in factors {
                 // The trained lengths and factor ratios of the grid below are parameters, not
                 // rounding; a rounded base or factor must fit closely.
                 let rounded = factor != factor_fit || base != high_base;

@@ -363,8 +363,10 @@ def offset_caches():
             "original_max_position_embeddings": 8192,
         },
     )
-    _, sin = LlamaRotaryEmbedding(config)(torch.zeros(1, 64, 64), torch.arange(5000, 5064)[None])
+    cos, sin = LlamaRotaryEmbedding(config)(torch.zeros(1, 64, 64), torch.arange(5000, 5064)[None])
     save("hf_llama31_sin_from_5000", sin[0].numpy())
+    # Its cos cache: flat on the slow pairs this far out, which pins their frequencies loosely.
+    save("hf_llama31_cos_from_5000", cos[0].numpy())
     yarn = np.load(HERE / "vllm_yarn_cos_sin_cache.npy")
     save("vllm_yarn_cos_sin_rows_100", yarn[100:164])
     # Two packed sequences, the first a continuation from position 4000: Llama 3.1's sin
