@@ -245,6 +245,12 @@ fn config_fills_the_options_the_command_line_leaves_out() {
         assert_eq!(code, Some(2), "{words:?}: {stderr}");
         assert!(stderr.contains(says), "{words:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        if words[0] == "table" {
+            assert!(
+                stderr.starts_with("error: --config "),
+                "the option is named: {stderr}"
+            );
+        }
         assert!(!Path::new(&out).exists());
     }
 }

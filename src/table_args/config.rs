@@ -553,7 +553,12 @@ pub fn apply_config(args: &mut TableArgs, matches: &ArgMatches) -> Result<(), Cl
     let Some(path) = args.config.clone() else {
         return Ok(());
     };
-    let config = read_config(&path)?
+    // The file's own messages name it; here the option that named it comes first.
+    let config = read_config(&path)
+        .map_err(|e| CliError {
+            message: format!("--config {}", e.message),
+            ..e
+        })?
         .layer(args.layer_type.as_deref())
         .map_err(|e| CliError::usage(format!("--config {}: {e}", path.display())))?;
     let kind = args.kind;

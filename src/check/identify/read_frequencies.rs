@@ -508,8 +508,16 @@ pub(super) fn scaled_frequencies(
         explained: search.candidates.iter().any(|c| c.comparison.matches()),
     };
     let plain_match = plain_readings(&mut r, values);
-    scaled_readings(&mut r, values, plain_match);
+    scaled_readings(&mut r, values, plain_match, false);
     configured_readings(&mut r, values);
+    // Only when neither the fit nor a released model's configuration explains the file with
+    // round parameters (LongRoPE's fitted factors explain any frequencies), within the
+    // tolerance or the loosened one.
+    let longrope = |c: &Candidate| c.description.contains(", LongRoPE scaling");
+    let explained = |c: &Candidate| c.comparison.matches() && !longrope(c);
+    if !r.tried.iter().any(explained) && r.round_misses.iter().all(longrope) {
+        scaled_readings(&mut r, values, plain_match, true);
+    }
     let (label, mut tried) = (&target.label, r.tried);
     // Nothing fits but rounded readings within the loosened tolerance: those are the readings.
     if !tried.iter().any(|c| c.comparison.matches()) {
@@ -662,7 +670,15 @@ fn plain_readings(r: &mut Readings, values: &[f64]) -> Option<f64> {
 
 /// Readings that keep the fastest frequencies or divide all by one factor (linear, Llama 3,
 /// YaRN), their base from theta_1.
-fn scaled_readings(r: &mut Readings, values: &[f64], plain_match: Option<f64>) {
+/// `model_factors`: instead of the factor fitted from the slowest pair, the factors of released
+/// models (the slowest pair of a cache at late positions turns too little to pin its
+/// frequency, a cos cache being flat there, so the fit can miss the factor).
+fn scaled_readings(
+    r: &mut Readings,
+    values: &[f64],
+    plain_match: Option<f64>,
+    model_factors: bool,
+) {
     let n = values.len();
     let (target, rotary) = (r.target, r.rotary);
     let label = &target.label;
@@ -695,12 +711,12 @@ fn scaled_readings(r: &mut Readings, values: &[f64], plain_match: Option<f64>) {
         .map(|&b| (b, TRAINED_LENGTHS.to_vec()))
         .collect();
     let mut found = plain_match.is_some();
-    if plain_match.is_none() && linear_readings(r, values) {
+    if plain_match.is_none() && !model_factors && linear_readings(r, values) {
         found = true;
     }
     // Llama 3 and YaRN: the slowest frequency is divided by the factor.
     for (pass, bases) in [first, later].into_iter().enumerate() {
-        if pass == 1 && found {
+        if pass == 1 && (found || model_factors) {
             break;
         }
         'scaled: for (base, originals) in bases {
@@ -709,17 +725,14 @@ fn scaled_readings(r: &mut Readings, values: &[f64], plain_match: Option<f64>) {
             if factor_fit <= 1.0 + 1e-6 {
                 continue;
             }
-            // The slowest pair of a cache at late positions turns too little to pin its
-            // frequency (a cos cache is flat there), so the fit can miss the factor: the
-            // models' own factors are tried after it.
-            let mut factors = round_choices(factor_fit);
-            if pass == 0 {
-                for factor in MODEL_FACTORS {
-                    if !factors.contains(&factor) {
-                        factors.push(factor);
-                    }
-                }
-            }
+            let fitted = round_choices(factor_fit);
+            let factors = match model_factors {
+                false => fitted,
+                true => MODEL_FACTORS
+                    .into_iter()
+                    .filter(|f| !fitted.contains(f))
+                    .collect(),
+            };
             for factor in factors {
                 // The trained lengths and factor ratios of the grid below are parameters, not
                 // rounding; a rounded base or factor must fit closely.
