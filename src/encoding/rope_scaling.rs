@@ -55,6 +55,11 @@ impl ScalingKind {
         }
     }
 
+    /// Whether the frequencies depend on the current length (dynamic NTK, LongRoPE).
+    pub fn reads_current_length(self) -> bool {
+        matches!(self, ScalingKind::Dynamic | ScalingKind::Longrope)
+    }
+
     /// The options (by their clap ids) this scaling reads.
     pub fn options(self) -> &'static [&'static str] {
         match self {

@@ -18,7 +18,7 @@ use crate::encoding::grid::{GridParams, SinCos2dParams};
 use crate::encoding::relative::{RelativeClipParams, T5BucketParams};
 use crate::encoding::resample::{ResampleMode, ResampleParams};
 use crate::encoding::rope::{CachePart, RopeParams};
-use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling, ScalingKind};
+use crate::encoding::rope_scaling::{RopeFrequencies, RopeScaling};
 use crate::encoding::rope2d::AxialParams;
 use crate::encoding::sinusoidal::SinusoidalParams;
 use crate::encoding::torch_f32::Arithmetic;

@@ -55,7 +55,7 @@ impl<'a> Reader<'a> {
             return Ok(0);
         };
         let scaling = self.args.scaled.scaling;
-        if !matches!(scaling, ScalingKind::Dynamic | ScalingKind::Longrope) {
+        if !scaling.reads_current_length() {
             return Err(CliError::usage(format!(
                 "--seq changes nothing for {} under --scaling {}: only dynamic and longrope read the current length",
                 kind_name(self.kind),

@@ -5,7 +5,6 @@
 
 use crate::encoding::alibi::AlibiMode;
 use crate::encoding::rope::CachePart;
-use crate::encoding::rope_scaling::{RopeFrequencies, ScalingKind};
 use crate::encoding::{PairLayout, sinusoidal::SinusoidalParams};
 use crate::engine::TableSpec;
 use crate::options::{Words, rope, sinusoidal, value_name};
@@ -37,7 +36,7 @@ fn write(spec: &TableSpec, words: &mut Words) -> Option<String> {
         } => {
             words.option("dim", dim);
             rope::write(freqs, *base, words);
-            if *seq > 0 && reads_length(freqs) {
+            if *seq > 0 && freqs.given.is_none() && freqs.scaling.kind.reads_current_length() {
                 words.option("seq", seq);
             }
         }
@@ -161,13 +160,4 @@ fn optional_head(head: Option<usize>, words: &mut Words) {
     if let Some(head) = head {
         words.option("head", head);
     }
-}
-
-/// Whether the frequencies depend on the current length (dynamic NTK, LongRoPE).
-fn reads_length(freqs: &RopeFrequencies) -> bool {
-    freqs.given.is_none()
-        && matches!(
-            freqs.scaling.kind,
-            ScalingKind::Dynamic | ScalingKind::Longrope
-        )
 }
