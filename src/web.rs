@@ -9,6 +9,10 @@ use wasm_bindgen::JsCast;
 
 /// Starts the app on the page's canvas `#poslab`; what goes wrong is written into the page.
 pub fn start() {
+    // In a Web Worker the module runs jobs (see [`worker_receive`]), not the app.
+    if web_sys::window().is_none() {
+        return;
+    }
     // The page's console gets wgpu's and eframe's warnings and errors.
     let _ = eframe::WebLogger::init(log::LevelFilter::Warn);
     wasm_bindgen_futures::spawn_local(async {
@@ -65,4 +69,10 @@ fn set_page_message(text: &str) {
             let _ = element.style().set_property("display", display);
         }
     }
+}
+
+/// Runs the job of a message the page posted to this Web Worker (`worker.js` hands each one
+/// over): see [`crate::jobs::web_worker`].
+pub fn worker_receive(message: wasm_bindgen::JsValue) {
+    crate::jobs::web_worker::serve(message, crate::app::remote_jobs::REGISTRY);
 }

@@ -29,7 +29,7 @@ mkdir -p "$out.tmp"
 # Without the function names (2.5 MB): a panic's message still reaches the console.
 wasm-bindgen --target web --no-typescript --remove-name-section --out-dir "$out.tmp" \
   target/wasm32-unknown-unknown/web/poslab_web.wasm
-cp web/index.html "$out.tmp/"
+cp web/index.html web/worker.js "$out.tmp/"
 # The folder is also a Hugging Face static Space as it is: its README's header says so.
 cp web/space.md "$out.tmp/README.md"
 rm -rf "$out"

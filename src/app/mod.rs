@@ -6,6 +6,7 @@ pub mod frame_log;
 #[cfg(target_arch = "wasm32")]
 pub mod page;
 pub mod presentation;
+pub mod remote_jobs;
 pub mod side_panel;
 
 use eframe::egui_wgpu;
@@ -647,6 +648,7 @@ impl PoslabApp {
                 .map(|outcome| (outcome.title.clone(), outcome.matches)),
             views: self.view_buttons.clone(),
             first_picture_ms,
+            workers: crate::jobs::web_worker::state(),
         };
         if self.page_state.as_ref() != Some(&state) {
             page::publish(&state);

@@ -117,6 +117,8 @@ pub struct PageState {
     pub views: Vec<ViewButton>,
     /// Milliseconds from the page's start to the first frame with a finished picture.
     pub first_picture_ms: Option<f64>,
+    /// The Web Workers that run the CPU engine's long jobs, and the jobs they ran.
+    pub workers: crate::jobs::web_worker::WorkerState,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -41,7 +41,7 @@ pub fn row_and_column(flat: usize, rows: usize, columns: usize) -> (usize, usize
 }
 
 /// An element outside the tolerance.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OutsideCell {
     pub index: Vec<usize>,
     pub reference: f64,
@@ -56,7 +56,7 @@ pub struct OutsideCell {
 }
 
 /// The pattern of the elements outside, when one is clear.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Diagnosis {
     /// One element; the rest match.
     SingleCell,
@@ -150,7 +150,7 @@ impl Diagnosis {
 }
 
 /// Where a file differs from its reference.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Located {
     /// The compared shape (length-1 axes left out).
     pub shape: Vec<usize>,

@@ -18,7 +18,7 @@ use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};
 use crate::engine::Strided;
 
 /// How close a table must be to match.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tolerance {
     pub abs: f64,
     pub rel: f64,
@@ -35,7 +35,7 @@ impl Default for Tolerance {
 }
 
 /// An element where the two tables differ most, by one measure.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Worst {
     pub error: f64,
     pub index: Vec<usize>,
@@ -44,7 +44,7 @@ pub struct Worst {
 }
 
 /// The outcome of comparing a loaded table with a reference.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Comparison {
     pub reference_shape: Vec<usize>,
     pub loaded_shape: Vec<usize>,
@@ -65,7 +65,7 @@ pub struct Comparison {
 /// The default tolerance for a file that says how it stores its values: within `ulps` units
 /// in the last place of that type, of each reference value (or of `floor`, for values nearer
 /// zero than that), or 1e-10 relative for float64 files.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct UlpRule {
     pub stored: crate::import::StoredFloat,
     pub ulps: f64,

@@ -47,7 +47,7 @@ pub fn method_label(kind: ScalingKind) -> &'static str {
 /// What the lab needs of a RoPE model: its rotary frequencies before any extension, the length
 /// it was pre-trained on, and the scaling its config carries (whose parameters that method
 /// starts from).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RopeModel {
     pub name: String,
     pub head_dim: usize,

@@ -96,7 +96,7 @@ impl ScalingKind {
 }
 
 /// A scaling and its parameters, named as in Hugging Face's `rope_scaling`.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct RopeScaling {
     pub kind: ScalingKind,
     pub factor: Option<f64>,
@@ -188,7 +188,7 @@ impl RopeScaling {
 }
 
 /// Everything that decides a model's RoPE frequencies besides the head width and the base.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct RopeFrequencies {
     /// Dimensions rotated, even and at most the head width; `None`: all of them.
     pub rotary_dim: Option<usize>,

@@ -10,7 +10,17 @@ use super::{ParamError, check_count, check_even_dim, check_start, fill_2d};
 
 /// Which of a frequency's sine and cosine comes first: in the pair (interleaved) or as the first
 /// half of the row (split).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum FirstOfPair {
     /// The sine first (Vaswani et al., tensor2tensor, fairseq).
     #[default]
@@ -40,7 +50,7 @@ pub enum Spacing {
 }
 
 /// Parameters of a sinusoidal table.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SinusoidalParams {
     /// Number of positions (rows).
     pub seq: usize,

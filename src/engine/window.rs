@@ -6,7 +6,7 @@
 use std::fmt;
 
 /// Indices `start, start + step, ...` below `end`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Strided {
     pub start: usize,
     pub end: usize,

@@ -16,6 +16,13 @@ pub const NOT_HELD: &str = "is not open in this page (a web page reads only the 
 #[derive(Clone)]
 pub struct Bytes(Arc<[u8]>);
 
+impl Bytes {
+    /// The bytes, shared.
+    pub fn shared(&self) -> Arc<[u8]> {
+        self.0.clone()
+    }
+}
+
 impl AsRef<[u8]> for Bytes {
     fn as_ref(&self) -> &[u8] {
         &self.0

@@ -257,7 +257,7 @@ pub fn parse_npy_f64(bytes: &[u8]) -> Result<ArrayD<f64>, String> {
 }
 
 /// The float type a table file stores its values in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StoredFloat {
     F64,
     F32,

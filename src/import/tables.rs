@@ -34,7 +34,7 @@ impl TableFormat {
 }
 
 /// A tensor of a `.safetensors` file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TensorInfo {
     pub name: String,
     pub dtype: String,

@@ -55,7 +55,7 @@ pub fn shipped_models() -> &'static [(String, RopeModel)] {
 
 /// Per pair of a method at `L'`: the wavelength `2π/θ'_i` in positions and the distance where
 /// its angles first leave the trained span (`None`: never within `L'`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PairReach {
     pub wavelength: f64,
     /// Turns the pair makes over the `L` trained positions, under the original frequency.
@@ -118,7 +118,7 @@ pub fn pair_reach(model: &RopeModel, freqs: &RopeFrequencies, target: usize) -> 
 /// per weight). It stays near `[-1, 1]` where it was fitted and is free to grow anywhere else:
 /// run at the trained frequencies past `L` it does (the extrapolation failure); under a method
 /// that maps `[0, L')` back into `[0, L)` it does not.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FittedScore {
     /// `(re h_j, im h_j)` per pair.
     pub weights: Vec<(f64, f64)>,

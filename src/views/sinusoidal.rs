@@ -34,10 +34,53 @@ pub type ShownCurve<'a> = (&'a [[f64; 2]], Option<(&'a [[f64; 2]], &'a [[f64; 2]
 
 /// A column against position: one point per row, or, where a point stands for several rows,
 /// their mean with the band from their min to their max.
-struct ColumnCurve {
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ColumnCurve {
+    #[serde(with = "crate::jobs::remote::bulk")]
     mean: Vec<[f64; 2]>,
     /// The min and max of the rows each point stands for.
+    #[serde(with = "crate::jobs::remote::bulk_option")]
     envelope: Option<(Points, Points)>,
+}
+
+/// Column `col` of a sinusoidal table as a curve: a job for a worker (on the web, a Web
+/// Worker with the CPU engine; on the desktop, a thread with the app's engine).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct ColumnJob {
+    pub params: SinusoidalParams,
+    pub col: usize,
+    #[serde(skip)]
+    pub engine: crate::ui::engine::EngineHandle,
+}
+
+impl crate::jobs::remote::RemoteJob for ColumnJob {
+    const NAME: &'static str = "sinusoidal-column";
+    type Output = Option<ColumnCurve>;
+
+    fn run(
+        self,
+        _progress: &crate::jobs::remote::Progress,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        let (spec, window) = column_window(&self.params, self.col);
+        Ok(column_curve(&spec, &window, &self.engine))
+    }
+}
+
+/// The table and window of column `col`: every row, or one point per [`window_rows`] rows.
+fn column_window(params: &SinusoidalParams, col: usize) -> (TableSpec, Window) {
+    let window = Window {
+        rows: Strided {
+            step: window_rows(params),
+            ..Strided::all(params.seq)
+        },
+        cols: Strided {
+            start: col,
+            end: col + 1,
+            step: 1,
+        },
+        heads: Strided::all(1),
+    };
+    (TableSpec::Sinusoidal(*params), window)
 }
 
 /// Rows one point of a column's curve stands for (at most 4096 points).
@@ -161,25 +204,16 @@ impl SinusoidalView {
             .as_ref()
             .is_none_or(|(p, c, _)| p != params || *c != col);
         if stale && !self.column_job.wants(&(*params, col)) {
-            let spec = TableSpec::Sinusoidal(*params);
-            let window = Window {
-                rows: Strided {
-                    step: window_rows(params),
-                    ..Strided::all(params.seq)
-                },
-                cols: Strided {
-                    start: col,
-                    end: col + 1,
-                    step: 1,
-                },
-                heads: Strided::all(1),
+            let job = ColumnJob {
+                params: *params,
+                col,
+                engine: engine.handle(),
             };
-            let handle = engine.handle();
-            self.column_job.request(
+            self.column_job.request_remote(
                 Some(ui.ctx()),
                 (*params, col),
                 format!("computing column {col}"),
-                move |_| Ok(column_curve(&spec, &window, &handle)),
+                job,
             );
         }
         for update in self.column_job.poll(Some(ui.ctx())) {
@@ -349,5 +383,28 @@ fn unused_controls(param: crate::ui::params::SharedParam) -> Option<&'static str
     match param {
         Heads => Some("Sinusoidal tables have no heads: every head adds the same table"),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A column of every row and one of a million rows reduced to points give the same
+    /// through a Web Worker's parcels as here.
+    #[test]
+    fn the_column_job_gives_the_same_through_parcels() {
+        for (seq, col) in [(300, 5), (1 << 20, 63)] {
+            crate::jobs::remote::same_through_parcels(|| ColumnJob {
+                params: SinusoidalParams {
+                    seq,
+                    dim: 64,
+                    ..Default::default()
+                },
+                col,
+                engine: crate::ui::engine::EngineHandle::default(),
+            })
+            .expect("the same curve");
+        }
     }
 }

@@ -7,3 +7,10 @@
 pub fn start() {
     poslab::web::start();
 }
+
+/// A job message in a Web Worker (`worker.js`): runs it and posts its answer.
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn worker_receive(message: wasm_bindgen::JsValue) {
+    poslab::web::worker_receive(message);
+}

@@ -6,12 +6,11 @@
 //! A model's `config.json` or `.gguf` opened here shows the RoPE it runs per layer type.
 
 mod model;
-mod outcome;
+pub mod outcome;
 mod where_ui;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
 use ndarray::ArrayD;
 
@@ -23,7 +22,6 @@ use crate::ui::dialogs::{DialogAnswer, PendingDialog};
 use crate::ui::params::SharedParams;
 use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::heatmap::{HeatmapData, HeatmapTexture, Outline, colorbar_ui, heatmap_ui};
-use outcome::{DrawnPicture, compute_outcome, drawn_picture, read_file};
 pub use outcome::{Envelopes, Outcome};
 
 /// Heatmaps show at most this many cells a side (every k-th row or column beyond).
@@ -69,10 +67,12 @@ impl Expected {
 }
 
 /// A file that was read.
-struct Loaded {
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Loaded {
     path: PathBuf,
     tensors: Vec<TensorInfo>,
     tensor: Option<String>,
+    #[serde(with = "crate::jobs::remote::bulk")]
     values: Arc<ArrayD<f64>>,
     /// The float type the file stores its values in, when it says (not a .csv).
     stored: Option<crate::import::StoredFloat>,
@@ -130,14 +130,12 @@ pub struct CheckView {
     loads: u64,
     outcome: Option<(OutcomeKey, Outcome)>,
     /// Identification or comparison in progress, off the UI thread.
-    job: Option<(OutcomeKey, Receiver<Outcome>)>,
-    /// What the job in flight does and since when, for the status bar.
-    job_pending: Option<crate::jobs::Pending>,
+    outcome_job: crate::jobs::Latest<OutcomeKey, Result<Outcome, String>>,
     /// The pictures (reference, file, difference and, for a mismatch, the elements outside),
     /// for the outcome's key, the slice and the colour map.
     pictures: Option<(PictureKey, Vec<Picture>)>,
     /// The pictures being made on a worker thread.
-    pictures_job: crate::jobs::Latest<PictureKey, Vec<DrawnPicture>>,
+    pictures_job: crate::jobs::Latest<PictureKey, Vec<outcome::SentPicture>>,
     /// The element outside the tolerance last clicked in the list, outlined in every picture.
     focused_cell: Option<Vec<usize>>,
     /// The file being read on a worker thread: its path and tensor.
@@ -170,11 +168,10 @@ impl Default for CheckView {
             focus_path: false,
             loads: 0,
             outcome: None,
-            job: None,
+            outcome_job: crate::jobs::Latest::default(),
             pictures: None,
             pictures_job: crate::jobs::Latest::default(),
             focused_cell: None,
-            job_pending: None,
             load_job: crate::jobs::Latest::default(),
             egui_ctx: None,
             model: None,
@@ -211,11 +208,16 @@ impl CheckView {
         }
         // Loading the same file again reads it again (it may have changed on disk).
         self.load_job.forget();
-        self.load_job.request(
+        let job = outcome::LoadJob {
+            handed_over: crate::import::handed_over::get(path).map(|bytes| bytes.shared()),
+            path: job_path,
+            tensor: job_tensor,
+        };
+        self.load_job.request_remote(
             self.egui_ctx.as_ref(),
             (path.to_owned(), tensor),
             format!("reading {name}"),
-            move |_| Ok(read_file(&job_path, job_tensor)),
+            job,
         );
         self.path_text = path.display().to_string();
         // The next frame says the file is being read.
@@ -532,7 +534,7 @@ impl CheckView {
 
     /// Whether an identification or comparison is running.
     pub fn busy(&self) -> bool {
-        self.job.is_some() || self.load_job.is_pending() || self.model_job.is_pending()
+        self.outcome_job.is_pending() || self.load_job.is_pending() || self.model_job.is_pending()
     }
 
     fn outcome_key(&self) -> Option<OutcomeKey> {
@@ -558,16 +560,21 @@ impl CheckView {
         let (Some(loaded), Some(key)) = (&self.loaded, self.outcome_key()) else {
             return;
         };
-        if let Some((job_key, receiver)) = &self.job {
-            match receiver.try_recv() {
-                Ok(outcome) => {
-                    self.outcome = Some((job_key.clone(), outcome));
-                    self.job = None;
+        for update in self.outcome_job.poll(Some(ctx)) {
+            match update {
+                crate::jobs::Update::Done(Ok(outcome), _) => {
+                    if let Some(asked) = self.outcome_job.wanted() {
+                        self.outcome = Some((asked.clone(), outcome));
+                    }
                 }
-                Err(TryRecvError::Empty) if *job_key == key => return,
-                // Parameters changed meanwhile (or the thread is gone): start again below.
-                Err(_) => self.job = None,
+                crate::jobs::Update::Done(Err(error), _) | crate::jobs::Update::Failed(error) => {
+                    self.error = Some(error);
+                }
+                crate::jobs::Update::Preview(_) => {}
             }
+        }
+        if self.outcome_job.wants(&key) {
+            return;
         }
         if self.outcome.as_ref().is_some_and(|(k, _)| *k == key) {
             return;
@@ -602,23 +609,19 @@ impl CheckView {
         let (values, stored, tolerance) = (loaded.values.clone(), loaded.stored, self.tolerance);
         // A .csv says nothing of its type: the tolerance beside serves.
         let explicit = (!self.type_tolerance || stored.is_none()).then_some(tolerance);
-        let (sender, receiver) = channel();
-        let ctx = ctx.clone();
-        // No thread: the receiver is dropped with the sender, and the view says so.
-        let _ = crate::jobs::detach(move || async move {
-            let _ = sender.send(compute_outcome(name, spec, &values, stored, explicit));
-            ctx.request_repaint();
-        });
-        self.job_pending = Some(crate::jobs::Pending {
-            what: if self.expected == Expected::Identify {
-                "identifying the table".to_owned()
-            } else {
-                "comparing the table".to_owned()
-            },
-            since: web_time::Instant::now(),
-            progress: None,
-        });
-        self.job = Some((key, receiver));
+        let what = if self.expected == Expected::Identify {
+            "identifying the table"
+        } else {
+            "comparing the table"
+        };
+        let job = outcome::CheckJob {
+            name,
+            words: spec.is_some().then_some(words),
+            values,
+            stored,
+            explicit,
+        };
+        self.outcome_job.request_remote(Some(ctx), key, what, job);
     }
 
     /// The three pictures of the outcome shown, made on a worker thread when it, the slice or
@@ -646,39 +649,24 @@ impl CheckView {
                 .filter(|r| r.shape() == loaded.values.shape())
             {
                 Some(reference) => {
-                    let (values, reference, head) =
-                        (loaded.values.clone(), reference.clone(), self.head);
                     // A mismatch adds the map of the elements outside the tolerance.
                     let outside = outcome
                         .comparison
                         .clone()
                         .filter(|_| outcome.located.is_some());
-                    self.pictures_job.request(
+                    let job = outcome::PicturesJob {
+                        values: loaded.values.clone(),
+                        reference: reference.clone(),
+                        head: self.head,
+                        colormap,
+                        reduce,
+                        outside,
+                    };
+                    self.pictures_job.request_remote(
                         Some(ctx),
                         picture_key.clone(),
                         "drawing the reference, the file and their difference",
-                        move |_| {
-                            let difference = (values.as_ref() - reference.as_ref())
-                                .mapv(|v| if v.is_nan() { 0.0 } else { v });
-                            // The difference is signed: a diverging map, white at zero.
-                            let mut pictures: Vec<DrawnPicture> = [
-                                (reference.as_ref(), colormap),
-                                (values.as_ref(), colormap),
-                                (&difference, Colormap::Diverging),
-                            ]
-                            .into_iter()
-                            .map(|(table, colormap)| drawn_picture(table, head, colormap, reduce))
-                            .collect();
-                            if let Some(comparison) = outside {
-                                pictures.push(outcome::outside_picture(
-                                    &comparison,
-                                    &reference,
-                                    &values,
-                                    head,
-                                ));
-                            }
-                            Ok(pictures)
-                        },
+                        job,
                     );
                 }
                 None => {
@@ -691,6 +679,7 @@ impl CheckView {
             if let crate::jobs::Update::Done(drawn, _) = update {
                 let pictures = drawn
                     .into_iter()
+                    .map(outcome::SentPicture::drawn)
                     .enumerate()
                     .map(|(index, (data, image, range, colormap))| {
                         let mut texture = HeatmapTexture::default();
@@ -799,7 +788,7 @@ impl View for CheckView {
             self.egui_ctx = Some(ui.ctx().clone());
         }
         self.poll_load(ui.ctx(), ctx.status);
-        if let (Some(_), Some(pending)) = (&self.job, &self.job_pending) {
+        if let Some(pending) = self.outcome_job.pending() {
             ctx.status.pending(pending.clone());
         }
         self.file_ui(ui);

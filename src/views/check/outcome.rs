@@ -17,6 +17,7 @@ use crate::import::tables::{TableFormat, list_tensors, read_table_typed};
 use crate::widgets::heatmap::HeatmapData;
 
 /// What the file was compared with, the report, and the reference.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     pub title: String,
     /// The whole report, as `poslab check` prints it.
@@ -28,7 +29,74 @@ pub struct Outcome {
     /// Where a file that does not match differs.
     pub located: Option<Arc<Located>>,
     pub envelopes: Arc<Envelopes>,
+    #[serde(with = "crate::jobs::remote::bulk_option")]
     pub(super) reference: Option<Arc<ArrayD<f64>>>,
+}
+
+/// Identifying a file's table, or comparing it with the table its expectation's words name:
+/// a job for a worker (a Web Worker on the web: a 4096 x 4096 table takes seconds).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct CheckJob {
+    pub(super) name: String,
+    /// `poslab table` words of the expected table (read again where the job runs; the view
+    /// has read them once to say what is wrong with them); `None` identifies the table.
+    pub(super) words: Option<Vec<String>>,
+    #[serde(with = "crate::jobs::remote::bulk")]
+    pub(super) values: Arc<ArrayD<f64>>,
+    pub(super) stored: Option<crate::import::StoredFloat>,
+    pub(super) explicit: Option<Tolerance>,
+}
+
+impl crate::jobs::remote::RemoteJob for CheckJob {
+    const NAME: &'static str = "check-outcome";
+    type Output = Result<Outcome, String>;
+
+    fn run(
+        self,
+        _progress: &crate::jobs::remote::Progress,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        let spec = match self
+            .words
+            .map(|words| crate::table_args::table_spec_from_words(&words))
+        {
+            None => None,
+            Some(Ok(spec)) => Some(spec),
+            Some(Err(error)) => return Ok(Err(error)),
+        };
+        Ok(Ok(compute_outcome(
+            self.name,
+            spec,
+            &self.values,
+            self.stored,
+            self.explicit,
+        )))
+    }
+}
+
+/// Reading a table file: a job for a worker. On the web the file's bytes travel with it (the
+/// page holds the files it was handed; the worker holds none).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct LoadJob {
+    pub(super) path: std::path::PathBuf,
+    pub(super) tensor: Option<String>,
+    #[serde(with = "crate::jobs::remote::bytes_option")]
+    pub(super) handed_over: Option<Arc<[u8]>>,
+}
+
+impl crate::jobs::remote::RemoteJob for LoadJob {
+    const NAME: &'static str = "check-load";
+    type Output = Result<Loaded, String>;
+
+    fn run(
+        self,
+        _progress: &crate::jobs::remote::Progress,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        let path = match self.handed_over {
+            Some(bytes) => crate::import::handed_over::add(&self.path.to_string_lossy(), bytes),
+            None => self.path,
+        };
+        Ok(read_file(&path, self.tensor))
+    }
 }
 
 /// Points a side of an error curve at most: a 1M-row table's curve is binned (the largest
@@ -36,7 +104,7 @@ pub struct Outcome {
 const CURVE_POINTS: usize = 2048;
 
 /// One chart's curves, ready to draw: `(index, log10 value)`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct CurveSet {
     /// The largest |file − reference|.
     pub errors: Vec<[f64; 2]>,
@@ -48,7 +116,7 @@ pub struct CurveSet {
 }
 
 /// The error against row and against column, made off the UI thread with the outcome.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Envelopes {
     pub rows: CurveSet,
     pub columns: CurveSet,
@@ -275,6 +343,88 @@ pub(super) fn read_file(path: &Path, tensor: Option<String>) -> Result<Loaded, S
 /// A picture made off the UI thread: its values, colours and range, and its colour map.
 pub(super) type DrawnPicture = (HeatmapData, egui::ColorImage, (f64, f64), Colormap);
 
+/// The pictures of an outcome (the reference, the file, their difference and, for a
+/// mismatch, the map of elements outside): a job for a worker, since a 4096 x 4096 table is
+/// 16M differences and three reductions.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct PicturesJob {
+    #[serde(with = "crate::jobs::remote::bulk")]
+    pub(super) values: Arc<ArrayD<f64>>,
+    #[serde(with = "crate::jobs::remote::bulk")]
+    pub(super) reference: Arc<ArrayD<f64>>,
+    pub(super) head: usize,
+    pub(super) colormap: Colormap,
+    pub(super) reduce: Reduce,
+    /// The comparison, when the map of the elements outside is drawn.
+    pub(super) outside: Option<Comparison>,
+}
+
+/// A [`DrawnPicture`] as it crosses from a worker: its colours as RGBA bytes.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct SentPicture {
+    #[serde(with = "crate::jobs::remote::bulk")]
+    values: ndarray::Array2<f64>,
+    rows: crate::engine::Strided,
+    cols: crate::engine::Strided,
+    size: [usize; 2],
+    #[serde(with = "crate::jobs::remote::bytes")]
+    rgba: Vec<u8>,
+    range: (f64, f64),
+    colormap: Colormap,
+}
+
+impl SentPicture {
+    fn of((data, image, range, colormap): DrawnPicture) -> Self {
+        Self {
+            values: data.values,
+            rows: data.rows,
+            cols: data.cols,
+            size: image.size,
+            rgba: bytemuck::cast_slice(&image.pixels).to_vec(),
+            range,
+            colormap,
+        }
+    }
+
+    pub(super) fn drawn(self) -> DrawnPicture {
+        let data = HeatmapData {
+            values: self.values,
+            rows: self.rows,
+            cols: self.cols,
+        };
+        let mut pixels: Vec<egui::Color32> = bytemuck::pod_collect_to_vec(&self.rgba);
+        pixels.resize(self.size[0] * self.size[1], egui::Color32::TRANSPARENT);
+        let image = egui::ColorImage::new(self.size, pixels);
+        (data, image, self.range, self.colormap)
+    }
+}
+
+impl crate::jobs::remote::RemoteJob for PicturesJob {
+    const NAME: &'static str = "check-pictures";
+    type Output = Vec<SentPicture>;
+
+    fn run(
+        self,
+        _progress: &crate::jobs::remote::Progress,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        let (values, reference) = (self.values.as_ref(), self.reference.as_ref());
+        let difference = (values - reference).mapv(|v| if v.is_nan() { 0.0 } else { v });
+        // The difference is signed: a diverging map, white at zero.
+        let mut pictures: Vec<DrawnPicture> = [
+            (reference, self.colormap),
+            (values, self.colormap),
+            (&difference, Colormap::Diverging),
+        ]
+        .into_iter()
+        .map(|(table, colormap)| drawn_picture(table, self.head, colormap, self.reduce))
+        .collect();
+        if let Some(comparison) = &self.outside {
+            pictures.push(outside_picture(comparison, reference, values, self.head));
+        }
+        Ok(pictures.into_iter().map(SentPicture::of).collect())
+    }
+}
+
 /// A 2-D slice of `table` (head `head` of a 3-D one; a 1-D one as a single row), every k-th
 /// row and column beyond [`MAX_SHOWN`] reduced (mean, min or max), colour-mapped.
 pub(super) fn drawn_picture(
@@ -348,5 +498,78 @@ mod tests {
             .collect();
         assert_eq!(lit, vec![(300, 64)]);
         assert_eq!((data.rows.step, data.cols.step), (1, 1));
+    }
+
+    /// The sinusoidal table of 64 positions and 16 dimensions, one element moved.
+    fn sinusoidal_with_one_wrong() -> Arc<ArrayD<f64>> {
+        let mut table = ndarray::Array2::from_shape_fn((64, 16), |(p, c)| {
+            let angle = p as f64 / 10_000f64.powf((c / 2 * 2) as f64 / 16.0);
+            if c % 2 == 0 { angle.sin() } else { angle.cos() }
+        });
+        table[[40, 3]] += 0.5;
+        Arc::new(table.into_dyn())
+    }
+
+    /// What a Web Worker gives for each of the Check view's jobs is what the job gives here:
+    /// identifying, comparing (a mismatch, so that every part of the outcome is there), a
+    /// comparison whose words are wrong, reading a file from disk and from handed-over bytes,
+    /// and the four pictures.
+    #[test]
+    fn the_check_views_jobs_give_the_same_through_parcels() {
+        use crate::jobs::remote::same_through_parcels;
+        let values = sinusoidal_with_one_wrong();
+        for words in [
+            None,
+            Some(vec![
+                "sinusoidal".to_owned(),
+                "--seq".to_owned(),
+                "64".to_owned(),
+                "--dim".to_owned(),
+                "16".to_owned(),
+            ]),
+            Some(vec![
+                "sinusoidal".to_owned(),
+                "--dim".to_owned(),
+                "7".to_owned(),
+            ]),
+        ] {
+            same_through_parcels(|| CheckJob {
+                name: "table.npy".to_owned(),
+                words: words.clone(),
+                values: values.clone(),
+                stored: Some(crate::import::StoredFloat::F32),
+                explicit: None,
+            })
+            .expect("the same outcome");
+        }
+        let folder = std::env::temp_dir().join(format!("poslab-load-job-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).expect("a temporary folder");
+        let path = folder.join("table.npy");
+        ndarray_npy::write_npy(&path, &values.mapv(|v| v as f32)).expect("written");
+        same_through_parcels(|| LoadJob {
+            path: path.clone(),
+            tensor: None,
+            handed_over: None,
+        })
+        .expect("the same file read from disk");
+        let bytes: Arc<[u8]> = std::fs::read(&path).expect("read back").into();
+        same_through_parcels(|| LoadJob {
+            path: "dropped.npy".into(),
+            tensor: None,
+            handed_over: Some(bytes.clone()),
+        })
+        .expect("the same file read from its bytes");
+        let _ = std::fs::remove_dir_all(&folder);
+        let reference = Arc::new(values.mapv(|v| v.round()));
+        let comparison = crate::check::compare(&reference, &values, Tolerance::default());
+        same_through_parcels(|| PicturesJob {
+            values: values.clone(),
+            reference: reference.clone(),
+            head: 0,
+            colormap: Colormap::Viridis,
+            reduce: Reduce::Mean,
+            outside: Some(comparison.clone()),
+        })
+        .expect("the same pictures");
     }
 }

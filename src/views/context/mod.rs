@@ -45,6 +45,7 @@ pub struct MethodEdit {
 }
 
 /// One method as drawn: its scaling, frequencies and per-pair reach, or why it cannot be.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct MethodCurves {
     pub kind: ScalingKind,
     pub freqs: Result<RopeFrequencies, String>,
@@ -138,11 +139,33 @@ type LabKey = (CurvesKey, Option<ContextChart>);
 type ChartLines = Vec<(ScalingKind, String, Vec<[f64; 2]>)>;
 
 /// Every chart's contents for one [`LabKey`].
-struct LabResults {
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct LabResults {
     curves: Vec<MethodCurves>,
     /// The fitted score, when the score chart is shown.
     fit: Option<Result<context::FittedScore, String>>,
     lines: ChartLines,
+}
+
+/// The lab's charts for some settings: a job for a worker (a Web Worker on the web, where the
+/// fit of a large rotary width takes seconds).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct LabJob {
+    key: LabKey,
+    /// The model's fitted score, when already known.
+    fit: Option<Result<context::FittedScore, String>>,
+}
+
+impl crate::jobs::remote::RemoteJob for LabJob {
+    const NAME: &'static str = "context-lab";
+    type Output = LabResults;
+
+    fn run(
+        self,
+        _progress: &crate::jobs::remote::Progress,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        Ok(LabResults::compute(&self.key, self.fit))
+    }
 }
 
 impl LabResults {
@@ -207,8 +230,8 @@ fn compute_curves(key: &CurvesKey) -> Vec<MethodCurves> {
 }
 
 /// What the curves were computed for.
-#[derive(Clone, PartialEq)]
-struct CurvesKey {
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CurvesKey {
     model: RopeModel,
     target: usize,
     methods: Vec<MethodEdit>,
@@ -487,15 +510,16 @@ impl ContextView {
                 .as_ref()
                 .filter(|(model, _)| *model == key.0.model)
                 .map(|(_, fit)| fit.clone());
-            let job_key = key.clone();
             let what = format!(
                 "computing {} at L' = {}",
                 short_name(&key.0.model.name),
                 key.0.target
             );
-            self.lab.request(Some(ctx), key.clone(), what, move |_| {
-                Ok(LabResults::compute(&job_key, known_fit))
-            });
+            let job = LabJob {
+                key: key.clone(),
+                fit: known_fit,
+            };
+            self.lab.request_remote(Some(ctx), key.clone(), what, job);
         }
         for update in self.lab.poll(Some(ctx)) {
             match update {
@@ -955,4 +979,30 @@ fn unused_controls(_: crate::ui::params::SharedParam) -> Option<&'static str> {
     Some(
         "The context-extension lab takes the head width, base and lengths from the model chosen in the view",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lab's charts (the score, with its fit made in the job and handed in, and the decay)
+    /// give the same through a Web Worker's parcels as here.
+    #[test]
+    fn the_lab_job_gives_the_same_through_parcels() {
+        let view = ContextView::default();
+        let curves = view.curves_key();
+        let fit = context::FittedScore::fit(&curves.model, FIT_SEED);
+        for (chart, fit) in [
+            (Some(ContextChart::Score), None),
+            (Some(ContextChart::Score), Some(fit)),
+            (Some(ContextChart::Decay), None),
+            (None, None),
+        ] {
+            crate::jobs::remote::same_through_parcels(|| LabJob {
+                key: (curves.clone(), chart),
+                fit: fit.clone(),
+            })
+            .expect("the same charts");
+        }
+    }
 }

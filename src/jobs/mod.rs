@@ -18,9 +18,20 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::time::Duration;
 use web_time::Instant;
 
+pub mod remote;
+#[cfg(target_arch = "wasm32")]
+pub mod web_worker;
+
 /// Told to a job that its result is no longer wanted.
 #[derive(Debug, Clone, Default)]
-pub struct Cancel(Arc<AtomicBool>);
+pub struct Cancel(Arc<CancelFlag>);
+
+#[derive(Debug, Default)]
+struct CancelFlag {
+    cancelled: AtomicBool,
+    /// Jobs waiting for something else (a Web Worker's answer) that must wake when cancelled.
+    wakers: std::sync::Mutex<Vec<std::task::Waker>>,
+}
 
 /// A job stopped because its result was no longer wanted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,11 +39,28 @@ pub struct Cancelled;
 
 impl Cancel {
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.cancelled.store(true, Ordering::Relaxed);
+        let wakers = std::mem::take(&mut *self.0.wakers.lock().unwrap_or_else(|p| p.into_inner()));
+        for waker in wakers {
+            waker.wake();
+        }
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// Wakes `waker` when cancelled (at once if already): a job that awaits something other
+    /// than its own work stops waiting.
+    pub fn wake_on_cancel(&self, waker: &std::task::Waker) {
+        if self.is_cancelled() {
+            waker.wake_by_ref();
+            return;
+        }
+        let mut wakers = self.0.wakers.lock().unwrap_or_else(|p| p.into_inner());
+        if !wakers.iter().any(|w| w.will_wake(waker)) {
+            wakers.push(waker.clone());
+        }
     }
 
     /// `Err(Cancelled)` once the job should stop: `cancel.check()?` between blocks.
@@ -138,6 +166,9 @@ pub struct Pending {
 enum Work<T> {
     Now(Box<WorkNow<T>>),
     Later(Box<dyn FnOnce(Reporter<T>) -> JobFuture<T> + Send>),
+    /// A [`remote::RemoteJob`] handed to a Web Worker: it may fail there (`Err` with why).
+    #[cfg(target_arch = "wasm32")]
+    Remote(Box<dyn FnOnce(Reporter<T>) -> web_worker::RemoteFuture<T> + Send>),
 }
 
 type WorkNow<T> = dyn FnOnce(&Reporter<T>) -> Result<T, Cancelled> + Send;
@@ -147,10 +178,12 @@ type WorkNow<T> = dyn FnOnce(&Reporter<T>) -> Result<T, Cancelled> + Send;
 pub type JobFuture<T> = std::pin::Pin<Box<dyn Future<Output = Result<T, Cancelled>>>>;
 
 impl<T> Work<T> {
-    async fn run(self, reporter: &Reporter<T>) -> Result<T, Cancelled> {
+    async fn run(self, reporter: &Reporter<T>) -> Result<Result<T, String>, Cancelled> {
         match self {
-            Work::Now(work) => work(reporter),
-            Work::Later(work) => work(reporter.clone()).await,
+            Work::Now(work) => work(reporter).map(Ok),
+            Work::Later(work) => work(reporter.clone()).await.map(Ok),
+            #[cfg(target_arch = "wasm32")]
+            Work::Remote(work) => work(reporter.clone()).await,
         }
     }
 }
@@ -222,6 +255,31 @@ impl<K: Clone + PartialEq, T: Send + 'static> Latest<K, T> {
         work: impl FnOnce(Reporter<T>) -> JobFuture<T> + Send + 'static,
     ) {
         self.ask(ctx, key, what.into(), Work::Later(Box::new(work)));
+    }
+
+    /// As [`Self::request`], for a job that describes itself ([`remote::RemoteJob`]): on the
+    /// web it runs in a Web Worker, so that the page only draws while it computes; elsewhere,
+    /// and where the browser has no module workers, as any other job.
+    pub fn request_remote<J: remote::RemoteJob<Output = T>>(
+        &mut self,
+        ctx: Option<&egui::Context>,
+        key: K,
+        what: impl Into<String>,
+        job: J,
+    ) {
+        #[cfg(target_arch = "wasm32")]
+        if web_worker::available() {
+            let work = Work::Remote(Box::new(move |reporter| {
+                Box::pin(async move { web_worker::run(job, &reporter).await })
+            }));
+            self.ask(ctx, key, what.into(), work);
+            return;
+        }
+        self.request(ctx, key, what, move |reporter| {
+            job.run(&remote::Progress::new(reporter.cancel(), &|fraction| {
+                reporter.progress(fraction)
+            }))
+        });
     }
 
     fn ask(&mut self, ctx: Option<&egui::Context>, key: K, what: String, work: Work<T>) {
@@ -323,9 +381,9 @@ impl<K: Clone + PartialEq, T: Send + 'static> Latest<K, T> {
             let started = Instant::now();
             let outcome = catch_panic(work.run(&reporter)).await;
             let message = match outcome {
-                Ok(Ok(value)) => Some(Message::Done(value, started.elapsed())),
+                Ok(Ok(Ok(value))) => Some(Message::Done(value, started.elapsed())),
                 Ok(Err(Cancelled)) => None,
-                Err(panic) => Some(Message::Failed(panic)),
+                Ok(Ok(Err(failure))) | Err(failure) => Some(Message::Failed(failure)),
             };
             if let Some(message) = message {
                 let _ = reporter.sender.send(message);

@@ -1,0 +1,12 @@
+//! Every job a Web Worker can run (see [`crate::jobs::remote`]): the registry the worker finds
+//! a job's name in. A view's job that is a [`crate::jobs::remote::RemoteJob`] is listed here.
+
+use crate::jobs::remote::RemoteEntry;
+
+pub const REGISTRY: &[RemoteEntry] = &[
+    RemoteEntry::of::<crate::views::sinusoidal::ColumnJob>(),
+    RemoteEntry::of::<crate::views::context::LabJob>(),
+    RemoteEntry::of::<crate::views::check::outcome::CheckJob>(),
+    RemoteEntry::of::<crate::views::check::outcome::LoadJob>(),
+    RemoteEntry::of::<crate::views::check::outcome::PicturesJob>(),
+];
