@@ -37,7 +37,8 @@ struct Partial {
 
 @group(0) @binding(0) var<uniform> params: ReduceParams;
 @group(0) @binding(1) var<storage, read> cells: array<f32>;
-@group(0) @binding(2) var<storage, read_write> pixels: array<f32>;
+// Each pixel's f32 bits (a masked pixel is -inf, which WGSL cannot write as a constant).
+@group(0) @binding(2) var<storage, read_write> pixels: array<u32>;
 @group(0) @binding(3) var<storage, read_write> partials: array<Partial>;
 
 const NEG_INFINITY: u32 = 0xff800000u;
@@ -126,11 +127,13 @@ fn reduce_pixels(@builtin(global_invocation_id) id: vec3<u32>) {
         exponent = max(exponent, part.exponent);
         count += part.count;
     }
-    var result = bitcast<f32>(NEG_INFINITY);
+    // The bits, not the float: WGSL refuses an infinite value in a constant expression, and
+    // browsers' compilers (Tint) refuse the whole shader for `bitcast<f32>` of -inf's bits.
+    var result = NEG_INFINITY;
     if count > 0u {
         switch params.mode {
-            case 1u: { result = low; }
-            case 2u: { result = high; }
+            case 1u: { result = bitcast<u32>(low); }
+            case 2u: { result = bitcast<u32>(high); }
             default: {
                 // Every chunk's sum brought to the largest chunk's scale (each off by less than
                 // 2^-30 of it, as one more cell's rounding would be).
@@ -141,7 +144,7 @@ fn reduce_pixels(@builtin(global_invocation_id) id: vec3<u32>) {
                         fixed_add_sum(&sum, fixed_shift_right(FixedSum(part.sum_lo, part.sum_hi), u32(exponent - part.exponent)));
                     }
                 }
-                result = ldexp(fixed_value(sum) / f32(count), exponent);
+                result = bitcast<u32>(ldexp(fixed_value(sum) / f32(count), exponent));
             }
         }
     }

@@ -106,6 +106,124 @@ async function waitForState(page, predicate, what, arg = null, timeout = 60000) 
   return page.evaluate(() => window.poslabState);
 }
 
+/** Counts the page's animation frames from now on: a job on the page's thread delays them. */
+async function watchFrames(page) {
+  await page.evaluate(() => {
+    window.poslabFrames = [];
+    const tick = (time) => {
+      window.poslabFrames.push(time);
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+}
+
+/** The gaps between the frames counted since frame `from`, in milliseconds. */
+function frameGaps(page, from) {
+  return page.evaluate((from) => {
+    const frames = window.poslabFrames.slice(Math.max(from - 1, 0));
+    return frames.slice(1).map((time, k) => time - frames[k]);
+  }, from);
+}
+
+/** The page's idle frame: the median frame while the app redraws (the mouse moving over the
+ * view) with nothing computing. A software renderer's frame is far longer than a display's. */
+async function idleFrame(page) {
+  const from = await page.evaluate(() => window.poslabFrames.length);
+  for (let k = 0; k < 30; k++) {
+    await page.mouse.move(600 + k * 10, 300 + (k % 5) * 10);
+    await page.waitForTimeout(50);
+  }
+  const gaps = (await frameGaps(page, from)).sort((a, b) => a - b);
+  return Math.max(gaps[gaps.length >> 1] ?? 0, 1000 / 60);
+}
+
+/** Starts some work with `start`, waits until `done([job, count])` holds in the page, and
+ * checks that no frame meanwhile took over 3x the idle frame, and that a Web Worker ran `job`. */
+async function keepsDrawing(page, name, what, [job, count], start, done, timeout = 300000) {
+  const idle = await idleFrame(page);
+  const from = await page.evaluate(() => window.poslabFrames.length);
+  const started = Date.now();
+  await start();
+  const state = await waitForState(page, done, what, [job, count], timeout).catch((error) => ({ failed: String(error) }));
+  const took = Date.now() - started;
+  const gaps = await frameGaps(page, from);
+  const longest = Math.max(...gaps);
+  const ran = state.workers?.finished?.find(([finished]) => finished === job);
+  check(state.failed === undefined, `${name}: ${what} (${state.failed ?? took + " ms"})`);
+  check(ran !== undefined && ran[1] === true, `${name}: a Web Worker ran "${job}" (workers: ${JSON.stringify(state.workers)})`);
+  check(longest <= 3 * idle, `${name}: while ${what}, ${gaps.length} frames, the longest ${longest.toFixed(0)} ms, within 3x the idle frame (${idle.toFixed(0)} ms)`);
+  return state;
+}
+
+/** Whether `job` has finished more often than `count` times and nothing is computing. */
+function finishedAgain([job, count]) {
+  const state = window.poslabState;
+  return state && !state.computing && state.workers.finished.filter(([f]) => f === job).length > count;
+}
+
+async function timesFinished(page, job) {
+  const state = await page.evaluate(() => window.poslabState);
+  return state.workers.finished.filter(([f]) => f === job).length;
+}
+
+/** The long jobs of the CPU engine run in Web Workers: the page keeps drawing while a column
+ * of a 1,048,576 x 4096 table is reduced, the context lab computes at L' = 1,048,576, and a
+ * 4096 x 4096 table dropped on the Check view is read, identified and drawn. */
+async function pageKeepsDrawing(page, name) {
+  // The page shows the 1,048,576 x 4096 table (and the lab is set to L' = 1,048,576).
+  await watchFrames(page);
+  let job = "sinusoidal-column";
+  await keepsDrawing(page, name, "the column curve of a 1,048,576 x 4096 table computed",
+    [job, await timesFinished(page, job)], () => page.mouse.click(800, 400), finishedAgain);
+
+  const state = await page.evaluate(() => window.poslabState);
+  const button = state.views.find((view) => view.label === "Context extension");
+  check(button !== undefined, `${name}: the view list has "Context extension"`);
+  if (button) {
+    job = "context-lab";
+    await keepsDrawing(page, name, "the context lab computed at L' = 1,048,576",
+      [job, await timesFinished(page, job)], () => page.mouse.click(button.x, button.y), finishedAgain);
+    const shot = await page.screenshot();
+    writeFileSync(join(outDir, `${name}-context-1048576.png`), shot);
+    // The map of unseen angles: extrapolated to 256x its training, a fifth of its cells are
+    // unseen (a map of one colour is a reduction that read back nothing).
+    const mapColours = coloursIn(shot, { x0: 920, y0: 170, x1: 1165, y1: 485 });
+    check(mapColours > 4, `${name}: the context lab's map of unseen angles draws them (${mapColours} colours)`);
+  }
+
+  // A 4096 x 4096 float32 .npy of the sinusoidal table (64 MB), made here, dropped on the page.
+  const dropped = await page.evaluateHandle(() => {
+    const [rows, dim] = [4096, 4096];
+    let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${rows}, ${dim}), }`;
+    header += " ".repeat(63 - ((10 + header.length) % 64)) + "\n";
+    const preamble = new Uint8Array(10 + header.length);
+    preamble.set([0x93, 78, 85, 77, 80, 89, 1, 0, header.length & 255, header.length >> 8]);
+    for (let k = 0; k < header.length; k++) preamble[10 + k] = header.charCodeAt(k);
+    const values = new Float32Array(rows * dim);
+    for (let i = 0; i < dim / 2; i++) {
+      const frequency = Math.pow(10000, -(2 * i) / dim);
+      for (let p = 0; p < rows; p++) {
+        values[p * dim + 2 * i] = Math.sin(p * frequency);
+        values[p * dim + 2 * i + 1] = Math.cos(p * frequency);
+      }
+    }
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([preamble, values], "sinusoidal_4096x4096.npy"));
+    return transfer;
+  });
+  job = "check-outcome";
+  const checked = await keepsDrawing(page, name, "a dropped 4096 x 4096 table identified",
+    [job, await timesFinished(page, job)], async () => {
+      await page.dispatchEvent("canvas", "dragover", { dataTransfer: dropped });
+      await page.dispatchEvent("canvas", "drop", { dataTransfer: dropped });
+    }, finishedAgain);
+  check(checked.check && checked.check[1] === true, `${name}: the 4096 x 4096 table is identified: ${JSON.stringify(checked.check)}`);
+  const pictured = (await page.evaluate(() => window.poslabState)).workers.finished.some(([f, w]) => f === "check-pictures" && w);
+  check(pictured, `${name}: a Web Worker drew the Check view's pictures`);
+  writeFileSync(join(outDir, `${name}-check-4096.png`), await page.screenshot());
+}
+
 async function run(name, flags, backend) {
   console.log(`\n== ${name} ==`);
   const profile = mkdtempSync(join(tmpdir(), "poslab-chromium-"));
@@ -119,7 +237,11 @@ async function run(name, flags, backend) {
   try {
     const page = context.pages()[0] ?? (await context.newPage());
     page.on("console", (message) => {
-      if (message.type() === "error") errors.push(message.text());
+      // WebGPU's validation errors are console warnings: an invalid shader or pipeline is only
+      // said there, and every dispatch of it silently reads back zeros.
+      const webgpuError = message.type() === "warning"
+        && /Error while parsing WGSL|\[Invalid [A-Za-z]+|While calling \[(Device|Queue)/.test(message.text());
+      if (message.type() === "error" || webgpuError) errors.push(message.text().slice(0, 500));
     });
     page.on("pageerror", (error) => errors.push(String(error)));
     const started = Date.now();
@@ -250,7 +372,7 @@ async function run(name, flags, backend) {
     check(reloaded.view === lastView, `${name}: after a reload the page opens on "${lastView}" again (${JSON.stringify(reloaded).slice(0, 300)})`);
     // A link opens on the settings it names, as `poslab app` does: a million positions of 4096
     // dimensions, 2^32 cells, more than the page's 32-bit usize counts.
-    await page.goto(`${url}?view=sinusoidal&seq=1048576&dim=4096`);
+    await page.goto(`${url}?view=sinusoidal&seq=1048576&dim=4096&target=1048576`);
     const million = await waitForState(
       page,
       () => window.poslabState && window.poslabState.sinusoidal_drawn && !window.poslabState.computing,
@@ -261,6 +383,9 @@ async function run(name, flags, backend) {
     check(!million.failed && million.error === null, `${name}: a link opens the 1,048,576 x 4096 sinusoidal table and draws it (${million.failed ?? million.error})`);
     await page.waitForTimeout(300);
     writeFileSync(join(outDir, `${name}-million.png`), await page.screenshot());
+    if (million.failed === undefined) {
+      await pageKeepsDrawing(page, name);
+    }
     await page.goto(`${url}?dim=7`);
     const bad = await waitForState(
       page,

@@ -133,6 +133,9 @@ impl PoslabApp {
         if let Some(theme) = launch.theme {
             self.state.appearance.theme = theme;
         }
+        if let Some(target) = launch.target {
+            self.view_mut::<crate::views::context::ContextView>().target = target;
+        }
         if launch.present {
             let ctx = self.egui_ctx.clone();
             self.state.appearance.set_presenting(&ctx, true);

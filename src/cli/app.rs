@@ -19,6 +19,7 @@ use crate::views::ViewKind;
   poslab app --view sinusoidal --seq 1048576 --dim 4096
   poslab app --view alibi --heads 16 --seq 512
   poslab app --view corkscrew --dim 64 --base 500000
+  poslab app --view context --target 131072
   poslab app --check cos_cached.npy
   poslab app --present --view tour",
     // The shared options as the app's controls take them; the rest of their groups is not a
@@ -45,6 +46,9 @@ pub struct AppArgs {
     pub sizes: SizeOptions,
     #[command(flatten)]
     pub sinusoidal: SinusoidalOptions,
+    /// The context lab's target length L', in positions (2 to 1,048,576)
+    #[arg(long, value_name = "L'")]
+    pub target: Option<i64>,
     /// A table to check (.npy, .csv or .safetensors): opens the Check view on it
     #[arg(long, value_name = "FILE")]
     pub check: Option<std::path::PathBuf>,
@@ -68,6 +72,8 @@ pub struct AppLaunch {
     pub heads: Option<usize>,
     pub layout: Option<PairLayout>,
     pub spacing: Option<crate::encoding::sinusoidal::Spacing>,
+    /// The context lab's `L'`.
+    pub target: Option<usize>,
     /// A table the Check view opens (read when the app starts, off the UI thread).
     pub check: Option<std::path::PathBuf>,
     /// Presentation mode from the start.
@@ -132,7 +138,7 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
     ] {
         if given {
             return Err(CliError::usage(format!(
-                "--{flag} does not apply to poslab app; its settings are --view --dim --base --seq --start --heads --layout --spacing --check --present --theme"
+                "--{flag} does not apply to poslab app; its settings are --view --dim --base --seq --start --heads --layout --spacing --target --check --present --theme"
             )));
         }
     }
@@ -144,6 +150,7 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
     let start = count("start", &ranges::START, s.start)?;
     let heads = count("heads", &ranges::HEADS, args.sizes.heads)?;
     let base = checked("base", &ranges::BASE, s.base)?;
+    let target = count("target", &ranges::TARGET, args.target)?;
     // The table to check is looked at before any window opens.
     if let Some(path) = &args.check
         && !cfg!(target_arch = "wasm32")
@@ -173,6 +180,7 @@ pub fn launch(args: &AppArgs) -> Result<AppLaunch, CliError> {
         heads: heads.map(|v| v as usize),
         layout: s.layout,
         spacing: s.spacing,
+        target: target.map(|v| v as usize),
         check: args.check.clone(),
         present: args.present,
         theme: args.theme,
@@ -254,6 +262,12 @@ mod tests {
         assert_eq!((launch.heads, launch.seq), (Some(16), Some(512)));
         assert_eq!(launch.base, Some(10_000.0));
         assert!(launch.present);
+        assert_eq!(
+            launch_from_query("?view=context&target=1048576")
+                .unwrap()
+                .target,
+            Some(1_048_576)
+        );
         assert_eq!(launch_from_query("").unwrap(), AppLaunch::default());
         assert_eq!(
             launch_from_query("view=dot%2Ddecay&layout=split")
@@ -271,6 +285,8 @@ mod tests {
             ("?colour=red", "--colour"),
             ("?check=table.npy", "Open…"),
             ("?seq=%ZZ", "'%ZZ' for '--seq"),
+            ("?target=1", "--target 1"),
+            ("?target=2000000", "--target 2000000"),
         ] {
             let error = launch_from_query(query).expect_err(query);
             assert!(error.contains(says), "{query}: {error}");

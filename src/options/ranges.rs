@@ -44,6 +44,15 @@ pub const SEQ: Allowed = Allowed {
     tooltip: "Number of positions (rows of the table), 1 to 1,048,576.",
 };
 
+/// The context lab's target length `L'`.
+pub const TARGET: Allowed = Allowed {
+    label: "Target length",
+    range: 2.0..=1_048_576.0,
+    even: false,
+    logarithmic: true,
+    tooltip: "L', the context length the model is run at: 2 to 1,048,576 positions.",
+};
+
 /// The first row's position.
 pub const START: Allowed = Allowed {
     label: "Start position",

@@ -119,6 +119,36 @@ mod tests {
         }
     }
 
+    /// No shader makes an infinity or a NaN from a constant: WGSL refuses them in constant
+    /// expressions, and where naga lets `bitcast<f32>` of a constant's bits through, browsers'
+    /// compiler (Tint) refuses the whole shader, and every dispatch of it reads back nothing
+    /// (the web page's reduced heatmaps were all zero so).
+    #[test]
+    fn no_shader_makes_an_infinity_from_a_constant() {
+        for shader in ALL {
+            let constants: Vec<(&str, u32)> = shader
+                .source
+                .lines()
+                .filter_map(|line| {
+                    let rest = line.trim().strip_prefix("const ")?;
+                    let (name, value) = rest.split_once(':')?;
+                    let value = value.split_once('=')?.1.trim().trim_end_matches(';');
+                    let digits = value.strip_prefix("0x")?.trim_end_matches('u');
+                    Some((name.trim(), u32::from_str_radix(digits, 16).ok()?))
+                })
+                .collect();
+            for (name, bits) in constants {
+                let not_finite = !f32::from_bits(bits).is_finite();
+                assert!(
+                    !(not_finite && shader.source.contains(&format!("bitcast<f32>({name})"))),
+                    "{}: bitcast<f32>({name}) is {} at compile time",
+                    shader.label,
+                    f32::from_bits(bits)
+                );
+            }
+        }
+    }
+
     /// The sizes that a shader and the code dispatching it must agree on.
     #[test]
     fn shaders_and_dispatches_agree_on_their_sizes() {

@@ -33,7 +33,7 @@ use vision::VisionKey;
 pub use vision::{OpenedTable, VisionPanels};
 
 /// The longest target length the slider offers.
-pub const MAX_TARGET: usize = 1 << 20;
+pub const MAX_TARGET: usize = *crate::options::ranges::TARGET.range.end() as usize;
 
 /// A method as the user set it: drawn or not, and the parameters they edited (the rest are
 /// the method's own: the model's config, or the usual ones for `L -> L'`).
