@@ -140,7 +140,7 @@ async function idleFrame(page) {
 
 /** Starts some work with `start`, waits until `done([job, count])` holds in the page, and
  * checks that no frame meanwhile took over 3x the idle frame, and that a Web Worker ran `job`. */
-async function keepsDrawing(page, name, what, [job, count], start, done, timeout = 300000) {
+async function keepsDrawing(page, name, what, [job, count], start, done, place = "Web Worker", timeout = 300000) {
   const idle = await idleFrame(page);
   const from = await page.evaluate(() => window.poslabFrames.length);
   const started = Date.now();
@@ -151,7 +151,7 @@ async function keepsDrawing(page, name, what, [job, count], start, done, timeout
   const longest = Math.max(...gaps);
   const ran = state.workers?.finished?.find(([finished]) => finished === job);
   check(state.failed === undefined, `${name}: ${what} (${state.failed ?? took + " ms"})`);
-  check(ran !== undefined && ran[1] === true, `${name}: a Web Worker ran "${job}" (workers: ${JSON.stringify(state.workers)})`);
+  check(ran !== undefined && ran[1] === place, `${name}: "${job}" ran on ${place} (workers: ${JSON.stringify(state.workers)})`);
   check(longest <= 3 * idle, `${name}: while ${what}, ${gaps.length} frames, the longest ${longest.toFixed(0)} ms, within 3x the idle frame (${idle.toFixed(0)} ms)`);
   return state;
 }
@@ -170,12 +170,14 @@ async function timesFinished(page, job) {
 /** The long jobs of the CPU engine run in Web Workers: the page keeps drawing while a column
  * of a 1,048,576 x 4096 table is reduced, the context lab computes at L' = 1,048,576, and a
  * 4096 x 4096 table dropped on the Check view is read, identified and drawn. */
-async function pageKeepsDrawing(page, name) {
+async function pageKeepsDrawing(page, name, backend) {
   // The page shows the 1,048,576 x 4096 table (and the lab is set to L' = 1,048,576).
   await watchFrames(page);
   let job = "sinusoidal-column";
   await keepsDrawing(page, name, "the column curve of a 1,048,576 x 4096 table computed",
-    [job, await timesFinished(page, job)], () => page.mouse.click(800, 400), finishedAgain);
+    [job, await timesFinished(page, job)], () => page.mouse.click(800, 400), finishedAgain,
+    // With WebGPU the column is computed on the GPU and read back without waiting.
+    backend === "WebGPU" ? "WebGPU" : "Web Worker");
 
   const state = await page.evaluate(() => window.poslabState);
   const button = state.views.find((view) => view.label === "Context extension");
@@ -219,7 +221,7 @@ async function pageKeepsDrawing(page, name) {
       await page.dispatchEvent("canvas", "drop", { dataTransfer: dropped });
     }, finishedAgain);
   check(checked.check && checked.check[1] === true, `${name}: the 4096 x 4096 table is identified: ${JSON.stringify(checked.check)}`);
-  const pictured = (await page.evaluate(() => window.poslabState)).workers.finished.some(([f, w]) => f === "check-pictures" && w);
+  const pictured = (await page.evaluate(() => window.poslabState)).workers.finished.some(([f, w]) => f === "check-pictures" && w === "Web Worker");
   check(pictured, `${name}: a Web Worker drew the Check view's pictures`);
   writeFileSync(join(outDir, `${name}-check-4096.png`), await page.screenshot());
 }
@@ -287,6 +289,9 @@ async function run(name, flags, backend) {
       check(shown.error === null, `${name}: no error in "${label}" (${shown.error})`);
       check(colours > 40, `${name}: "${label}" draws (${colours} colours in the view's area)`);
     }
+    // The 3D scene's geometry was built in a Web Worker.
+    const built = (await page.evaluate(() => window.poslabState)).workers.finished.find(([f]) => f === "corkscrew-scene");
+    check(built && built[1] === "Web Worker", `${name}: the corkscrew's scene was built in a Web Worker (${JSON.stringify(built)})`);
     // A table dropped on the page opens in the Check view, read from the bytes the browser
     // hands over: the sinusoidal table of 16 positions and 8 dimensions, written here.
     const csv = [];
@@ -384,7 +389,7 @@ async function run(name, flags, backend) {
     await page.waitForTimeout(300);
     writeFileSync(join(outDir, `${name}-million.png`), await page.screenshot());
     if (million.failed === undefined) {
-      await pageKeepsDrawing(page, name);
+      await pageKeepsDrawing(page, name, backend);
     }
     await page.goto(`${url}?dim=7`);
     const bad = await waitForState(

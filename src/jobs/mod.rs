@@ -276,9 +276,11 @@ impl<K: Clone + PartialEq, T: Send + 'static> Latest<K, T> {
             return;
         }
         self.request(ctx, key, what, move |reporter| {
-            job.run(&remote::Progress::new(reporter.cancel(), &|fraction| {
-                reporter.progress(fraction)
-            }))
+            job.run(&remote::Progress::new(
+                reporter.cancel(),
+                &|fraction| reporter.progress(fraction),
+                &|value| reporter.preview(value),
+            ))
         });
     }
 
@@ -465,6 +467,16 @@ where
         wasm_bindgen_futures::spawn_local(make());
         Ok(())
     }
+}
+
+/// Notes in the web page's state that the job `name` finished, and where (`"Web Worker"`,
+/// `"page"`, `"WebGPU"`), so that the page's test sees which engine computed what; nothing
+/// elsewhere.
+pub fn note_finished(name: &str, place: &'static str) {
+    #[cfg(target_arch = "wasm32")]
+    web_worker::record(name, place);
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (name, place);
 }
 
 /// Gives the page back for a moment on the web, so that it draws and answers between a job's

@@ -26,19 +26,24 @@ pub trait RemoteJob: Serialize + DeserializeOwned + Send + 'static {
     const NAME: &'static str;
     type Output: Serialize + DeserializeOwned + Send + 'static;
 
-    fn run(self, progress: &Progress) -> Result<Self::Output, Cancelled>;
+    fn run(self, progress: &Progress<Self::Output>) -> Result<Self::Output, Cancelled>;
 }
 
 /// What a running job has, wherever it runs: whether its result is still wanted, and where
-/// its progress goes.
-pub struct Progress<'a> {
+/// its progress and its coarse results (previews, shown until the exact one arrives) go.
+pub struct Progress<'a, T> {
     cancel: &'a Cancel,
     report: &'a dyn Fn(f32),
+    preview: &'a dyn Fn(T),
 }
 
-impl<'a> Progress<'a> {
-    pub fn new(cancel: &'a Cancel, report: &'a dyn Fn(f32)) -> Self {
-        Self { cancel, report }
+impl<'a, T> Progress<'a, T> {
+    pub fn new(cancel: &'a Cancel, report: &'a dyn Fn(f32), preview: &'a dyn Fn(T)) -> Self {
+        Self {
+            cancel,
+            report,
+            preview,
+        }
     }
 
     pub fn cancel(&self) -> &Cancel {
@@ -49,7 +54,15 @@ impl<'a> Progress<'a> {
     pub fn report(&self, fraction: f32) {
         (self.report)(fraction);
     }
+
+    /// A coarse result, shown until the exact one arrives.
+    pub fn preview(&self, value: T) {
+        (self.preview)(value);
+    }
 }
+
+/// A job's progress with its previews as parcels: what a registry's entry runs with.
+pub type ParcelProgress<'a> = Progress<'a, Parcel>;
 
 /// A value as it crosses between instances: `header` is its encoding with each bulk array
 /// replaced by its index in `arrays`.
@@ -123,7 +136,7 @@ pub struct RemoteEntry {
 
 /// A registered job's runner: its output's parcel, why the parcel was not the job's, or that
 /// it was cancelled.
-type RunParcel = fn(Parcel, &Progress) -> Result<Result<Parcel, String>, Cancelled>;
+type RunParcel = fn(Parcel, &ParcelProgress) -> Result<Result<Parcel, String>, Cancelled>;
 
 impl RemoteEntry {
     pub const fn of<J: RemoteJob>() -> Self {
@@ -138,7 +151,7 @@ impl RemoteEntry {
     pub fn run(
         &self,
         parcel: Parcel,
-        progress: &Progress,
+        progress: &ParcelProgress,
     ) -> Result<Result<Parcel, String>, Cancelled> {
         (self.run)(parcel, progress)
     }
@@ -146,13 +159,19 @@ impl RemoteEntry {
 
 fn run_parcel<J: RemoteJob>(
     parcel: Parcel,
-    progress: &Progress,
+    progress: &ParcelProgress,
 ) -> Result<Result<Parcel, String>, Cancelled> {
     let job: J = match decode(parcel) {
         Ok(job) => job,
         Err(error) => return Ok(Err(format!("{}: {error}", J::NAME))),
     };
-    let output = job.run(progress)?;
+    // A preview that cannot be encoded is left out: the exact result still comes.
+    let preview = |value: J::Output| {
+        if let Ok(parcel) = encode(&value) {
+            progress.preview(parcel);
+        }
+    };
+    let output = job.run(&Progress::new(progress.cancel, progress.report, &preview))?;
     Ok(encode(&output))
 }
 
@@ -165,30 +184,49 @@ pub fn find<'a>(registry: &'a [RemoteEntry], name: &str) -> Option<&'a RemoteEnt
 /// (encoded, run from its parcel, its output decoded): the two outputs' encodings, bit for
 /// bit. For each job's tests, so that the web's path is tested where there is no browser.
 pub fn same_through_parcels<J: RemoteJob>(make: impl Fn() -> J) -> Result<(), String> {
-    let cancel = Cancel::default();
-    let progress = Progress::new(&cancel, &|_| {});
-    let cancelled = |_| "the job was cancelled".to_owned();
-    let here = make().run(&progress).map_err(cancelled)?;
-    let sent = RemoteEntry::of::<J>()
-        .run(encode(&make())?, &progress)
-        .map_err(cancelled)??;
-    let there: J::Output = decode(sent)?;
-    let bits = |parcel: Parcel| {
-        let arrays: Vec<Vec<u64>> = parcel
+    type Bits = (Vec<u8>, Vec<Vec<u64>>);
+    let bits = |parcel: Parcel| -> Bits {
+        let arrays = parcel
             .arrays
             .iter()
             .map(|bulk| bulk.as_slice().iter().map(|v| v.to_bits()).collect())
             .collect();
         (parcel.header, arrays)
     };
-    if bits(encode(&here)?) == bits(encode(&there)?) {
-        Ok(())
-    } else {
-        Err(format!(
+    let cancel = Cancel::default();
+    let cancelled = |_| "the job was cancelled".to_owned();
+    let previews_here = RefCell::new(Vec::<Result<Bits, String>>::new());
+    let here = make()
+        .run(&Progress::new(&cancel, &|_| {}, &|preview| {
+            previews_here.borrow_mut().push(encode(&preview).map(bits));
+        }))
+        .map_err(cancelled)?;
+    let previews_there = RefCell::new(Vec::<Result<Bits, String>>::new());
+    let sent = RemoteEntry::of::<J>()
+        .run(
+            encode(&make())?,
+            &Progress::new(&cancel, &|_| {}, &|parcel| {
+                let preview = decode::<J::Output>(parcel)
+                    .and_then(|p| encode(&p))
+                    .map(bits);
+                previews_there.borrow_mut().push(preview);
+            }),
+        )
+        .map_err(cancelled)??;
+    let there: J::Output = decode(sent)?;
+    if bits(encode(&here)?) != bits(encode(&there)?) {
+        return Err(format!(
             "{}: the output differs after a trip through parcels",
             J::NAME
-        ))
+        ));
     }
+    if previews_here.into_inner() != previews_there.into_inner() {
+        return Err(format!(
+            "{}: the previews differ after a trip through parcels",
+            J::NAME
+        ));
+    }
+    Ok(())
 }
 
 /// An array whose values travel as one [`Bulk`] block.
@@ -361,6 +399,31 @@ pub mod bytes {
         deserializer: D,
     ) -> Result<B, D::Error> {
         deserializer.deserialize_bytes(BytesVisitor).map(B::from)
+    }
+}
+
+/// `#[serde(with = "crate::jobs::remote::pod_vec")]` on a `Vec` of plain data (a 3D scene's
+/// vertices): its bytes as one byte string, not element by element.
+pub mod pod_vec {
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer, T: bytemuck::Pod>(
+        values: &[T],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(bytemuck::cast_slice(values))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: bytemuck::Pod>(
+        deserializer: D,
+    ) -> Result<Vec<T>, D::Error> {
+        let bytes: Vec<u8> = super::bytes::deserialize(deserializer)?;
+        if !bytes.len().is_multiple_of(std::mem::size_of::<T>().max(1)) {
+            return Err(serde::de::Error::custom(
+                "a byte string that is not whole elements",
+            ));
+        }
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
 }
 

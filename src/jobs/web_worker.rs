@@ -44,8 +44,8 @@ struct Pool {
     unavailable: Option<String>,
     started: usize,
     running: usize,
-    /// The last jobs finished: their name, and whether a worker ran them.
-    finished: VecDeque<(String, bool)>,
+    /// The last jobs finished: their name, and where they ran.
+    finished: VecDeque<(String, &'static str)>,
 }
 
 thread_local! {
@@ -61,8 +61,9 @@ pub struct WorkerState {
     pub running: usize,
     /// Why jobs run on the page instead, if they do.
     pub unavailable: Option<String>,
-    /// The last jobs finished, oldest first: `(name, ran in a worker)`.
-    pub finished: Vec<(String, bool)>,
+    /// The last jobs finished, oldest first: `(name, where)`, where is `"Web Worker"`,
+    /// `"page"` (workers could not start) or `"WebGPU"` (see [`super::note_finished`]).
+    pub finished: Vec<(String, &'static str)>,
 }
 
 pub fn state() -> WorkerState {
@@ -80,9 +81,9 @@ pub fn available() -> bool {
     web_sys::window().is_some() && POOL.with_borrow(|pool| pool.unavailable.is_none())
 }
 
-fn record(name: &str, in_worker: bool) {
+pub(super) fn record(name: &str, place: &'static str) {
     POOL.with_borrow_mut(|pool| {
-        pool.finished.push_back((name.to_owned(), in_worker));
+        pool.finished.push_back((name.to_owned(), place));
         while pool.finished.len() > 16 {
             pool.finished.pop_front();
         }
@@ -242,10 +243,18 @@ pub async fn run<J: RemoteJob>(
                         .unwrap_or(0.0);
                     reporter.progress(fraction as f32);
                 }
+                Some("preview") => {
+                    if let Ok(Ok(preview)) = from_message(&message, cancel)
+                        .await
+                        .map(|parcel| parcel.and_then(decode))
+                    {
+                        reporter.preview(preview);
+                    }
+                }
                 Some("done") => {
                     let parcel = from_message(&message, cancel).await;
                     hired.give_back();
-                    record(J::NAME, true);
+                    record(J::NAME, "Web Worker");
                     return Ok(parcel?.and_then(decode));
                 }
                 _ => {
@@ -277,10 +286,12 @@ fn run_here<J: RemoteJob>(
 ) -> Result<Result<J::Output, String>, Cancelled> {
     log::warn!("jobs run on the page: {reason}");
     POOL.with_borrow_mut(|pool| pool.unavailable = Some(reason));
-    let output = job.run(&Progress::new(reporter.cancel(), &|fraction| {
-        reporter.progress(fraction)
-    }))?;
-    record(J::NAME, false);
+    let output = job.run(&Progress::new(
+        reporter.cancel(),
+        &|fraction| reporter.progress(fraction),
+        &|value| reporter.preview(value),
+    ))?;
+    record(J::NAME, "page");
     Ok(Ok(output))
 }
 
@@ -415,29 +426,34 @@ pub fn serve(message: JsValue, registry: &[RemoteEntry]) {
             answer(&message, &Array::new());
         }
     };
+    let preview = |parcel: Parcel| answer_parcel("preview", &parcel);
     let cancel = Cancel::default();
-    match entry.run(parcel, &Progress::new(&cancel, &report)) {
-        Ok(Ok(output)) => {
-            let transfer = Array::new();
-            let arrays: Array = output
-                .arrays
-                .iter()
-                .map(|bulk| {
-                    let array = Float64Array::from(bulk.as_slice());
-                    transfer.push(&array.buffer());
-                    JsValue::from(array)
-                })
-                .collect();
-            let header = Uint8Array::from(output.header.as_slice());
-            transfer.push(&header.buffer());
-            let message = kind_message("done");
-            let _ = Reflect::set(&message, &"header".into(), &header);
-            let _ = Reflect::set(&message, &"arrays".into(), &arrays);
-            answer(&message, &transfer);
-        }
+    match entry.run(parcel, &Progress::new(&cancel, &report, &preview)) {
+        Ok(Ok(output)) => answer_parcel("done", &output),
         Ok(Err(why)) => answer_failure(&why),
         Err(Cancelled) => answer_failure("the job was cancelled"),
     }
+}
+
+/// Posts `parcel` to the page as a message of `kind` (`done`, `preview`), its buffers
+/// transferred.
+fn answer_parcel(kind: &str, parcel: &Parcel) {
+    let transfer = Array::new();
+    let arrays: Array = parcel
+        .arrays
+        .iter()
+        .map(|bulk| {
+            let array = Float64Array::from(bulk.as_slice());
+            transfer.push(&array.buffer());
+            JsValue::from(array)
+        })
+        .collect();
+    let header = Uint8Array::from(parcel.header.as_slice());
+    transfer.push(&header.buffer());
+    let message = kind_message(kind);
+    let _ = Reflect::set(&message, &"header".into(), &header);
+    let _ = Reflect::set(&message, &"arrays".into(), &arrays);
+    answer(&message, &transfer);
 }
 
 fn kind_message(kind: &str) -> Object {

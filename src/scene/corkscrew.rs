@@ -56,7 +56,7 @@ pub struct CorkscrewParams<'a> {
 }
 
 /// One helix: a pair's rotation of the query along the drawn positions.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Helix {
     /// The frequency index `i`.
     pub pair: usize,
@@ -71,8 +71,9 @@ pub struct Helix {
 }
 
 /// Every helix's vertices, one line strip per helix.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CorkscrewScene {
+    #[serde(with = "crate::jobs::remote::pod_vec")]
     pub vertices: Vec<HelixVertex>,
     pub helices: Vec<Helix>,
     /// The key's helices, pair for pair with `helices`, when the key differs from the query.

@@ -17,6 +17,24 @@ pub fn decay_curve(
     per_point: usize,
     exact: impl FnOnce(&TableSpec, &Window) -> Result<Table, EngineError>,
 ) -> Result<Vec<[f64; 2]>, EngineError> {
+    let (spec, window) = decay_window(params, anchor, per_point);
+    let values: Vec<f64> = if window.cols.step > 1 {
+        compute_reduced_cpu(&spec, &window, Reduce::Mean)?
+            .into_iter()
+            .collect()
+    } else {
+        exact(&spec, &window)?.into_real().into_iter().collect()
+    };
+    Ok(decay_points(params, anchor, normalised, &window, &values))
+}
+
+/// The table and the window of a decay curve of `per_point` offsets a point: where a point is
+/// one offset, the window an engine computes ([`decay_points`] makes the curve of its values).
+pub fn decay_window(
+    params: &SinusoidalParams,
+    anchor: usize,
+    per_point: usize,
+) -> (TableSpec, Window) {
     let spec = TableSpec::DotDecay {
         params: *params,
         anchor,
@@ -29,19 +47,24 @@ pub fn decay_curve(
             ..Strided::all(params.seq)
         },
     };
-    let values: Vec<f64> = if window.cols.step > 1 {
-        compute_reduced_cpu(&spec, &window, Reduce::Mean)?
-            .into_iter()
-            .collect()
-    } else {
-        exact(&spec, &window)?.into_real().into_iter().collect()
-    };
+    (spec, window)
+}
+
+/// The curve of `values`, the products of `window` ([`decay_window`]), at each point's
+/// centre offset, divided by `d/2` when `normalised`.
+pub fn decay_points(
+    params: &SinusoidalParams,
+    anchor: usize,
+    normalised: bool,
+    window: &Window,
+    values: &[f64],
+) -> Vec<[f64; 2]> {
     let scale = if normalised {
         2.0 / params.dim as f64
     } else {
         1.0
     };
-    Ok(values
+    values
         .iter()
         .enumerate()
         .map(|(k, &v)| {
@@ -49,7 +72,7 @@ pub fn decay_curve(
             let centre = keys.start as f64 + (keys.len() - 1) as f64 / 2.0;
             [centre - anchor as f64, v * scale]
         })
-        .collect())
+        .collect()
 }
 
 /// For each point of a curve of `per_point` offsets a point (as [`decay_curve`] bins them), the

@@ -279,8 +279,19 @@ impl EngineHandle {
         }
     }
 
+    /// Whether this is the browser's WebGPU device: there, a window computed on the GPU is
+    /// read back without waiting ([`Self::window_async`]), and [`Self::window`] takes the CPU
+    /// engine.
+    pub fn is_browser_gpu(&self) -> bool {
+        self.gpu.as_ref().is_some_and(|gpu| gpu.is_browser_webgpu())
+    }
+
     /// As [`Self::window`], giving the thread back while the GPU computes.
-    async fn window_async(&self, spec: &TableSpec, window: &Window) -> Result<Table, EngineError> {
+    pub async fn window_async(
+        &self,
+        spec: &TableSpec,
+        window: &Window,
+    ) -> Result<Table, EngineError> {
         match &self.gpu {
             Some(gpu) => match gpu.compute_window_async(spec, window).await {
                 // Positions beyond the GPU's 32 bits, a window beyond one binding: the CPU

@@ -50,7 +50,7 @@ struct Curve {
 
 /// A curve's means, and the min/max envelope of the offsets each point covers where a point
 /// covers several (`None` in the preview that carries the means alone).
-type CurveValues = (Vec<[f64; 2]>, Option<Vec<[f64; 2]>>);
+pub type CurveValues = (Vec<[f64; 2]>, Option<Vec<[f64; 2]>>);
 
 /// The share of the view's width the curves take (the similarity matrix the rest), and the gap
 /// between them.
@@ -90,18 +90,83 @@ pub struct DotDecayView {
     pinned: Vec<PinnedCurve>,
 }
 
-/// The decay curve computed with the app's engine (on a worker thread).
-fn decay_points(
-    engine: &crate::ui::engine::EngineHandle,
-    params: &SinusoidalParams,
+/// The decay curve, and where a point covers several offsets their least and largest
+/// products: a job for a worker (a Web Worker on the web: the envelope takes seconds at a
+/// million rows). The means come first, as a preview.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct DecayJob {
+    params: SinusoidalParams,
     anchor: usize,
     normalised: bool,
     per_point: usize,
-) -> Result<Vec<[f64; 2]>, String> {
-    crate::scene::dot_decay::decay_curve(params, anchor, normalised, per_point, |spec, window| {
-        engine.window(spec, window)
-    })
-    .map_err(|e| e.to_string())
+    #[serde(skip)]
+    engine: crate::ui::engine::EngineHandle,
+}
+
+impl crate::jobs::remote::RemoteJob for DecayJob {
+    const NAME: &'static str = "dot-decay-curve";
+    type Output = Result<CurveValues, String>;
+
+    fn run(
+        self,
+        progress: &crate::jobs::remote::Progress<Self::Output>,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        let (params, anchor, normalised, per_point) =
+            (self.params, self.anchor, self.normalised, self.per_point);
+        let means = crate::scene::dot_decay::decay_curve(
+            &params,
+            anchor,
+            normalised,
+            per_point,
+            |spec, window| self.engine.window(spec, window),
+        );
+        let means = match means {
+            Ok(means) => means,
+            Err(error) => return Ok(Err(error.to_string())),
+        };
+        if per_point == 1 {
+            return Ok(Ok((means, None)));
+        }
+        // The means first (closed form, milliseconds), then each point's min and max, which
+        // visit every offset.
+        progress.preview(Ok((means.clone(), None)));
+        let envelope = crate::scene::dot_decay::decay_envelope(
+            &params,
+            anchor,
+            normalised,
+            per_point,
+            progress.cancel(),
+        )?;
+        Ok(envelope
+            .map(|envelope| (means, Some(envelope)))
+            .map_err(|e| e.to_string()))
+    }
+}
+
+impl DecayJob {
+    /// As the job runs where each point is one offset (no envelope), the products computed
+    /// by the browser's WebGPU device and read back without waiting.
+    async fn run_on_browser_gpu(self) -> Result<CurveValues, String> {
+        let (spec, window) =
+            crate::scene::dot_decay::decay_window(&self.params, self.anchor, self.per_point);
+        let values: Vec<f64> = self
+            .engine
+            .window_async(&spec, &window)
+            .await
+            .map_err(|e| e.to_string())?
+            .into_real()
+            .into_iter()
+            .collect();
+        crate::jobs::note_finished(<Self as crate::jobs::remote::RemoteJob>::NAME, "WebGPU");
+        let points = crate::scene::dot_decay::decay_points(
+            &self.params,
+            self.anchor,
+            self.normalised,
+            &window,
+            &values,
+        );
+        Ok((points, None))
+    }
 }
 
 impl DotDecayView {
@@ -154,36 +219,23 @@ impl DotDecayView {
             .is_some_and(|curve| curve.per_point == 1 || curve.envelope.is_some());
         let shown_whole = current && complete;
         if !shown_whole && !self.curve_job.wants(&key) {
-            let handle = engine.handle();
-            let (params, anchor, normalised) = (*params, self.anchor, self.normalised);
-            self.curve_job.request(
-                Some(ui.ctx()),
-                key,
-                format!("computing PE[{anchor}]·PE[{anchor}+k]"),
-                move |reporter| {
-                    let means = match decay_points(&handle, &params, anchor, normalised, per_point)
-                    {
-                        Ok(means) => means,
-                        Err(error) => return Ok(Err(error)),
-                    };
-                    if per_point == 1 {
-                        return Ok(Ok((means, None)));
-                    }
-                    // The means first (closed form, milliseconds), then each point's min and
-                    // max, which visit every offset.
-                    reporter.preview(Ok((means.clone(), None)));
-                    let envelope = crate::scene::dot_decay::decay_envelope(
-                        &params,
-                        anchor,
-                        normalised,
-                        per_point,
-                        reporter.cancel(),
-                    )?;
-                    Ok(envelope
-                        .map(|envelope| (means, Some(envelope)))
-                        .map_err(|e| e.to_string()))
-                },
-            );
+            let job = DecayJob {
+                params: *params,
+                anchor: self.anchor,
+                normalised: self.normalised,
+                per_point,
+                engine: engine.handle(),
+            };
+            let what = format!("computing PE[{}]·PE[{}+k]", self.anchor, self.anchor);
+            if per_point == 1 && job.engine.is_browser_gpu() {
+                self.curve_job
+                    .request_async(Some(ui.ctx()), key, what, move |_| {
+                        Box::pin(async move { Ok(job.run_on_browser_gpu().await) })
+                    });
+            } else {
+                self.curve_job
+                    .request_remote(Some(ui.ctx()), key, what, job);
+            }
         }
         for update in self.curve_job.poll(Some(ui.ctx())) {
             match update {
@@ -443,5 +495,30 @@ fn unused_controls(param: crate::ui::params::SharedParam) -> Option<&'static str
     match param {
         Heads => Some("Sinusoidal tables have no heads: every head adds the same table"),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The curve of one offset a point, and the means with their envelope at 64 offsets a
+    /// point, give the same through a Web Worker's parcels as here.
+    #[test]
+    fn the_decay_job_gives_the_same_through_parcels() {
+        for (seq, per_point) in [(512, 1), (16_384, 64)] {
+            crate::jobs::remote::same_through_parcels(|| DecayJob {
+                params: SinusoidalParams {
+                    seq,
+                    dim: 64,
+                    ..Default::default()
+                },
+                anchor: 3,
+                normalised: true,
+                per_point,
+                engine: crate::ui::engine::EngineHandle::default(),
+            })
+            .expect("the same curve");
+        }
     }
 }

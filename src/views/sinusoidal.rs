@@ -59,10 +59,33 @@ impl crate::jobs::remote::RemoteJob for ColumnJob {
 
     fn run(
         self,
-        _progress: &crate::jobs::remote::Progress,
+        _progress: &crate::jobs::remote::Progress<Self::Output>,
     ) -> Result<Self::Output, crate::jobs::Cancelled> {
         let (spec, window) = column_window(&self.params, self.col);
-        Ok(column_curve(&spec, &window, &self.engine))
+        let values = self.engine.window(&spec, &every_row(&window));
+        Ok(column_curve(&spec, &window, values))
+    }
+}
+
+impl ColumnJob {
+    /// As the job runs, the column computed by the browser's WebGPU device and read back
+    /// without waiting (the web page's thread is the page's own).
+    async fn run_on_browser_gpu(self) -> Option<ColumnCurve> {
+        let (spec, window) = column_window(&self.params, self.col);
+        let values = self.engine.window_async(&spec, &every_row(&window)).await;
+        crate::jobs::note_finished(<Self as crate::jobs::remote::RemoteJob>::NAME, "WebGPU");
+        column_curve(&spec, &window, values)
+    }
+}
+
+/// `window` with every row: a column is computed whole, then each point's rows reduced.
+fn every_row(window: &Window) -> Window {
+    Window {
+        rows: Strided {
+            step: 1,
+            ..window.rows
+        },
+        ..*window
     }
 }
 
@@ -88,11 +111,13 @@ fn window_rows(params: &SinusoidalParams) -> usize {
     params.seq.div_ceil(4096).max(1)
 }
 
-/// The column of `window` as a curve: exact where a point is one row, reduced otherwise.
+/// The column of `window` as a curve, from `values`, its [`every_row`] window: exact where
+/// a point is one row, reduced otherwise (a million rows are computed in tens of
+/// milliseconds, then each point's rows reduced here, rather than a reduction per point).
 fn column_curve(
     spec: &TableSpec,
     window: &Window,
-    engine: &crate::ui::engine::EngineHandle,
+    values: Result<Table, crate::engine::EngineError>,
 ) -> Option<ColumnCurve> {
     use crate::engine::reduce::{Reduce, bin};
     let first = match spec {
@@ -103,10 +128,10 @@ fn column_curve(
         let cells = bin(&window.rows, k);
         (first + cells.start as u64) as f64 + (cells.len() - 1) as f64 / 2.0
     };
+    let Ok(Table::Real(values)) = values else {
+        return None;
+    };
     if window.rows.step == 1 {
-        let Ok(Table::Real(values)) = engine.window(spec, window) else {
-            return None;
-        };
         let mean = values
             .iter()
             .enumerate()
@@ -117,19 +142,7 @@ fn column_curve(
             envelope: None,
         });
     }
-    // One column is one value per row: computed whole (a million rows in tens of
-    // milliseconds), then each point's rows reduced here, rather than a reduction per point.
-    let every_row = Window {
-        rows: Strided {
-            step: 1,
-            ..window.rows
-        },
-        ..*window
-    };
-    let Ok(Table::Real(values)) = engine.window(spec, &every_row) else {
-        return None;
-    };
-    let Ok(column) = values.into_shape_with_order((every_row.rows.len(), 1)) else {
+    let Ok(column) = values.into_shape_with_order((window.rows.end - window.rows.start, 1)) else {
         return None;
     };
     // The bins counted from the column's first row, as the column is.
@@ -209,12 +222,16 @@ impl SinusoidalView {
                 col,
                 engine: engine.handle(),
             };
-            self.column_job.request_remote(
-                Some(ui.ctx()),
-                (*params, col),
-                format!("computing column {col}"),
-                job,
-            );
+            let what = format!("computing column {col}");
+            if job.engine.is_browser_gpu() {
+                self.column_job
+                    .request_async(Some(ui.ctx()), (*params, col), what, move |_| {
+                        Box::pin(async move { Ok(job.run_on_browser_gpu().await) })
+                    });
+            } else {
+                self.column_job
+                    .request_remote(Some(ui.ctx()), (*params, col), what, job);
+            }
         }
         for update in self.column_job.poll(Some(ui.ctx())) {
             if let crate::jobs::Update::Done(Some(curve), _) = update {

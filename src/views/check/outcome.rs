@@ -53,7 +53,7 @@ impl crate::jobs::remote::RemoteJob for CheckJob {
 
     fn run(
         self,
-        _progress: &crate::jobs::remote::Progress,
+        _progress: &crate::jobs::remote::Progress<Self::Output>,
     ) -> Result<Self::Output, crate::jobs::Cancelled> {
         let spec = match self
             .words
@@ -89,7 +89,7 @@ impl crate::jobs::remote::RemoteJob for LoadJob {
 
     fn run(
         self,
-        _progress: &crate::jobs::remote::Progress,
+        _progress: &crate::jobs::remote::Progress<Self::Output>,
     ) -> Result<Self::Output, crate::jobs::Cancelled> {
         let path = match self.handed_over {
             Some(bytes) => crate::import::handed_over::add(&self.path.to_string_lossy(), bytes),
@@ -405,7 +405,7 @@ impl crate::jobs::remote::RemoteJob for PicturesJob {
 
     fn run(
         self,
-        _progress: &crate::jobs::remote::Progress,
+        _progress: &crate::jobs::remote::Progress<Self::Output>,
     ) -> Result<Self::Output, crate::jobs::Cancelled> {
         let (values, reference) = (self.values.as_ref(), self.reference.as_ref());
         let difference = (values - reference).mapv(|v| if v.is_nan() { 0.0 } else { v });

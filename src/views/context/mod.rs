@@ -162,7 +162,7 @@ impl crate::jobs::remote::RemoteJob for LabJob {
 
     fn run(
         self,
-        _progress: &crate::jobs::remote::Progress,
+        _progress: &crate::jobs::remote::Progress<Self::Output>,
     ) -> Result<Self::Output, crate::jobs::Cancelled> {
         Ok(LabResults::compute(&self.key, self.fit))
     }

@@ -30,9 +30,10 @@ enum SelectionMode {
     List,
 }
 
-/// What the scene was built from, to rebuild it only when that changes.
-#[derive(Debug, Clone, PartialEq)]
-struct SceneKey {
+/// What the scene was built from, to rebuild it only when that changes; also the job that
+/// builds it on a worker (a Web Worker on the web: millions of vertices take seconds there).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SceneKey {
     dim: usize,
     base: f64,
     layout: PairLayout,
@@ -41,6 +42,30 @@ struct SceneKey {
     position_count: usize,
     query: ProbeVector,
     key: ProbeVector,
+}
+
+impl crate::jobs::remote::RemoteJob for SceneKey {
+    const NAME: &'static str = "corkscrew-scene";
+    type Output = Result<CorkscrewScene, String>;
+
+    fn run(
+        self,
+        _progress: &crate::jobs::remote::Progress<Self::Output>,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        let query = self.query.values(self.dim, self.layout);
+        let key_vector = self.key.values(self.dim, self.layout);
+        let params = CorkscrewParams {
+            dim: self.dim,
+            base: self.base,
+            layout: self.layout,
+            pairs: &self.pairs,
+            first_position: self.first_position,
+            position_count: self.position_count,
+            query: &query,
+            key: Some(&key_vector),
+        };
+        Ok(corkscrew::build(&params).map_err(|e| e.to_string()))
+    }
 }
 
 /// What the view keeps between frames (its settings and positions also between runs).
@@ -218,29 +243,13 @@ impl CorkscrewView {
     ) -> Option<(Arc<CorkscrewScene>, u64)> {
         let built = self.scene.as_ref().is_some_and(|(k, _, _)| *k == key);
         if !built && !self.scene_job.wants(&key) {
-            let job_key = key.clone();
             let what = format!(
                 "building {} helices × {} positions",
                 key.pairs.len(),
                 key.position_count
             );
             self.scene_job
-                .request(Some(ctx), key.clone(), what, move |_| {
-                    let key = job_key;
-                    let query = key.query.values(key.dim, key.layout);
-                    let key_vector = key.key.values(key.dim, key.layout);
-                    let params = CorkscrewParams {
-                        dim: key.dim,
-                        base: key.base,
-                        layout: key.layout,
-                        pairs: &key.pairs,
-                        first_position: key.first_position,
-                        position_count: key.position_count,
-                        query: &query,
-                        key: Some(&key_vector),
-                    };
-                    Ok(corkscrew::build(&params).map_err(|e| e.to_string()))
-                });
+                .request_remote(Some(ctx), key.clone(), what, key.clone());
         }
         for update in self.scene_job.poll(Some(ctx)) {
             match update {
@@ -768,5 +777,27 @@ fn unused_controls(param: crate::ui::params::SharedParam) -> Option<&'static str
         Heads => Some("RoPE rotates every head's query and key the same way"),
         Spacing => Some("RoPE's frequencies are base^(-2i/d) (Vaswani spacing) in every reference"),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scene of 4 helices over 4096 positions, query and key, gives the same vertices
+    /// through a Web Worker's parcels as here.
+    #[test]
+    fn the_scene_job_gives_the_same_through_parcels() {
+        crate::jobs::remote::same_through_parcels(|| SceneKey {
+            dim: 64,
+            base: 10_000.0,
+            layout: PairLayout::Half,
+            pairs: vec![0, 5, 17, 31],
+            first_position: 100,
+            position_count: 4096,
+            query: ProbeVector::UnitPairs,
+            key: ProbeVector::Random(7),
+        })
+        .expect("the same scene");
     }
 }
