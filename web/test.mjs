@@ -189,9 +189,10 @@ async function pageKeepsDrawing(page, name, backend) {
     const shot = await page.screenshot();
     writeFileSync(join(outDir, `${name}-context-1048576.png`), shot);
     // The map of unseen angles: extrapolated to 256x its training, a fifth of its cells are
-    // unseen (a map of one colour is a reduction that read back nothing).
+    // unseen, so the map has both colours of 0 and 1 at least (point-sampled, just those; a
+    // GPU's means, more). One colour is a reduction that read back nothing.
     const mapColours = coloursIn(shot, { x0: 920, y0: 170, x1: 1165, y1: 485 });
-    check(mapColours > 4, `${name}: the context lab's map of unseen angles draws them (${mapColours} colours)`);
+    check(mapColours >= 2, `${name}: the context lab's map of unseen angles draws them (${mapColours} colours)`);
   }
 
   // A 4096 x 4096 float32 .npy of the sinusoidal table (64 MB), made here, dropped on the page.

@@ -345,11 +345,16 @@ impl PoslabApp {
         for entry in &self.views {
             let _button = ui.selectable_value(&mut self.state.view, entry.kind, entry.kind.label());
             #[cfg(target_arch = "wasm32")]
-            self.view_buttons.push(page::ViewButton {
-                label: entry.kind.label().to_owned(),
-                x: _button.rect.center().x,
-                y: _button.rect.center().y,
-            });
+            {
+                // In the page's CSS pixels, which a click there uses: egui's points times
+                // its zoom (presentation mode, Ctrl+plus).
+                let zoom = ui.ctx().zoom_factor();
+                self.view_buttons.push(page::ViewButton {
+                    label: entry.kind.label().to_owned(),
+                    x: _button.rect.center().x * zoom,
+                    y: _button.rect.center().y * zoom,
+                });
+            }
         }
         ui.separator();
         let view = self.state.view;
@@ -650,6 +655,7 @@ impl PoslabApp {
                 .outcome()
                 .map(|outcome| (outcome.title.clone(), outcome.matches)),
             views: self.view_buttons.clone(),
+            zoom: self.egui_ctx.zoom_factor(),
             first_picture_ms,
             workers: crate::jobs::web_worker::state(),
         };

@@ -114,7 +114,10 @@ pub struct PageState {
     pub present: bool,
     /// The Check view's outcome for the file it has open: its title, and whether it matched.
     pub check: Option<(String, bool)>,
+    /// Where each view's button is, in the page's CSS pixels.
     pub views: Vec<ViewButton>,
+    /// egui's zoom (presentation mode's, or Ctrl+plus).
+    pub zoom: f32,
     /// Milliseconds from the page's start to the first frame with a finished picture.
     pub first_picture_ms: Option<f64>,
     /// The Web Workers that run the CPU engine's long jobs, and the jobs they ran.

@@ -7,6 +7,8 @@ pub const REGISTRY: &[RemoteEntry] = &[
     RemoteEntry::of::<crate::views::sinusoidal::ColumnJob>(),
     RemoteEntry::of::<crate::views::dot_decay::DecayJob>(),
     RemoteEntry::of::<crate::views::corkscrew::SceneKey>(),
+    RemoteEntry::of::<crate::views::precision::PrecisionJob>(),
+    RemoteEntry::of::<crate::views::axes::Key>(),
     RemoteEntry::of::<crate::views::context::LabJob>(),
     RemoteEntry::of::<crate::views::check::outcome::CheckJob>(),
     RemoteEntry::of::<crate::views::check::outcome::LoadJob>(),

@@ -212,9 +212,10 @@ pub fn axis_runs(params: &RopeAxesParams) -> Vec<(usize, usize, usize)> {
 }
 
 /// Everything the view draws for one scheme.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SchemeMaps {
     pub scheme: Scheme,
+    #[serde(with = "crate::jobs::remote::bulk")]
     pub ids: Array2<f64>,
     /// The similarity of every token to the chosen one.
     pub similarity: Vec<f64>,

@@ -48,7 +48,7 @@ pub fn compute_color(compute: ComputeType) -> [u8; 3] {
 }
 
 /// One curve: `(position, |error|)`, zeros left out (they have no logarithm).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorCurve {
     pub label: String,
     pub compute: ComputeType,
@@ -58,7 +58,7 @@ pub struct ErrorCurve {
 }
 
 /// Both charts' curves and the positions where a half type's positions start to collide.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PrecisionCurves {
     pub drift: Vec<ErrorCurve>,
     pub cache: Vec<ErrorCurve>,

@@ -34,13 +34,27 @@ pub struct AxesView {
     job: crate::jobs::Latest<Key, (Key, Vec<SchemeMaps>)>,
 }
 
-/// What the maps depend on.
-#[derive(Debug, Clone, PartialEq)]
-struct Key {
+/// What the maps depend on; also the job that computes them on a worker (a Web Worker on
+/// the web).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Key {
     layout: TokenLayout,
     dim: usize,
     theta: f64,
     chosen: usize,
+}
+
+impl crate::jobs::remote::RemoteJob for Key {
+    const NAME: &'static str = "axes-maps";
+    type Output = (Key, Vec<SchemeMaps>);
+
+    fn run(
+        self,
+        _progress: &crate::jobs::remote::Progress<Self::Output>,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        let maps = all_schemes(&self.layout, self.dim, self.theta, self.chosen);
+        Ok((self, maps))
+    }
 }
 
 impl Default for AxesView {
@@ -145,16 +159,11 @@ impl View for AxesView {
         };
         let current = self.maps.as_ref().is_some_and(|(k, _)| *k == key);
         if !current && !self.job.wants(&key) {
-            let for_job = key.clone();
-            self.job.request(
+            self.job.request_remote(
                 Some(ui.ctx()),
                 key.clone(),
                 format!("computing {} tokens' similarities", self.layout.tokens()),
-                move |_| {
-                    let maps =
-                        all_schemes(&for_job.layout, for_job.dim, for_job.theta, for_job.chosen);
-                    Ok((for_job, maps))
-                },
+                key.clone(),
             );
         }
         for update in self.job.poll(Some(ui.ctx())) {
@@ -483,5 +492,23 @@ fn unused_controls(param: crate::ui::params::SharedParam) -> Option<&'static str
         _ => Some(
             "This view sets its tokens and head size itself; it takes the base from the side panel",
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The maps of the view's defaults give the same through a Web Worker's parcels.
+    #[test]
+    fn the_axes_job_gives_the_same_through_parcels() {
+        let view = AxesView::default();
+        crate::jobs::remote::same_through_parcels(|| Key {
+            layout: view.layout,
+            dim: view.dim,
+            theta: 10_000.0,
+            chosen: view.chosen,
+        })
+        .expect("the same maps");
     }
 }

@@ -67,13 +67,11 @@ impl PrecisionView {
     ) {
         let current = self.shown.as_ref().is_some_and(|(s, _)| *s == settings);
         if !current && !self.job.wants(&settings) {
-            self.job.request(
+            self.job.request_remote(
                 Some(ctx),
                 settings,
                 "computing RoPE in float32, bfloat16 and float16",
-                move |reporter| {
-                    curves(&settings, reporter.cancel()).map(|r| r.map_err(|e| e.to_string()))
-                },
+                PrecisionJob(settings),
             );
         }
         for update in self.job.poll(Some(ctx)) {
@@ -102,6 +100,22 @@ fn max_offset(seq: usize) -> u64 {
 }
 
 /// A log-log plot of error curves against position.
+/// The lab's curves for some settings: a job for a worker (a Web Worker on the web).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct PrecisionJob(PrecisionSettings);
+
+impl crate::jobs::remote::RemoteJob for PrecisionJob {
+    const NAME: &'static str = "precision-curves";
+    type Output = Result<PrecisionCurves, String>;
+
+    fn run(
+        self,
+        progress: &crate::jobs::remote::Progress<Self::Output>,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        curves(&self.0, progress.cancel()).map(|r| r.map_err(|e| e.to_string()))
+    }
+}
+
 fn curves_plot(
     ui: &mut egui::Ui,
     id: &str,
@@ -267,3 +281,15 @@ pub const INFO: crate::views::ViewInfo = crate::views::ViewInfo {
     },
     unused: unused_controls,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lab's curves at its defaults give the same through a Web Worker's parcels.
+    #[test]
+    fn the_precision_job_gives_the_same_through_parcels() {
+        crate::jobs::remote::same_through_parcels(|| PrecisionJob(PrecisionSettings::default()))
+            .expect("the same curves");
+    }
+}
