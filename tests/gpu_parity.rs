@@ -13,7 +13,7 @@ use common::{every_kind, slice, windows_of};
 use poslab::encoding::alibi::{AlibiMode, AlibiParams};
 use poslab::encoding::rope::RopeParams;
 use poslab::encoding::sinusoidal::{SinusoidalParams, Spacing};
-use poslab::engine::{Table, TableSpec, Window, cpu};
+use poslab::engine::{Strided, Table, TableSpec, Window, cpu};
 
 fn assert_parity(what: &str, gpu: &Table, cpu: &Table) {
     match (gpu, cpu) {
@@ -92,6 +92,30 @@ fn every_window_through_one_device_buffer_matches_the_cpu_engine() {
             );
         }
     }
+}
+
+/// A window of more rows than one dispatch covers is computed tile by tile into the one
+/// device buffer (copied there tile by tile): the web page's column of a million rows.
+#[test]
+fn a_window_of_many_tiles_through_one_device_buffer_matches_the_cpu_engine() {
+    let spec = TableSpec::Sinusoidal(SinusoidalParams {
+        seq: 1 << 20,
+        dim: 64,
+        ..Default::default()
+    });
+    let window = Window {
+        heads: Strided::all(1),
+        rows: Strided::all(1 << 20),
+        cols: Strided {
+            start: 5,
+            end: 6,
+            step: 1,
+        },
+    };
+    let g = pollster::block_on(gpu().compute_window_async(&spec, &window))
+        .expect("a million rows of one column fit one buffer");
+    let c = cpu::compute_window(&spec, &window).unwrap();
+    assert_parity("a column of a million rows in one buffer", &g, &c);
 }
 
 #[test]

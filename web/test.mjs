@@ -171,15 +171,20 @@ async function timesFinished(page, job) {
  * of a 1,048,576 x 4096 table is reduced, the context lab computes at L' = 1,048,576, and a
  * 4096 x 4096 table dropped on the Check view is read, identified and drawn. */
 async function pageKeepsDrawing(page, name, backend) {
-  // The page shows the 1,048,576 x 4096 table (and the lab is set to L' = 1,048,576).
+  // The page shows the 1,048,576 x 4096 table (and the lab is set to L' = 1,048,576); a click
+  // on its right, slow columns plots one.
   await watchFrames(page);
   let job = "sinusoidal-column";
   await keepsDrawing(page, name, "the column curve of a 1,048,576 x 4096 table computed",
-    [job, await timesFinished(page, job)], () => page.mouse.click(800, 400), finishedAgain,
+    [job, await timesFinished(page, job)], () => page.mouse.click(1100, 400), finishedAgain,
     // With WebGPU the column is computed on the GPU and read back without waiting.
     backend === "WebGPU" ? "WebGPU" : "Web Worker");
 
   const state = await page.evaluate(() => window.poslabState);
+  // A column of sines of one frequency over a million positions swings from near -1 to
+  // near 1 (one read back as nothing would be flat at 0).
+  const [low, high] = state.column_curve ?? [0, 0];
+  check(low < -0.5 && high > 0.5, `${name}: the column curve spans ${low.toFixed(3)} .. ${high.toFixed(3)}`);
   const button = state.views.find((view) => view.label === "Context extension");
   check(button !== undefined, `${name}: the view list has "Context extension"`);
   if (button) {
@@ -245,6 +250,7 @@ async function run(name, flags, backend) {
       const webgpuError = message.type() === "warning"
         && /Error while parsing WGSL|\[Invalid [A-Za-z]+|While calling \[(Device|Queue)/.test(message.text());
       if (message.type() === "error" || webgpuError) errors.push(message.text().slice(0, 500));
+      if (process.env.POSLAB_TEST_WARNINGS && message.type() === "warning") console.log(`warning: ${message.text().slice(0, 800)}`);
     });
     page.on("pageerror", (error) => errors.push(String(error)));
     const started = Date.now();

@@ -656,6 +656,16 @@ impl PoslabApp {
                 .map(|outcome| (outcome.title.clone(), outcome.matches)),
             views: self.view_buttons.clone(),
             zoom: self.egui_ctx.zoom_factor(),
+            column_curve: self
+                .view::<SinusoidalView>()
+                .shown_column_curve()
+                .map(|(points, _)| {
+                    points
+                        .iter()
+                        .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), p| {
+                            (low.min(p[1]), high.max(p[1]))
+                        })
+                }),
             first_picture_ms,
             workers: crate::jobs::web_worker::state(),
         };

@@ -116,6 +116,8 @@ pub struct PageState {
     pub check: Option<(String, bool)>,
     /// Where each view's button is, in the page's CSS pixels.
     pub views: Vec<ViewButton>,
+    /// The sinusoidal column curve shown: the least and largest of its points.
+    pub column_curve: Option<(f64, f64)>,
     /// egui's zoom (presentation mode's, or Ctrl+plus).
     pub zoom: f32,
     /// Milliseconds from the page's start to the first frame with a finished picture.

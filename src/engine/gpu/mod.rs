@@ -296,7 +296,10 @@ impl GpuEngine {
         let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("window"),
             size: bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            // A window of several tiles is copied into it tile by tile.
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         self.run(&blocks.plan, spec, window, Sink::Buffer(&buffer))?;

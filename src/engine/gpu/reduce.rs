@@ -439,7 +439,10 @@ impl GpuEngine {
         let values = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("reduced window"),
             size: bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            // A closed form's pixels of several tiles are copied into it tile by tile.
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         self.reduce_into(spec, window, reduce, &values)?;
