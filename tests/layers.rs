@@ -2,6 +2,8 @@
 //! one above (docs/architecture.md). Read from the sources, so that a new upward import fails
 //! here rather than in a review.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -26,17 +28,6 @@ const LAYERS: &[(&str, u32)] = &[
     ("cli", 9),
     ("web", 9),
 ];
-
-fn rust_files(folder: &Path, found: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(folder).expect("src/ is readable") {
-        let path = entry.expect("a directory entry").path();
-        if path.is_dir() {
-            rust_files(&path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
-}
 
 /// The top-level module a file of `src/` belongs to.
 fn module_of(root: &Path, path: &Path) -> String {
@@ -73,7 +64,7 @@ fn no_module_uses_a_layer_above_its_own() {
     let layer: BTreeMap<&str, u32> = LAYERS.iter().copied().collect();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    common::rust_files(&root, &mut files);
     let mut upward = Vec::new();
     for path in &files {
         let module = module_of(&root, path);
@@ -208,7 +199,7 @@ fn named_paths(text: &str, own: &[String], is_mod_file: bool) -> Vec<Vec<String>
 fn no_files_beside_each_other_use_each_other() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    common::rust_files(&root, &mut files);
     let modules: BTreeMap<Vec<String>, PathBuf> = files
         .iter()
         .map(|path| (module_path(&root, path), path.clone()))

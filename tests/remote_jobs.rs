@@ -3,21 +3,12 @@
 //! browser, where the worker is told of a job it does not know. (Each job's own tests run it
 //! through the parcels a worker gets and gives: `jobs::remote::same_through_parcels`.)
 
+mod common;
+
 use std::path::Path;
 
 use poslab::app::remote_jobs::REGISTRY;
 use poslab::jobs::remote::find;
-
-fn rust_files(folder: &Path, found: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(folder).expect("src/ is readable") {
-        let path = entry.expect("a directory entry").path();
-        if path.is_dir() {
-            rust_files(&path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
-}
 
 #[test]
 fn every_remote_job_is_registered_once_under_a_name_of_its_own() {
@@ -33,7 +24,7 @@ fn every_remote_job_is_registered_once_under_a_name_of_its_own() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let registry = std::fs::read_to_string(root.join("src/app/remote_jobs.rs")).expect("read");
     let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
+    common::rust_files(&root.join("src"), &mut files);
     let mut jobs = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).expect("a source file");

@@ -115,7 +115,18 @@ async function watchFrames(page) {
       requestAnimationFrame(tick);
     };
     requestAnimationFrame(tick);
+    // The page's thread busy for 50 ms or more at a stretch, as the browser measures it.
+    window.poslabLongTasks = [];
+    new PerformanceObserver((list) => {
+      for (const task of list.getEntries()) window.poslabLongTasks.push([task.startTime, task.duration]);
+    }).observe({ type: "longtask" });
   });
+}
+
+/** The longest stretch the page's thread was busy since `since` (ms of the page's clock). */
+function longestTask(page, since) {
+  return page.evaluate((since) => Math.max(0, ...window.poslabLongTasks
+    .filter(([start]) => start >= since).map(([, duration]) => duration)), since);
 }
 
 /** The gaps between the frames counted since frame `from`, in milliseconds. */
@@ -143,6 +154,7 @@ async function idleFrame(page) {
 async function keepsDrawing(page, name, what, [job, count], start, done, place = "Web Worker", timeout = 300000) {
   const idle = await idleFrame(page);
   const from = await page.evaluate(() => window.poslabFrames.length);
+  const since = await page.evaluate(() => performance.now());
   const started = Date.now();
   await start();
   const state = await waitForState(page, done, what, [job, count], timeout).catch((error) => ({ failed: String(error) }));
@@ -152,7 +164,11 @@ async function keepsDrawing(page, name, what, [job, count], start, done, place =
   const ran = state.workers?.finished?.find(([finished]) => finished === job);
   check(state.failed === undefined, `${name}: ${what} (${state.failed ?? took + " ms"})`);
   check(ran !== undefined && ran[1] === place, `${name}: "${job}" ran on ${place} (workers: ${JSON.stringify(state.workers)})`);
-  check(longest <= 3 * idle, `${name}: while ${what}, ${gaps.length} frames, the longest ${longest.toFixed(0)} ms, within 3x the idle frame (${idle.toFixed(0)} ms)`);
+  // The page's thread is what a job on it would hold: its longest busy stretch is the measure.
+  // The gaps between frames are printed beside: a software GPU's process, sharing the
+  // machine's cores with the worker, also delays frames that the page had ready.
+  const busy = await longestTask(page, since);
+  check(busy <= 3 * idle, `${name}: while ${what}, the page's thread was busy ${busy.toFixed(0)} ms at most, within 3x the idle frame (${idle.toFixed(0)} ms); ${gaps.length} frames, the longest gap ${longest.toFixed(0)} ms`);
   return state;
 }
 
@@ -419,6 +435,8 @@ async function run(name, flags, backend) {
 try {
   const readme = await (await fetch(`${url}README.md`)).text();
   check(/^---\n[\s\S]*\nsdk: static\n[\s\S]*\n---\n/.test(readme), "the folder's README.md has a static Space's header");
+  const worker = await fetch(`${url}worker.js`);
+  check(/javascript/.test(worker.headers.get("content-type") ?? ""), `worker.js is served as JavaScript (${worker.headers.get("content-type")}): a module worker needs it`);
   const wasm = await fetch(`${url}poslab_web_bg.wasm`);
   check(wasm.headers.get("content-type") === "application/wasm", `the .wasm is served as application/wasm (${wasm.headers.get("content-type")})`);
 } catch (error) {

@@ -713,3 +713,15 @@ pub fn region_snapshot(
     let part = image::imageops::crop_imm(&frame, x, y, width, height).to_image();
     egui_kittest::image_snapshot(&part, name);
 }
+
+/// Every `.rs` file under `folder`, recursively (the tests that read the sources).
+pub fn rust_files(folder: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(folder).expect("src/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+}
