@@ -104,7 +104,7 @@ fn every_step_holds_what_its_formula_says() {
         }
         let frame = frame(&mut harness);
         assert_eq!(frame.step, step);
-        assert!(harness.query_by_label_contains(frame.text).is_some());
+        assert!(harness.query_by_label_contains(&frame.text).is_some());
         assert!(harness.query_by_label_contains(&frame.measured).is_some());
         match step {
             TourStep::Counting => {

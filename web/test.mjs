@@ -443,9 +443,34 @@ try {
   check(false, `the folder's files are served: ${error}`);
 }
 
+/** A host without worker.js: the page still works, its jobs run on the page, and it says why. */
+async function withoutWorkers() {
+  console.log("\n== without worker.js ==");
+  const profile = mkdtempSync(join(tmpdir(), "poslab-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: browser, headless: true, args: BASE_FLAGS, viewport: VIEWPORT,
+  });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(`${url}no-worker/?view=corkscrew`);
+    const state = await waitForState(
+      page,
+      () => window.poslabState && window.poslabState.workers.finished.length > 0 && !window.poslabState.computing,
+      "the corkscrew built without workers",
+    ).catch((error) => ({ failed: String(error) }));
+    const built = state.workers?.finished?.find(([f]) => f === "corkscrew-scene");
+    check(built && built[1] === "page", `without worker.js: the corkscrew's scene is built on the page (${JSON.stringify(state.workers ?? state.failed)})`);
+    check(typeof state.workers?.unavailable === "string", `without worker.js: the page says why jobs run on it ("${state.workers?.unavailable}")`);
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
 try {
   await run("webgpu", WEBGPU_FLAGS, "WebGPU");
   await run("webgl2", [], "CPU");
+  await withoutWorkers();
 } catch (error) {
   failures.push(String(error));
   console.log(`FAIL ${error}`);

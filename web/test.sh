@@ -25,6 +25,10 @@ fi
 # must need nothing outside it.
 served=$(mktemp -d)
 cp -r target/web/. "$served"
+# And a copy without worker.js, as a host that lost it would serve: jobs run on the page.
+mkdir "$served/no-worker"
+cp -r target/web/. "$served/no-worker"
+rm "$served/no-worker/worker.js"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 (cd / && exec python3 -m http.server --bind 127.0.0.1 --directory "$served" "$port" >/dev/null 2>&1) &
 server=$!

@@ -9,6 +9,7 @@ pub const REGISTRY: &[RemoteEntry] = &[
     RemoteEntry::of::<crate::views::corkscrew::SceneKey>(),
     RemoteEntry::of::<crate::views::precision::PrecisionJob>(),
     RemoteEntry::of::<crate::views::axes::Key>(),
+    RemoteEntry::of::<crate::views::tour::FrameJob>(),
     RemoteEntry::of::<crate::views::context::LabJob>(),
     RemoteEntry::of::<crate::views::check::outcome::CheckJob>(),
     RemoteEntry::of::<crate::views::check::outcome::LoadJob>(),

@@ -111,7 +111,7 @@ struct Hired {
     worker: Option<web_sys::Worker>,
     inbox: Rc<RefCell<Inbox>>,
     _on_message: Closure<dyn FnMut(web_sys::MessageEvent)>,
-    _on_error: Closure<dyn FnMut(web_sys::ErrorEvent)>,
+    _on_error: Closure<dyn FnMut(web_sys::Event)>,
 }
 
 #[derive(Default)]
@@ -141,11 +141,17 @@ impl Hired {
             move |event: web_sys::MessageEvent| deliver(&to_inbox, Event::Message(event.data())),
         );
         let to_inbox = inbox.clone();
-        let on_error =
-            Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |event: web_sys::ErrorEvent| {
-                event.prevent_default();
-                deliver(&to_inbox, Event::Error(event.message()))
-            });
+        // A script that fails in the worker sends an ErrorEvent; one that could not be loaded
+        // at all (a host without worker.js), a plain Event.
+        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
+            event.prevent_default();
+            let message = event
+                .dyn_ref::<web_sys::ErrorEvent>()
+                .map(|error| error.message())
+                .filter(|message| !message.is_empty())
+                .unwrap_or_else(|| "worker.js could not be loaded".to_owned());
+            deliver(&to_inbox, Event::Error(message))
+        });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         POOL.with_borrow_mut(|pool| pool.running += 1);

@@ -234,26 +234,27 @@ impl TourSettings {
 
 /// One step as drawn: its formula, what it says, one line measured on the settings, and its
 /// panels side by side.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TourFrame {
     pub step: TourStep,
     pub formula: String,
-    pub text: &'static str,
+    pub text: String,
     /// Numbers measured on these settings.
     pub measured: String,
     pub panels: Vec<TourPanel>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TourPanel {
     Heatmap(TourHeatmap),
     Curves(TourCurves),
 }
 
 /// A table drawn as a heatmap, row 0 at the top.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TourHeatmap {
     pub title: String,
+    #[serde(with = "crate::jobs::remote::bulk")]
     pub values: Array2<f64>,
     /// The value range the colours span.
     pub range: (f64, f64),
@@ -267,7 +268,7 @@ pub struct TourHeatmap {
 }
 
 /// Curves and point sets in data coordinates.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TourCurves {
     pub title: String,
     pub x_name: String,
@@ -277,7 +278,7 @@ pub struct TourCurves {
     pub equal_aspect: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Curve {
     pub name: String,
     pub points: Vec<[f64; 2]>,
@@ -368,7 +369,7 @@ fn tour_frame(
     TourFrame {
         step,
         formula,
-        text,
+        text: text.to_owned(),
         measured,
         panels,
     }

@@ -14,6 +14,22 @@ use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::array_heatmap::ArrayHeatmap;
 
 /// What the view keeps between frames (the step and settings also between runs).
+/// A step's frame for some settings: a job for a worker (a Web Worker on the web).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct FrameJob(TourStep, TourSettings);
+
+impl crate::jobs::remote::RemoteJob for FrameJob {
+    const NAME: &'static str = "tour-frame";
+    type Output = Result<TourFrame, String>;
+
+    fn run(
+        self,
+        _progress: &crate::jobs::remote::Progress<Self::Output>,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        Ok(tour::frame(self.0, &self.1).map_err(|e| e.to_string()))
+    }
+}
+
 #[derive(Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct TourView {
@@ -56,11 +72,11 @@ impl TourView {
             .as_ref()
             .is_some_and(|(step, s, _, _)| (*step, *s) == key);
         if !shown && !self.frame_job.wants(&key) {
-            self.frame_job.request(
+            self.frame_job.request_remote(
                 Some(ctx),
                 key,
                 format!("computing \"{}\"", key.0.title()),
-                move |_| Ok(tour::frame(key.0, &key.1).map_err(|e| e.to_string())),
+                FrameJob(key.0, key.1),
             );
         }
         for update in self.frame_job.poll(Some(ctx)) {
@@ -335,7 +351,7 @@ impl View for TourView {
             ui.add(
                 egui::Label::new(egui::RichText::new(&frame.formula).monospace().strong()).wrap(),
             );
-            ui.add(egui::Label::new(frame.text).wrap());
+            ui.add(egui::Label::new(frame.text.as_str()).wrap());
             ui.label(egui::RichText::new(&frame.measured).color(ui.visuals().warn_fg_color));
             ui.add_space(4.0);
             let panels_rect = ui.available_rect_before_wrap();
@@ -473,4 +489,18 @@ fn unused_controls(_: crate::ui::params::SharedParam) -> Option<&'static str> {
     Some(
         "The tour sets its own length, width and base above its pictures, so that they stay with the lesson",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every step's frame gives the same through a Web Worker's parcels as here.
+    #[test]
+    fn the_frame_job_gives_the_same_through_parcels() {
+        for step in TourStep::ALL {
+            crate::jobs::remote::same_through_parcels(|| FrameJob(step, TourSettings::default()))
+                .expect("the same frame");
+        }
+    }
 }
