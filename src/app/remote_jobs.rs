@@ -10,6 +10,7 @@ pub const REGISTRY: &[RemoteEntry] = &[
     RemoteEntry::of::<crate::views::precision::PrecisionJob>(),
     RemoteEntry::of::<crate::views::axes::Key>(),
     RemoteEntry::of::<crate::views::tour::FrameJob>(),
+    RemoteEntry::of::<crate::views::learned::AnalysisJob>(),
     RemoteEntry::of::<crate::views::context::LabJob>(),
     RemoteEntry::of::<crate::views::check::outcome::CheckJob>(),
     RemoteEntry::of::<crate::views::check::outcome::LoadJob>(),

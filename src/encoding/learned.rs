@@ -60,14 +60,17 @@ pub fn cosine_similarity(table: &Array2<f64>) -> Array2<f64> {
 }
 
 /// The first principal components of a table's rows.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Principal {
     /// The mean row, subtracted before the decomposition.
+    #[serde(with = "crate::jobs::remote::bulk")]
     pub mean: Array1<f64>,
     /// `[k, dim]`: unit directions, largest variance first, each signed so that its entry of
     /// largest magnitude is positive.
+    #[serde(with = "crate::jobs::remote::bulk")]
     pub components: Array2<f64>,
     /// `[P, k]`: each centred row's coordinates along the components.
+    #[serde(with = "crate::jobs::remote::bulk")]
     pub projections: Array2<f64>,
     /// The fraction of the total variance along each component.
     pub explained: Vec<f64>,

@@ -280,6 +280,19 @@ impl BulkArray for ndarray::Array2<f64> {
     }
 }
 
+impl BulkArray for ndarray::Array1<f64> {
+    fn to_bulk(&self) -> (Vec<usize>, Bulk) {
+        (
+            vec![self.len()],
+            Bulk::Owned(self.iter().copied().collect()),
+        )
+    }
+
+    fn from_bulk(_shape: Vec<usize>, values: Vec<f64>) -> Result<Self, String> {
+        Ok(ndarray::Array1::from_vec(values))
+    }
+}
+
 impl BulkArray for Vec<f64> {
     fn to_bulk(&self) -> (Vec<usize>, Bulk) {
         (vec![self.len()], Bulk::Owned(self.clone()))

@@ -12,14 +12,14 @@ use crate::encoding::learned::{self, Principal};
 use crate::encoding::sinusoidal::{self, SinusoidalParams, Spacing};
 
 /// Where a learned table comes from: a file, and the tensor of a file holding several.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LearnedSource {
     pub file: TableFile,
     pub tensor: Option<String>,
 }
 
 /// A learned table's file: one on disk, or the example poslab carries in its binary.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TableFile {
     Path(PathBuf),
     /// [`EXAMPLE`]: all-MiniLM-L6-v2's position embeddings.
@@ -72,18 +72,20 @@ impl LearnedSource {
 }
 
 /// One table's pictures.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TableAnalysis {
     pub name: String,
+    #[serde(with = "crate::jobs::remote::bulk")]
     pub table: Array2<f64>,
     /// `[P, P]` cosine similarity of the rows.
+    #[serde(with = "crate::jobs::remote::bulk")]
     pub similarity: Array2<f64>,
     /// The first three principal components.
     pub principal: Principal,
 }
 
 /// A learned table and the sinusoidal table of its size, analysed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LearnedAnalysis {
     pub source: LearnedSource,
     /// The tensor read, as the file names it (a `.npy` has none).

@@ -17,7 +17,32 @@ use crate::views::{View, ViewContext, ViewExport};
 use crate::widgets::array_heatmap::ArrayHeatmap;
 
 /// What a worker sends back: the file's candidate tensors, and the analysis or why not.
-type Answer = (Vec<String>, Result<LearnedAnalysis, String>);
+pub type Answer = (Vec<String>, Result<LearnedAnalysis, String>);
+
+/// Reading a learned table and analysing it with the sinusoidal table of its size: a job for
+/// a worker (a Web Worker on the web, with the file's bytes: the worker holds no file).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct AnalysisJob {
+    source: LearnedSource,
+    #[serde(with = "crate::jobs::remote::bytes_option")]
+    handed_over: Option<std::sync::Arc<[u8]>>,
+}
+
+impl crate::jobs::remote::RemoteJob for AnalysisJob {
+    const NAME: &'static str = "learned-analysis";
+    type Output = Answer;
+
+    fn run(
+        self,
+        _progress: &crate::jobs::remote::Progress<Self::Output>,
+    ) -> Result<Self::Output, crate::jobs::Cancelled> {
+        if let (TableFile::Path(path), Some(bytes)) = (&self.source.file, self.handed_over) {
+            crate::import::handed_over::add(&path.to_string_lossy(), bytes);
+        }
+        let tensors = learned::table_tensors(&self.source.file);
+        Ok((tensors, learned::analyse(&self.source)))
+    }
+}
 
 /// What the view keeps between frames (the file, tensor and columns also between runs).
 #[derive(Default, serde::Serialize, serde::Deserialize)]
@@ -100,10 +125,18 @@ impl LearnedView {
         );
         // Opening the same file again reads it again (it may have changed on disk).
         self.job.forget();
-        self.job.request(Some(ctx), source.clone(), what, move |_| {
-            let tensors = learned::table_tensors(&job.file);
-            Ok((tensors, learned::analyse(&job)))
-        });
+        let handed_over = match &source.file {
+            TableFile::Path(path) => {
+                crate::import::handed_over::get(path).map(|bytes| bytes.shared())
+            }
+            TableFile::Example => None,
+        };
+        let job = AnalysisJob {
+            source: job,
+            handed_over,
+        };
+        self.job
+            .request_remote(Some(ctx), source.clone(), what, job);
         self.path_text = source.shown();
         self.pending = Some(source);
     }
@@ -617,4 +650,33 @@ fn unused_controls(_: crate::ui::params::SharedParam) -> Option<&'static str> {
     Some(
         "A learned table brings its own positions and width; the sinusoidal table beside it takes the same size",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table's analysis gives the same through a Web Worker's parcels as here, its file
+    /// read from the bytes handed over with the job.
+    #[test]
+    fn the_analysis_job_gives_the_same_through_parcels() {
+        let table = ndarray::Array2::from_shape_fn((16, 8), |(p, c)| (p * 8 + c) as f32 * 0.01);
+        let mut bytes = Vec::new();
+        ndarray_npy::WriteNpyExt::write_npy(&table, &mut bytes).expect("an .npy in memory");
+        let bytes: std::sync::Arc<[u8]> = bytes.into();
+        let job = || AnalysisJob {
+            source: LearnedSource {
+                file: TableFile::Path("handed_over_wpe.npy".into()),
+                tensor: None,
+            },
+            handed_over: Some(bytes.clone()),
+        };
+        let cancel = crate::jobs::Cancel::default();
+        let progress = crate::jobs::remote::Progress::new(&cancel, &|_| {}, &|_| {});
+        let (_, analysis) = crate::jobs::remote::RemoteJob::run(job(), &progress).expect("run");
+        let analysis = analysis.expect("the handed-over file is read and analysed");
+        assert_eq!(analysis.learned.table.dim(), (16, 8));
+        crate::jobs::remote::same_through_parcels(job)
+            .expect("the same analysis of a handed-over file");
+    }
 }

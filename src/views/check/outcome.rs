@@ -553,6 +553,19 @@ mod tests {
         })
         .expect("the same file read from disk");
         let bytes: Arc<[u8]> = std::fs::read(&path).expect("read back").into();
+        let cancel = crate::jobs::Cancel::default();
+        let progress = crate::jobs::remote::Progress::new(&cancel, &|_| {}, &|_| {});
+        let dropped = crate::jobs::remote::RemoteJob::run(
+            LoadJob {
+                path: "dropped.npy".into(),
+                tensor: None,
+                handed_over: Some(bytes.clone()),
+            },
+            &progress,
+        )
+        .expect("run")
+        .expect("the handed-over file is read");
+        assert_eq!(dropped.values.shape(), &[64, 16]);
         same_through_parcels(|| LoadJob {
             path: "dropped.npy".into(),
             tensor: None,
