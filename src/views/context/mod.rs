@@ -23,12 +23,14 @@ use crate::widgets::grid_map::GridMap;
 use crate::widgets::heatmap::TableHeatmap;
 
 mod charts;
+mod lab_job;
 mod methods;
 mod vision;
 
 use methods::{method_tip, number_ui};
 
 use charts::*;
+pub use lab_job::LabJob;
 use vision::VisionKey;
 pub use vision::{OpenedTable, VisionPanels};
 
@@ -145,27 +147,6 @@ pub struct LabResults {
     /// The fitted score, when the score chart is shown.
     fit: Option<Result<context::FittedScore, String>>,
     lines: ChartLines,
-}
-
-/// The lab's charts for some settings: a job for a worker (a Web Worker on the web, where the
-/// fit of a large rotary width takes seconds).
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct LabJob {
-    key: LabKey,
-    /// The model's fitted score, when already known.
-    fit: Option<Result<context::FittedScore, String>>,
-}
-
-impl crate::jobs::remote::RemoteJob for LabJob {
-    const NAME: &'static str = "context-lab";
-    type Output = LabResults;
-
-    fn run(
-        self,
-        _progress: &crate::jobs::remote::Progress<Self::Output>,
-    ) -> Result<Self::Output, crate::jobs::Cancelled> {
-        Ok(LabResults::compute(&self.key, self.fit))
-    }
 }
 
 impl LabResults {
@@ -979,30 +960,4 @@ fn unused_controls(_: crate::ui::params::SharedParam) -> Option<&'static str> {
     Some(
         "The context-extension lab takes the head width, base and lengths from the model chosen in the view",
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The lab's charts (the score, with its fit made in the job and handed in, and the decay)
-    /// give the same through a Web Worker's parcels as here.
-    #[test]
-    fn the_lab_job_gives_the_same_through_parcels() {
-        let view = ContextView::default();
-        let curves = view.curves_key();
-        let fit = context::FittedScore::fit(&curves.model, FIT_SEED);
-        for (chart, fit) in [
-            (Some(ContextChart::Score), None),
-            (Some(ContextChart::Score), Some(fit)),
-            (Some(ContextChart::Decay), None),
-            (None, None),
-        ] {
-            crate::jobs::remote::same_through_parcels(|| LabJob {
-                key: (curves.clone(), chart),
-                fit: fit.clone(),
-            })
-            .expect("the same charts");
-        }
-    }
 }
