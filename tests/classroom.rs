@@ -75,6 +75,27 @@ fn presentation_mode_zooms_lightens_folds_the_controls_and_gives_them_back() {
     assert!(harness.query_all_by_label("Dimension").next().is_some());
 }
 
+/// F5 pressed twice in a row, before presentation mode's zoom has taken effect (egui takes a
+/// zoom at the next frame): the desk's zoom comes back, not the projector's.
+#[test]
+fn presenting_for_one_frame_gives_the_desks_zoom_back() {
+    let mut harness = harness();
+    harness.run();
+    let zoom_before = harness.ctx.zoom_factor();
+    harness.key_press(Key::F5);
+    harness.step();
+    harness.key_press(Key::F5);
+    harness.step();
+    harness.run();
+    assert!(!harness.state().state.appearance.present);
+    assert_eq!(harness.ctx.zoom_factor(), zoom_before);
+    let mut storage = common::MemoryStorage::default();
+    eframe::App::save(harness.state_mut(), &mut storage);
+    let saved: poslab::app::AppState =
+        eframe::get_value(&storage, poslab::app::STATE_KEY).expect("the state was saved");
+    assert_eq!(saved.appearance.desk_zoom, Some(zoom_before));
+}
+
 #[test]
 fn page_down_steps_through_the_tour_and_then_the_views() {
     let mut harness = common::app_harness_with(|app| {

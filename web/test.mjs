@@ -385,6 +385,15 @@ async function run(name, flags, backend) {
       "F5 again",
     ).catch((error) => ({ failed: String(error) }));
     check(desk.present === false, `${name}: F5 again leaves presentation mode (${desk.failed ?? "ok"})`);
+    // Left before presentation's zoom had taken effect, the desk's zoom still comes back.
+    const unzoomed = await waitForState(
+      page,
+      () => window.poslabState && window.poslabState.zoom === 1,
+      "the desk's zoom back",
+      null,
+      5000,
+    ).catch((error) => ({ failed: String(error) }));
+    check(unzoomed.zoom === 1, `${name}: leaving presentation mode gives the zoom back (${unzoomed.failed ? "zoom " + (await page.evaluate(() => window.poslabState.zoom)) : "1"})`);
 
     // The settings persist in the browser's storage: saved when the page loses focus, they
     // are there after a reload.

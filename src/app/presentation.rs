@@ -33,6 +33,12 @@ pub struct Appearance {
     /// The zoom at a desk (Ctrl+ and Ctrl-), given back at the next start: egui keeps the last
     /// zoom it had, which after quitting while presenting is presentation mode's.
     pub desk_zoom: Option<f32>,
+    /// The desk's zoom being given back after presentation mode, and for how many more
+    /// frames it is enforced: egui takes a zoom at the next frame and ignores one equal to
+    /// the zoom it has, so presentation's zoom, still pending when presentation ended (F5
+    /// twice in quick succession), would otherwise land after the desk's and stay.
+    #[serde(skip)]
+    restoring: Option<(f32, u8)>,
 }
 
 impl Appearance {
@@ -52,6 +58,9 @@ impl Appearance {
             self.theme = theme;
             self.controls_hidden = false;
             ctx.set_zoom_factor(zoom);
+            self.desk_zoom = Some(zoom);
+            self.restoring = Some((zoom, 3));
+            ctx.request_repaint();
         }
     }
 
@@ -71,7 +80,16 @@ impl Appearance {
             ctx.set_theme(self.theme.egui());
         }
         if !self.present {
-            self.desk_zoom = Some(ctx.zoom_factor());
+            match self.restoring {
+                Some((zoom, frames)) => {
+                    if (ctx.zoom_factor() - zoom).abs() > 0.005 {
+                        ctx.set_zoom_factor(zoom);
+                    }
+                    self.restoring = frames.checked_sub(1).map(|left| (zoom, left));
+                    ctx.request_repaint();
+                }
+                None => self.desk_zoom = Some(ctx.zoom_factor()),
+            }
         } else {
             let zoom = presentation_zoom(ctx.content_rect().width() * ctx.zoom_factor());
             if (ctx.zoom_factor() - zoom).abs() > 0.005 {
